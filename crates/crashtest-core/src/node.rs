@@ -1,0 +1,503 @@
+//! Nodes: the simulated processes of a cluster, with their life cycle and wall clocks.
+//!
+//! A node has a name, a *factory* (a function that returns its main future), a status and a
+//! wall clock. Killing a node drops every task it has, at once: what the process was doing is
+//! cut off mid-operation, as a crash would. Restarting calls the factory again (the node's
+//! durable state, such as its disk, is what survives); upgrading restarts with another
+//! factory, to test new code against old state. Pausing stops scheduling its tasks (timers
+//! still fire, their tasks wait) until it is resumed: a stop-the-world pause or a VM freeze.
+//!
+//! Node 0 is the *supervisor*: the test body and the tasks it spawns. It cannot be killed.
+//!
+//! Each node's wall clock ([`crate::time::system_time`]) is the run's epoch plus virtual time,
+//! scaled by the node's drift and moved by its offset; the monotonic clock
+//! ([`crate::time::Instant`]) is shared and never goes backwards.
+
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+
+use crate::rng::{Rng, Streams, derive_seed};
+use crate::task::{TaskFuture, TaskId, box_unit};
+use crate::trace::EventKind;
+use crate::world;
+
+/// Identifies a node within one run; node 0 is the supervisor (the test body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub(crate) u32);
+
+impl NodeId {
+    /// The supervisor: the test body and the tasks it spawns.
+    pub const SUPERVISOR: NodeId = NodeId(0);
+
+    /// The id as an index (0 for the supervisor, then in creation order).
+    ///
+    /// ```
+    /// assert_eq!(crashtest_core::node::NodeId::SUPERVISOR.index(), 0);
+    /// ```
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+
+/// Whether a node's tasks run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeStatus {
+    /// Scheduled as usual.
+    Running,
+    /// Alive, but its tasks are not scheduled until it is resumed.
+    Paused,
+    /// Killed: no tasks; a restart brings it back.
+    Dead,
+}
+
+/// The main future of a node, made anew at every (re)start.
+pub(crate) type Factory = Rc<dyn Fn() -> TaskFuture>;
+
+struct NodeRecord {
+    name: String,
+    status: NodeStatus,
+    incarnation: u32,
+    factory: Option<Factory>,
+    upgraded: bool,
+    parked: Vec<TaskId>,
+    drift_ppm: i64,
+    offset_ns: i64,
+    /// The node's own random stream, for its user code (`crashtest::rand`).
+    rng: Rng,
+}
+
+/// Every node of a run, indexed by `NodeId`.
+pub(crate) struct NodeTable {
+    nodes: Vec<NodeRecord>,
+    /// Nanoseconds from the Unix epoch to the run's time zero, drawn from the seed.
+    epoch_ns: i64,
+    root_seed: u64,
+}
+
+impl fmt::Debug for NodeTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.nodes.iter().map(|n| (&n.name, n.status))).finish()
+    }
+}
+
+/// 2026-01-01T00:00:00Z, the earliest epoch a run starts at.
+const EPOCH_BASE_S: i64 = 1_767_225_600;
+const YEAR_S: u64 = 365 * 24 * 3600;
+
+impl NodeTable {
+    pub(crate) fn new(streams: &mut Streams) -> NodeTable {
+        let offset_s = streams.get("clock").below_inclusive(YEAR_S - 1) as i64;
+        let supervisor = NodeRecord {
+            name: "supervisor".to_owned(),
+            status: NodeStatus::Running,
+            incarnation: 0,
+            factory: None,
+            upgraded: false,
+            parked: Vec::new(),
+            drift_ppm: 0,
+            offset_ns: 0,
+            rng: node_rng(streams.root(), "supervisor"),
+        };
+        NodeTable {
+            nodes: vec![supervisor],
+            epoch_ns: (EPOCH_BASE_S + offset_s) * 1_000_000_000,
+            root_seed: streams.root(),
+        }
+    }
+
+    fn get(&self, node: NodeId) -> &NodeRecord {
+        self.nodes.get(node.index()).expect("a node id names a node of this run")
+    }
+
+    fn get_mut(&mut self, node: NodeId) -> &mut NodeRecord {
+        self.nodes.get_mut(node.index()).expect("a node id names a node of this run")
+    }
+
+    pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
+        self.get(node).status
+    }
+
+    pub(crate) fn incarnation(&self, node: NodeId) -> u32 {
+        self.get(node).incarnation
+    }
+
+    pub(crate) fn name(&self, node: NodeId) -> &str {
+        &self.get(node).name
+    }
+
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    pub(crate) fn find(&self, name: &str) -> Option<NodeId> {
+        self.nodes.iter().position(|n| n.name == name).map(|i| NodeId(i as u32))
+    }
+
+    pub(crate) fn park(&mut self, node: NodeId, task: TaskId) {
+        let record = self.get_mut(node);
+        assert_eq!(record.status, NodeStatus::Paused, "parked a task of a node not paused");
+        record.parked.push(task);
+    }
+
+    pub(crate) fn take_parked(&mut self, node: NodeId) -> Vec<TaskId> {
+        std::mem::take(&mut self.get_mut(node).parked)
+    }
+
+    pub(crate) fn set_status(&mut self, node: NodeId, status: NodeStatus) {
+        self.get_mut(node).status = status;
+    }
+
+    pub(crate) fn mark_dead(&mut self, node: NodeId) {
+        let record = self.get_mut(node);
+        record.status = NodeStatus::Dead;
+        record.incarnation += 1;
+        record.parked.clear();
+    }
+
+    pub(crate) fn mark_running(&mut self, node: NodeId) {
+        let record = self.get_mut(node);
+        assert_eq!(record.status, NodeStatus::Dead, "only a dead node starts again");
+        record.status = NodeStatus::Running;
+    }
+
+    pub(crate) fn set_factory(&mut self, node: NodeId, factory: Factory) {
+        let record = self.get_mut(node);
+        record.factory = Some(factory);
+        record.upgraded = true;
+    }
+
+    /// The node's factory, and whether it was just replaced by an upgrade.
+    pub(crate) fn factory(&mut self, node: NodeId) -> (Factory, bool) {
+        let record = self.get_mut(node);
+        let upgraded = std::mem::take(&mut record.upgraded);
+        (record.factory.clone().expect("only the supervisor has no factory"), upgraded)
+    }
+
+    fn add(&mut self, name: String, factory: Factory, drift_ppm: i64, offset_ns: i64) -> NodeId {
+        assert!(self.find(&name).is_none(), "a node named {name:?} already exists");
+        let name_for_rng = name.clone();
+        let id = NodeId(u32::try_from(self.nodes.len()).expect("too many nodes"));
+        self.nodes.push(NodeRecord {
+            name,
+            status: NodeStatus::Running,
+            incarnation: 0,
+            factory: Some(factory),
+            upgraded: false,
+            parked: Vec::new(),
+            drift_ppm,
+            offset_ns,
+            rng: node_rng(self.root_seed, &name_for_rng),
+        });
+        id
+    }
+
+    /// The node's wall clock at virtual time `now_ns`, in nanoseconds since the Unix epoch.
+    pub(crate) fn wall_clock_ns(&self, node: NodeId, now_ns: u64) -> i64 {
+        let record = self.get(node);
+        let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
+        let drift = i64::try_from(i128::from(now) * i128::from(record.drift_ppm) / 1_000_000)
+            .expect("drift fits");
+        self.epoch_ns + now + drift + record.offset_ns
+    }
+
+    /// The random stream of `node`'s user code.
+    pub(crate) fn rng(&mut self, node: NodeId) -> &mut Rng {
+        &mut self.get_mut(node).rng
+    }
+
+    fn set_offset(&mut self, node: NodeId, offset_ns: i64) {
+        self.get_mut(node).offset_ns = offset_ns;
+    }
+}
+
+/// A node's stream is named after the node, so adding a node does not shift the others.
+fn node_rng(root: u64, name: &str) -> Rng {
+    Rng::seed_from(derive_seed(root, &format!("node:{name}")))
+}
+
+fn factory_of<F, Fut>(factory: F) -> Factory
+where
+    F: Fn() -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    Rc::new(move || box_unit(factory()))
+}
+
+fn in_sim<R>(what: &str, f: impl FnOnce(&world::World) -> R) -> R {
+    world::with(f).unwrap_or_else(|| panic!("{what} is only available inside a simulation"))
+}
+
+/// A handle to a node of the running simulation. It is `Copy`; methods act on the world of
+/// the run that is going on on this thread.
+///
+/// ```
+/// use crashtest_core::{node, time, Sim};
+/// use std::time::Duration;
+///
+/// Sim::new(3).run(async {
+///     let server = node::create("server", || async {
+///         loop {
+///             time::sleep(Duration::from_millis(10)).await;
+///         }
+///     });
+///     time::sleep(Duration::from_millis(25)).await;
+///     server.kill();
+///     assert_eq!(server.status(), node::NodeStatus::Dead);
+///     server.restart();
+///     assert_eq!(server.status(), node::NodeStatus::Running);
+/// })
+/// .unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Node {
+    id: NodeId,
+}
+
+impl Node {
+    /// The node's id.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async {});
+    /// assert_eq!(n.id().index(), 1);
+    /// # }).unwrap();
+    /// ```
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The node's name.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("db-1", || async {});
+    /// assert_eq!(n.name(), "db-1");
+    /// # }).unwrap();
+    /// ```
+    pub fn name(&self) -> String {
+        in_sim("Node::name", |w| w.nodes.borrow().name(self.id).to_owned())
+    }
+
+    /// Whether the node is running, paused or dead.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async {});
+    /// n.pause();
+    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Paused);
+    /// # }).unwrap();
+    /// ```
+    pub fn status(&self) -> NodeStatus {
+        in_sim("Node::status", |w| w.nodes.borrow().status(self.id))
+    }
+
+    /// Kills the node: every task it has is dropped now (a task killing its own node stops
+    /// at its next `.await`). Killing a dead node does nothing.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || std::future::pending());
+    /// n.kill();
+    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Dead);
+    /// # }).unwrap();
+    /// ```
+    pub fn kill(&self) {
+        in_sim("Node::kill", |w| w.kill_node(self.id));
+    }
+
+    /// Starts the node again from its factory; a live node is killed first (a reboot).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || std::future::pending());
+    /// n.kill();
+    /// n.restart();
+    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Running);
+    /// # }).unwrap();
+    /// ```
+    pub fn restart(&self) {
+        in_sim("Node::restart", |w| w.restart_node(self.id, None));
+    }
+
+    /// Kills the node and starts it with a new factory: new code on the old durable state.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async { /* version 1 */ });
+    /// n.upgrade(|| async { /* version 2 */ });
+    /// # }).unwrap();
+    /// ```
+    pub fn upgrade<F, Fut>(&self, factory: F)
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        in_sim("Node::upgrade", |w| w.restart_node(self.id, Some(factory_of(factory))));
+    }
+
+    /// Stops scheduling the node's tasks until [`Node::resume`]. Time goes on meanwhile.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async {});
+    /// n.pause();
+    /// n.resume();
+    /// # }).unwrap();
+    /// ```
+    pub fn pause(&self) {
+        in_sim("Node::pause", |w| w.pause_node(self.id));
+    }
+
+    /// Schedules a paused node's tasks again.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async {});
+    /// n.pause();
+    /// n.resume();
+    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Running);
+    /// # }).unwrap();
+    /// ```
+    pub fn resume(&self) {
+        in_sim("Node::resume", |w| w.resume_node(self.id));
+    }
+
+    /// Sets the node's wall clock off from true time by `offset_ns` nanoseconds (negative:
+    /// behind). Its `Instant`s are not affected: monotonic time never jumps.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::create("a", || async {});
+    /// n.set_clock_offset_ns(-2_000_000_000);
+    /// # }).unwrap();
+    /// ```
+    pub fn set_clock_offset_ns(&self, offset_ns: i64) {
+        in_sim("Node::set_clock_offset_ns", |w| {
+            w.nodes.borrow_mut().set_offset(self.id, offset_ns);
+            w.record(EventKind::ClockOffset { node: self.id, offset_ns });
+        });
+    }
+}
+
+/// Configures a node before creating it.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let n = crashtest_core::node::Builder::new("clock-skewed")
+///     .clock_drift_ppm(200)
+///     .clock_offset_ns(1_500_000)
+///     .build(|| async {});
+/// assert_eq!(n.name(), "clock-skewed");
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Builder {
+    name: String,
+    drift_ppm: i64,
+    offset_ns: i64,
+}
+
+impl Builder {
+    /// A node called `name` (unique within the run).
+    ///
+    /// ```
+    /// let _ = crashtest_core::node::Builder::new("n1");
+    /// ```
+    pub fn new(name: impl Into<String>) -> Builder {
+        Builder { name: name.into(), drift_ppm: 0, offset_ns: 0 }
+    }
+
+    /// The node's wall clock runs faster (positive) or slower by `ppm` parts per million.
+    ///
+    /// ```
+    /// let _ = crashtest_core::node::Builder::new("n1").clock_drift_ppm(-50);
+    /// ```
+    pub fn clock_drift_ppm(mut self, ppm: i64) -> Builder {
+        assert!(ppm.abs() < 1_000_000, "a drift of {ppm} ppm would stop or reverse the clock");
+        self.drift_ppm = ppm;
+        self
+    }
+
+    /// The node's wall clock starts `offset_ns` nanoseconds off true time.
+    ///
+    /// ```
+    /// let _ = crashtest_core::node::Builder::new("n1").clock_offset_ns(10_000);
+    /// ```
+    pub fn clock_offset_ns(mut self, offset_ns: i64) -> Builder {
+        self.offset_ns = offset_ns;
+        self
+    }
+
+    /// Creates the node and starts its main task from `factory`.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a simulation, or if a node of that name exists.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let n = crashtest_core::node::Builder::new("n1").build(|| async {});
+    /// assert_eq!(n.name(), "n1");
+    /// # }).unwrap();
+    /// ```
+    pub fn build<F, Fut>(self, factory: F) -> Node
+    where
+        F: Fn() -> Fut + 'static,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let factory = factory_of(factory);
+        in_sim("node::Builder::build", |w| {
+            let id = w.nodes.borrow_mut().add(self.name, factory.clone(), self.drift_ppm, self.offset_ns);
+            w.record(EventKind::NodeCreate { node: id });
+            w.spawn_on(id, Some("main".into()), factory());
+            Node { id }
+        })
+    }
+}
+
+/// Creates a node called `name` whose main task is made by `factory`; see [`Builder`].
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let n = crashtest_core::node::create("worker", || async {});
+/// assert_eq!(n.name(), "worker");
+/// # }).unwrap();
+/// ```
+pub fn create<F, Fut>(name: impl Into<String>, factory: F) -> Node
+where
+    F: Fn() -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    Builder::new(name).build(factory)
+}
+
+/// The node the calling task runs on.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// assert_eq!(crashtest_core::node::current().id(), crashtest_core::node::NodeId::SUPERVISOR);
+/// # }).unwrap();
+/// ```
+pub fn current() -> Node {
+    Node { id: in_sim("node::current", |w| w.current_node()) }
+}
+
+/// The node called `name`, if there is one.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_core::node::create("cache", || async {});
+/// assert!(crashtest_core::node::lookup("cache").is_some());
+/// assert!(crashtest_core::node::lookup("nope").is_none());
+/// # }).unwrap();
+/// ```
+pub fn lookup(name: &str) -> Option<Node> {
+    in_sim("node::lookup", |w| w.nodes.borrow().find(name)).map(|id| Node { id })
+}

@@ -1,0 +1,143 @@
+//! The seam for simulator components built outside this crate (network, disk, oracles).
+//!
+//! User code never needs this module. A component such as the simulated network keeps its
+//! per-run state in an *extension* (one value per type per run, created on first use), draws
+//! from a named RNG stream, records its events in the trace, and learns of node kills and
+//! restarts through a [`NodeHook`], all through the functions here.
+
+use std::any::Any;
+use std::rc::Rc;
+
+use crate::node::NodeId;
+use crate::report::FailureKind;
+use crate::rng::Rng;
+use crate::trace::EventKind;
+use crate::world;
+
+/// Told of node life-cycle changes, after the change is done.
+pub trait NodeHook {
+    /// The node was killed (its tasks are already dropped).
+    fn node_killed(&self, node: NodeId) {
+        let _ = node;
+    }
+    /// The node was started again (before its main task runs).
+    fn node_restarted(&self, node: NodeId) {
+        let _ = node;
+    }
+    /// The node was paused.
+    fn node_paused(&self, node: NodeId) {
+        let _ = node;
+    }
+    /// The node was resumed.
+    fn node_resumed(&self, node: NodeId) {
+        let _ = node;
+    }
+}
+
+/// True while a simulation runs on this thread.
+///
+/// ```
+/// assert!(!crashtest_core::plumbing::is_simulation());
+/// crashtest_core::Sim::new(1).run(async {
+///     assert!(crashtest_core::plumbing::is_simulation());
+/// }).unwrap();
+/// ```
+pub fn is_simulation() -> bool {
+    world::is_simulation()
+}
+
+/// The root seed of the running simulation.
+///
+/// ```
+/// crashtest_core::Sim::new(77).run(async {
+///     assert_eq!(crashtest_core::plumbing::seed(), Some(77));
+/// }).unwrap();
+/// ```
+pub fn seed() -> Option<u64> {
+    world::with(|w| w.seed())
+}
+
+/// The node the running task belongs to (the supervisor outside any task).
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::plumbing::current_node();
+///     assert_eq!(n, Some(crashtest_core::node::NodeId::SUPERVISOR));
+/// }).unwrap();
+/// ```
+pub fn current_node() -> Option<NodeId> {
+    world::with(|w| w.current_node())
+}
+
+/// Draws from the named stream of the running simulation.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let x = crashtest_core::plumbing::with_stream("network", |rng| rng.next_u64());
+///     assert!(x.is_some());
+/// }).unwrap();
+/// ```
+pub fn with_stream<R>(name: &str, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
+    world::with(|w| w.with_stream(name, f))
+}
+
+/// Records an event in the trace (and so in the fingerprint) of the running simulation.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::record("net", [1, 2, 0], "packet dropped".into());
+/// }).unwrap();
+/// ```
+pub fn record(source: &'static str, words: [u64; 3], text: String) {
+    world::with(|w| w.record(EventKind::Note { source, words, text }));
+}
+
+/// The running simulation's extension of type `T`, created with `T::default()` on first use.
+///
+/// ```
+/// use std::cell::Cell;
+/// crashtest_core::Sim::new(1).run(async {
+///     #[derive(Default)]
+///     struct Counter(Cell<u32>);
+///     let a = crashtest_core::plumbing::extension::<Counter>().unwrap();
+///     a.0.set(5);
+///     let b = crashtest_core::plumbing::extension::<Counter>().unwrap();
+///     assert_eq!(b.0.get(), 5);
+/// }).unwrap();
+/// ```
+pub fn extension<T: Any + Default>() -> Option<Rc<T>> {
+    world::with(|w| w.extension::<T>())
+}
+
+/// Registers a hook told of node life-cycle changes for the rest of the run.
+///
+/// ```
+/// use crashtest_core::{node::NodeId, plumbing::{self, NodeHook}};
+/// struct Log;
+/// impl NodeHook for Log {
+///     fn node_killed(&self, node: NodeId) {
+///         plumbing::record("log", [node.index() as u64, 0, 0], "saw a kill".into());
+///     }
+/// }
+/// crashtest_core::Sim::new(1).run(async {
+///     plumbing::add_node_hook(std::rc::Rc::new(Log));
+///     crashtest_core::node::create("a", || std::future::pending()).kill();
+/// }).unwrap();
+/// ```
+pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
+    world::with(|w| w.add_hook(hook));
+}
+
+/// Fails the running simulation with `message` (a broken invariant found by a component).
+/// The run stops at the next scheduling point.
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::fail("replicas diverged".into());
+///     std::future::pending::<()>().await;
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("replicas diverged"));
+/// ```
+pub fn fail(message: String) {
+    world::with(|w| w.fail(FailureKind::Check { message }));
+}

@@ -1,0 +1,153 @@
+//! What a run tells its caller: a summary when it passes, a failure report when it does not.
+//!
+//! A failure report holds everything needed to understand and replay the failure without
+//! running it again: the seed, what failed and where (node, task, virtual time), and the last
+//! events of the trace. The test runner adds the commit and the command that reproduces it.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::trace::Event;
+
+/// The result of a run that ended because its body completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    /// The root seed of the run.
+    pub seed: u64,
+    /// Virtual time reached when the run ended.
+    pub elapsed: Duration,
+    /// Events recorded in the trace.
+    pub events: u64,
+    /// Task polls the scheduler made.
+    pub polls: u64,
+    /// The 64-bit hash of every event: same seed, same fingerprint.
+    pub fingerprint: u64,
+    /// Every event of the run, when the run was configured to record them.
+    pub trace: Option<Vec<Event>>,
+}
+
+impl fmt::Display for RunSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed {} passed: virtual time {:?}, {} events, {} polls, fingerprint {:016x}",
+            self.seed, self.elapsed, self.events, self.polls, self.fingerprint
+        )
+    }
+}
+
+/// What went wrong in a failed run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// A task panicked (an assertion in user code, or an `unwrap` on an injected error).
+    Panic {
+        /// The panic message.
+        message: String,
+        /// Where the panic was raised (`file:line:column`), when known.
+        location: Option<String>,
+    },
+    /// The body is waiting, but no task is ready and no timer is armed: nothing can ever
+    /// happen again.
+    Deadlock {
+        /// The tasks still waiting, described as `task (name) on node`.
+        waiting: Vec<String>,
+    },
+    /// Virtual time reached the configured limit before the body completed.
+    TimeLimit {
+        /// The limit.
+        limit: Duration,
+    },
+    /// Tasks were polled over and over while the clock never moved: a task that wakes itself
+    /// forever without waiting on anything.
+    Livelock {
+        /// How many polls ran without the clock moving.
+        polls: u64,
+    },
+    /// A check registered by a simulator component or the user failed.
+    Check {
+        /// What the check found.
+        message: String,
+    },
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FailureKind::Panic { message, location: Some(location) } => {
+                write!(f, "panicked at {location}: {message}")
+            }
+            FailureKind::Panic { message, location: None } => write!(f, "panicked: {message}"),
+            FailureKind::Deadlock { waiting } => {
+                write!(f, "deadlock: no task is ready and no timer is armed; waiting:")?;
+                for task in waiting {
+                    write!(f, "\n    {task}")?;
+                }
+                Ok(())
+            }
+            FailureKind::TimeLimit { limit } => write!(
+                f,
+                "time limit: virtual time reached {limit:?} before the test body finished \
+                 (raise it with Config::time_limit if the test needs longer)"
+            ),
+            FailureKind::Livelock { polls } => write!(
+                f,
+                "livelock: {polls} polls ran while virtual time stood still; a task is waking \
+                 itself in a loop without awaiting a timer or another task"
+            ),
+            FailureKind::Check { message } => write!(f, "check failed: {message}"),
+        }
+    }
+}
+
+/// A failed run: what failed, where, and the end of its trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    /// The run's figures up to the failure.
+    pub summary: RunSummary,
+    /// What went wrong.
+    pub kind: FailureKind,
+    /// The node on which it went wrong, by name.
+    pub node: Option<String>,
+    /// The task in which it went wrong, as `t12 (name)`.
+    pub task: Option<String>,
+    /// The last events before the failure, oldest first.
+    pub tail: Vec<Event>,
+    /// Node names by node id, to read the tail.
+    pub node_names: Vec<String>,
+}
+
+impl fmt::Display for RunFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "seed {} FAILED at virtual time {:?}", self.summary.seed, self.summary.elapsed)?;
+        if let Some(node) = &self.node {
+            write!(f, "  node {node}")?;
+            if let Some(task) = &self.task {
+                write!(f, ", task {task}")?;
+            }
+            writeln!(f)?;
+        }
+        writeln!(f, "  {}", self.kind)?;
+        writeln!(
+            f,
+            "  {} events, {} polls, fingerprint {:016x}",
+            self.summary.events, self.summary.polls, self.summary.fingerprint
+        )?;
+        if !self.tail.is_empty() {
+            let names = self
+                .node_names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| format!("n{i}={name}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            writeln!(f, "  last {} events ({names}):", self.tail.len())?;
+            for event in &self.tail {
+                writeln!(f, "    {event}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RunFailure {}

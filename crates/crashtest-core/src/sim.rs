@@ -1,0 +1,267 @@
+//! `Sim`: configure and run one simulation; `check_determinism`: run it twice and compare.
+
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+use crate::report::{RunFailure, RunSummary};
+use crate::task::box_unit;
+use crate::trace::Event;
+use crate::world::World;
+
+/// How a simulation runs. Every field has a default suited to tests.
+///
+/// ```
+/// use crashtest_core::Config;
+/// use std::time::Duration;
+///
+/// let config = Config::default()
+///     .time_limit(Duration::from_secs(600))
+///     .poll_cost(Duration::from_nanos(50), Duration::from_nanos(100));
+/// crashtest_core::Sim::with_config(1, config).run(async {}).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(crate) time_limit: Duration,
+    pub(crate) record_trace: bool,
+    pub(crate) record_hashes: bool,
+    pub(crate) poll_cost_ns: (u64, u64),
+    pub(crate) livelock_polls: u64,
+    pub(crate) poll_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        let poll_timeout_s = std::env::var("CRASHTEST_POLL_TIMEOUT_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(60);
+        Config {
+            time_limit: Duration::from_secs(24 * 3600),
+            record_trace: false,
+            record_hashes: false,
+            poll_cost_ns: (0, 0),
+            livelock_polls: 50_000_000,
+            poll_timeout: Duration::from_secs(poll_timeout_s),
+        }
+    }
+}
+
+impl Config {
+    /// Fails the run if virtual time reaches `limit` before the body finishes (default: a day).
+    ///
+    /// ```
+    /// let _ = crashtest_core::Config::default().time_limit(std::time::Duration::from_secs(60));
+    /// ```
+    pub fn time_limit(mut self, limit: Duration) -> Config {
+        self.time_limit = limit;
+        self
+    }
+
+    /// Keeps every event of the run in the summary (for replay tools; costs memory).
+    ///
+    /// ```
+    /// let s = crashtest_core::Sim::with_config(1, crashtest_core::Config::default().record_trace(true))
+    ///     .run(async {})
+    ///     .unwrap();
+    /// assert!(s.trace.unwrap().len() > 0);
+    /// ```
+    pub fn record_trace(mut self, record: bool) -> Config {
+        self.record_trace = record;
+        self
+    }
+
+    /// Each poll costs a seeded amount of virtual CPU time in `min..=max` (default: none), so
+    /// that timers can fire between the steps of busy tasks.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let _ = crashtest_core::Config::default().poll_cost(Duration::ZERO, Duration::from_micros(1));
+    /// ```
+    pub fn poll_cost(mut self, min: Duration, max: Duration) -> Config {
+        assert!(min <= max, "poll cost range {min:?}..={max:?} is empty");
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).expect("poll cost fits in u64 ns");
+        self.poll_cost_ns = (nanos(min), nanos(max));
+        self
+    }
+
+    /// Fails the run as a livelock after `polls` polls without the clock moving (default
+    /// fifty million).
+    ///
+    /// ```
+    /// let _ = crashtest_core::Config::default().livelock_polls(1_000_000);
+    /// ```
+    pub fn livelock_polls(mut self, polls: u64) -> Config {
+        assert!(polls > 0, "the livelock bound must allow at least one poll");
+        self.livelock_polls = polls;
+        self
+    }
+
+    /// Aborts the process with a report if one poll runs longer than `limit` of wall time
+    /// (default 60 s, or `CRASHTEST_POLL_TIMEOUT_SECS`): a task that never yields.
+    ///
+    /// ```
+    /// let _ = crashtest_core::Config::default().poll_timeout(std::time::Duration::from_secs(5));
+    /// ```
+    pub fn poll_timeout(mut self, limit: Duration) -> Config {
+        assert!(!limit.is_zero(), "a zero poll timeout would abort every run");
+        self.poll_timeout = limit;
+        self
+    }
+}
+
+/// One simulation: a seed and a configuration.
+///
+/// ```
+/// use crashtest_core::{node, time, Sim};
+/// use std::time::Duration;
+///
+/// let summary = Sim::new(42)
+///     .run(async {
+///         let n = node::create("ticker", || async {
+///             let mut i = time::interval(Duration::from_secs(1));
+///             loop {
+///                 i.tick().await;
+///             }
+///         });
+///         time::sleep(Duration::from_secs(10)).await;
+///         n.kill();
+///     })
+///     .unwrap();
+/// assert_eq!(summary.elapsed, Duration::from_secs(10));
+/// assert_eq!(summary.fingerprint, Sim::new(42).run(async {
+///     let n = node::create("ticker", || async {
+///         let mut i = time::interval(Duration::from_secs(1));
+///         loop { i.tick().await; }
+///     });
+///     time::sleep(Duration::from_secs(10)).await;
+///     n.kill();
+/// }).unwrap().fingerprint);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sim {
+    seed: u64,
+    config: Config,
+}
+
+impl Sim {
+    /// A simulation of `seed` with the default configuration.
+    ///
+    /// ```
+    /// assert_eq!(crashtest_core::Sim::new(9).run(async {}).unwrap().seed, 9);
+    /// ```
+    pub fn new(seed: u64) -> Sim {
+        Sim { seed, config: Config::default() }
+    }
+
+    /// A simulation of `seed` with `config`.
+    ///
+    /// ```
+    /// let sim = crashtest_core::Sim::with_config(9, crashtest_core::Config::default());
+    /// assert!(sim.run(async {}).is_ok());
+    /// ```
+    pub fn with_config(seed: u64, config: Config) -> Sim {
+        Sim { seed, config }
+    }
+
+    /// Runs `body` as the first task (on the supervisor node) until it finishes or the run
+    /// fails. The run fails on a panic in any task, a deadlock, a livelock or the time limit.
+    ///
+    /// ```
+    /// let failed = crashtest_core::Sim::new(1).run(async { panic!("boom") });
+    /// assert!(failed.unwrap_err().to_string().contains("boom"));
+    /// ```
+    pub fn run<F>(&self, body: F) -> Result<RunSummary, RunFailure>
+    where
+        F: Future<Output = ()> + 'static,
+    {
+        World::run(self.seed, self.config.clone(), box_unit(body)).0
+    }
+}
+
+/// Two runs of one seed that did not do the same thing.
+#[derive(Clone, Debug)]
+pub struct Divergence {
+    /// The seed run twice.
+    pub seed: u64,
+    /// Index of the first event that differs.
+    pub index: u64,
+    /// The events of the first run up to and including the divergent one.
+    pub first: Vec<Event>,
+    /// The events of the second run up to and including the divergent one.
+    pub second: Vec<Event>,
+}
+
+impl fmt::Display for Divergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "nondeterminism: two runs of seed {} part at event #{}; something in the run is \
+             not drawn from the seed (real time, OS randomness, HashMap order, threads, \
+             global state kept between runs)",
+            self.seed, self.index
+        )?;
+        for (label, events) in [("first run", &self.first), ("second run", &self.second)] {
+            writeln!(f, "  {label}:")?;
+            for event in events {
+                writeln!(f, "    {event}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Divergence {}
+
+/// How many events before the divergent one a [`Divergence`] shows.
+const DIVERGENCE_CONTEXT: u64 = 8;
+
+/// Runs the seed twice with `body` made afresh each time and compares the traces event by
+/// event. Returns the first run's result if the two agree, else where they part.
+///
+/// ```
+/// use crashtest_core::{check_determinism, time, Config};
+/// use std::time::Duration;
+///
+/// let result = check_determinism(7, Config::default(), || async {
+///     time::sleep(Duration::from_millis(5)).await;
+/// });
+/// assert!(result.is_ok());
+/// ```
+pub fn check_determinism<F, Fut>(
+    seed: u64,
+    config: Config,
+    body: F,
+) -> Result<Result<RunSummary, RunFailure>, Box<Divergence>>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = ()> + 'static,
+{
+    let mut hashing = config.clone();
+    hashing.record_hashes = true;
+    let (first, first_hashes) = World::run(seed, hashing.clone(), box_unit(body()));
+    let (_, second_hashes) = World::run(seed, hashing, box_unit(body()));
+    let first_hashes = first_hashes.expect("hashes were recorded");
+    let second_hashes = second_hashes.expect("hashes were recorded");
+    let parted = first_hashes.iter().zip(&second_hashes).position(|(a, b)| a != b);
+    let index = match parted {
+        Some(index) => index as u64,
+        None if first_hashes.len() == second_hashes.len() => return Ok(first),
+        None => first_hashes.len().min(second_hashes.len()) as u64,
+    };
+    // Run both again keeping every event, and show the stretch up to the divergence.
+    let recording = config.record_trace(true);
+    let window = |result: Result<RunSummary, RunFailure>| {
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(failure) => failure.summary,
+        };
+        let events = summary.trace.unwrap_or_default();
+        let start = index.saturating_sub(DIVERGENCE_CONTEXT) as usize;
+        let end = (index as usize + 1).min(events.len());
+        events.get(start..end).map(<[Event]>::to_vec).unwrap_or_default()
+    };
+    let first = window(World::run(seed, recording.clone(), box_unit(body())).0);
+    let second = window(World::run(seed, recording, box_unit(body())).0);
+    Err(Box::new(Divergence { seed, index, first, second }))
+}

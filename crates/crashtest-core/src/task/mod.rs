@@ -1,0 +1,416 @@
+//! Tasks: `spawn`, `JoinHandle`, `yield_now`, shaped like `tokio::task`.
+//!
+//! Inside a simulation a task belongs to the node that spawned it and lives in the world's
+//! task table; the scheduler picks among ready tasks with its seeded stream. Outside a
+//! simulation the same calls go to tokio, so code written against this module runs unchanged
+//! in production.
+//!
+//! A panic in a simulated task fails the whole run (a simulator that carried on would hide
+//! the bug it exists to find), so a `JoinHandle` never reports a panic inside a simulation.
+
+mod table;
+pub(crate) mod waker;
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+pub(crate) use table::{Outcome, TaskFuture, TaskState, TaskTable};
+
+use crate::world;
+
+/// Identifies a task within one run.
+///
+/// The serial number counts spawns from the start of the run, so `t12` is the thirteenth
+/// task spawned; it is stable across replays of the same seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId {
+    pub(crate) slot: u32,
+    pub(crate) serial: u32,
+}
+
+impl TaskId {
+    /// The id as one integer (for hashing and output formats).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let id = crashtest_core::task::id();
+    /// assert_eq!(id.to_u64() >> 32, u64::from(id.serial()));
+    /// # }).unwrap();
+    /// ```
+    pub fn to_u64(self) -> u64 {
+        (u64::from(self.serial) << 32) | u64::from(self.slot)
+    }
+
+    /// The spawn serial number of the task.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// // The test body is the first task of a run.
+    /// assert_eq!(crashtest_core::task::id().serial(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn serial(self) -> u32 {
+        self.serial
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.serial)
+    }
+}
+
+/// The id of the task being polled.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let me = crashtest_core::task::id();
+/// let child = crashtest_core::spawn(async { crashtest_core::task::id() });
+/// assert_ne!(child.await.unwrap(), me);
+/// # }).unwrap();
+/// ```
+pub fn id() -> TaskId {
+    world::with(|w| w.current_task())
+        .flatten()
+        .expect("task::id() is only meaningful inside a simulated task")
+}
+
+/// Why awaiting a [`JoinHandle`] gave no output.
+#[derive(Debug)]
+pub struct JoinError {
+    repr: JoinErrorRepr,
+}
+
+#[derive(Debug)]
+enum JoinErrorRepr {
+    Cancelled,
+    Real(tokio::task::JoinError),
+}
+
+impl JoinError {
+    /// True if the task was aborted, or dropped because its node was killed.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// handle.abort();
+    /// assert!(handle.await.unwrap_err().is_cancelled());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        match &self.repr {
+            JoinErrorRepr::Cancelled => true,
+            JoinErrorRepr::Real(e) => e.is_cancelled(),
+        }
+    }
+
+    /// True if the task panicked. Only possible outside a simulation: inside one, a panic
+    /// fails the run.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// handle.abort();
+    /// assert!(!handle.await.unwrap_err().is_panic());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_panic(&self) -> bool {
+        match &self.repr {
+            JoinErrorRepr::Cancelled => false,
+            JoinErrorRepr::Real(e) => e.is_panic(),
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            JoinErrorRepr::Cancelled => write!(f, "task was cancelled"),
+            JoinErrorRepr::Real(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+/// An owned permission to await a task's output; dropping it detaches the task.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let handle = crashtest_core::spawn(async { 6 * 7 });
+/// assert_eq!(handle.await.unwrap(), 42);
+/// # }).unwrap();
+/// ```
+pub struct JoinHandle<T> {
+    inner: JoinInner<T>,
+}
+
+enum JoinInner<T> {
+    Sim { run: u16, id: TaskId, taken: bool, _output: PhantomData<fn() -> T> },
+    Real(tokio::task::JoinHandle<T>),
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            JoinInner::Sim { id, .. } => f.debug_tuple("JoinHandle").field(id).finish(),
+            JoinInner::Real(h) => f.debug_tuple("JoinHandle").field(&h.id()).finish(),
+        }
+    }
+}
+
+impl<T> JoinHandle<T> {
+    /// Cancels the task: its future is dropped at once (or, if the task aborts itself, when
+    /// its poll returns). Awaiting the handle then gives a cancelled [`JoinError`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// handle.abort();
+    /// assert!(handle.is_finished());
+    /// # }).unwrap();
+    /// ```
+    pub fn abort(&self) {
+        match &self.inner {
+            JoinInner::Sim { run, id, .. } => {
+                world::try_with(|w| w.same_run(*run).then(|| w.abort(*id)));
+            }
+            JoinInner::Real(h) => h.abort(),
+        }
+    }
+
+    /// True once the task completed or was cancelled.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let handle = crashtest_core::spawn(async {});
+    /// assert!(!handle.is_finished());
+    /// crashtest_core::task::yield_now().await;
+    /// crashtest_core::task::yield_now().await;
+    /// # let _ = handle.await;
+    /// # }).unwrap();
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        match &self.inner {
+            JoinInner::Sim { run, id, taken, .. } => {
+                *taken
+                    || world::try_with(|w| !w.same_run(*run) || w.is_finished(*id))
+                        .unwrap_or(true)
+            }
+            JoinInner::Real(h) => h.is_finished(),
+        }
+    }
+}
+
+impl<T: 'static> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY-free projection: `JoinHandle` is `Unpin` (no field is pinned).
+        let this = self.get_mut();
+        match &mut this.inner {
+            JoinInner::Sim { run, id, taken, .. } => {
+                assert!(!*taken, "JoinHandle polled after it returned its output");
+                let polled = world::with(|w| {
+                    assert!(w.same_run(*run), "JoinHandle awaited in another simulation run");
+                    w.poll_join(*id, cx)
+                })
+                .expect("a simulated task's JoinHandle was awaited outside its simulation");
+                match polled {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(outcome) => {
+                        *taken = true;
+                        Poll::Ready(match outcome {
+                            Outcome::Output(any) => Ok(*any
+                                .downcast::<T>()
+                                .expect("a task's output has the handle's type")),
+                            Outcome::Cancelled => Err(JoinError { repr: JoinErrorRepr::Cancelled }),
+                        })
+                    }
+                }
+            }
+            JoinInner::Real(h) => {
+                Pin::new(h).poll(cx).map(|r| r.map_err(|e| JoinError { repr: JoinErrorRepr::Real(e) }))
+            }
+        }
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        if let JoinInner::Sim { run, id, taken: false, .. } = &self.inner {
+            world::try_with(|w| w.same_run(*run).then(|| w.detach(*id)));
+        }
+    }
+}
+
+fn boxed<F>(future: F) -> TaskFuture
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    Box::pin(async move { Box::new(future.await) as Box<dyn Any> })
+}
+
+/// Spawns a task on the current node (inside a simulation) or on tokio (outside one).
+///
+/// The bounds are tokio's, so code that compiles here compiles against tokio.
+///
+/// # Panics
+///
+/// Outside a simulation, panics if no tokio runtime is running (as `tokio::spawn` does).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let handle = crashtest_core::spawn(async { "done" });
+/// assert_eq!(handle.await.unwrap(), "done");
+/// # }).unwrap();
+/// ```
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Builder::new().spawn(future)
+}
+
+/// Spawns a task that need not be `Send` (tokio's `spawn_local`; outside a simulation it
+/// needs a `tokio::task::LocalSet`).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let shared = std::rc::Rc::new(5);
+/// let handle = crashtest_core::task::spawn_local(async move { *shared + 1 });
+/// assert_eq!(handle.await.unwrap(), 6);
+/// # }).unwrap();
+/// ```
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    Builder::new().spawn_local(future)
+}
+
+/// Builds a task with a name, which appears in traces and failure reports.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let handle = crashtest_core::task::Builder::new().name("flusher").spawn(async { 1 });
+/// assert_eq!(handle.await.unwrap(), 1);
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct Builder<'a> {
+    name: Option<&'a str>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder with no name.
+    ///
+    /// ```
+    /// let _ = crashtest_core::task::Builder::new();
+    /// ```
+    pub fn new() -> Builder<'a> {
+        Builder { name: None }
+    }
+
+    /// Names the task.
+    ///
+    /// ```
+    /// let _ = crashtest_core::task::Builder::new().name("gossip");
+    /// ```
+    pub fn name(self, name: &'a str) -> Builder<'a> {
+        Builder { name: Some(name) }
+    }
+
+    /// Spawns a `Send` task; see [`spawn`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let h = crashtest_core::task::Builder::new().name("x").spawn(async { 2 });
+    /// assert_eq!(h.await.unwrap(), 2);
+    /// # }).unwrap();
+    /// ```
+    pub fn spawn<F>(self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        if world::is_simulation() {
+            return self.spawn_sim(future);
+        }
+        assert!(
+            tokio::runtime::Handle::try_current().is_ok(),
+            "crashtest::spawn was called outside a simulation and outside a tokio runtime: \
+             run the code inside crashtest::Sim::run (tests) or a tokio runtime (production)"
+        );
+        JoinHandle { inner: JoinInner::Real(tokio::spawn(future)) }
+    }
+
+    /// Spawns a task that need not be `Send`; see [`spawn_local`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let h = crashtest_core::task::Builder::new().spawn_local(async { 3 });
+    /// assert_eq!(h.await.unwrap(), 3);
+    /// # }).unwrap();
+    /// ```
+    pub fn spawn_local<F>(self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        if world::is_simulation() {
+            return self.spawn_sim(future);
+        }
+        JoinHandle { inner: JoinInner::Real(tokio::task::spawn_local(future)) }
+    }
+
+    fn spawn_sim<F>(self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let name = self.name.map(Box::from);
+        let (run, id) = world::with(|w| (w.run_tag(), w.spawn_on_current(name, boxed(future))))
+            .expect("checked inside a simulation");
+        JoinHandle { inner: JoinInner::Sim { run, id, taken: false, _output: PhantomData } }
+    }
+}
+
+/// Yields to the scheduler once: the task goes back to the ready queue, and the scheduler may
+/// pick another ready task first.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_core::task::yield_now().await;
+/// # }).unwrap();
+/// ```
+pub async fn yield_now() {
+    if !world::is_simulation() {
+        return tokio::task::yield_now().await;
+    }
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            return Poll::Ready(());
+        }
+        yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
+}
+
+pub(crate) fn box_unit<F: Future<Output = ()> + 'static>(future: F) -> TaskFuture {
+    boxed(future)
+}

@@ -1,0 +1,192 @@
+//! `Instant`: a point on the monotonic clock, virtual inside a simulation.
+//!
+//! Inside a simulation an `Instant` counts nanoseconds of virtual time since the run began,
+//! so it is the same in every replay. Outside one it counts real time since a base taken once
+//! per process, so code that measures durations works in production unchanged.
+
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::world;
+
+/// The base of real-time instants, taken the first time one is asked for.
+fn real_base() -> std::time::Instant {
+    static BASE: OnceLock<std::time::Instant> = OnceLock::new();
+    #[allow(clippy::disallowed_methods, reason = "real time, used only outside simulations")]
+    *BASE.get_or_init(std::time::Instant::now)
+}
+
+/// A measurement of the monotonic clock, shaped like `tokio::time::Instant`.
+///
+/// ```
+/// use crashtest_core::{time::{self, Instant}, Sim};
+/// use std::time::Duration;
+///
+/// Sim::new(1).run(async {
+///     let start = Instant::now();
+///     time::sleep(Duration::from_secs(5)).await;
+///     assert_eq!(start.elapsed(), Duration::from_secs(5));
+/// }).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant {
+    nanos: u64,
+}
+
+impl Instant {
+    /// The current instant: virtual time inside a simulation, real time outside.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn now() -> Instant {
+        match world::with(|w| w.now_ns()) {
+            Some(nanos) => Instant { nanos },
+            None => {
+                #[allow(clippy::disallowed_methods, reason = "real time outside simulations")]
+                let elapsed = std::time::Instant::now().duration_since(real_base());
+                Instant { nanos: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX) }
+            }
+        }
+    }
+
+    pub(crate) fn from_nanos(nanos: u64) -> Instant {
+        Instant { nanos }
+    }
+
+    /// Nanoseconds since the start of the run (or since the process's time base outside a
+    /// simulation).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_core::time::sleep(std::time::Duration::from_micros(3)).await;
+    /// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 3_000);
+    /// # }).unwrap();
+    /// ```
+    pub fn as_nanos_since_start(self) -> u64 {
+        self.nanos
+    }
+
+    pub(crate) fn to_std(self) -> std::time::Instant {
+        real_base() + Duration::from_nanos(self.nanos)
+    }
+
+    /// The time from `earlier` to `self`, or zero if `earlier` is later.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_core::time::Instant;
+    /// let a = Instant::now();
+    /// let b = a + std::time::Duration::from_secs(1);
+    /// assert_eq!(b.duration_since(a).as_secs(), 1);
+    /// assert_eq!(a.duration_since(b).as_secs(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn duration_since(&self, earlier: Instant) -> Duration {
+        self.saturating_duration_since(earlier)
+    }
+
+    /// The time from `earlier` to `self`, or `None` if `earlier` is later.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_core::time::Instant;
+    /// let a = Instant::now();
+    /// assert!(a.checked_duration_since(a + std::time::Duration::from_secs(1)).is_none());
+    /// # }).unwrap();
+    /// ```
+    pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
+        self.nanos.checked_sub(earlier.nanos).map(Duration::from_nanos)
+    }
+
+    /// The time from `earlier` to `self`, or zero if `earlier` is later.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_core::time::Instant;
+    /// let a = Instant::now();
+    /// assert_eq!(a.saturating_duration_since(a).as_nanos(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
+        self.checked_duration_since(earlier).unwrap_or_default()
+    }
+
+    /// The time since `self`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let a = crashtest_core::time::Instant::now();
+    /// crashtest_core::time::sleep(std::time::Duration::from_millis(2)).await;
+    /// assert_eq!(a.elapsed().as_millis(), 2);
+    /// # }).unwrap();
+    /// ```
+    pub fn elapsed(&self) -> Duration {
+        Instant::now().saturating_duration_since(*self)
+    }
+
+    /// `self + duration`, or `None` on overflow.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let a = crashtest_core::time::Instant::now();
+    /// assert!(a.checked_add(std::time::Duration::from_secs(1)).is_some());
+    /// # }).unwrap();
+    /// ```
+    pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
+        let nanos = u64::try_from(duration.as_nanos()).ok()?;
+        self.nanos.checked_add(nanos).map(|nanos| Instant { nanos })
+    }
+
+    /// `self - duration`, or `None` if that is before the clock's start.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let a = crashtest_core::time::Instant::now();
+    /// assert!(a.checked_sub(std::time::Duration::from_secs(1)).is_none());
+    /// # }).unwrap();
+    /// ```
+    pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
+        let nanos = u64::try_from(duration.as_nanos()).ok()?;
+        self.nanos.checked_sub(nanos).map(|nanos| Instant { nanos })
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+
+    fn add(self, rhs: Duration) -> Instant {
+        self.checked_add(rhs).expect("overflow when adding a duration to an instant")
+    }
+}
+
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, rhs: Duration) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+
+    fn sub(self, rhs: Duration) -> Instant {
+        self.checked_sub(rhs).expect("instant before the clock's start")
+    }
+}
+
+impl SubAssign<Duration> for Instant {
+    fn sub_assign(&mut self, rhs: Duration) {
+        *self = *self - rhs;
+    }
+}
+
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+
+    fn sub(self, rhs: Instant) -> Duration {
+        self.saturating_duration_since(rhs)
+    }
+}

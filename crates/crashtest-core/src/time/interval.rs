@@ -1,0 +1,168 @@
+//! `interval`: a stream of evenly spaced ticks, shaped like `tokio::time::Interval`.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::{Instant, Sleep, sleep_until};
+
+/// What an [`Interval`] does with ticks it missed because its task was late.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissedTickBehavior {
+    /// Fire the missed ticks at once, then keep the original schedule.
+    #[default]
+    Burst,
+    /// Start a new schedule one period after the late tick.
+    Delay,
+    /// Drop the missed ticks and keep to the original schedule's next tick.
+    Skip,
+}
+
+/// Ticks every `period`, the first tick at once.
+///
+/// # Panics
+///
+/// Panics if `period` is zero.
+///
+/// ```
+/// use crashtest_core::{time, Sim};
+/// use std::time::Duration;
+///
+/// Sim::new(1).run(async {
+///     let mut ticks = time::interval(Duration::from_millis(10));
+///     ticks.tick().await; // at 0 ms
+///     ticks.tick().await; // at 10 ms
+///     let t = ticks.tick().await; // at 20 ms
+///     assert_eq!(t.as_nanos_since_start(), 20_000_000);
+/// }).unwrap();
+/// ```
+pub fn interval(period: Duration) -> Interval {
+    interval_at(Instant::now(), period)
+}
+
+/// Ticks every `period`, the first tick at `start`.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// use crashtest_core::time::{self, Instant};
+/// use std::time::Duration;
+/// let start = Instant::now() + Duration::from_secs(1);
+/// let mut ticks = time::interval_at(start, Duration::from_secs(1));
+/// assert_eq!(ticks.tick().await, start);
+/// # }).unwrap();
+/// ```
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(!period.is_zero(), "an interval's period must be more than zero");
+    Interval {
+        next: start,
+        period,
+        behavior: MissedTickBehavior::default(),
+        sleep: Box::pin(sleep_until(start)),
+    }
+}
+
+/// The stream returned by [`interval`] and [`interval_at`].
+#[derive(Debug)]
+pub struct Interval {
+    next: Instant,
+    period: Duration,
+    behavior: MissedTickBehavior,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl Interval {
+    /// Waits for the next tick and returns when it was due.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// assert_eq!(i.tick().await.as_nanos_since_start(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub async fn tick(&mut self) -> Instant {
+        poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick; `Ready` with the tick's due time.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// let t = std::future::poll_fn(|cx| i.poll_tick(cx)).await;
+    /// assert_eq!(t.as_nanos_since_start(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        if self.sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let due = self.next;
+        let now = Instant::now();
+        let next = match self.behavior {
+            MissedTickBehavior::Burst => due + self.period,
+            MissedTickBehavior::Delay => now + self.period,
+            MissedTickBehavior::Skip => {
+                let late = now.saturating_duration_since(due).as_nanos();
+                let period = self.period.as_nanos();
+                let periods = u32::try_from(late / period + 1).unwrap_or(u32::MAX);
+                due + self.period * periods
+            }
+        };
+        self.next = next;
+        self.sleep.as_mut().reset(next);
+        Poll::Ready(due)
+    }
+
+    /// Starts the schedule again: the next tick is one period from now.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// i.reset();
+    /// assert_eq!(i.tick().await.as_nanos_since_start(), 1_000_000_000);
+    /// # }).unwrap();
+    /// ```
+    pub fn reset(&mut self) {
+        self.next = Instant::now() + self.period;
+        self.sleep.as_mut().reset(self.next);
+    }
+
+    /// The period.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let i = crashtest_core::time::interval(std::time::Duration::from_secs(2));
+    /// assert_eq!(i.period().as_secs(), 2);
+    /// # }).unwrap();
+    /// ```
+    pub fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// What the interval does with missed ticks.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_core::time::{interval, MissedTickBehavior};
+    /// let i = interval(std::time::Duration::from_secs(2));
+    /// assert_eq!(i.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// # }).unwrap();
+    /// ```
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.behavior
+    }
+
+    /// Sets what the interval does with missed ticks.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_core::time::{interval, MissedTickBehavior};
+    /// let mut i = interval(std::time::Duration::from_secs(2));
+    /// i.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    /// # }).unwrap();
+    /// ```
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.behavior = behavior;
+    }
+}

@@ -1,0 +1,93 @@
+//! `timeout`: bounds the time a future may take.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::{Instant, Sleep, sleep, sleep_until};
+
+/// The error of a [`timeout`] whose deadline passed first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Elapsed(());
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl From<Elapsed> for std::io::Error {
+    fn from(_: Elapsed) -> std::io::Error {
+        std::io::ErrorKind::TimedOut.into()
+    }
+}
+
+/// Runs `future` for at most `duration`; `Err(Elapsed)` if it did not finish in time.
+///
+/// ```
+/// use crashtest_core::{time, Sim};
+/// use std::time::Duration;
+///
+/// Sim::new(1).run(async {
+///     let slow = time::sleep(Duration::from_secs(10));
+///     assert!(time::timeout(Duration::from_secs(1), slow).await.is_err());
+///     let quick = async { 7 };
+///     assert_eq!(time::timeout(Duration::from_secs(1), quick).await, Ok(7));
+/// }).unwrap();
+/// ```
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout { future, sleep: sleep(duration) }
+}
+
+/// Runs `future` until `deadline` at most; see [`timeout`].
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// use crashtest_core::time::{self, Instant};
+/// let deadline = Instant::now() + std::time::Duration::from_millis(1);
+/// assert!(time::timeout_at(deadline, std::future::pending::<()>()).await.is_err());
+/// # }).unwrap();
+/// ```
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout { future, sleep: sleep_until(deadline) }
+}
+
+pin_project_lite::pin_project! {
+    /// The future returned by [`timeout`] and [`timeout_at`].
+    #[derive(Debug)]
+    pub struct Timeout<F> {
+        #[pin]
+        future: F,
+        sleep: Sleep,
+    }
+}
+
+impl<F> Timeout<F> {
+    /// The wrapped future.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let t = crashtest_core::time::timeout(std::time::Duration::from_secs(1), async { 1 });
+    /// let _inner = t.into_inner();
+    /// # }).unwrap();
+    /// ```
+    pub fn into_inner(self) -> F {
+        self.future
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(output) = this.future.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        Pin::new(this.sleep).poll(cx).map(|()| Err(Elapsed(())))
+    }
+}

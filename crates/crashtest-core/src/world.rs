@@ -1,0 +1,633 @@
+//! The world of one run and its executor: tasks, the ready queue, timers, nodes, the clock.
+//!
+//! One run is one OS thread and one `World`, reachable from user code through a thread-local
+//! set for the duration of [`World::run`]. Nothing here is global, so many runs may go on at
+//! once on many threads.
+//!
+//! The run loop: fire every timer that is due; if tasks are ready, the scheduler stream picks
+//! one uniformly and polls it; if none is ready, the clock jumps to the next timer; if there is
+//! no timer either, the run is deadlocked. The run ends when the body (the first task)
+//! finishes, or on the first failure.
+//!
+//! Invariants:
+//! - Each piece of state sits in its own `RefCell`, and no borrow is held while user code runs
+//!   (a poll or a `Drop`): futures are taken out of the task table to be polled or dropped.
+//! - A task id is in the ready queue at most once while its state is `Queued`; stale ids
+//!   (freed or reused slots) are skipped when popped.
+//! - Virtual time never goes backwards.
+
+use std::any::{Any, TypeId};
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crate::node::{NodeId, NodeStatus, NodeTable};
+use crate::panic_capture;
+use crate::plumbing::NodeHook;
+use crate::report::{FailureKind, RunFailure, RunSummary};
+use crate::rng::{Rng, Streams};
+use crate::sim::Config;
+use crate::task::waker::waker_for;
+use crate::task::{Outcome, TaskFuture, TaskId, TaskState, TaskTable};
+use crate::time::timer_heap::{TimerHeap, TimerKey};
+use crate::trace::{EventKind, Trace};
+use crate::watchdog::Watch;
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<World>>> = const { RefCell::new(None) };
+    static RUNS_ON_THREAD: Cell<u16> = const { Cell::new(0) };
+}
+
+/// Runs `f` on the world of the run going on on this thread, if any.
+#[inline]
+pub(crate) fn with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
+    CURRENT.with(|current| current.borrow().as_deref().map(f))
+}
+
+/// Like [`with`], for callers that do nothing outside a simulation.
+#[inline]
+pub(crate) fn try_with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
+    with(f)
+}
+
+/// True while a simulation runs on this thread.
+#[inline]
+pub(crate) fn is_simulation() -> bool {
+    CURRENT.with(|current| current.borrow().is_some())
+}
+
+/// Clears the thread-local on every exit path of a run, panics included.
+struct Enter;
+
+impl Enter {
+    fn new(world: Rc<World>) -> Enter {
+        CURRENT.with(|current| {
+            let mut current = current.borrow_mut();
+            assert!(current.is_none(), "a simulation is already running on this thread");
+            *current = Some(world);
+        });
+        Enter
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        let world = CURRENT.with(|current| current.borrow_mut().take());
+        // Dropping the world drops every remaining task, whose destructors may look for the
+        // world: they find none and do nothing.
+        drop(world);
+    }
+}
+
+pub(crate) struct World {
+    run_tag: u16,
+    seed: u64,
+    config: Config,
+    now_ns: Cell<u64>,
+    streams: RefCell<Streams>,
+    scheduler: RefCell<Rng>,
+    tasks: RefCell<TaskTable>,
+    ready: RefCell<Vec<TaskId>>,
+    timers: RefCell<TimerHeap>,
+    pub(crate) nodes: RefCell<NodeTable>,
+    trace: RefCell<Trace>,
+    current_task: Cell<Option<TaskId>>,
+    current_node: Cell<NodeId>,
+    failure: RefCell<Option<(FailureKind, Option<NodeId>, Option<TaskId>)>>,
+    polls: Cell<u64>,
+    polls_since_clock_moved: Cell<u64>,
+    body: Cell<Option<TaskId>>,
+    body_done: Cell<bool>,
+    extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
+    hooks: RefCell<Vec<Rc<dyn NodeHook>>>,
+    watch: Arc<Watch>,
+}
+
+impl World {
+    fn new(seed: u64, config: Config) -> World {
+        let run_tag = RUNS_ON_THREAD.with(|runs| {
+            let tag = runs.get().wrapping_add(1);
+            runs.set(tag);
+            tag
+        });
+        let mut streams = Streams::new(seed);
+        let scheduler = streams.get("scheduler").clone();
+        let trace = Trace::new(seed, config.record_trace, config.record_hashes);
+        let nodes = NodeTable::new(&mut streams);
+        World {
+            run_tag,
+            seed,
+            now_ns: Cell::new(0),
+            streams: RefCell::new(streams),
+            scheduler: RefCell::new(scheduler),
+            tasks: RefCell::new(TaskTable::default()),
+            ready: RefCell::new(Vec::new()),
+            timers: RefCell::new(TimerHeap::default()),
+            nodes: RefCell::new(nodes),
+            trace: RefCell::new(trace),
+            current_task: Cell::new(None),
+            current_node: Cell::new(NodeId::SUPERVISOR),
+            failure: RefCell::new(None),
+            polls: Cell::new(0),
+            polls_since_clock_moved: Cell::new(0),
+            body: Cell::new(None),
+            body_done: Cell::new(false),
+            extensions: RefCell::new(Vec::new()),
+            hooks: RefCell::new(Vec::new()),
+            watch: Watch::register(seed, config.poll_timeout),
+            config,
+        }
+    }
+
+    /// Runs `body` as the first task of a new world seeded with `seed`, to its end. Returns
+    /// the per-event hashes too when the configuration records them.
+    pub(crate) fn run(
+        seed: u64,
+        config: Config,
+        body: TaskFuture,
+    ) -> (Result<RunSummary, RunFailure>, Option<Vec<u64>>) {
+        panic_capture::install();
+        let world = Rc::new(World::new(seed, config));
+        let _enter = Enter::new(world.clone());
+        let body = world.spawn_on(NodeId::SUPERVISOR, Some("body".into()), body);
+        world.body.set(Some(body));
+        world.run_loop();
+        let result = world.finish();
+        let hashes = world.trace.borrow_mut().take_hashes();
+        (result, hashes)
+    }
+
+    fn run_loop(&self) {
+        let limit_ns = u64::try_from(self.config.time_limit.as_nanos()).unwrap_or(u64::MAX);
+        while !self.body_done.get() && self.failure.borrow().is_none() {
+            self.fire_due_timers();
+            let next = {
+                let mut ready = self.ready.borrow_mut();
+                if ready.is_empty() {
+                    None
+                } else {
+                    let index = self.scheduler.borrow_mut().index(ready.len());
+                    Some(ready.swap_remove(index))
+                }
+            };
+            if let Some(id) = next {
+                self.poll_task(id);
+                continue;
+            }
+            let next_deadline = self.timers.borrow().next_deadline();
+            match next_deadline {
+                Some(deadline) if deadline > limit_ns => {
+                    self.now_ns.set(limit_ns.max(self.now_ns.get()));
+                    self.fail(FailureKind::TimeLimit { limit: self.config.time_limit });
+                }
+                Some(deadline) => {
+                    assert!(deadline >= self.now_ns.get(), "a timer is armed in the past");
+                    self.now_ns.set(deadline);
+                    self.polls_since_clock_moved.set(0);
+                    self.record(EventKind::ClockJump);
+                }
+                None => {
+                    let waiting = self.describe_waiting();
+                    self.fail(FailureKind::Deadlock { waiting });
+                }
+            }
+        }
+    }
+
+    fn fire_due_timers(&self) {
+        let now = self.now_ns.get();
+        loop {
+            let waker = self.timers.borrow_mut().pop_due(now);
+            match waker {
+                Some(waker) => {
+                    self.polls_since_clock_moved.set(0);
+                    waker.wake();
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn poll_task(&self, id: TaskId) {
+        let taken = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else { return };
+            if slot.state != TaskState::Queued {
+                return;
+            }
+            let node = slot.node;
+            assert_eq!(
+                slot.incarnation,
+                self.nodes.borrow().incarnation(node),
+                "task {id} outlived the incarnation of its node"
+            );
+            if self.nodes.borrow().status(node) == NodeStatus::Paused {
+                self.nodes.borrow_mut().park(node, id);
+                return;
+            }
+            slot.state = TaskState::Running;
+            tasks.take_future(id).map(|future| (future, node))
+        };
+        let Some((mut future, node)) = taken else {
+            panic!("queued task {id} has no future");
+        };
+        self.current_task.set(Some(id));
+        self.current_node.set(node);
+        self.record(EventKind::Poll { task: id });
+        let waker = waker_for(self.run_tag, id);
+        let mut cx = Context::from_waker(&waker);
+        self.watch.enter_poll(node.0, id.serial);
+        let polled = panic_capture::catch(|| future.as_mut().poll(&mut cx));
+        self.watch.leave_poll();
+        self.polls.set(self.polls.get() + 1);
+        let since = self.polls_since_clock_moved.get() + 1;
+        self.polls_since_clock_moved.set(since);
+        match polled {
+            Ok(Poll::Ready(output)) => {
+                let leftover = self.finish_task(id, Outcome::Output(output));
+                drop(future);
+                drop(leftover);
+            }
+            Ok(Poll::Pending) => self.after_pending(id, future),
+            Err(panic) => {
+                self.record(EventKind::Panic { task: id });
+                if self.failure.borrow().is_none() {
+                    *self.failure.borrow_mut() = Some((
+                        FailureKind::Panic { message: panic.message, location: panic.location },
+                        Some(node),
+                        Some(id),
+                    ));
+                }
+                // The future is in an unknown state; its destructor may panic too.
+                let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(future)));
+            }
+        }
+        self.current_task.set(None);
+        self.current_node.set(NodeId::SUPERVISOR);
+        self.charge_poll_cost();
+        if since > self.config.livelock_polls && self.failure.borrow().is_none() {
+            *self.failure.borrow_mut() =
+                Some((FailureKind::Livelock { polls: since }, Some(node), Some(id)));
+        }
+    }
+
+    fn after_pending(&self, id: TaskId, future: TaskFuture) {
+        let cancelled = {
+            let mut tasks = self.tasks.borrow_mut();
+            let slot = tasks.get_mut(id).expect("a running task keeps its slot");
+            if slot.cancel_requested {
+                true
+            } else {
+                match slot.state {
+                    TaskState::Running => slot.state = TaskState::Idle,
+                    TaskState::RunningWoken => {
+                        slot.state = TaskState::Queued;
+                        self.ready.borrow_mut().push(id);
+                    }
+                    state => panic!("task {id} left its poll in state {state:?}"),
+                }
+                tasks.put_future(id, future);
+                return;
+            }
+        };
+        assert!(cancelled);
+        let leftover = self.finish_task(id, Outcome::Cancelled);
+        drop(future);
+        drop(leftover);
+    }
+
+    /// Advances the clock by the configured per-poll cost of virtual CPU time.
+    fn charge_poll_cost(&self) {
+        let (min, max) = self.config.poll_cost_ns;
+        if max > 0 {
+            let cost = self.scheduler.borrow_mut().range_inclusive(min, max);
+            self.now_ns.set(self.now_ns.get() + cost);
+        }
+    }
+
+    /// Marks a task done and hands its outcome to its handle. Returns what must be dropped
+    /// once no borrow is held (an output nobody will read).
+    #[must_use]
+    fn finish_task(&self, id: TaskId, outcome: Outcome) -> Option<Outcome> {
+        let kind = match outcome {
+            Outcome::Output(_) => EventKind::Complete { task: id },
+            Outcome::Cancelled => EventKind::Cancel { task: id },
+        };
+        self.record(kind);
+        if self.body.get() == Some(id) {
+            self.body_done.set(true);
+        }
+        let mut tasks = self.tasks.borrow_mut();
+        let slot = tasks.get_mut(id).expect("finishing a live task");
+        assert_ne!(slot.state, TaskState::Done, "task {id} finished twice");
+        slot.state = TaskState::Done;
+        if slot.handle_alive {
+            slot.outcome = Some(outcome);
+            let waker = slot.join_waker.take();
+            drop(tasks);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            None
+        } else {
+            tasks.free(id);
+            Some(outcome)
+        }
+    }
+
+    pub(crate) fn spawn_on_current(&self, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
+        self.spawn_on(self.current_node.get(), name, future)
+    }
+
+    pub(crate) fn spawn_on(&self, node: NodeId, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
+        let (status, incarnation) = {
+            let nodes = self.nodes.borrow();
+            (nodes.status(node), nodes.incarnation(node))
+        };
+        let id = self.tasks.borrow_mut().insert(node, incarnation, name, future);
+        self.record(EventKind::Spawn { task: id, node });
+        if status == NodeStatus::Dead {
+            // A task spawned by the destructor of a killed node's task dies with the node.
+            self.abort(id);
+        } else {
+            self.ready.borrow_mut().push(id);
+        }
+        id
+    }
+
+    pub(crate) fn wake_packed(&self, run: u16, slot: u32, serial_low: u32) {
+        if run != self.run_tag {
+            return;
+        }
+        let id = self.tasks.borrow().resolve(slot, serial_low);
+        if let Some(id) = id {
+            self.wake(id);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn wake(&self, id: TaskId) {
+        let mut tasks = self.tasks.borrow_mut();
+        let Some(slot) = tasks.get_mut(id) else { return };
+        match slot.state {
+            TaskState::Idle => {
+                slot.state = TaskState::Queued;
+                self.ready.borrow_mut().push(id);
+            }
+            TaskState::Running => slot.state = TaskState::RunningWoken,
+            TaskState::Queued | TaskState::RunningWoken | TaskState::Done => {}
+        }
+    }
+
+    /// Cancels a task: drops its future now, or after its poll if it is running.
+    pub(crate) fn abort(&self, id: TaskId) {
+        let future = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else { return };
+            match slot.state {
+                TaskState::Done => return,
+                TaskState::Running | TaskState::RunningWoken => {
+                    slot.cancel_requested = true;
+                    return;
+                }
+                TaskState::Idle | TaskState::Queued => {}
+            }
+            tasks.take_future(id).expect("an idle or queued task holds its future")
+        };
+        let leftover = self.finish_task(id, Outcome::Cancelled);
+        drop(future);
+        drop(leftover);
+    }
+
+    pub(crate) fn poll_join(&self, id: TaskId, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let mut tasks = self.tasks.borrow_mut();
+        let slot = tasks.get_mut(id).expect("a join handle keeps its task's slot");
+        if slot.state == TaskState::Done {
+            let outcome = slot.outcome.take().expect("a finished task's outcome waits");
+            tasks.free(id);
+            return Poll::Ready(outcome);
+        }
+        match &slot.join_waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => slot.join_waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    pub(crate) fn detach(&self, id: TaskId) {
+        let leftover = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else { return };
+            if slot.state == TaskState::Done {
+                let outcome = slot.outcome.take();
+                tasks.free(id);
+                outcome
+            } else {
+                slot.handle_alive = false;
+                None
+            }
+        };
+        drop(leftover);
+    }
+
+    pub(crate) fn is_finished(&self, id: TaskId) -> bool {
+        self.tasks.borrow().get(id).is_none_or(|slot| slot.state == TaskState::Done)
+    }
+
+    pub(crate) fn same_run(&self, run: u16) -> bool {
+        run == self.run_tag
+    }
+
+    pub(crate) fn run_tag(&self) -> u16 {
+        self.run_tag
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub(crate) fn current_task(&self) -> Option<TaskId> {
+        self.current_task.get()
+    }
+
+    pub(crate) fn current_node(&self) -> NodeId {
+        self.current_node.get()
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.now_ns.get()
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, kind: EventKind) {
+        self.trace.borrow_mut().record(self.now_ns.get(), self.current_node.get(), kind);
+    }
+
+    pub(crate) fn with_stream<R>(&self, name: &str, f: impl FnOnce(&mut Rng) -> R) -> R {
+        f(self.streams.borrow_mut().get(name))
+    }
+
+    pub(crate) fn arm_timer(&self, deadline_ns: u64, waker: Waker) -> TimerKey {
+        self.timers.borrow_mut().insert(deadline_ns, waker)
+    }
+
+    pub(crate) fn refresh_timer(&self, key: TimerKey, waker: &Waker) -> bool {
+        self.timers.borrow_mut().update_waker(key, waker)
+    }
+
+    pub(crate) fn cancel_timer(&self, key: TimerKey) {
+        self.timers.borrow_mut().remove(key);
+    }
+
+    /// Records the first failure of the run; later ones are consequences and are dropped.
+    pub(crate) fn fail(&self, kind: FailureKind) {
+        let mut failure = self.failure.borrow_mut();
+        if failure.is_none() {
+            let node = self.current_task.get().map(|_| self.current_node.get());
+            *failure = Some((kind, node, self.current_task.get()));
+        }
+    }
+
+    pub(crate) fn extension<T: Any + Default>(&self) -> Rc<T> {
+        let key = TypeId::of::<T>();
+        let found = self.extensions.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+        let any = found.unwrap_or_else(|| {
+            let value: Rc<dyn Any> = Rc::new(T::default());
+            self.extensions.borrow_mut().push((key, value.clone()));
+            value
+        });
+        any.downcast::<T>().unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
+    }
+
+    pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
+        self.hooks.borrow_mut().push(hook);
+    }
+
+    fn hooks(&self) -> Vec<Rc<dyn NodeHook>> {
+        self.hooks.borrow().clone()
+    }
+
+    // ----- nodes -----
+
+    pub(crate) fn kill_node(&self, node: NodeId) {
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be killed");
+        if self.nodes.borrow().status(node) == NodeStatus::Dead {
+            return;
+        }
+        self.nodes.borrow_mut().mark_dead(node);
+        self.record(EventKind::NodeKill { node });
+        let victims = self.tasks.borrow().unfinished_on(node);
+        for id in victims {
+            self.abort(id);
+        }
+        for hook in self.hooks() {
+            hook.node_killed(node);
+        }
+    }
+
+    pub(crate) fn restart_node(&self, node: NodeId, upgrade: Option<crate::node::Factory>) {
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be restarted");
+        self.kill_node(node);
+        let factory = {
+            let mut nodes = self.nodes.borrow_mut();
+            if let Some(factory) = upgrade {
+                nodes.set_factory(node, factory);
+            }
+            nodes.mark_running(node);
+            nodes.factory(node)
+        };
+        let kind = if factory.1 {
+            EventKind::NodeUpgrade { node }
+        } else {
+            EventKind::NodeRestart { node }
+        };
+        self.record(kind);
+        for hook in self.hooks() {
+            hook.node_restarted(node);
+        }
+        self.spawn_on(node, Some("main".into()), (factory.0)());
+    }
+
+    pub(crate) fn pause_node(&self, node: NodeId) {
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be paused");
+        if self.nodes.borrow().status(node) != NodeStatus::Running {
+            return;
+        }
+        self.nodes.borrow_mut().set_status(node, NodeStatus::Paused);
+        self.record(EventKind::NodePause { node });
+        for hook in self.hooks() {
+            hook.node_paused(node);
+        }
+    }
+
+    pub(crate) fn resume_node(&self, node: NodeId) {
+        if self.nodes.borrow().status(node) != NodeStatus::Paused {
+            return;
+        }
+        let parked = {
+            let mut nodes = self.nodes.borrow_mut();
+            nodes.set_status(node, NodeStatus::Running);
+            nodes.take_parked(node)
+        };
+        self.ready.borrow_mut().extend(parked);
+        self.record(EventKind::NodeResume { node });
+        for hook in self.hooks() {
+            hook.node_resumed(node);
+        }
+    }
+
+    // ----- end of run -----
+
+    fn describe_waiting(&self) -> Vec<String> {
+        let tasks = self.tasks.borrow();
+        let nodes = self.nodes.borrow();
+        tasks
+            .iter_unfinished()
+            .take(32)
+            .map(|(id, slot)| {
+                let name = slot.name.as_deref().unwrap_or("unnamed");
+                format!("{id} ({name}) on {}", nodes.name(slot.node))
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> RunSummary {
+        let mut trace = self.trace.borrow_mut();
+        RunSummary {
+            seed: self.seed,
+            elapsed: Duration::from_nanos(self.now_ns.get()),
+            events: trace.event_count(),
+            polls: self.polls.get(),
+            fingerprint: trace.fingerprint(),
+            trace: trace.take_full(),
+        }
+    }
+
+    fn finish(&self) -> Result<RunSummary, RunFailure> {
+        let failure = self.failure.borrow_mut().take();
+        let summary = self.summary();
+        let Some((kind, node, task)) = failure else {
+            return Ok(summary);
+        };
+        let nodes = self.nodes.borrow();
+        let task = task.map(|id| {
+            let tasks = self.tasks.borrow();
+            match tasks.get(id).and_then(|slot| slot.name.as_deref()) {
+                Some(name) => format!("{id} ({name})"),
+                None => id.to_string(),
+            }
+        });
+        Err(RunFailure {
+            summary,
+            kind,
+            node: node.map(|n| nodes.name(n).to_owned()),
+            task,
+            tail: self.trace.borrow().tail(),
+            node_names: nodes.names(),
+        })
+    }
+}
