@@ -83,7 +83,9 @@ pub(crate) struct NodeTable {
 
 impl fmt::Debug for NodeTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.nodes.iter().map(|n| (&n.name, n.status))).finish()
+        f.debug_list()
+            .entries(self.nodes.iter().map(|n| (&n.name, n.status)))
+            .finish()
     }
 }
 
@@ -113,11 +115,15 @@ impl NodeTable {
     }
 
     fn get(&self, node: NodeId) -> &NodeRecord {
-        self.nodes.get(node.index()).expect("a node id names a node of this run")
+        self.nodes
+            .get(node.index())
+            .expect("a node id names a node of this run")
     }
 
     fn get_mut(&mut self, node: NodeId) -> &mut NodeRecord {
-        self.nodes.get_mut(node.index()).expect("a node id names a node of this run")
+        self.nodes
+            .get_mut(node.index())
+            .expect("a node id names a node of this run")
     }
 
     pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
@@ -137,12 +143,19 @@ impl NodeTable {
     }
 
     pub(crate) fn find(&self, name: &str) -> Option<NodeId> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| NodeId(i as u32))
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| NodeId(i as u32))
     }
 
     pub(crate) fn park(&mut self, node: NodeId, task: TaskId) {
         let record = self.get_mut(node);
-        assert_eq!(record.status, NodeStatus::Paused, "parked a task of a node not paused");
+        assert_eq!(
+            record.status,
+            NodeStatus::Paused,
+            "parked a task of a node not paused"
+        );
         record.parked.push(task);
     }
 
@@ -163,7 +176,11 @@ impl NodeTable {
 
     pub(crate) fn mark_running(&mut self, node: NodeId) {
         let record = self.get_mut(node);
-        assert_eq!(record.status, NodeStatus::Dead, "only a dead node starts again");
+        assert_eq!(
+            record.status,
+            NodeStatus::Dead,
+            "only a dead node starts again"
+        );
         record.status = NodeStatus::Running;
     }
 
@@ -177,11 +194,20 @@ impl NodeTable {
     pub(crate) fn factory(&mut self, node: NodeId) -> (Factory, bool) {
         let record = self.get_mut(node);
         let upgraded = std::mem::take(&mut record.upgraded);
-        (record.factory.clone().expect("only the supervisor has no factory"), upgraded)
+        (
+            record
+                .factory
+                .clone()
+                .expect("only the supervisor has no factory"),
+            upgraded,
+        )
     }
 
     fn add(&mut self, name: String, factory: Factory, drift_ppm: i64, offset_ns: i64) -> NodeId {
-        assert!(self.find(&name).is_none(), "a node named {name:?} already exists");
+        assert!(
+            self.find(&name).is_none(),
+            "a node named {name:?} already exists"
+        );
         let name_for_rng = name.clone();
         let id = NodeId(u32::try_from(self.nodes.len()).expect("too many nodes"));
         self.nodes.push(NodeRecord {
@@ -339,7 +365,9 @@ impl Node {
         F: Fn() -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        in_sim("Node::upgrade", |w| w.restart_node(self.id, Some(factory_of(factory))));
+        in_sim("Node::upgrade", |w| {
+            w.restart_node(self.id, Some(factory_of(factory)))
+        });
     }
 
     /// Stops scheduling the node's tasks until [`Node::resume`]. Time goes on meanwhile.
@@ -381,7 +409,10 @@ impl Node {
     pub fn set_clock_offset_ns(&self, offset_ns: i64) {
         in_sim("Node::set_clock_offset_ns", |w| {
             w.nodes.borrow_mut().set_offset(self.id, offset_ns);
-            w.record(EventKind::ClockOffset { node: self.id, offset_ns });
+            w.record(EventKind::ClockOffset {
+                node: self.id,
+                offset_ns,
+            });
         });
     }
 }
@@ -411,7 +442,11 @@ impl Builder {
     /// let _ = crashtest_core::node::Builder::new("n1");
     /// ```
     pub fn new(name: impl Into<String>) -> Builder {
-        Builder { name: name.into(), drift_ppm: 0, offset_ns: 0 }
+        Builder {
+            name: name.into(),
+            drift_ppm: 0,
+            offset_ns: 0,
+        }
     }
 
     /// The node's wall clock runs faster (positive) or slower by `ppm` parts per million.
@@ -420,7 +455,10 @@ impl Builder {
     /// let _ = crashtest_core::node::Builder::new("n1").clock_drift_ppm(-50);
     /// ```
     pub fn clock_drift_ppm(mut self, ppm: i64) -> Builder {
-        assert!(ppm.abs() < 1_000_000, "a drift of {ppm} ppm would stop or reverse the clock");
+        assert!(
+            ppm.abs() < 1_000_000,
+            "a drift of {ppm} ppm would stop or reverse the clock"
+        );
         self.drift_ppm = ppm;
         self
     }
@@ -454,7 +492,12 @@ impl Builder {
     {
         let factory = factory_of(factory);
         in_sim("node::Builder::build", |w| {
-            let id = w.nodes.borrow_mut().add(self.name, factory.clone(), self.drift_ppm, self.offset_ns);
+            let id = w.nodes.borrow_mut().add(
+                self.name,
+                factory.clone(),
+                self.drift_ppm,
+                self.offset_ns,
+            );
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
             Node { id }
@@ -486,7 +529,9 @@ where
 /// # }).unwrap();
 /// ```
 pub fn current() -> Node {
-    Node { id: in_sim("node::current", |w| w.current_node()) }
+    Node {
+        id: in_sim("node::current", |w| w.current_node()),
+    }
 }
 
 /// The node called `name`, if there is one.

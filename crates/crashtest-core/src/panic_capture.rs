@@ -31,7 +31,9 @@ pub(crate) fn install() {
                 return previous(info);
             }
             let message = payload_message(info.payload());
-            let location = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
             CAPTURED.with(|c| *c.borrow_mut() = Some(Captured { message, location }));
         }));
     });
@@ -54,9 +56,11 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
     result.map_err(|payload| {
-        CAPTURED.with(|c| c.borrow_mut().take()).unwrap_or_else(|| Captured {
-            message: payload_message(payload.as_ref()),
-            location: None,
-        })
+        CAPTURED
+            .with(|c| c.borrow_mut().take())
+            .unwrap_or_else(|| Captured {
+                message: payload_message(payload.as_ref()),
+                location: None,
+            })
     })
 }

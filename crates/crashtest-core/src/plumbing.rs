@@ -9,8 +9,10 @@ use std::any::Any;
 use std::rc::Rc;
 
 use crate::node::NodeId;
+use crate::node::NodeStatus;
 use crate::report::FailureKind;
 use crate::rng::Rng;
+pub use crate::time::timer_heap::TimerKey;
 use crate::trace::EventKind;
 use crate::world;
 
@@ -89,7 +91,13 @@ pub fn with_stream<R>(name: &str, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
 /// }).unwrap();
 /// ```
 pub fn record(source: &'static str, words: [u64; 3], text: String) {
-    world::with(|w| w.record(EventKind::Note { source, words, text }));
+    world::with(|w| {
+        w.record(EventKind::Note {
+            source,
+            words,
+            text,
+        })
+    });
 }
 
 /// The running simulation's extension of type `T`, created with `T::default()` on first use.
@@ -140,4 +148,117 @@ pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
 /// ```
 pub fn fail(message: String) {
     world::with(|w| w.fail(FailureKind::Check { message }));
+}
+
+/// Virtual time of the running simulation, in nanoseconds since its start.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     assert_eq!(crashtest_core::plumbing::now_ns(), Some(0));
+/// }).unwrap();
+/// ```
+pub fn now_ns() -> Option<u64> {
+    world::with(|w| w.now_ns())
+}
+
+/// Runs `callback` when virtual time reaches `deadline_ns` (at once if that is past), between
+/// polls, on the supervisor. Cheaper than a task per event: the simulated network delivers
+/// packets this way. A panic in the callback fails the run.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// crashtest_core::Sim::new(1).run(async {
+///     let fired = Rc::new(Cell::new(false));
+///     let f = fired.clone();
+///     crashtest_core::plumbing::call_at(1_000, move || f.set(true));
+///     crashtest_core::time::sleep(std::time::Duration::from_micros(2)).await;
+///     assert!(fired.get());
+/// }).unwrap();
+/// ```
+pub fn call_at(deadline_ns: u64, callback: impl FnOnce() + 'static) -> TimerKey {
+    world::with(|w| w.call_at(deadline_ns, Box::new(callback)))
+        .expect("plumbing::call_at is only available inside a simulation")
+}
+
+/// Disarms a timer from [`call_at`]; a key that already fired is ignored.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let key = crashtest_core::plumbing::call_at(1_000, || panic!("cancelled"));
+///     crashtest_core::plumbing::cancel(key);
+///     crashtest_core::time::sleep(std::time::Duration::from_micros(2)).await;
+/// }).unwrap();
+/// ```
+pub fn cancel(key: TimerKey) {
+    world::with(|w| w.cancel_timer(key));
+}
+
+/// Records an event on behalf of `node` (for events that happen between polls, such as a
+/// packet arriving).
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", || async {});
+///     crashtest_core::plumbing::record_for(n.id(), "net", [0; 3], "arrived".into());
+/// }).unwrap();
+/// ```
+pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: String) {
+    world::with(|w| {
+        w.record_for(
+            node,
+            EventKind::Note {
+                source,
+                words,
+                text,
+            },
+        )
+    });
+}
+
+/// The status of `node` in the running simulation.
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", || async {});
+///     n.pause();
+///     assert_eq!(crashtest_core::plumbing::node_status(n.id()), Some(NodeStatus::Paused));
+/// }).unwrap();
+/// ```
+pub fn node_status(node: NodeId) -> Option<NodeStatus> {
+    world::with(|w| w.nodes.borrow().status(node))
+}
+
+/// The name of `node` in the running simulation.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("db", || async {});
+///     assert_eq!(crashtest_core::plumbing::node_name(n.id()).as_deref(), Some("db"));
+/// }).unwrap();
+/// ```
+pub fn node_name(node: NodeId) -> Option<String> {
+    world::with(|w| w.nodes.borrow().name(node).to_owned())
+}
+
+/// Spawns a task on `node` (a simulator component's helper task, such as a connection's
+/// reader on the node that owns it). The task dies with the node.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", || std::future::pending());
+///     let h = crashtest_core::plumbing::spawn_on(n.id(), "helper", async { 5 });
+///     assert_eq!(h.await.unwrap(), 5);
+/// }).unwrap();
+/// ```
+pub fn spawn_on<F>(node: NodeId, name: &str, future: F) -> crate::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + 'static,
+    F::Output: 'static,
+{
+    crate::task::spawn_sim_on(node, Some(name), future)
 }

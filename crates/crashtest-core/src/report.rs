@@ -74,12 +74,21 @@ pub enum FailureKind {
 impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FailureKind::Panic { message, location: Some(location) } => {
+            FailureKind::Panic {
+                message,
+                location: Some(location),
+            } => {
                 write!(f, "panicked at {location}: {message}")
             }
-            FailureKind::Panic { message, location: None } => write!(f, "panicked: {message}"),
+            FailureKind::Panic {
+                message,
+                location: None,
+            } => write!(f, "panicked: {message}"),
             FailureKind::Deadlock { waiting } => {
-                write!(f, "deadlock: no task is ready and no timer is armed; waiting:")?;
+                write!(
+                    f,
+                    "deadlock: no task is ready and no timer is armed; waiting:"
+                )?;
                 for task in waiting {
                     write!(f, "\n    {task}")?;
                 }
@@ -119,7 +128,11 @@ pub struct RunFailure {
 
 impl fmt::Display for RunFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "seed {} FAILED at virtual time {:?}", self.summary.seed, self.summary.elapsed)?;
+        writeln!(
+            f,
+            "seed {} FAILED at virtual time {:?}",
+            self.summary.seed, self.summary.elapsed
+        )?;
         if let Some(node) = &self.node {
             write!(f, "  node {node}")?;
             if let Some(task) = &self.task {

@@ -36,9 +36,15 @@ pub struct Ratio {
 
 impl Ratio {
     /// The ratio that never happens.
-    pub const NEVER: Ratio = Ratio { numerator: 0, denominator: 1 };
+    pub const NEVER: Ratio = Ratio {
+        numerator: 0,
+        denominator: 1,
+    };
     /// The ratio that always happens.
-    pub const ALWAYS: Ratio = Ratio { numerator: 1, denominator: 1 };
+    pub const ALWAYS: Ratio = Ratio {
+        numerator: 1,
+        denominator: 1,
+    };
 
     /// Builds `numerator / denominator`.
     ///
@@ -54,7 +60,10 @@ impl Ratio {
     pub const fn new(numerator: u64, denominator: u64) -> Ratio {
         assert!(denominator != 0, "a ratio's denominator must not be zero");
         assert!(numerator <= denominator, "a ratio must be at most one");
-        Ratio { numerator, denominator }
+        Ratio {
+            numerator,
+            denominator,
+        }
     }
 
     /// The numerator.
@@ -385,7 +394,10 @@ impl Streams {
     /// assert_eq!(crashtest_core::rng::Streams::new(5).root(), 5);
     /// ```
     pub fn new(root: u64) -> Streams {
-        Streams { root, streams: BTreeMap::new() }
+        Streams {
+            root,
+            streams: BTreeMap::new(),
+        }
     }
 
     /// The root seed.
@@ -452,7 +464,10 @@ pub fn node_rng() -> NodeRng {
         hasher.write_u64(0);
         Rng::seed_from(hasher.finish())
     });
-    NodeRng { fallback, _not_send: std::marker::PhantomData }
+    NodeRng {
+        fallback,
+        _not_send: std::marker::PhantomData,
+    }
 }
 
 impl NodeRng {
@@ -539,7 +554,9 @@ mod tests {
     #[test]
     fn xoshiro_matches_the_reference_sequence() {
         // State 1, 2, 3, 4 is the reference implementation's customary test vector.
-        let mut rng = Rng { state: [1, 2, 3, 4] };
+        let mut rng = Rng {
+            state: [1, 2, 3, 4],
+        };
         let expected = [41943041, 58720359, 3588806011781223, 3591011842654386];
         for want in expected {
             assert_eq!(rng.next_u64(), want);
@@ -568,7 +585,9 @@ mod tests {
     #[test]
     fn chance_hits_its_ratio() {
         let mut rng = Rng::seed_from(12);
-        let hits = (0..100_000).filter(|_| rng.chance(Ratio::new(1, 10))).count();
+        let hits = (0..100_000)
+            .filter(|_| rng.chance(Ratio::new(1, 10)))
+            .count();
         assert!((9_000..11_000).contains(&hits), "{hits}");
     }
 

@@ -104,7 +104,10 @@ impl Config {
     /// let _ = crashtest_core::Config::default().poll_timeout(std::time::Duration::from_secs(5));
     /// ```
     pub fn poll_timeout(mut self, limit: Duration) -> Config {
-        assert!(!limit.is_zero(), "a zero poll timeout would abort every run");
+        assert!(
+            !limit.is_zero(),
+            "a zero poll timeout would abort every run"
+        );
         self.poll_timeout = limit;
         self
     }
@@ -151,7 +154,10 @@ impl Sim {
     /// assert_eq!(crashtest_core::Sim::new(9).run(async {}).unwrap().seed, 9);
     /// ```
     pub fn new(seed: u64) -> Sim {
-        Sim { seed, config: Config::default() }
+        Sim {
+            seed,
+            config: Config::default(),
+        }
     }
 
     /// A simulation of `seed` with `config`.
@@ -243,7 +249,10 @@ where
     let (_, second_hashes) = World::run(seed, hashing, box_unit(body()));
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
-    let parted = first_hashes.iter().zip(&second_hashes).position(|(a, b)| a != b);
+    let parted = first_hashes
+        .iter()
+        .zip(&second_hashes)
+        .position(|(a, b)| a != b);
     let index = match parted {
         Some(index) => index as u64,
         None if first_hashes.len() == second_hashes.len() => return Ok(first),
@@ -259,9 +268,17 @@ where
         let events = summary.trace.unwrap_or_default();
         let start = index.saturating_sub(DIVERGENCE_CONTEXT) as usize;
         let end = (index as usize + 1).min(events.len());
-        events.get(start..end).map(<[Event]>::to_vec).unwrap_or_default()
+        events
+            .get(start..end)
+            .map(<[Event]>::to_vec)
+            .unwrap_or_default()
     };
     let first = window(World::run(seed, recording.clone(), box_unit(body())).0);
     let second = window(World::run(seed, recording, box_unit(body())).0);
-    Err(Box::new(Divergence { seed, index, first, second }))
+    Err(Box::new(Divergence {
+        seed,
+        index,
+        first,
+        second,
+    }))
 }

@@ -117,7 +117,11 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.time_ns / 1_000_000_000;
         let nanos = self.time_ns % 1_000_000_000;
-        write!(f, "#{:<8} {secs:>6}.{nanos:09}s {:<6} ", self.index, self.node)?;
+        write!(
+            f,
+            "#{:<8} {secs:>6}.{nanos:09}s {:<6} ",
+            self.index, self.node
+        )?;
         match &self.kind {
             EventKind::Spawn { task, node } => write!(f, "spawn {task} on {node}"),
             EventKind::Poll { task } => write!(f, "poll {task}"),
@@ -165,7 +169,11 @@ impl EventKind {
                 [12, u64::from(node.0), *offset_ns as u64, 0]
             }
             EventKind::Panic { task } => [13, task.to_u64(), 0, 0],
-            EventKind::Note { source, words, text } => {
+            EventKind::Note {
+                source,
+                words,
+                text,
+            } => {
                 let mut text_hash = 0;
                 for chunk in source.as_bytes().chunks(8).chain(text.as_bytes().chunks(8)) {
                     let mut word = [0u8; 8];
@@ -217,7 +225,12 @@ impl Trace {
         if let Some(hashes) = &mut self.hashes {
             hashes.push(hash);
         }
-        let event = Event { index: self.events, time_ns, node, kind };
+        let event = Event {
+            index: self.events,
+            time_ns,
+            node,
+            kind,
+        };
         self.events += 1;
         if let Some(full) = &mut self.full {
             full.push(event.clone());
@@ -254,7 +267,11 @@ mod tests {
     use super::*;
 
     fn note(text: &str) -> EventKind {
-        EventKind::Note { source: "test", words: [0; 3], text: text.to_owned() }
+        EventKind::Note {
+            source: "test",
+            words: [0; 3],
+            text: text.to_owned(),
+        }
     }
 
     #[test]

@@ -33,7 +33,10 @@ impl Watch {
     pub(crate) fn register(seed: u64, limit: Duration) -> Arc<Watch> {
         static START: Once = Once::new();
         START.call_once(|| {
-            #[allow(clippy::disallowed_methods, reason = "the watchdog runs outside simulations")]
+            #[allow(
+                clippy::disallowed_methods,
+                reason = "the watchdog runs outside simulations"
+            )]
             std::thread::Builder::new()
                 .name("crashtest-watchdog".into())
                 .spawn(watch_forever)
@@ -73,11 +76,17 @@ fn watch_forever() {
     let mut seen: Vec<(Weak<Watch>, u64, Duration)> = Vec::new();
     loop {
         std::thread::sleep(TICK);
-        let current: Vec<Weak<Watch>> =
-            WATCHED.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned().collect();
+        let current: Vec<Weak<Watch>> = WATCHED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
         seen.retain(|(w, _, _)| w.strong_count() > 0);
         for weak in current {
-            let Some(watch) = weak.upgrade() else { continue };
+            let Some(watch) = weak.upgrade() else {
+                continue;
+            };
             let polls = watch.polls.load(Ordering::Relaxed);
             let entry = match seen.iter_mut().find(|(w, _, _)| w.ptr_eq(&weak)) {
                 Some(entry) => entry,

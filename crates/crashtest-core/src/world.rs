@@ -36,6 +36,14 @@ use crate::time::timer_heap::{TimerHeap, TimerKey};
 use crate::trace::{EventKind, Trace};
 use crate::watchdog::Watch;
 
+/// What a timer does when it fires.
+enum Alarm {
+    /// Wakes a task (a `Sleep`).
+    Wake(Waker),
+    /// Runs a simulator component's callback (a packet arriving).
+    Call(Box<dyn FnOnce()>),
+}
+
 thread_local! {
     static CURRENT: RefCell<Option<Rc<World>>> = const { RefCell::new(None) };
     static RUNS_ON_THREAD: Cell<u16> = const { Cell::new(0) };
@@ -66,7 +74,10 @@ impl Enter {
     fn new(world: Rc<World>) -> Enter {
         CURRENT.with(|current| {
             let mut current = current.borrow_mut();
-            assert!(current.is_none(), "a simulation is already running on this thread");
+            assert!(
+                current.is_none(),
+                "a simulation is already running on this thread"
+            );
             *current = Some(world);
         });
         Enter
@@ -91,7 +102,7 @@ pub(crate) struct World {
     scheduler: RefCell<Rng>,
     tasks: RefCell<TaskTable>,
     ready: RefCell<Vec<TaskId>>,
-    timers: RefCell<TimerHeap>,
+    timers: RefCell<TimerHeap<Alarm>>,
     pub(crate) nodes: RefCell<NodeTable>,
     trace: RefCell<Trace>,
     current_task: Cell<Option<TaskId>>,
@@ -181,10 +192,15 @@ impl World {
             match next_deadline {
                 Some(deadline) if deadline > limit_ns => {
                     self.now_ns.set(limit_ns.max(self.now_ns.get()));
-                    self.fail(FailureKind::TimeLimit { limit: self.config.time_limit });
+                    self.fail(FailureKind::TimeLimit {
+                        limit: self.config.time_limit,
+                    });
                 }
                 Some(deadline) => {
-                    assert!(deadline >= self.now_ns.get(), "a timer is armed in the past");
+                    assert!(
+                        deadline >= self.now_ns.get(),
+                        "a timer is armed in the past"
+                    );
                     self.now_ns.set(deadline);
                     self.polls_since_clock_moved.set(0);
                     self.record(EventKind::ClockJump);
@@ -200,13 +216,19 @@ impl World {
     fn fire_due_timers(&self) {
         let now = self.now_ns.get();
         loop {
-            let waker = self.timers.borrow_mut().pop_due(now);
-            match waker {
-                Some(waker) => {
-                    self.polls_since_clock_moved.set(0);
-                    waker.wake();
+            let alarm = self.timers.borrow_mut().pop_due(now);
+            let Some(alarm) = alarm else { break };
+            self.polls_since_clock_moved.set(0);
+            match alarm {
+                Alarm::Wake(waker) => waker.wake(),
+                Alarm::Call(callback) => {
+                    if let Err(panic) = panic_capture::catch(callback) {
+                        self.fail(FailureKind::Panic {
+                            message: panic.message,
+                            location: panic.location,
+                        });
+                    }
                 }
-                None => break,
             }
         }
     }
@@ -214,7 +236,9 @@ impl World {
     fn poll_task(&self, id: TaskId) {
         let taken = {
             let mut tasks = self.tasks.borrow_mut();
-            let Some(slot) = tasks.get_mut(id) else { return };
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
             if slot.state != TaskState::Queued {
                 return;
             }
@@ -256,7 +280,10 @@ impl World {
                 self.record(EventKind::Panic { task: id });
                 if self.failure.borrow().is_none() {
                     *self.failure.borrow_mut() = Some((
-                        FailureKind::Panic { message: panic.message, location: panic.location },
+                        FailureKind::Panic {
+                            message: panic.message,
+                            location: panic.location,
+                        },
                         Some(node),
                         Some(id),
                     ));
@@ -338,16 +365,20 @@ impl World {
         }
     }
 
-    pub(crate) fn spawn_on_current(&self, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
-        self.spawn_on(self.current_node.get(), name, future)
-    }
-
-    pub(crate) fn spawn_on(&self, node: NodeId, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
+    pub(crate) fn spawn_on(
+        &self,
+        node: NodeId,
+        name: Option<Box<str>>,
+        future: TaskFuture,
+    ) -> TaskId {
         let (status, incarnation) = {
             let nodes = self.nodes.borrow();
             (nodes.status(node), nodes.incarnation(node))
         };
-        let id = self.tasks.borrow_mut().insert(node, incarnation, name, future);
+        let id = self
+            .tasks
+            .borrow_mut()
+            .insert(node, incarnation, name, future);
         self.record(EventKind::Spawn { task: id, node });
         if status == NodeStatus::Dead {
             // A task spawned by the destructor of a killed node's task dies with the node.
@@ -371,7 +402,9 @@ impl World {
     #[inline]
     pub(crate) fn wake(&self, id: TaskId) {
         let mut tasks = self.tasks.borrow_mut();
-        let Some(slot) = tasks.get_mut(id) else { return };
+        let Some(slot) = tasks.get_mut(id) else {
+            return;
+        };
         match slot.state {
             TaskState::Idle => {
                 slot.state = TaskState::Queued;
@@ -386,7 +419,9 @@ impl World {
     pub(crate) fn abort(&self, id: TaskId) {
         let future = {
             let mut tasks = self.tasks.borrow_mut();
-            let Some(slot) = tasks.get_mut(id) else { return };
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
             match slot.state {
                 TaskState::Done => return,
                 TaskState::Running | TaskState::RunningWoken => {
@@ -395,7 +430,9 @@ impl World {
                 }
                 TaskState::Idle | TaskState::Queued => {}
             }
-            tasks.take_future(id).expect("an idle or queued task holds its future")
+            tasks
+                .take_future(id)
+                .expect("an idle or queued task holds its future")
         };
         let leftover = self.finish_task(id, Outcome::Cancelled);
         drop(future);
@@ -404,9 +441,14 @@ impl World {
 
     pub(crate) fn poll_join(&self, id: TaskId, cx: &mut Context<'_>) -> Poll<Outcome> {
         let mut tasks = self.tasks.borrow_mut();
-        let slot = tasks.get_mut(id).expect("a join handle keeps its task's slot");
+        let slot = tasks
+            .get_mut(id)
+            .expect("a join handle keeps its task's slot");
         if slot.state == TaskState::Done {
-            let outcome = slot.outcome.take().expect("a finished task's outcome waits");
+            let outcome = slot
+                .outcome
+                .take()
+                .expect("a finished task's outcome waits");
             tasks.free(id);
             return Poll::Ready(outcome);
         }
@@ -420,7 +462,9 @@ impl World {
     pub(crate) fn detach(&self, id: TaskId) {
         let leftover = {
             let mut tasks = self.tasks.borrow_mut();
-            let Some(slot) = tasks.get_mut(id) else { return };
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
             if slot.state == TaskState::Done {
                 let outcome = slot.outcome.take();
                 tasks.free(id);
@@ -434,7 +478,10 @@ impl World {
     }
 
     pub(crate) fn is_finished(&self, id: TaskId) -> bool {
-        self.tasks.borrow().get(id).is_none_or(|slot| slot.state == TaskState::Done)
+        self.tasks
+            .borrow()
+            .get(id)
+            .is_none_or(|slot| slot.state == TaskState::Done)
     }
 
     pub(crate) fn same_run(&self, run: u16) -> bool {
@@ -464,7 +511,15 @@ impl World {
 
     #[inline]
     pub(crate) fn record(&self, kind: EventKind) {
-        self.trace.borrow_mut().record(self.now_ns.get(), self.current_node.get(), kind);
+        self.trace
+            .borrow_mut()
+            .record(self.now_ns.get(), self.current_node.get(), kind);
+    }
+
+    pub(crate) fn record_for(&self, node: NodeId, kind: EventKind) {
+        self.trace
+            .borrow_mut()
+            .record(self.now_ns.get(), node, kind);
     }
 
     pub(crate) fn with_stream<R>(&self, name: &str, f: impl FnOnce(&mut Rng) -> R) -> R {
@@ -472,15 +527,41 @@ impl World {
     }
 
     pub(crate) fn arm_timer(&self, deadline_ns: u64, waker: Waker) -> TimerKey {
-        self.timers.borrow_mut().insert(deadline_ns, waker)
+        assert!(
+            deadline_ns >= self.now_ns.get(),
+            "a timer armed in the past"
+        );
+        self.timers
+            .borrow_mut()
+            .insert(deadline_ns, Alarm::Wake(waker))
     }
 
+    /// Replaces the waker of an armed sleep; false if the timer already fired.
     pub(crate) fn refresh_timer(&self, key: TimerKey, waker: &Waker) -> bool {
-        self.timers.borrow_mut().update_waker(key, waker)
+        match self.timers.borrow_mut().alarm_mut(key) {
+            Some(Alarm::Wake(current)) => {
+                if !current.will_wake(waker) {
+                    *current = waker.clone();
+                }
+                true
+            }
+            Some(Alarm::Call(_)) => panic!("a sleep's key names a callback timer"),
+            None => false,
+        }
     }
 
+    pub(crate) fn call_at(&self, deadline_ns: u64, callback: Box<dyn FnOnce()>) -> TimerKey {
+        let deadline_ns = deadline_ns.max(self.now_ns.get());
+        self.timers
+            .borrow_mut()
+            .insert(deadline_ns, Alarm::Call(callback))
+    }
+
+    /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures
+    /// may have destructors that use the world.
     pub(crate) fn cancel_timer(&self, key: TimerKey) {
-        self.timers.borrow_mut().remove(key);
+        let removed = self.timers.borrow_mut().remove(key);
+        drop(removed);
     }
 
     /// Records the first failure of the run; later ones are consequences and are dropped.
@@ -494,13 +575,19 @@ impl World {
 
     pub(crate) fn extension<T: Any + Default>(&self) -> Rc<T> {
         let key = TypeId::of::<T>();
-        let found = self.extensions.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+        let found = self
+            .extensions
+            .borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone());
         let any = found.unwrap_or_else(|| {
             let value: Rc<dyn Any> = Rc::new(T::default());
             self.extensions.borrow_mut().push((key, value.clone()));
             value
         });
-        any.downcast::<T>().unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
+        any.downcast::<T>()
+            .unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
     }
 
     pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
@@ -514,7 +601,11 @@ impl World {
     // ----- nodes -----
 
     pub(crate) fn kill_node(&self, node: NodeId) {
-        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be killed");
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be killed"
+        );
         if self.nodes.borrow().status(node) == NodeStatus::Dead {
             return;
         }
@@ -530,7 +621,11 @@ impl World {
     }
 
     pub(crate) fn restart_node(&self, node: NodeId, upgrade: Option<crate::node::Factory>) {
-        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be restarted");
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be restarted"
+        );
         self.kill_node(node);
         let factory = {
             let mut nodes = self.nodes.borrow_mut();
@@ -553,7 +648,11 @@ impl World {
     }
 
     pub(crate) fn pause_node(&self, node: NodeId) {
-        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor (test body) cannot be paused");
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be paused"
+        );
         if self.nodes.borrow().status(node) != NodeStatus::Running {
             return;
         }

@@ -154,7 +154,12 @@ pub struct JoinHandle<T> {
 }
 
 enum JoinInner<T> {
-    Sim { run: u16, id: TaskId, taken: bool, _output: PhantomData<fn() -> T> },
+    Sim {
+        run: u16,
+        id: TaskId,
+        taken: bool,
+        _output: PhantomData<fn() -> T>,
+    },
     Real(tokio::task::JoinHandle<T>),
 }
 
@@ -202,8 +207,7 @@ impl<T> JoinHandle<T> {
         match &self.inner {
             JoinInner::Sim { run, id, taken, .. } => {
                 *taken
-                    || world::try_with(|w| !w.same_run(*run) || w.is_finished(*id))
-                        .unwrap_or(true)
+                    || world::try_with(|w| !w.same_run(*run) || w.is_finished(*id)).unwrap_or(true)
             }
             JoinInner::Real(h) => h.is_finished(),
         }
@@ -220,7 +224,10 @@ impl<T: 'static> Future for JoinHandle<T> {
             JoinInner::Sim { run, id, taken, .. } => {
                 assert!(!*taken, "JoinHandle polled after it returned its output");
                 let polled = world::with(|w| {
-                    assert!(w.same_run(*run), "JoinHandle awaited in another simulation run");
+                    assert!(
+                        w.same_run(*run),
+                        "JoinHandle awaited in another simulation run"
+                    );
                     w.poll_join(*id, cx)
                 })
                 .expect("a simulated task's JoinHandle was awaited outside its simulation");
@@ -232,21 +239,31 @@ impl<T: 'static> Future for JoinHandle<T> {
                             Outcome::Output(any) => Ok(*any
                                 .downcast::<T>()
                                 .expect("a task's output has the handle's type")),
-                            Outcome::Cancelled => Err(JoinError { repr: JoinErrorRepr::Cancelled }),
+                            Outcome::Cancelled => Err(JoinError {
+                                repr: JoinErrorRepr::Cancelled,
+                            }),
                         })
                     }
                 }
             }
-            JoinInner::Real(h) => {
-                Pin::new(h).poll(cx).map(|r| r.map_err(|e| JoinError { repr: JoinErrorRepr::Real(e) }))
-            }
+            JoinInner::Real(h) => Pin::new(h).poll(cx).map(|r| {
+                r.map_err(|e| JoinError {
+                    repr: JoinErrorRepr::Real(e),
+                })
+            }),
         }
     }
 }
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        if let JoinInner::Sim { run, id, taken: false, .. } = &self.inner {
+        if let JoinInner::Sim {
+            run,
+            id,
+            taken: false,
+            ..
+        } = &self.inner
+        {
             world::try_with(|w| w.same_run(*run).then(|| w.detach(*id)));
         }
     }
@@ -353,7 +370,9 @@ impl<'a> Builder<'a> {
             "crashtest::spawn was called outside a simulation and outside a tokio runtime: \
              run the code inside crashtest::Sim::run (tests) or a tokio runtime (production)"
         );
-        JoinHandle { inner: JoinInner::Real(tokio::spawn(future)) }
+        JoinHandle {
+            inner: JoinInner::Real(tokio::spawn(future)),
+        }
     }
 
     /// Spawns a task that need not be `Send`; see [`spawn_local`].
@@ -372,7 +391,9 @@ impl<'a> Builder<'a> {
         if world::is_simulation() {
             return self.spawn_sim(future);
         }
-        JoinHandle { inner: JoinInner::Real(tokio::task::spawn_local(future)) }
+        JoinHandle {
+            inner: JoinInner::Real(tokio::task::spawn_local(future)),
+        }
     }
 
     fn spawn_sim<F>(self, future: F) -> JoinHandle<F::Output>
@@ -380,10 +401,8 @@ impl<'a> Builder<'a> {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let name = self.name.map(Box::from);
-        let (run, id) = world::with(|w| (w.run_tag(), w.spawn_on_current(name, boxed(future))))
-            .expect("checked inside a simulation");
-        JoinHandle { inner: JoinInner::Sim { run, id, taken: false, _output: PhantomData } }
+        let node = world::with(|w| w.current_node()).expect("checked inside a simulation");
+        spawn_sim_on(node, self.name, future)
     }
 }
 
@@ -409,6 +428,32 @@ pub async fn yield_now() {
         Poll::Pending
     })
     .await
+}
+
+pub(crate) fn spawn_sim_on<F>(
+    node: crate::node::NodeId,
+    name: Option<&str>,
+    future: F,
+) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    let (run, id) = world::with(|w| {
+        (
+            w.run_tag(),
+            w.spawn_on(node, name.map(Box::from), boxed(future)),
+        )
+    })
+    .expect("simulated tasks are spawned inside a simulation");
+    JoinHandle {
+        inner: JoinInner::Sim {
+            run,
+            id,
+            taken: false,
+            _output: PhantomData,
+        },
+    }
 }
 
 pub(crate) fn box_unit<F: Future<Output = ()> + 'static>(future: F) -> TaskFuture {

@@ -66,7 +66,9 @@ pub(crate) struct TaskTable {
 
 impl std::fmt::Debug for TaskTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskTable").field("slots", &self.slots.len()).finish_non_exhaustive()
+        f.debug_struct("TaskTable")
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -84,7 +86,10 @@ impl TaskTable {
             Some(slot) => slot,
             None => {
                 let slot = u32::try_from(self.slots.len()).expect("too many tasks");
-                assert!(slot < super::waker::MAX_SLOTS, "more than 2^24 tasks alive at once");
+                assert!(
+                    slot < super::waker::MAX_SLOTS,
+                    "more than 2^24 tasks alive at once"
+                );
                 self.slots.push(None);
                 self.futures.push(None);
                 slot
@@ -128,7 +133,10 @@ impl TaskTable {
     pub(crate) fn resolve(&self, slot: u32, serial_low: u32) -> Option<TaskId> {
         match self.slots.get(slot as usize) {
             Some(Some(task)) if task.serial & super::waker::SERIAL_MASK == serial_low => {
-                Some(TaskId { slot, serial: task.serial })
+                Some(TaskId {
+                    slot,
+                    serial: task.serial,
+                })
             }
             _ => None,
         }
@@ -144,7 +152,10 @@ impl TaskTable {
     /// Puts a future back after a poll that returned `Pending`.
     #[inline]
     pub(crate) fn put_future(&mut self, id: TaskId, future: TaskFuture) {
-        assert!(self.get(id).is_some(), "put a future back into a freed slot");
+        assert!(
+            self.get(id).is_some(),
+            "put a future back into a freed slot"
+        );
         let place = &mut self.futures[id.slot as usize];
         assert!(place.is_none(), "a task slot holds two futures");
         *place = Some(future);
@@ -154,22 +165,33 @@ impl TaskTable {
     pub(crate) fn free(&mut self, id: TaskId) {
         let index = id.slot as usize;
         assert!(self.get(id).is_some(), "freed a stale task id");
-        assert!(self.futures[index].is_none(), "freed a task that still holds its future");
+        assert!(
+            self.futures[index].is_none(),
+            "freed a task that still holds its future"
+        );
         self.slots[index] = None;
         self.free.push(id.slot);
     }
 
     /// The ids of the unfinished tasks of `node`, in slot order.
     pub(crate) fn unfinished_on(&self, node: NodeId) -> Vec<TaskId> {
-        self.iter_unfinished().filter(|(_, slot)| slot.node == node).map(|(id, _)| id).collect()
+        self.iter_unfinished()
+            .filter(|(_, slot)| slot.node == node)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Every unfinished task, in slot order.
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
         self.slots.iter().enumerate().filter_map(|(index, slot)| {
             let slot = slot.as_ref()?;
-            (slot.state != TaskState::Done)
-                .then_some((TaskId { slot: index as u32, serial: slot.serial }, slot))
+            (slot.state != TaskState::Done).then_some((
+                TaskId {
+                    slot: index as u32,
+                    serial: slot.serial,
+                },
+                slot,
+            ))
         })
     }
 }

@@ -19,7 +19,10 @@ pub(crate) const MAX_SLOTS: u32 = 1 << SLOT_BITS;
 /// The bits of a serial that a waker keeps.
 pub(crate) const SERIAL_MASK: u32 = (1 << SERIAL_BITS) - 1;
 
-const _: () = assert!(usize::BITS == 64, "crashtest packs wakers into 64-bit words");
+const _: () = assert!(
+    usize::BITS == 64,
+    "crashtest packs wakers into 64-bit words"
+);
 
 fn pack(run: u16, id: TaskId) -> usize {
     assert!(id.slot < MAX_SLOTS);
@@ -66,8 +69,14 @@ mod tests {
 
     #[test]
     fn packing_round_trips() {
-        let id = TaskId { slot: 12345, serial: 0xABCD_EF12 };
+        let id = TaskId {
+            slot: 12345,
+            serial: 0xABCD_EF12,
+        };
         let (run, slot, serial_low) = unpack(pack(7, id) as *const ());
-        assert_eq!((run, slot, serial_low), (7, 12345, 0xABCD_EF12 & SERIAL_MASK));
+        assert_eq!(
+            (run, slot, serial_low),
+            (7, 12345, 0xABCD_EF12 & SERIAL_MASK)
+        );
     }
 }

@@ -13,7 +13,10 @@ use crate::world;
 /// The base of real-time instants, taken the first time one is asked for.
 fn real_base() -> std::time::Instant {
     static BASE: OnceLock<std::time::Instant> = OnceLock::new();
-    #[allow(clippy::disallowed_methods, reason = "real time, used only outside simulations")]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "real time, used only outside simulations"
+    )]
     *BASE.get_or_init(std::time::Instant::now)
 }
 
@@ -48,7 +51,9 @@ impl Instant {
             None => {
                 #[allow(clippy::disallowed_methods, reason = "real time outside simulations")]
                 let elapsed = std::time::Instant::now().duration_since(real_base());
-                Instant { nanos: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX) }
+                Instant {
+                    nanos: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
+                }
             }
         }
     }
@@ -99,7 +104,9 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
-        self.nanos.checked_sub(earlier.nanos).map(Duration::from_nanos)
+        self.nanos
+            .checked_sub(earlier.nanos)
+            .map(Duration::from_nanos)
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
@@ -159,7 +166,8 @@ impl Add<Duration> for Instant {
     type Output = Instant;
 
     fn add(self, rhs: Duration) -> Instant {
-        self.checked_add(rhs).expect("overflow when adding a duration to an instant")
+        self.checked_add(rhs)
+            .expect("overflow when adding a duration to an instant")
     }
 }
 
@@ -173,7 +181,8 @@ impl Sub<Duration> for Instant {
     type Output = Instant;
 
     fn sub(self, rhs: Duration) -> Instant {
-        self.checked_sub(rhs).expect("instant before the clock's start")
+        self.checked_sub(rhs)
+            .expect("instant before the clock's start")
     }
 }
 

@@ -53,7 +53,10 @@ pub fn interval(period: Duration) -> Interval {
 /// # }).unwrap();
 /// ```
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
-    assert!(!period.is_zero(), "an interval's period must be more than zero");
+    assert!(
+        !period.is_zero(),
+        "an interval's period must be more than zero"
+    );
     Interval {
         next: start,
         period,

@@ -11,8 +11,8 @@
 mod instant;
 mod interval;
 mod sleep;
-pub(crate) mod timer_heap;
 mod timeout;
+pub(crate) mod timer_heap;
 
 pub use instant::Instant;
 pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
@@ -44,7 +44,10 @@ pub fn system_time() -> SystemTime {
     match sim {
         Some(nanos) if nanos >= 0 => SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos as u64),
         Some(nanos) => SystemTime::UNIX_EPOCH - Duration::from_nanos(nanos.unsigned_abs()),
-        #[allow(clippy::disallowed_methods, reason = "the real clock outside simulations")]
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the real clock outside simulations"
+        )]
         None => SystemTime::now(),
     }
 }

@@ -27,7 +27,9 @@ use crate::world;
 /// }).unwrap();
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    let deadline = Instant::now().checked_add(duration).unwrap_or(Instant::from_nanos(u64::MAX));
+    let deadline = Instant::now()
+        .checked_add(duration)
+        .unwrap_or(Instant::from_nanos(u64::MAX));
     sleep_until(deadline)
 }
 
@@ -62,7 +64,9 @@ enum State {
 
 impl fmt::Debug for Sleep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sleep").field("deadline", &self.deadline).finish_non_exhaustive()
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
     }
 }
 
@@ -126,7 +130,10 @@ impl Future for Sleep {
         match &mut this.state {
             State::Real(sleep) => sleep.as_mut().poll(cx),
             State::Sim { run, key } => world::with(|w| {
-                assert!(w.same_run(*run), "a Sleep was awaited in another simulation run");
+                assert!(
+                    w.same_run(*run),
+                    "a Sleep was awaited in another simulation run"
+                );
                 if w.now_ns() >= deadline.as_nanos_since_start() {
                     if let Some(key) = key.take() {
                         w.cancel_timer(key);
@@ -135,7 +142,10 @@ impl Future for Sleep {
                 }
                 match key {
                     Some(armed) if w.refresh_timer(*armed, cx.waker()) => {}
-                    _ => *key = Some(w.arm_timer(deadline.as_nanos_since_start(), cx.waker().clone())),
+                    _ => {
+                        *key =
+                            Some(w.arm_timer(deadline.as_nanos_since_start(), cx.waker().clone()))
+                    }
                 }
                 Poll::Pending
             })
@@ -146,7 +156,11 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
-        if let State::Sim { run, key: Some(key) } = &self.state {
+        if let State::Sim {
+            run,
+            key: Some(key),
+        } = &self.state
+        {
             world::with(|w| w.same_run(*run).then(|| w.cancel_timer(*key)));
         }
     }

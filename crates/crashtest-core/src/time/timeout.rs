@@ -40,7 +40,10 @@ impl From<Elapsed> for std::io::Error {
 /// }).unwrap();
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout { future, sleep: sleep(duration) }
+    Timeout {
+        future,
+        sleep: sleep(duration),
+    }
 }
 
 /// Runs `future` until `deadline` at most; see [`timeout`].
@@ -53,7 +56,10 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # }).unwrap();
 /// ```
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout { future, sleep: sleep_until(deadline) }
+    Timeout {
+        future,
+        sleep: sleep_until(deadline),
+    }
 }
 
 pin_project_lite::pin_project! {

@@ -1,4 +1,6 @@
-//! The timer queue: a min-heap of wakers keyed by `(deadline, sequence)` with real removal.
+//! The timer queue: a min-heap of alarms keyed by `(deadline, sequence)` with real removal.
+//!
+//! An alarm is whatever the caller stores (the world stores a waker or a callback).
 //!
 //! Timers fire in deadline order, and timers with the same deadline fire in the order they
 //! were armed (the sequence number), so the order never depends on the heap's layout.
@@ -8,21 +10,19 @@
 //! pile up tombstones. A [`TimerKey`] carries a generation so that a stale key (of a timer that
 //! already fired) is recognised and ignored instead of cancelling a newer timer in its slot.
 
-use std::task::Waker;
-
-/// Identifies an armed timer.
+/// Identifies an armed timer (opaque).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TimerKey {
+pub struct TimerKey {
     slot: u32,
     generation: u32,
 }
 
 #[derive(Debug)]
-struct Slot {
+struct Slot<T> {
     generation: u32,
     /// Position in `heap`, or `None` when the slot is free.
     position: Option<u32>,
-    waker: Option<Waker>,
+    alarm: Option<T>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -39,15 +39,26 @@ impl Entry {
     }
 }
 
-#[derive(Debug, Default)]
-pub(crate) struct TimerHeap {
+#[derive(Debug)]
+pub(crate) struct TimerHeap<T> {
     heap: Vec<Entry>,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<T>>,
     free: Vec<u32>,
     next_sequence: u64,
 }
 
-impl TimerHeap {
+impl<T> Default for TimerHeap<T> {
+    fn default() -> Self {
+        TimerHeap {
+            heap: Vec::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            next_sequence: 0,
+        }
+    }
+}
+
+impl<T> TimerHeap<T> {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.heap.len()
@@ -59,24 +70,32 @@ impl TimerHeap {
         self.heap.first().map(|e| e.deadline_ns)
     }
 
-    /// Arms a timer that wakes `waker` at `deadline_ns`.
-    pub(crate) fn insert(&mut self, deadline_ns: u64, waker: Waker) -> TimerKey {
+    /// Arms a timer that gives back `alarm` at `deadline_ns`.
+    pub(crate) fn insert(&mut self, deadline_ns: u64, alarm: T) -> TimerKey {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
                 let slot = u32::try_from(self.slots.len()).expect("more than 2^32 timers armed");
-                self.slots.push(Slot { generation: 0, position: None, waker: None });
+                self.slots.push(Slot {
+                    generation: 0,
+                    position: None,
+                    alarm: None,
+                });
                 slot
             }
         };
         let sequence = self.next_sequence;
         self.next_sequence += 1;
         let position = self.heap.len();
-        self.heap.push(Entry { deadline_ns, sequence, slot });
+        self.heap.push(Entry {
+            deadline_ns,
+            sequence,
+            slot,
+        });
         let entry = &mut self.slots[slot as usize];
         assert!(entry.position.is_none(), "armed a timer in a busy slot");
         entry.position = Some(position as u32);
-        entry.waker = Some(waker);
+        entry.alarm = Some(alarm);
         let generation = entry.generation;
         self.sift_up(position);
         TimerKey { slot, generation }
@@ -90,31 +109,27 @@ impl TimerHeap {
             .is_some_and(|s| s.generation == key.generation && s.position.is_some())
     }
 
-    /// Replaces the waker of an armed timer; false if it already fired or was removed.
-    pub(crate) fn update_waker(&mut self, key: TimerKey, waker: &Waker) -> bool {
+    /// The alarm of an armed timer; `None` if it already fired or was removed.
+    pub(crate) fn alarm_mut(&mut self, key: TimerKey) -> Option<&mut T> {
         if !self.is_armed(key) {
-            return false;
+            return None;
         }
-        let slot = &mut self.slots[key.slot as usize];
-        match &mut slot.waker {
-            Some(current) if current.will_wake(waker) => {}
-            current => *current = Some(waker.clone()),
-        }
-        true
+        self.slots[key.slot as usize].alarm.as_mut()
     }
 
-    /// Disarms a timer. A stale key (already fired or removed) is ignored.
-    pub(crate) fn remove(&mut self, key: TimerKey) {
+    /// Disarms a timer and returns its alarm. A stale key (already fired or removed) is
+    /// ignored.
+    pub(crate) fn remove(&mut self, key: TimerKey) -> Option<T> {
         if !self.is_armed(key) {
-            return;
+            return None;
         }
         let position = self.slots[key.slot as usize].position.expect("armed") as usize;
-        self.remove_at(position);
+        Some(self.remove_at(position))
     }
 
-    /// Removes and returns the waker of the earliest timer if its deadline is `<= now_ns`.
+    /// Removes and returns the alarm of the earliest timer if its deadline is `<= now_ns`.
     #[inline]
-    pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<Waker> {
+    pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<T> {
         let first = self.heap.first()?;
         if first.deadline_ns > now_ns {
             return None;
@@ -122,7 +137,7 @@ impl TimerHeap {
         Some(self.remove_at(0))
     }
 
-    fn remove_at(&mut self, position: usize) -> Waker {
+    fn remove_at(&mut self, position: usize) -> T {
         let removed = self.heap.swap_remove(position);
         if position < self.heap.len() {
             let moved = self.heap[position].slot;
@@ -134,7 +149,7 @@ impl TimerHeap {
         slot.position = None;
         slot.generation = slot.generation.wrapping_add(1);
         self.free.push(removed.slot);
-        slot.waker.take().expect("an armed timer has a waker")
+        slot.alarm.take().expect("an armed timer has an alarm")
     }
 
     fn sift_up(&mut self, mut position: usize) {
@@ -179,65 +194,43 @@ impl TimerHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::task::Wake;
 
-    struct Tag(u64, Arc<AtomicU64>);
-    impl Wake for Tag {
-        fn wake(self: Arc<Self>) {
-            self.1.store(self.0, Ordering::SeqCst);
-        }
-    }
-
-    fn tagged(tag: u64, out: &Arc<AtomicU64>) -> Waker {
-        Waker::from(Arc::new(Tag(tag, out.clone())))
-    }
-
-    fn pop_all(heap: &mut TimerHeap, out: &Arc<AtomicU64>) -> Vec<u64> {
-        let mut fired = Vec::new();
-        while let Some(w) = heap.pop_due(u64::MAX) {
-            w.wake();
-            fired.push(out.load(Ordering::SeqCst));
-        }
-        fired
+    fn pop_all(heap: &mut TimerHeap<u64>) -> Vec<u64> {
+        std::iter::from_fn(|| heap.pop_due(u64::MAX)).collect()
     }
 
     #[test]
     fn fires_in_deadline_then_arming_order() {
-        let out = Arc::new(AtomicU64::new(0));
-        let mut heap = TimerHeap::default();
+        let mut heap = TimerHeap::<u64>::default();
         for (tag, deadline) in [(1, 30), (2, 10), (3, 30), (4, 20), (5, 10)] {
-            heap.insert(deadline, tagged(tag, &out));
+            heap.insert(deadline, tag);
         }
-        assert_eq!(pop_all(&mut heap, &out), [2, 5, 4, 1, 3]);
+        assert_eq!(pop_all(&mut heap), [2, 5, 4, 1, 3]);
     }
 
     #[test]
     fn removal_is_real_and_stale_keys_are_ignored() {
-        let out = Arc::new(AtomicU64::new(0));
-        let mut heap = TimerHeap::default();
-        let keys: Vec<_> = (0..100).map(|i| heap.insert(1000 - i, tagged(i, &out))).collect();
+        let mut heap = TimerHeap::<u64>::default();
+        let keys: Vec<_> = (0..100).map(|i| heap.insert(1000 - i, i)).collect();
         for key in keys.iter().step_by(2) {
-            heap.remove(*key);
+            assert!(heap.remove(*key).is_some());
         }
         assert_eq!(heap.len(), 50);
-        heap.remove(keys[0]);
+        assert!(heap.remove(keys[0]).is_none());
         assert_eq!(heap.len(), 50);
-        let fired = pop_all(&mut heap, &out);
+        let fired = pop_all(&mut heap);
         let want: Vec<u64> = (0..100).rev().filter(|i| i % 2 == 1).collect();
         assert_eq!(fired, want);
         // Slots are reused; old keys must not touch the new timers.
-        let fresh = heap.insert(5, tagged(7, &out));
-        heap.remove(keys[1]);
+        let fresh = heap.insert(5, 7);
+        assert!(heap.remove(keys[1]).is_none(), "key 1 already fired");
         assert!(heap.is_armed(fresh));
     }
 
     #[test]
     fn pop_due_respects_now() {
-        let out = Arc::new(AtomicU64::new(0));
-        let mut heap = TimerHeap::default();
-        heap.insert(10, tagged(1, &out));
+        let mut heap = TimerHeap::<u64>::default();
+        heap.insert(10, 1);
         assert!(heap.pop_due(9).is_none());
         assert!(heap.pop_due(10).is_some());
         assert_eq!(heap.next_deadline(), None);

@@ -1,0 +1,1 @@
+//! Oracles (work in progress).

@@ -1,0 +1,1 @@
+//! The simulated disk (work in progress).

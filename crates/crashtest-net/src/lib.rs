@@ -1,0 +1,1 @@
+//! The simulated network (work in progress).
