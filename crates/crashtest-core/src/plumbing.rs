@@ -262,3 +262,18 @@ where
 {
     crate::task::spawn_sim_on(node, Some(name), future)
 }
+
+/// Records an injected fault on behalf of `node`: it goes into the trace and into the list of
+/// faults that a failure report shows.
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", || async {});
+///     crashtest_core::plumbing::note_fault(n.id(), "partitioned from b".into());
+///     panic!("lost a write");
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
+/// ```
+pub fn note_fault(node: NodeId, text: String) {
+    world::with(|w| w.note_fault(node, text));
+}

@@ -124,6 +124,8 @@ pub struct RunFailure {
     pub tail: Vec<Event>,
     /// Node names by node id, to read the tail.
     pub node_names: Vec<String>,
+    /// The faults injected before the failure, oldest first, as `time description`.
+    pub faults: Vec<String>,
 }
 
 impl fmt::Display for RunFailure {
@@ -146,6 +148,12 @@ impl fmt::Display for RunFailure {
             "  {} events, {} polls, fingerprint {:016x}",
             self.summary.events, self.summary.polls, self.summary.fingerprint
         )?;
+        if !self.faults.is_empty() {
+            writeln!(f, "  {} faults injected:", self.faults.len())?;
+            for fault in &self.faults {
+                writeln!(f, "    {fault}")?;
+            }
+        }
         if !self.tail.is_empty() {
             let names = self
                 .node_names

@@ -114,6 +114,8 @@ pub(crate) struct World {
     body_done: Cell<bool>,
     extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
     hooks: RefCell<Vec<Rc<dyn NodeHook>>>,
+    /// Every fault injected so far, for the failure report: `(time_ns, description)`.
+    faults: RefCell<Vec<(u64, String)>>,
     watch: Arc<Watch>,
 }
 
@@ -148,6 +150,7 @@ impl World {
             body_done: Cell::new(false),
             extensions: RefCell::new(Vec::new()),
             hooks: RefCell::new(Vec::new()),
+            faults: RefCell::new(Vec::new()),
             watch: Watch::register(seed, config.poll_timeout),
             config,
         }
@@ -590,6 +593,22 @@ impl World {
             .unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
     }
 
+    /// Records an injected fault in the trace and in the list the failure report shows.
+    pub(crate) fn note_fault(&self, node: NodeId, text: String) {
+        self.faults.borrow_mut().push((
+            self.now_ns.get(),
+            format!("{}: {text}", self.nodes.borrow().name(node)),
+        ));
+        self.record_for(
+            node,
+            EventKind::Note {
+                source: "fault",
+                words: [0; 3],
+                text,
+            },
+        );
+    }
+
     pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
         self.hooks.borrow_mut().push(hook);
     }
@@ -611,6 +630,10 @@ impl World {
         }
         self.nodes.borrow_mut().mark_dead(node);
         self.record(EventKind::NodeKill { node });
+        self.faults.borrow_mut().push((
+            self.now_ns.get(),
+            format!("kill {}", self.nodes.borrow().name(node)),
+        ));
         let victims = self.tasks.borrow().unfinished_on(node);
         for id in victims {
             self.abort(id);
@@ -658,6 +681,10 @@ impl World {
         }
         self.nodes.borrow_mut().set_status(node, NodeStatus::Paused);
         self.record(EventKind::NodePause { node });
+        self.faults.borrow_mut().push((
+            self.now_ns.get(),
+            format!("pause {}", self.nodes.borrow().name(node)),
+        ));
         for hook in self.hooks() {
             hook.node_paused(node);
         }
@@ -727,6 +754,12 @@ impl World {
             task,
             tail: self.trace.borrow().tail(),
             node_names: nodes.names(),
+            faults: self
+                .faults
+                .borrow()
+                .iter()
+                .map(|(time_ns, text)| format!("{:?} {text}", Duration::from_nanos(*time_ns)))
+                .collect(),
         })
     }
 }
