@@ -110,7 +110,10 @@ impl fmt::Display for FailureKind {
 }
 
 /// A failed run: what failed, where, and the end of its trace.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Its `Debug` form is the readable report, so that `.unwrap()` on a failed run prints
+/// something a person can act on.
+#[derive(Clone, PartialEq, Eq)]
 pub struct RunFailure {
     /// The run's figures up to the failure.
     pub summary: RunSummary,
@@ -168,6 +171,12 @@ impl fmt::Display for RunFailure {
             }
         }
         Ok(())
+    }
+}
+
+impl fmt::Debug for RunFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

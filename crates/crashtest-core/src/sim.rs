@@ -177,7 +177,7 @@ impl Sim {
     /// let failed = crashtest_core::Sim::new(1).run(async { panic!("boom") });
     /// assert!(failed.unwrap_err().to_string().contains("boom"));
     /// ```
-    pub fn run<F>(&self, body: F) -> Result<RunSummary, RunFailure>
+    pub fn run<F>(&self, body: F) -> Result<RunSummary, Box<RunFailure>>
     where
         F: Future<Output = ()> + 'static,
     {
@@ -238,7 +238,7 @@ pub fn check_determinism<F, Fut>(
     seed: u64,
     config: Config,
     body: F,
-) -> Result<Result<RunSummary, RunFailure>, Box<Divergence>>
+) -> Result<Result<RunSummary, Box<RunFailure>>, Box<Divergence>>
 where
     F: Fn() -> Fut,
     Fut: Future<Output = ()> + 'static,
@@ -260,7 +260,7 @@ where
     };
     // Run both again keeping every event, and show the stretch up to the divergence.
     let recording = config.record_trace(true);
-    let window = |result: Result<RunSummary, RunFailure>| {
+    let window = |result: Result<RunSummary, Box<RunFailure>>| {
         let summary = match result {
             Ok(summary) => summary,
             Err(failure) => failure.summary,

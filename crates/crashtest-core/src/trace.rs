@@ -13,7 +13,6 @@
 //! [`Trace::TAIL_LEN`] events for failure reports and records everything only on request
 //! (replay, determinism checks).
 
-use std::collections::VecDeque;
 use std::fmt;
 
 use crate::node::NodeId;
@@ -191,7 +190,8 @@ impl EventKind {
 pub(crate) struct Trace {
     fingerprint: u64,
     events: u64,
-    tail: VecDeque<Event>,
+    /// A ring of the last `TAIL_LEN` events: slot `i % TAIL_LEN` holds event `i`.
+    tail: Vec<Event>,
     /// Every event, when the run records them (replay).
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
@@ -206,7 +206,7 @@ impl Trace {
         Trace {
             fingerprint: fold(0x6372_6173_6874_6573, seed),
             events: 0,
-            tail: VecDeque::with_capacity(Self::TAIL_LEN),
+            tail: Vec::with_capacity(Self::TAIL_LEN),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
         }
@@ -235,10 +235,13 @@ impl Trace {
         if let Some(full) = &mut self.full {
             full.push(event.clone());
         }
-        if self.tail.len() == Self::TAIL_LEN {
-            self.tail.pop_front();
+        let slot = (event.index % Self::TAIL_LEN as u64) as usize;
+        if slot < self.tail.len() {
+            self.tail[slot] = event;
+        } else {
+            assert_eq!(slot, self.tail.len(), "the tail ring fills in order");
+            self.tail.push(event);
         }
-        self.tail.push_back(event);
     }
 
     pub(crate) fn fingerprint(&self) -> u64 {
@@ -249,8 +252,17 @@ impl Trace {
         self.events
     }
 
+    /// The last events, oldest first.
     pub(crate) fn tail(&self) -> Vec<Event> {
-        self.tail.iter().cloned().collect()
+        let split = (self.events % Self::TAIL_LEN as u64) as usize;
+        if self.tail.len() < Self::TAIL_LEN {
+            return self.tail.clone();
+        }
+        self.tail[split..]
+            .iter()
+            .chain(&self.tail[..split])
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn take_full(&mut self) -> Option<Vec<Event>> {

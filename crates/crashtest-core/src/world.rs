@@ -44,6 +44,9 @@ enum Alarm {
     Call(Box<dyn FnOnce()>),
 }
 
+/// The first failure of a run: what, and on which node and task.
+type Failed = (FailureKind, Option<NodeId>, Option<TaskId>);
+
 thread_local! {
     static CURRENT: RefCell<Option<Rc<World>>> = const { RefCell::new(None) };
     static RUNS_ON_THREAD: Cell<u16> = const { Cell::new(0) };
@@ -107,7 +110,7 @@ pub(crate) struct World {
     trace: RefCell<Trace>,
     current_task: Cell<Option<TaskId>>,
     current_node: Cell<NodeId>,
-    failure: RefCell<Option<(FailureKind, Option<NodeId>, Option<TaskId>)>>,
+    failure: RefCell<Option<Failed>>,
     polls: Cell<u64>,
     polls_since_clock_moved: Cell<u64>,
     body: Cell<Option<TaskId>>,
@@ -162,7 +165,7 @@ impl World {
         seed: u64,
         config: Config,
         body: TaskFuture,
-    ) -> (Result<RunSummary, RunFailure>, Option<Vec<u64>>) {
+    ) -> (Result<RunSummary, Box<RunFailure>>, Option<Vec<u64>>) {
         panic_capture::install();
         let world = Rc::new(World::new(seed, config));
         let _enter = Enter::new(world.clone());
@@ -191,7 +194,7 @@ impl World {
                 self.poll_task(id);
                 continue;
             }
-            let next_deadline = self.timers.borrow().next_deadline();
+            let next_deadline = self.timers.borrow_mut().next_deadline();
             match next_deadline {
                 Some(deadline) if deadline > limit_ns => {
                     self.now_ns.set(limit_ns.max(self.now_ns.get()));
@@ -733,7 +736,7 @@ impl World {
         }
     }
 
-    fn finish(&self) -> Result<RunSummary, RunFailure> {
+    fn finish(&self) -> Result<RunSummary, Box<RunFailure>> {
         let failure = self.failure.borrow_mut().take();
         let summary = self.summary();
         let Some((kind, node, task)) = failure else {
@@ -747,7 +750,7 @@ impl World {
                 None => id.to_string(),
             }
         });
-        Err(RunFailure {
+        Err(Box::new(RunFailure {
             summary,
             kind,
             node: node.map(|n| nodes.name(n).to_owned()),
@@ -760,6 +763,6 @@ impl World {
                 .iter()
                 .map(|(time_ns, text)| format!("{:?} {text}", Duration::from_nanos(*time_ns)))
                 .collect(),
-        })
+        }))
     }
 }

@@ -1,0 +1,90 @@
+//! Determinism: same seed, same fingerprint; a leak is caught and located.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crashtest_core::{Config, Sim, check_determinism, node, rng, task, time};
+
+/// A small cluster whose behaviour depends on scheduling, timers and each node's stream.
+async fn busy_cluster() {
+    for i in 0..4 {
+        node::create(format!("n{i}"), || async {
+            loop {
+                let ms = rng::node_rng().with(|r| r.range_inclusive(1, 50));
+                time::sleep(Duration::from_millis(ms)).await;
+                task::yield_now().await;
+            }
+        });
+    }
+    time::sleep(Duration::from_secs(5)).await;
+    node::lookup("n2").unwrap().kill();
+    time::sleep(Duration::from_secs(5)).await;
+}
+
+#[test]
+fn the_same_seed_gives_the_same_fingerprint() {
+    for seed in 0..5 {
+        let a = Sim::new(seed).run(busy_cluster()).unwrap();
+        let b = Sim::new(seed).run(busy_cluster()).unwrap();
+        assert_eq!(a, b, "seed {seed}");
+    }
+}
+
+#[test]
+fn different_seeds_give_different_fingerprints() {
+    let prints: std::collections::BTreeSet<u64> = (0..20)
+        .map(|seed| Sim::new(seed).run(busy_cluster()).unwrap().fingerprint)
+        .collect();
+    assert_eq!(prints.len(), 20);
+}
+
+#[test]
+fn poll_cost_changes_the_run_but_stays_deterministic() {
+    let config = Config::default().poll_cost(Duration::from_nanos(50), Duration::from_nanos(100));
+    let a = Sim::with_config(4, config.clone())
+        .run(busy_cluster())
+        .unwrap();
+    let b = Sim::with_config(4, config).run(busy_cluster()).unwrap();
+    let plain = Sim::new(4).run(busy_cluster()).unwrap();
+    assert_eq!(a.fingerprint, b.fingerprint);
+    assert_ne!(a.fingerprint, plain.fingerprint);
+}
+
+#[test]
+fn check_determinism_passes_a_deterministic_run() {
+    let summary = check_determinism(3, Config::default(), busy_cluster)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        summary.fingerprint,
+        Sim::new(3).run(busy_cluster()).unwrap().fingerprint
+    );
+}
+
+/// Global state that survives between runs: the classic determinism leak.
+static LEAK: AtomicU64 = AtomicU64::new(0);
+
+async fn leaky() {
+    time::sleep(Duration::from_millis(10)).await;
+    let runs_before = LEAK.fetch_add(1, Ordering::SeqCst);
+    time::sleep(Duration::from_millis(1 + runs_before % 2)).await;
+}
+
+#[test]
+fn check_determinism_names_the_first_divergent_event() {
+    let divergence = check_determinism(8, Config::default(), leaky).unwrap_err();
+    assert_eq!(divergence.seed, 8);
+    let first = divergence
+        .first
+        .last()
+        .expect("the first run's divergent event");
+    let second = divergence
+        .second
+        .last()
+        .expect("the second run's divergent event");
+    assert_eq!(first.index, divergence.index);
+    assert_eq!(second.index, divergence.index);
+    assert_ne!(first, second);
+    let report = divergence.to_string();
+    assert!(report.contains("nondeterminism"), "{report}");
+}

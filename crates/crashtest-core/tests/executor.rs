@@ -1,0 +1,198 @@
+//! The executor: spawning, joining, cancelling, scheduling order, and how runs fail.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crashtest_core::{FailureKind, Sim, node, spawn, task, time};
+
+#[test]
+fn join_handles_return_outputs_and_abort_cancels() {
+    Sim::new(1)
+        .run(async {
+            let answer = spawn(async { 40 + 2 });
+            assert_eq!(answer.await.unwrap(), 42);
+            let forever = spawn(std::future::pending::<()>());
+            forever.abort();
+            assert!(forever.await.unwrap_err().is_cancelled());
+            let sleeper = spawn(time::sleep(Duration::from_secs(5)));
+            time::sleep(Duration::from_secs(1)).await;
+            assert!(!sleeper.is_finished());
+            sleeper.abort();
+            assert!(sleeper.is_finished());
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_detached_task_keeps_running() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(1)
+        .run(async move {
+            let inner = seen.clone();
+            drop(task::spawn_local(async move {
+                time::sleep(Duration::from_millis(5)).await;
+                inner.borrow_mut().push("detached ran");
+            }));
+            time::sleep(Duration::from_millis(10)).await;
+        })
+        .unwrap();
+    assert_eq!(*log.borrow(), ["detached ran"]);
+}
+
+#[test]
+fn a_task_aborting_itself_stops_at_its_next_await() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(1)
+        .run(async move {
+            let (tx, rx) = tokio::sync::oneshot::channel::<task::JoinHandle<()>>();
+            let inner = seen.clone();
+            let handle = task::spawn_local(async move {
+                let me = rx.await.unwrap();
+                me.abort();
+                inner.borrow_mut().push("after abort, same poll");
+                task::yield_now().await;
+                inner.borrow_mut().push("never");
+            });
+            tx.send(handle).unwrap();
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+    assert_eq!(*log.borrow(), ["after abort, same poll"]);
+}
+
+/// The order in which three ready tasks first run, for a seed.
+fn first_poll_order(seed: u64) -> Vec<u32> {
+    let order = Rc::new(RefCell::new(Vec::new()));
+    let seen = order.clone();
+    Sim::new(seed)
+        .run(async move {
+            let handles: Vec<_> = (0..3)
+                .map(|i| {
+                    let seen = seen.clone();
+                    task::spawn_local(async move { seen.borrow_mut().push(i) })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        })
+        .unwrap();
+    order.take()
+}
+
+#[test]
+fn the_scheduler_picks_among_ready_tasks_by_seed() {
+    let orders: std::collections::BTreeSet<Vec<u32>> = (0..40).map(first_poll_order).collect();
+    assert!(
+        orders.len() >= 4,
+        "only {} distinct orders over 40 seeds",
+        orders.len()
+    );
+    assert_eq!(first_poll_order(7), first_poll_order(7));
+}
+
+#[test]
+fn a_panic_fails_the_run_and_names_node_and_task() {
+    let failure = Sim::new(5)
+        .run(async {
+            node::create("storage", || async {
+                task::Builder::new()
+                    .name("compactor")
+                    .spawn_local(async {
+                        time::sleep(Duration::from_millis(3)).await;
+                        panic!("checksum mismatch in segment 7");
+                    })
+                    .await
+                    .unwrap();
+            });
+            time::sleep(Duration::from_secs(1)).await;
+        })
+        .unwrap_err();
+    assert_eq!(failure.node.as_deref(), Some("storage"));
+    assert!(failure.task.as_deref().unwrap().contains("compactor"));
+    let FailureKind::Panic { message, location } = &failure.kind else {
+        panic!("expected a panic, got {:?}", failure.kind);
+    };
+    assert_eq!(message, "checksum mismatch in segment 7");
+    assert!(location.as_deref().unwrap().contains("executor.rs"));
+    assert_eq!(failure.summary.elapsed, Duration::from_millis(3));
+    let report = failure.to_string();
+    assert!(report.contains("seed 5 FAILED"), "{report}");
+    assert!(
+        report.contains("PANIC"),
+        "the trace tail shows the panic: {report}"
+    );
+}
+
+#[test]
+fn a_body_waiting_on_nothing_is_a_deadlock() {
+    let failure = Sim::new(1)
+        .run(async {
+            let (_tx, rx) = tokio::sync::oneshot::channel::<()>();
+            task::Builder::new()
+                .name("waiter")
+                .spawn_local(std::future::pending::<()>());
+            let _ = rx.await;
+        })
+        .unwrap_err();
+    let FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("expected a deadlock, got {:?}", failure.kind);
+    };
+    assert!(waiting.iter().any(|w| w.contains("waiter")), "{waiting:?}");
+    assert!(waiting.iter().any(|w| w.contains("body")), "{waiting:?}");
+}
+
+#[test]
+fn a_task_yielding_forever_is_a_livelock() {
+    let config = crashtest_core::Config::default().livelock_polls(10_000);
+    let failure = Sim::with_config(1, config)
+        .run(async {
+            task::Builder::new().name("spinner").spawn_local(async {
+                loop {
+                    task::yield_now().await;
+                }
+            });
+            time::sleep(Duration::from_secs(1)).await;
+        })
+        .unwrap_err();
+    assert!(
+        matches!(failure.kind, FailureKind::Livelock { .. }),
+        "{:?}",
+        failure.kind
+    );
+    assert!(failure.task.unwrap().contains("spinner"));
+}
+
+#[test]
+fn virtual_time_is_bounded_by_the_time_limit() {
+    let config = crashtest_core::Config::default().time_limit(Duration::from_secs(60));
+    let failure = Sim::with_config(1, config)
+        .run(async {
+            let mut ticks = time::interval(Duration::from_secs(1));
+            loop {
+                ticks.tick().await;
+            }
+        })
+        .unwrap_err();
+    assert!(matches!(failure.kind, FailureKind::TimeLimit { .. }));
+    assert_eq!(failure.summary.elapsed, Duration::from_secs(60));
+}
+
+#[test]
+fn spawn_outside_a_simulation_uses_tokio() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let got = rt.block_on(async {
+        let handle = spawn(async {
+            time::sleep(Duration::from_millis(1)).await;
+            5
+        });
+        handle.await.unwrap()
+    });
+    assert_eq!(got, 5);
+}

@@ -1,0 +1,173 @@
+//! Virtual time: sleeps, timeouts, intervals and the nodes' wall clocks.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crashtest_core::time::{self, Instant, MissedTickBehavior};
+use crashtest_core::{Sim, node, task};
+
+#[test]
+fn a_minute_of_sleeps_by_a_thousand_tasks_ends_at_one_minute() {
+    let summary = Sim::new(3)
+        .run(async {
+            let handles: Vec<_> = (0..1000u64)
+                .map(|i| {
+                    task::spawn_local(async move {
+                        let period = Duration::from_millis(1 + (i * 7919) % 1000);
+                        let end = Instant::now() + Duration::from_secs(60);
+                        while Instant::now() + period <= end {
+                            time::sleep(period).await;
+                        }
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        })
+        .unwrap();
+    assert!(summary.elapsed <= Duration::from_secs(60));
+    assert!(summary.elapsed > Duration::from_secs(59));
+}
+
+#[test]
+fn sleeps_wake_in_deadline_order() {
+    let order = Rc::new(RefCell::new(Vec::new()));
+    let seen = order.clone();
+    Sim::new(9)
+        .run(async move {
+            let handles: Vec<_> = [30u64, 10, 20]
+                .into_iter()
+                .map(|ms| {
+                    let seen = seen.clone();
+                    task::spawn_local(async move {
+                        time::sleep(Duration::from_millis(ms)).await;
+                        seen.borrow_mut().push(ms);
+                    })
+                })
+                .collect();
+            for h in handles {
+                h.await.unwrap();
+            }
+        })
+        .unwrap();
+    assert_eq!(*order.borrow(), [10, 20, 30]);
+}
+
+#[test]
+fn a_cancelled_sleep_does_not_keep_the_run_alive() {
+    // If the lost branch's timer stayed armed, the run would jump to it (a day later).
+    let summary = Sim::new(1)
+        .run(async {
+            tokio::select! {
+                biased;
+                _ = time::sleep(Duration::from_secs(1)) => {}
+                _ = time::sleep(Duration::from_secs(86_000)) => unreachable!(),
+            }
+        })
+        .unwrap();
+    assert_eq!(summary.elapsed, Duration::from_secs(1));
+}
+
+#[test]
+fn timeout_elapses_or_passes_the_output_through() {
+    Sim::new(1)
+        .run(async {
+            let slow = time::timeout(Duration::from_secs(1), time::sleep(Duration::from_secs(2)));
+            assert!(slow.await.is_err());
+            assert_eq!(Instant::now().as_nanos_since_start(), 1_000_000_000);
+            let quick = time::timeout(Duration::from_secs(1), async { "ok" });
+            assert_eq!(quick.await, Ok("ok"));
+        })
+        .unwrap();
+}
+
+async fn ticks_after_a_stall(behavior: MissedTickBehavior) -> Vec<u64> {
+    let mut ticks = time::interval(Duration::from_millis(10));
+    ticks.set_missed_tick_behavior(behavior);
+    ticks.tick().await;
+    time::sleep(Duration::from_millis(35)).await;
+    let mut at = Vec::new();
+    for _ in 0..3 {
+        ticks.tick().await;
+        at.push(Instant::now().as_nanos_since_start() / 1_000_000);
+    }
+    at
+}
+
+#[test]
+fn intervals_handle_missed_ticks_as_configured() {
+    let run = |behavior| {
+        let out = Rc::new(RefCell::new(Vec::new()));
+        let slot = out.clone();
+        Sim::new(1)
+            .run(async move { *slot.borrow_mut() = ticks_after_a_stall(behavior).await })
+            .unwrap();
+        out.take()
+    };
+    assert_eq!(run(MissedTickBehavior::Burst), [35, 35, 35]);
+    assert_eq!(run(MissedTickBehavior::Delay), [35, 45, 55]);
+    assert_eq!(run(MissedTickBehavior::Skip), [35, 40, 50]);
+}
+
+#[test]
+fn node_wall_clocks_follow_offset_and_drift() {
+    Sim::new(1)
+        .run(async {
+            let sample = Rc::new(RefCell::new(Vec::new()));
+            let fast = {
+                let sample = sample.clone();
+                node::Builder::new("fast")
+                    .clock_drift_ppm(1000)
+                    .clock_offset_ns(5_000_000_000)
+                    .build(move || {
+                        let sample = sample.clone();
+                        async move {
+                            loop {
+                                sample.borrow_mut().push(time::system_time());
+                                time::sleep(Duration::from_secs(100)).await;
+                            }
+                        }
+                    })
+            };
+            let supervisor_start = time::system_time();
+            time::sleep(Duration::from_secs(150)).await;
+            let samples = sample.borrow().clone();
+            let ahead = samples[0].duration_since(supervisor_start).unwrap();
+            assert_eq!(ahead, Duration::from_secs(5));
+            // 100 s of true time is 100.1 s on a clock drifting 1000 ppm fast.
+            let step = samples[1].duration_since(samples[0]).unwrap();
+            assert_eq!(step, Duration::from_millis(100_100));
+            fast.set_clock_offset_ns(-10_000_000_000);
+            time::sleep(Duration::from_secs(100)).await;
+            let after_jump = sample.borrow()[2];
+            // Another 100.1 s of drifting time, minus the 15 s jump from +5 s to -10 s.
+            assert_eq!(
+                after_jump,
+                samples[1] + Duration::from_millis(100_100) - Duration::from_secs(15)
+            );
+            assert!(
+                supervisor_start
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs()
+                    > 1_767_225_600 - 1
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn the_epoch_is_drawn_from_the_seed() {
+    let epoch = |seed| {
+        let out = Rc::new(RefCell::new(None));
+        let slot = out.clone();
+        Sim::new(seed)
+            .run(async move { *slot.borrow_mut() = Some(time::system_time()) })
+            .unwrap();
+        out.take().unwrap()
+    };
+    assert_eq!(epoch(1), epoch(1));
+    assert_ne!(epoch(1), epoch(2));
+}

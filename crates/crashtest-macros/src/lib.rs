@@ -1,0 +1,100 @@
+//! The `#[crashtest::test]` attribute: an `async fn` becomes a `cargo test` test that runs the
+//! body under many seeds.
+//!
+//! The macro only rewrites syntax; everything it generates calls the `crashtest` runner, so
+//! the behaviour (seeds, threads, reports) lives in ordinary, tested library code. It captures
+//! the package, crate and module path at the call site so that a failure can print the exact
+//! command that reproduces it.
+
+use proc_macro::TokenStream;
+use quote::quote;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
+
+/// Turns an `async fn` with no arguments into a test that runs it as the body of a
+/// simulation, once per seed.
+///
+/// Arguments, all optional:
+/// - `seeds = N`: how many seeds to run (default 16; `CRASHTEST_SEEDS` overrides);
+/// - `seed = N`: run exactly this seed (`CRASHTEST_SEED` overrides);
+/// - `config = path`: a `fn() -> crashtest::Config` giving the run's configuration.
+///
+/// ```ignore
+/// #[crashtest::test(seeds = 100)]
+/// async fn replicas_agree() {
+///     // build nodes, inject faults, check invariants
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(item as ItemFn);
+    let args = match Punctuated::<Meta, Token![,]>::parse_terminated.parse(args) {
+        Ok(args) => args,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match expand(args, input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn expand(
+    args: Punctuated<Meta, Token![,]>,
+    input: ItemFn,
+) -> syn::Result<proc_macro2::TokenStream> {
+    if input.sig.asyncness.is_none() || !input.sig.inputs.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &input.sig,
+            "#[crashtest::test] goes on an `async fn` with no arguments",
+        ));
+    }
+    let mut seeds = quote!(::core::option::Option::None);
+    let mut seed = quote!(::core::option::Option::None);
+    let mut config = quote!(::crashtest::Config::default);
+    for arg in args {
+        let Meta::NameValue(pair) = &arg else {
+            return Err(syn::Error::new_spanned(
+                arg,
+                "expected `seeds = N`, `seed = N` or `config = path`",
+            ));
+        };
+        let value: &Expr = &pair.value;
+        if pair.path.is_ident("seeds") {
+            seeds = quote!(::core::option::Option::Some(#value));
+        } else if pair.path.is_ident("seed") {
+            seed = quote!(::core::option::Option::Some(#value));
+        } else if pair.path.is_ident("config") {
+            config = quote!(#value);
+        } else {
+            return Err(syn::Error::new_spanned(
+                &pair.path,
+                "unknown argument: expected `seeds`, `seed` or `config`",
+            ));
+        }
+    }
+    let attrs = &input.attrs;
+    let vis = &input.vis;
+    let name = &input.sig.ident;
+    let output = &input.sig.output;
+    let body = &input.block;
+    Ok(quote! {
+        #[::core::prelude::v1::test]
+        #(#attrs)*
+        #vis fn #name() {
+            async fn body() #output #body
+            ::crashtest::runner::run_test(
+                ::crashtest::runner::TestSpec {
+                    name: ::core::stringify!(#name),
+                    module_path: ::core::module_path!(),
+                    package: ::core::env!("CARGO_PKG_NAME"),
+                    crate_name: ::core::env!("CARGO_CRATE_NAME"),
+                    seeds: #seeds,
+                    seed: #seed,
+                    config: #config,
+                },
+                body,
+            );
+        }
+    })
+}

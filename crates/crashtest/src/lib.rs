@@ -1,0 +1,42 @@
+//! crashtest: deterministic simulation testing for Rust.
+//!
+//! Write the program against `crashtest`'s tokio-shaped modules ([`spawn`], [`time`],
+//! [`task`]) and tokio's runtime-agnostic parts (`tokio::sync`, `futures`). In production those
+//! calls go to tokio. Under test, a simulation runs the whole cluster on one thread, in a
+//! world that owns the scheduler, the clocks and randomness: one seed replays a run exactly,
+//! and virtual time makes an hour of sleeping cost nothing.
+//!
+//! ```
+//! use crashtest::{node, time};
+//! use std::time::Duration;
+//!
+//! #[crashtest::test(seeds = 8)]
+//! async fn a_restarted_node_runs_its_main_again() {
+//!     let starts = std::rc::Rc::new(std::cell::Cell::new(0));
+//!     let counter = starts.clone();
+//!     let server = node::create("server", move || {
+//!         counter.set(counter.get() + 1);
+//!         std::future::pending()
+//!     });
+//!     time::sleep(Duration::from_secs(1)).await;
+//!     server.kill();
+//!     server.restart();
+//!     assert_eq!(starts.get(), 2);
+//! }
+//! ```
+//!
+//! The [`runner`] module documents the environment variables (`CRASHTEST_SEED`,
+//! `CRASHTEST_SEEDS`, ...) and what a failure report holds.
+
+pub mod runner;
+
+pub use crashtest_core::{
+    Config, Divergence, FailureKind, JoinHandle, RunFailure, RunSummary, Sim, check_determinism,
+    node, plumbing, report, spawn, task, time, trace,
+};
+pub use crashtest_macros::test;
+
+/// Seeded randomness: the calling node's stream, the generator, integer ratios.
+pub mod rand {
+    pub use crashtest_core::rng::{NodeRng, Ratio, Rng, Streams, derive_seed, node_rng as rng};
+}

@@ -1,0 +1,221 @@
+//! The test runner behind `#[crashtest::test]`: many seeds, several threads, one clear report.
+//!
+//! Seeds are handed out to worker threads from a shared counter; each seed is a whole
+//! simulation on its thread, so workers share nothing but the counter and the list of
+//! failures. The first seed is run twice and compared event by event (a determinism check
+//! that costs one extra run per test). After a failure no new seed starts, and the report
+//! shows the lowest failing seed: the one a rerun with the same settings finds first.
+
+mod reproduce;
+mod settings;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crashtest_core::{Divergence, RunFailure, Sim, check_determinism};
+
+pub use reproduce::TestSpec;
+pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
+
+/// What a passing test run did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The first seed run.
+    pub start: u64,
+    /// How many seeds ran.
+    pub seeds: u64,
+    /// The fingerprint of the first seed (the same on every run of this code).
+    pub first_fingerprint: u64,
+    /// Whether the first seed was run twice and matched.
+    pub determinism_checked: bool,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "crashtest: {} seeds passed ({}..={}); seed {} fingerprint {:016x}{}",
+            self.seeds,
+            self.start,
+            self.start + (self.seeds - 1),
+            self.start,
+            self.first_fingerprint,
+            if self.determinism_checked {
+                ", deterministic"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// What went wrong, with what it takes to reproduce it.
+#[derive(Debug)]
+pub struct FailureReport {
+    /// The failing seed.
+    pub seed: u64,
+    /// The commit the failure was found on.
+    pub commit: String,
+    /// The command that runs exactly this seed.
+    pub command: String,
+    /// The test, as libtest names it.
+    pub test: String,
+    /// The failure itself.
+    pub cause: Cause,
+}
+
+/// Why a seed failed.
+#[derive(Debug)]
+pub enum Cause {
+    /// The run failed (panic, deadlock, livelock, time limit, a failed check).
+    Run(Box<RunFailure>),
+    /// Two runs of the seed did different things.
+    Nondeterminism(Box<Divergence>),
+}
+
+impl fmt::Display for FailureReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "crashtest: test {} FAILED", self.test)?;
+        match &self.cause {
+            Cause::Run(failure) => write!(f, "{failure}")?,
+            Cause::Nondeterminism(divergence) => write!(f, "{divergence}")?,
+        }
+        writeln!(f, "  commit:    {}", self.commit)?;
+        writeln!(f, "  reproduce: {}", self.command)
+    }
+}
+
+/// Runs a test's seeds with settings from its attribute and the environment, and panics with
+/// the failure report if a seed fails. This is what `#[crashtest::test]` expands to.
+///
+/// # Panics
+///
+/// Panics if a seed fails, or if an environment variable is malformed.
+///
+/// ```
+/// use crashtest::runner::{run_test, TestSpec};
+///
+/// async fn body() {
+///     crashtest::time::sleep(std::time::Duration::from_secs(1)).await;
+/// }
+/// let spec = TestSpec {
+///     name: "sleeps",
+///     module_path: "doc",
+///     package: "crashtest",
+///     crate_name: "doc",
+///     seeds: Some(4),
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// run_test(spec, body);
+/// ```
+pub fn run_test<F, Fut>(spec: TestSpec, body: F)
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
+        .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    match run_seeds(&spec, &settings, &body) {
+        Ok(outcome) => println!("{outcome}"),
+        Err(report) => {
+            eprintln!("{report}");
+            panic!(
+                "crashtest: seed {} failed; reproduce with: {}",
+                report.seed, report.command
+            );
+        }
+    }
+}
+
+/// Runs the seeds of `settings` and returns what happened (the library form of [`run_test`]).
+///
+/// ```
+/// use crashtest::runner::{run_seeds, Settings, TestSpec};
+///
+/// async fn body() {
+///     let roll = crashtest::rand::rng().next_u64() % 6;
+///     assert!(roll != 5, "rolled a six");
+/// }
+/// let spec = TestSpec {
+///     name: "never_six",
+///     module_path: "dice",
+///     package: "dice",
+///     crate_name: "dice",
+///     seeds: None,
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// let settings = Settings { start: 0, count: 100, threads: 2, check_determinism: true };
+/// let report = run_seeds(&spec, &settings, &body).unwrap_err();
+/// assert!(report.to_string().contains("rolled a six"));
+/// assert!(report.command.starts_with(&format!("CRASHTEST_SEED={} ", report.seed)));
+/// ```
+pub fn run_seeds<F, Fut>(
+    spec: &TestSpec,
+    settings: &Settings,
+    body: &F,
+) -> Result<Outcome, Box<FailureReport>>
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let config = (spec.config)();
+    let report = |seed, cause| {
+        Box::new(FailureReport {
+            seed,
+            commit: reproduce::commit(),
+            command: spec.reproduce_command(seed),
+            test: spec.test_path(),
+            cause,
+        })
+    };
+    let first = settings.start;
+    let first_fingerprint = if settings.check_determinism {
+        match check_determinism(first, config.clone(), body) {
+            Err(divergence) => return Err(report(first, Cause::Nondeterminism(divergence))),
+            Ok(Err(failure)) => return Err(report(first, Cause::Run(failure))),
+            Ok(Ok(summary)) => summary.fingerprint,
+        }
+    } else {
+        match Sim::with_config(first, config.clone()).run(body()) {
+            Err(failure) => return Err(report(first, Cause::Run(failure))),
+            Ok(summary) => summary.fingerprint,
+        }
+    };
+    let next = AtomicU64::new(1);
+    let stop = AtomicBool::new(false);
+    let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..settings.threads {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= settings.count {
+                        break;
+                    }
+                    let seed = settings.start + index;
+                    if let Err(failure) = Sim::with_config(seed, config.clone()).run(body()) {
+                        stop.store(true, Ordering::Relaxed);
+                        failures
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(failure);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    match failures.into_iter().min_by_key(|f| f.summary.seed) {
+        Some(failure) => Err(report(failure.summary.seed, Cause::Run(failure))),
+        None => Ok(Outcome {
+            start: settings.start,
+            seeds: settings.count,
+            first_fingerprint,
+            determinism_checked: settings.check_determinism,
+        }),
+    }
+}

@@ -1,0 +1,105 @@
+//! The commit a failure was found on and the command that reproduces it.
+//!
+//! A seed replays only on the same code, so a report names the commit (from
+//! `CRASHTEST_COMMIT`, else `git rev-parse HEAD` in the package's directory, marked `-dirty`
+//! when the work tree has changes) next to a command that can be pasted into a shell.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Where a test lives, as the macro captured it at the call site.
+#[derive(Clone, Copy, Debug)]
+pub struct TestSpec {
+    /// The test function's name.
+    pub name: &'static str,
+    /// `module_path!()` at the test.
+    pub module_path: &'static str,
+    /// `CARGO_PKG_NAME` of the test's package.
+    pub package: &'static str,
+    /// `CARGO_CRATE_NAME` of the test's target (the library, or an integration test file).
+    pub crate_name: &'static str,
+    /// Seeds from the attribute.
+    pub seeds: Option<u64>,
+    /// A fixed seed from the attribute.
+    pub seed: Option<u64>,
+    /// The run configuration.
+    pub config: fn() -> crashtest_core::Config,
+}
+
+impl TestSpec {
+    /// The test's path as libtest names it (the module path without the crate, then the name).
+    ///
+    /// ```
+    /// let spec = crashtest::runner::TestSpec {
+    ///     name: "agree",
+    ///     module_path: "my_crate::raft::tests",
+    ///     package: "my-crate",
+    ///     crate_name: "my_crate",
+    ///     seeds: None,
+    ///     seed: None,
+    ///     config: crashtest::Config::default,
+    /// };
+    /// assert_eq!(spec.test_path(), "raft::tests::agree");
+    /// ```
+    pub fn test_path(&self) -> String {
+        match self.module_path.split_once("::") {
+            Some((_, rest)) => format!("{rest}::{}", self.name),
+            None => self.name.to_owned(),
+        }
+    }
+
+    /// The shell command that runs exactly `seed` of this test.
+    ///
+    /// ```
+    /// let spec = crashtest::runner::TestSpec {
+    ///     name: "agree",
+    ///     module_path: "cluster",
+    ///     package: "my-db",
+    ///     crate_name: "cluster",
+    ///     seeds: None,
+    ///     seed: None,
+    ///     config: crashtest::Config::default,
+    /// };
+    /// assert_eq!(
+    ///     spec.reproduce_command(42),
+    ///     "CRASHTEST_SEED=42 cargo test -p my-db --test cluster -- agree --exact"
+    /// );
+    /// ```
+    pub fn reproduce_command(&self, seed: u64) -> String {
+        let target = if self.crate_name == self.package.replace('-', "_") {
+            "--lib".to_owned()
+        } else {
+            format!("--test {}", self.crate_name)
+        };
+        format!(
+            "CRASHTEST_SEED={seed} cargo test -p {} {target} -- {} --exact",
+            self.package,
+            self.test_path()
+        )
+    }
+}
+
+/// The commit under test: `CRASHTEST_COMMIT`, else git's HEAD (with `-dirty` if the tree has
+/// changes), else `unknown`.
+pub(crate) fn commit() -> String {
+    if let Ok(commit) = std::env::var("CRASHTEST_COMMIT") {
+        return commit;
+    }
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(Path::new(&dir))
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    match git(&["rev-parse", "HEAD"]) {
+        Some(head) => match git(&["status", "--porcelain"]) {
+            Some(status) if !status.is_empty() => format!("{head}-dirty"),
+            _ => head,
+        },
+        None => "unknown".to_owned(),
+    }
+}

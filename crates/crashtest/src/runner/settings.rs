@@ -1,0 +1,196 @@
+//! Which seeds a test runs and on how many threads: attribute values, overridden by the
+//! environment.
+//!
+//! | variable | meaning |
+//! |---|---|
+//! | `CRASHTEST_SEED` | run exactly this seed (replay a failure) |
+//! | `CRASHTEST_SEEDS` | how many seeds to run |
+//! | `CRASHTEST_SEED_START` | the first seed of the range (default 0) |
+//! | `CRASHTEST_THREADS` | threads running seeds at once (default: one per core) |
+//! | `CRASHTEST_CHECK_DETERMINISM` | `0` turns off the double run of the first seed |
+//!
+//! A malformed value is an error that names the variable and what it takes: a silent default
+//! would run other seeds than the user asked for.
+
+use std::fmt;
+
+/// Seeds a `#[crashtest::test]` runs when neither the attribute nor the environment says.
+pub const DEFAULT_SEEDS: u64 = 16;
+
+/// The resolved plan of a test run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The first seed.
+    pub start: u64,
+    /// How many consecutive seeds from `start`.
+    pub count: u64,
+    /// Threads running seeds at once.
+    pub threads: usize,
+    /// Whether the first seed runs twice to check determinism.
+    pub check_determinism: bool,
+}
+
+/// An environment variable with a value it cannot take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadSetting {
+    variable: &'static str,
+    value: String,
+    expected: &'static str,
+}
+
+impl fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}={:?} is not valid: it takes {}; unset it or fix its value",
+            self.variable, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for BadSetting {}
+
+fn parse<T: std::str::FromStr>(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    variable: &'static str,
+    expected: &'static str,
+    valid: impl Fn(&T) -> bool,
+) -> Result<Option<T>, BadSetting> {
+    let Some(value) = lookup(variable) else {
+        return Ok(None);
+    };
+    match value.trim().parse::<T>() {
+        Ok(parsed) if valid(&parsed) => Ok(Some(parsed)),
+        _ => Err(BadSetting {
+            variable,
+            value,
+            expected,
+        }),
+    }
+}
+
+impl Settings {
+    /// Resolves the plan from the attribute's values and an environment lookup.
+    ///
+    /// ```
+    /// use crashtest::runner::Settings;
+    ///
+    /// let env = |name: &str| (name == "CRASHTEST_SEEDS").then(|| "5".to_owned());
+    /// let settings = Settings::resolve(Some(100), None, &env).unwrap();
+    /// assert_eq!((settings.start, settings.count), (0, 5));
+    ///
+    /// let env = |name: &str| (name == "CRASHTEST_SEEDS").then(|| "many".to_owned());
+    /// let error = Settings::resolve(None, None, &env).unwrap_err();
+    /// assert!(error.to_string().contains("CRASHTEST_SEEDS"));
+    /// ```
+    pub fn resolve(
+        attr_seeds: Option<u64>,
+        attr_seed: Option<u64>,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Settings, BadSetting> {
+        let env_seed = parse::<u64>(lookup, "CRASHTEST_SEED", "a seed (a u64)", |_| true)?;
+        let env_seeds = parse::<u64>(
+            lookup,
+            "CRASHTEST_SEEDS",
+            "a count of seeds, at least 1",
+            |n| *n > 0,
+        )?;
+        let env_start = parse::<u64>(
+            lookup,
+            "CRASHTEST_SEED_START",
+            "a first seed (a u64)",
+            |_| true,
+        )?;
+        let env_threads = parse::<usize>(
+            lookup,
+            "CRASHTEST_THREADS",
+            "a thread count, at least 1",
+            |n| *n > 0,
+        )?;
+        let env_check = parse::<u8>(lookup, "CRASHTEST_CHECK_DETERMINISM", "0 or 1", |n| *n <= 1)?;
+        let (start, count) = match (env_seed, env_seeds, attr_seed) {
+            (Some(seed), _, _) => (seed, 1),
+            (None, Some(count), _) => (env_start.unwrap_or(0), count),
+            (None, None, Some(seed)) => (seed, 1),
+            (None, None, None) => (env_start.unwrap_or(0), attr_seeds.unwrap_or(DEFAULT_SEEDS)),
+        };
+        assert!(count > 0, "a test runs at least one seed");
+        assert!(
+            start.checked_add(count - 1).is_some(),
+            "seed range {start}+{count} overflows u64"
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = env_threads
+            .unwrap_or(cores)
+            .min(usize::try_from(count).unwrap_or(usize::MAX));
+        Ok(Settings {
+            start,
+            count,
+            threads,
+            check_determinism: env_check != Some(0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    #[test]
+    fn env_seed_overrides_everything() {
+        let s = Settings::resolve(Some(50), Some(3), &env(&[("CRASHTEST_SEED", "77")])).unwrap();
+        assert_eq!((s.start, s.count), (77, 1));
+    }
+
+    #[test]
+    fn attribute_seed_runs_one_seed() {
+        let s = Settings::resolve(Some(50), Some(3), &env(&[])).unwrap();
+        assert_eq!((s.start, s.count), (3, 1));
+    }
+
+    #[test]
+    fn env_count_and_start_make_a_range() {
+        let vars = [("CRASHTEST_SEEDS", "10"), ("CRASHTEST_SEED_START", "1000")];
+        let s = Settings::resolve(Some(50), None, &env(&vars)).unwrap();
+        assert_eq!((s.start, s.count), (1000, 10));
+    }
+
+    #[test]
+    fn defaults_apply_without_attribute_or_env() {
+        let s = Settings::resolve(None, None, &env(&[])).unwrap();
+        assert_eq!((s.start, s.count), (0, DEFAULT_SEEDS));
+        assert!(s.check_determinism);
+    }
+
+    #[test]
+    fn malformed_values_name_the_variable() {
+        for (var, value) in [
+            ("CRASHTEST_SEED", "-1"),
+            ("CRASHTEST_SEEDS", "0"),
+            ("CRASHTEST_THREADS", "x"),
+            ("CRASHTEST_CHECK_DETERMINISM", "yes"),
+        ] {
+            let error = Settings::resolve(None, None, &env(&[(var, value)])).unwrap_err();
+            assert!(error.to_string().contains(var), "{error}");
+        }
+    }
+
+    #[test]
+    fn threads_never_exceed_seeds() {
+        let s = Settings::resolve(Some(1), None, &env(&[("CRASHTEST_THREADS", "8")])).unwrap();
+        assert_eq!(s.threads, 1);
+    }
+}
