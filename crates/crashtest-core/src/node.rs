@@ -23,11 +23,23 @@ use crate::trace::EventKind;
 use crate::world;
 
 /// Identifies a node within one run; node 0 is the supervisor (the test body).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let n = crashtest_core::node::create("a", || async {});
+/// assert_eq!(n.id().to_string(), "n1");
+/// assert_ne!(n.id(), crashtest_core::node::NodeId::SUPERVISOR);
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub(crate) u32);
 
 impl NodeId {
     /// The supervisor: the test body and the tasks it spawns.
+    ///
+    /// ```
+    /// assert_eq!(crashtest_core::node::NodeId::SUPERVISOR.index(), 0);
+    /// ```
     pub const SUPERVISOR: NodeId = NodeId(0);
 
     /// The id as an index (0 for the supervisor, then in creation order).
@@ -47,6 +59,16 @@ impl fmt::Display for NodeId {
 }
 
 /// Whether a node's tasks run.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// use crashtest_core::node::{self, NodeStatus};
+/// let n = node::create("a", || std::future::pending());
+/// assert_eq!(n.status(), NodeStatus::Running);
+/// n.kill();
+/// assert_eq!(n.status(), NodeStatus::Dead);
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeStatus {
     /// Scheduled as usual.

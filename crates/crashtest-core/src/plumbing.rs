@@ -17,6 +17,25 @@ use crate::trace::EventKind;
 use crate::world;
 
 /// Told of node life-cycle changes, after the change is done.
+///
+/// ```
+/// use crashtest_core::{node::NodeId, plumbing::{self, NodeHook}};
+/// use std::{cell::Cell, rc::Rc};
+///
+/// #[derive(Default)]
+/// struct Kills(Cell<u32>);
+/// impl NodeHook for Kills {
+///     fn node_killed(&self, _: NodeId) {
+///         self.0.set(self.0.get() + 1);
+///     }
+/// }
+/// crashtest_core::Sim::new(1).run(async {
+///     let kills = Rc::new(Kills::default());
+///     plumbing::add_node_hook(kills.clone());
+///     crashtest_core::node::create("a", || std::future::pending()).kill();
+///     assert_eq!(kills.0.get(), 1);
+/// }).unwrap();
+/// ```
 pub trait NodeHook {
     /// The node was killed (its tasks are already dropped).
     fn node_killed(&self, node: NodeId) {

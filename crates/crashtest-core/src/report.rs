@@ -10,6 +10,12 @@ use std::time::Duration;
 use crate::trace::Event;
 
 /// The result of a run that ended because its body completed.
+///
+/// ```
+/// let summary = crashtest_core::Sim::new(3).run(async {}).unwrap();
+/// assert_eq!(summary.seed, 3);
+/// assert!(summary.to_string().starts_with("seed 3 passed"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunSummary {
     /// The root seed of the run.
@@ -37,6 +43,12 @@ impl fmt::Display for RunSummary {
 }
 
 /// What went wrong in a failed run.
+///
+/// ```
+/// use crashtest_core::{FailureKind, Sim};
+/// let failure = Sim::new(1).run(std::future::pending()).unwrap_err();
+/// assert!(matches!(failure.kind, FailureKind::Deadlock { .. }));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FailureKind {
@@ -113,6 +125,13 @@ impl fmt::Display for FailureKind {
 ///
 /// Its `Debug` form is the readable report, so that `.unwrap()` on a failed run prints
 /// something a person can act on.
+///
+/// ```
+/// let failure = crashtest_core::Sim::new(4).run(async { panic!("invariant broken") }).unwrap_err();
+/// assert_eq!(failure.summary.seed, 4);
+/// assert_eq!(failure.node.as_deref(), Some("supervisor"));
+/// assert!(failure.to_string().contains("invariant broken"));
+/// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RunFailure {
     /// The run's figures up to the failure.

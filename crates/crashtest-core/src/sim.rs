@@ -186,6 +186,18 @@ impl Sim {
 }
 
 /// Two runs of one seed that did not do the same thing.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// static RUNS: AtomicU64 = AtomicU64::new(0);
+/// let divergence = crashtest_core::check_determinism(1, Default::default(), || async {
+///     // State kept between runs makes the second run differ from the first.
+///     let extra = RUNS.fetch_add(1, Ordering::SeqCst);
+///     crashtest_core::time::sleep(std::time::Duration::from_millis(1 + extra)).await;
+/// })
+/// .unwrap_err();
+/// assert_eq!(divergence.first.last().unwrap().index, divergence.index);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Divergence {
     /// The seed run twice.

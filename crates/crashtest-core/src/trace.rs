@@ -19,6 +19,13 @@ use crate::node::NodeId;
 use crate::task::TaskId;
 
 /// What happened, without when.
+///
+/// ```
+/// use crashtest_core::{trace::EventKind, Config, Sim};
+/// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
+/// let trace = summary.trace.unwrap();
+/// assert!(matches!(trace[0].kind, EventKind::Spawn { .. }));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EventKind {
@@ -100,6 +107,14 @@ pub enum EventKind {
 }
 
 /// One event of a run: what happened, when, and on which node.
+///
+/// ```
+/// use crashtest_core::{Config, Sim};
+/// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
+/// let first = &summary.trace.unwrap()[0];
+/// assert_eq!((first.index, first.time_ns), (0, 0));
+/// println!("{first}"); // `#0  0.000000000s n0  spawn t0 on n0`
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
     /// The index of this event in the run (0 for the first).

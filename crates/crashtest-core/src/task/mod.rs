@@ -26,6 +26,13 @@ use crate::world;
 ///
 /// The serial number counts spawns from the start of the run, so `t12` is the thirteenth
 /// task spawned; it is stable across replays of the same seed.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let id = crashtest_core::task::id();
+/// assert_eq!(id.to_string(), "t0");
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TaskId {
     pub(crate) slot: u32,
@@ -84,6 +91,15 @@ pub fn id() -> TaskId {
 }
 
 /// Why awaiting a [`JoinHandle`] gave no output.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let handle = crashtest_core::spawn(std::future::pending::<()>());
+/// handle.abort();
+/// let error = handle.await.unwrap_err();
+/// assert_eq!(error.to_string(), "task was cancelled");
+/// # }).unwrap();
+/// ```
 #[derive(Debug)]
 pub struct JoinError {
     repr: JoinErrorRepr,

@@ -8,6 +8,14 @@ use std::time::Duration;
 use super::{Instant, Sleep, sleep_until};
 
 /// What an [`Interval`] does with ticks it missed because its task was late.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// use crashtest_core::time::{interval, MissedTickBehavior};
+/// let mut ticks = interval(std::time::Duration::from_secs(1));
+/// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MissedTickBehavior {
     /// Fire the missed ticks at once, then keep the original schedule.
@@ -66,6 +74,16 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 }
 
 /// The stream returned by [`interval`] and [`interval_at`].
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let mut ticks = crashtest_core::time::interval(std::time::Duration::from_millis(100));
+/// for _ in 0..3 {
+///     ticks.tick().await;
+/// }
+/// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 200_000_000);
+/// # }).unwrap();
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     next: Instant,

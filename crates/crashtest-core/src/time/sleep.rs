@@ -52,6 +52,13 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 }
 
 /// The future returned by [`sleep`] and [`sleep_until`].
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let sleep: crashtest_core::time::Sleep = crashtest_core::time::sleep(std::time::Duration::from_secs(2));
+/// sleep.await;
+/// # }).unwrap();
+/// ```
 pub struct Sleep {
     deadline: Instant,
     state: State,

@@ -9,6 +9,15 @@ use std::time::Duration;
 use super::{Instant, Sleep, sleep, sleep_until};
 
 /// The error of a [`timeout`] whose deadline passed first.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// use crashtest_core::time;
+/// let late = time::timeout(std::time::Duration::ZERO, std::future::pending::<()>()).await;
+/// let error: time::Elapsed = late.unwrap_err();
+/// assert_eq!(std::io::Error::from(error).kind(), std::io::ErrorKind::TimedOut);
+/// # }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Elapsed(());
 
@@ -64,6 +73,14 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 pin_project_lite::pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let t: crashtest_core::time::Timeout<_> =
+    ///     crashtest_core::time::timeout(std::time::Duration::from_secs(1), async { 1 });
+    /// assert_eq!(t.await, Ok(1));
+    /// # }).unwrap();
+    /// ```
     #[derive(Debug)]
     pub struct Timeout<F> {
         #[pin]

@@ -17,6 +17,13 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Identifies an armed timer (opaque).
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let key: crashtest_core::plumbing::TimerKey = crashtest_core::plumbing::call_at(5, || {});
+///     crashtest_core::plumbing::cancel(key);
+/// }).unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimerKey {
     slot: u32,

@@ -20,6 +20,22 @@ pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
 
 /// What a passing test run did.
+///
+/// ```
+/// use crashtest::runner::{run_seeds, Settings, TestSpec};
+/// let spec = TestSpec {
+///     name: "works",
+///     module_path: "demo",
+///     package: "demo",
+///     crate_name: "demo",
+///     seeds: None,
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// let settings = Settings { start: 10, count: 3, threads: 1, check_determinism: true };
+/// let outcome = run_seeds(&spec, &settings, &|| async {}).unwrap();
+/// assert_eq!((outcome.start, outcome.seeds), (10, 3));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     /// The first seed run.
@@ -52,6 +68,23 @@ impl fmt::Display for Outcome {
 }
 
 /// What went wrong, with what it takes to reproduce it.
+///
+/// ```
+/// use crashtest::runner::{run_seeds, Settings, TestSpec};
+/// let spec = TestSpec {
+///     name: "works",
+///     module_path: "demo",
+///     package: "demo",
+///     crate_name: "demo",
+///     seeds: None,
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// let settings = Settings { start: 0, count: 1, threads: 1, check_determinism: false };
+/// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
+/// assert_eq!(report.seed, 0);
+/// assert_eq!(report.test, "works");
+/// ```
 #[derive(Debug)]
 pub struct FailureReport {
     /// The failing seed.
@@ -67,6 +100,22 @@ pub struct FailureReport {
 }
 
 /// Why a seed failed.
+///
+/// ```
+/// use crashtest::runner::{run_seeds, Cause, Settings, TestSpec};
+/// let spec = TestSpec {
+///     name: "works",
+///     module_path: "demo",
+///     package: "demo",
+///     crate_name: "demo",
+///     seeds: None,
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// let settings = Settings { start: 0, count: 1, threads: 1, check_determinism: false };
+/// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
+/// assert!(matches!(report.cause, Cause::Run(_)));
+/// ```
 #[derive(Debug)]
 pub enum Cause {
     /// The run failed (panic, deadlock, livelock, time limit, a failed check).

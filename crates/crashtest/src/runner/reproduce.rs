@@ -8,6 +8,19 @@ use std::path::Path;
 use std::process::Command;
 
 /// Where a test lives, as the macro captured it at the call site.
+///
+/// ```
+/// let spec = crashtest::runner::TestSpec {
+///     name: "works",
+///     module_path: "demo",
+///     package: "demo",
+///     crate_name: "demo",
+///     seeds: None,
+///     seed: None,
+///     config: crashtest::Config::default,
+/// };
+/// assert_eq!(spec.test_path(), "works");
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct TestSpec {
     /// The test function's name.

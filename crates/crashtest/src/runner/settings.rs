@@ -15,9 +15,19 @@
 use std::fmt;
 
 /// Seeds a `#[crashtest::test]` runs when neither the attribute nor the environment says.
+///
+/// ```
+/// let settings = crashtest::runner::Settings::resolve(None, None, &|_| None).unwrap();
+/// assert_eq!(settings.count, crashtest::runner::DEFAULT_SEEDS);
+/// ```
 pub const DEFAULT_SEEDS: u64 = 16;
 
 /// The resolved plan of a test run.
+///
+/// ```
+/// let settings = crashtest::runner::Settings::resolve(Some(8), None, &|_| None).unwrap();
+/// assert_eq!((settings.start, settings.count), (0, 8));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// The first seed.
@@ -31,6 +41,12 @@ pub struct Settings {
 }
 
 /// An environment variable with a value it cannot take.
+///
+/// ```
+/// let env = |name: &str| (name == "CRASHTEST_THREADS").then(|| "lots".to_owned());
+/// let error = crashtest::runner::Settings::resolve(None, None, &env).unwrap_err();
+/// assert!(error.to_string().contains("CRASHTEST_THREADS=\"lots\""));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadSetting {
     variable: &'static str,
