@@ -296,3 +296,16 @@ where
 pub fn note_fault(node: NodeId, text: String) {
     world::with(|w| w.note_fault(node, text));
 }
+
+/// The calling node's wall clock in nanoseconds since the Unix epoch (what
+/// [`crate::time::system_time`] returns), or `None` outside a simulation.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let ns = crashtest_core::plumbing::wall_clock_ns().unwrap();
+///     assert!(ns > 1_767_225_600 * 1_000_000_000 - 1);
+/// }).unwrap();
+/// ```
+pub fn wall_clock_ns() -> Option<i64> {
+    world::with(|w| w.nodes.borrow().wall_clock_ns(w.current_node(), w.now_ns()))
+}
