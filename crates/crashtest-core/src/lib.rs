@@ -18,6 +18,8 @@
 //! - [`trace`]: events and the fingerprint.
 //! - [`report`]: run summaries and failure reports.
 //! - [`plumbing`]: the seam for simulator components (network, disk).
+//! - [`fault`]: fault decisions (drawn always, maskable) and `buggify!`.
+//! - [`coverage`]: `probe!`, `sometimes!` and the coverage report.
 //!
 //! ```
 //! use crashtest_core::{node, spawn, time, Sim};
@@ -48,6 +50,8 @@
 //! assert_eq!(summary.elapsed, Duration::from_millis(30));
 //! ```
 
+pub mod coverage;
+pub mod fault;
 pub mod node;
 mod panic_capture;
 pub mod plumbing;
@@ -60,6 +64,6 @@ pub mod trace;
 mod watchdog;
 mod world;
 
-pub use report::{FailureKind, RunFailure, RunSummary};
+pub use report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 pub use sim::{Config, Divergence, Sim, check_determinism};
 pub use task::{JoinHandle, spawn};

@@ -357,7 +357,10 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn kill(&self) {
-        in_sim("Node::kill", |w| w.kill_node(self.id));
+        in_sim("Node::kill", |w| {
+            w.note_fault(self.id, None, "kill".into());
+            w.kill_node(self.id);
+        });
     }
 
     /// Starts the node again from its factory; a live node is killed first (a reboot).
@@ -402,7 +405,10 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn pause(&self) {
-        in_sim("Node::pause", |w| w.pause_node(self.id));
+        in_sim("Node::pause", |w| {
+            w.note_fault(self.id, None, "pause".into());
+            w.pause_node(self.id);
+        });
     }
 
     /// Schedules a paused node's tasks again.

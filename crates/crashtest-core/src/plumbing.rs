@@ -282,8 +282,10 @@ where
     crate::task::spawn_sim_on(node, Some(name), future)
 }
 
-/// Records an injected fault on behalf of `node`: it goes into the trace and into the list of
-/// faults that a failure report shows.
+/// Records a fault applied on behalf of `node` without a draw (a test's explicit partition):
+/// it goes into the trace and into the list of faults that a failure report shows. Faults
+/// drawn from the seed go through [`crate::fault::inject`] instead, which numbers them so
+/// that they can be masked.
 ///
 /// ```
 /// let failed = crashtest_core::Sim::new(1).run(async {
@@ -294,7 +296,7 @@ where
 /// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
 /// ```
 pub fn note_fault(node: NodeId, text: String) {
-    world::with(|w| w.note_fault(node, text));
+    world::with(|w| w.note_fault(node, None, text));
 }
 
 /// The calling node's wall clock in nanoseconds since the Unix epoch (what

@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::coverage::{Counts, SiteKey};
 use crate::trace::Event;
 
 /// The result of a run that ended because its body completed.
@@ -30,6 +31,41 @@ pub struct RunSummary {
     pub fingerprint: u64,
     /// Every event of the run, when the run was configured to record them.
     pub trace: Option<Vec<Event>>,
+    /// How often each coverage site was reached and fired in this run.
+    pub coverage: Vec<(SiteKey, Counts)>,
+}
+
+/// A fault applied to the run, as the failure report lists it.
+///
+/// ```
+/// let failure = crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("db", || std::future::pending());
+///     n.kill();
+///     panic!("after the kill");
+/// }).unwrap_err();
+/// let kill = &failure.faults[0];
+/// assert_eq!((kill.id, kill.node.as_str(), kill.text.as_str()), (None, "db", "kill"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InjectedFault {
+    /// The fault's id when it was drawn from the seed (maskable); `None` for faults the test
+    /// applied by itself.
+    pub id: Option<u64>,
+    /// Virtual time of the fault.
+    pub time: Duration,
+    /// The node it hit.
+    pub node: String,
+    /// What it was.
+    pub text: String,
+}
+
+impl fmt::Display for InjectedFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(id) = self.id {
+            write!(f, "#{id} ")?;
+        }
+        write!(f, "{:?} {}: {}", self.time, self.node, self.text)
+    }
 }
 
 impl fmt::Display for RunSummary {
@@ -146,8 +182,8 @@ pub struct RunFailure {
     pub tail: Vec<Event>,
     /// Node names by node id, to read the tail.
     pub node_names: Vec<String>,
-    /// The faults injected before the failure, oldest first, as `time description`.
-    pub faults: Vec<String>,
+    /// The faults applied before the failure, oldest first.
+    pub faults: Vec<InjectedFault>,
 }
 
 impl fmt::Display for RunFailure {

@@ -1,5 +1,6 @@
 //! `Sim`: configure and run one simulation; `check_determinism`: run it twice and compare.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
 use std::time::Duration;
@@ -28,6 +29,9 @@ pub struct Config {
     pub(crate) poll_cost_ns: (u64, u64),
     pub(crate) livelock_polls: u64,
     pub(crate) poll_timeout: Duration,
+    pub(crate) buggify: bool,
+    pub(crate) sleep_stretch: Option<Duration>,
+    pub(crate) masked_faults: BTreeSet<u64>,
 }
 
 impl Default for Config {
@@ -43,11 +47,61 @@ impl Default for Config {
             poll_cost_ns: (0, 0),
             livelock_polls: 50_000_000,
             poll_timeout: Duration::from_secs(poll_timeout_s),
+            buggify: true,
+            sleep_stretch: None,
+            masked_faults: BTreeSet::new(),
         }
     }
 }
 
 impl Config {
+    /// Turns `buggify!` sites on (the default) or off for the run.
+    ///
+    /// ```
+    /// let config = crashtest_core::Config::default().buggify(false);
+    /// crashtest_core::Sim::with_config(1, config).run(async {
+    ///     assert!(!crashtest_core::buggify!(crashtest_core::rng::Ratio::ALWAYS));
+    /// }).unwrap();
+    /// ```
+    pub fn buggify(mut self, on: bool) -> Config {
+        self.buggify = on;
+        self
+    }
+
+    /// Stretches one sleep in four by a heavy-tailed extra delay of at most `max`
+    /// (FoundationDB's buggified delay; off by default). Timers then fire late, as under load.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let config = crashtest_core::Config::default().sleep_stretch(Duration::from_millis(200));
+    /// crashtest_core::Sim::with_config(1, config).run(async {
+    ///     let start = crashtest_core::time::Instant::now();
+    ///     crashtest_core::time::sleep(Duration::from_secs(1)).await;
+    ///     assert!(start.elapsed() >= Duration::from_secs(1));
+    /// }).unwrap();
+    /// ```
+    pub fn sleep_stretch(mut self, max: Duration) -> Config {
+        self.sleep_stretch = Some(max);
+        self
+    }
+
+    /// Replays with these fault ids masked: their coins are still drawn, so the run stays
+    /// aligned, but the faults are not applied (the basis of fault minimization).
+    ///
+    /// ```
+    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// let config = Config::default().mask_faults([0]);
+    /// Sim::with_config(1, config).run(async {
+    ///     let first = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     let second = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     assert_eq!((first, second), (false, true));
+    /// }).unwrap();
+    /// ```
+    pub fn mask_faults(mut self, ids: impl IntoIterator<Item = u64>) -> Config {
+        self.masked_faults.extend(ids);
+        self
+    }
+
     /// Fails the run if virtual time reaches `limit` before the body finishes (default: a day).
     ///
     /// ```

@@ -24,10 +24,13 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use crate::coverage::{RunCoverage, Site, SiteKey};
 use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
 use crate::plumbing::NodeHook;
-use crate::report::{FailureKind, RunFailure, RunSummary};
+use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
@@ -117,8 +120,13 @@ pub(crate) struct World {
     body_done: Cell<bool>,
     extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
     hooks: RefCell<Vec<Rc<dyn NodeHook>>>,
-    /// Every fault injected so far, for the failure report: `(time_ns, description)`.
-    faults: RefCell<Vec<(u64, String)>>,
+    /// Every fault injected so far, for the failure report.
+    faults: RefCell<Vec<InjectedFault>>,
+    /// The id the next fault that comes up gets.
+    next_fault_id: Cell<u64>,
+    /// Which `buggify!` sites are enabled in this run, decided on first evaluation.
+    buggify_sites: RefCell<BTreeMap<SiteKey, bool>>,
+    pub(crate) coverage: RefCell<RunCoverage>,
     watch: Arc<Watch>,
 }
 
@@ -154,6 +162,9 @@ impl World {
             extensions: RefCell::new(Vec::new()),
             hooks: RefCell::new(Vec::new()),
             faults: RefCell::new(Vec::new()),
+            next_fault_id: Cell::new(0),
+            buggify_sites: RefCell::new(BTreeMap::new()),
+            coverage: RefCell::new(RunCoverage::default()),
             watch: Watch::register(seed, config.poll_timeout),
             config,
         }
@@ -597,19 +608,69 @@ impl World {
     }
 
     /// Records an injected fault in the trace and in the list the failure report shows.
-    pub(crate) fn note_fault(&self, node: NodeId, text: String) {
-        self.faults.borrow_mut().push((
-            self.now_ns.get(),
-            format!("{}: {text}", self.nodes.borrow().name(node)),
-        ));
+    pub(crate) fn note_fault(&self, node: NodeId, id: Option<u64>, text: String) {
+        let fault = InjectedFault {
+            id,
+            time: Duration::from_nanos(self.now_ns.get()),
+            node: self.nodes.borrow().name(node).to_owned(),
+            text,
+        };
+        let words = [id.unwrap_or(u64::MAX), 0, 0];
+        let text = fault.text.clone();
         self.record_for(
             node,
             EventKind::Note {
                 source: "fault",
-                words: [0; 3],
+                words,
                 text,
             },
         );
+        self.faults.borrow_mut().push(fault);
+    }
+
+    /// A fault came up: give it the next id, and apply it unless the run masks that id.
+    pub(crate) fn apply_fault(&self, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+        let id = self.next_fault_id.get();
+        self.next_fault_id.set(id + 1);
+        if self.config.masked_faults.contains(&id) {
+            let text = format!("masked fault #{id}");
+            self.record_for(
+                node,
+                EventKind::Note {
+                    source: "fault",
+                    words: [id, 1, 0],
+                    text,
+                },
+            );
+            return false;
+        }
+        self.note_fault(node, Some(id), describe());
+        true
+    }
+
+    /// Whether a `buggify!` site is on for this run (decided once per site and run).
+    pub(crate) fn buggify_site_enabled(&self, site: &Site) -> bool {
+        if !self.config.buggify {
+            return false;
+        }
+        *self
+            .buggify_sites
+            .borrow_mut()
+            .entry(site.key())
+            .or_insert_with(|| crate::fault::site_enabled(self.seed, site))
+    }
+
+    /// The deadline a sleep really fires at: stretched now and then when the run says so.
+    pub(crate) fn stretched_deadline(&self, deadline_ns: u64) -> u64 {
+        let Some(max) = self.config.sleep_stretch else {
+            return deadline_ns;
+        };
+        let extra = self.with_stream("buggify", |rng| {
+            rng.chance(crate::fault::STRETCH_CHANCE)
+                .then(|| crate::fault::stretch(rng, max))
+        });
+        let extra_ns = extra.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        deadline_ns.saturating_add(extra_ns)
     }
 
     pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
@@ -633,10 +694,6 @@ impl World {
         }
         self.nodes.borrow_mut().mark_dead(node);
         self.record(EventKind::NodeKill { node });
-        self.faults.borrow_mut().push((
-            self.now_ns.get(),
-            format!("kill {}", self.nodes.borrow().name(node)),
-        ));
         let victims = self.tasks.borrow().unfinished_on(node);
         for id in victims {
             self.abort(id);
@@ -684,10 +741,6 @@ impl World {
         }
         self.nodes.borrow_mut().set_status(node, NodeStatus::Paused);
         self.record(EventKind::NodePause { node });
-        self.faults.borrow_mut().push((
-            self.now_ns.get(),
-            format!("pause {}", self.nodes.borrow().name(node)),
-        ));
         for hook in self.hooks() {
             hook.node_paused(node);
         }
@@ -733,6 +786,7 @@ impl World {
             polls: self.polls.get(),
             fingerprint: trace.fingerprint(),
             trace: trace.take_full(),
+            coverage: self.coverage.borrow().snapshot(),
         }
     }
 
@@ -757,12 +811,7 @@ impl World {
             task,
             tail: self.trace.borrow().tail(),
             node_names: nodes.names(),
-            faults: self
-                .faults
-                .borrow()
-                .iter()
-                .map(|(time_ns, text)| format!("{:?} {text}", Duration::from_nanos(*time_ns)))
-                .collect(),
+            faults: self.faults.borrow().clone(),
         }))
     }
 }

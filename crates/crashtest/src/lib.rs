@@ -31,8 +31,9 @@
 pub mod runner;
 
 pub use crashtest_core::{
-    Config, Divergence, FailureKind, JoinHandle, RunFailure, RunSummary, Sim, check_determinism,
-    node, plumbing, report, spawn, task, time, trace,
+    Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, Sim,
+    buggify, check_determinism, coverage, fault, node, plumbing, probe, report, sometimes, spawn,
+    task, time, trace,
 };
 pub use crashtest_macros::test;
 

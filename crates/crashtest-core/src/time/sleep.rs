@@ -44,8 +44,18 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # }).unwrap();
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    let state = match world::with(|w| w.run_tag()) {
-        Some(run) => State::Sim { run, key: None },
+    let sim = world::with(|w| {
+        (
+            w.run_tag(),
+            w.stretched_deadline(deadline.as_nanos_since_start()),
+        )
+    });
+    let state = match sim {
+        Some((run, fire_at_ns)) => State::Sim {
+            run,
+            key: None,
+            fire_at_ns,
+        },
         None => State::Real(Box::pin(tokio::time::sleep_until(deadline.to_std().into()))),
     };
     Sleep { deadline, state }
@@ -65,7 +75,12 @@ pub struct Sleep {
 }
 
 enum State {
-    Sim { run: u16, key: Option<TimerKey> },
+    /// `fire_at_ns` is the deadline, possibly stretched (`Config::sleep_stretch`).
+    Sim {
+        run: u16,
+        key: Option<TimerKey>,
+        fire_at_ns: u64,
+    },
     Real(Pin<Box<tokio::time::Sleep>>),
 }
 
@@ -118,10 +133,22 @@ impl Sleep {
         let this = self.get_mut();
         this.deadline = deadline;
         match &mut this.state {
-            State::Sim { run, key } => {
-                if let Some(key) = key.take() {
-                    world::with(|w| w.same_run(*run).then(|| w.cancel_timer(key)));
-                }
+            State::Sim {
+                run,
+                key,
+                fire_at_ns,
+            } => {
+                world::with(|w| {
+                    assert!(
+                        w.same_run(*run),
+                        "a Sleep was reset in another simulation run"
+                    );
+                    if let Some(key) = key.take() {
+                        w.cancel_timer(key);
+                    }
+                    *fire_at_ns = w.stretched_deadline(deadline.as_nanos_since_start());
+                })
+                .expect("a simulated Sleep was reset outside its simulation");
             }
             State::Real(sleep) => sleep.as_mut().reset(deadline.to_std().into()),
         }
@@ -132,16 +159,18 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.get_mut();
-        let deadline = this.deadline;
-        match &mut this.state {
+        match &mut self.get_mut().state {
             State::Real(sleep) => sleep.as_mut().poll(cx),
-            State::Sim { run, key } => world::with(|w| {
+            State::Sim {
+                run,
+                key,
+                fire_at_ns,
+            } => world::with(|w| {
                 assert!(
                     w.same_run(*run),
                     "a Sleep was awaited in another simulation run"
                 );
-                if w.now_ns() >= deadline.as_nanos_since_start() {
+                if w.now_ns() >= *fire_at_ns {
                     if let Some(key) = key.take() {
                         w.cancel_timer(key);
                     }
@@ -149,10 +178,7 @@ impl Future for Sleep {
                 }
                 match key {
                     Some(armed) if w.refresh_timer(*armed, cx.waker()) => {}
-                    _ => {
-                        *key =
-                            Some(w.arm_timer(deadline.as_nanos_since_start(), cx.waker().clone()))
-                    }
+                    _ => *key = Some(w.arm_timer(*fire_at_ns, cx.waker().clone())),
                 }
                 Poll::Pending
             })
@@ -166,6 +192,7 @@ impl Drop for Sleep {
         if let State::Sim {
             run,
             key: Some(key),
+            ..
         } = &self.state
         {
             world::with(|w| w.same_run(*run).then(|| w.cancel_timer(*key)));

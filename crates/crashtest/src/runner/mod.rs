@@ -14,6 +14,7 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crashtest_core::coverage::CoverageReport;
 use crashtest_core::{Divergence, RunFailure, Sim, check_determinism};
 
 pub use reproduce::TestSpec;
@@ -36,7 +37,7 @@ pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
 /// let outcome = run_seeds(&spec, &settings, &|| async {}).unwrap();
 /// assert_eq!((outcome.start, outcome.seeds), (10, 3));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Outcome {
     /// The first seed run.
     pub start: u64,
@@ -46,6 +47,8 @@ pub struct Outcome {
     pub first_fingerprint: u64,
     /// Whether the first seed was run twice and matched.
     pub determinism_checked: bool,
+    /// Coverage summed over the seeds.
+    pub coverage: CoverageReport,
 }
 
 impl fmt::Display for Outcome {
@@ -222,18 +225,20 @@ where
         })
     };
     let first = settings.start;
-    let first_fingerprint = if settings.check_determinism {
+    let first_summary = if settings.check_determinism {
         match check_determinism(first, config.clone(), body) {
             Err(divergence) => return Err(report(first, Cause::Nondeterminism(divergence))),
-            Ok(Err(failure)) => return Err(report(first, Cause::Run(failure))),
-            Ok(Ok(summary)) => summary.fingerprint,
+            Ok(result) => result,
         }
     } else {
-        match Sim::with_config(first, config.clone()).run(body()) {
-            Err(failure) => return Err(report(first, Cause::Run(failure))),
-            Ok(summary) => summary.fingerprint,
-        }
+        Sim::with_config(first, config.clone()).run(body())
     };
+    let first_summary = first_summary.map_err(|failure| report(first, Cause::Run(failure)))?;
+    let coverage = Mutex::new(CoverageReport::new());
+    coverage
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .add(&first_summary.coverage);
     let next = AtomicU64::new(1);
     let stop = AtomicBool::new(false);
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
@@ -263,8 +268,9 @@ where
         None => Ok(Outcome {
             start: settings.start,
             seeds: settings.count,
-            first_fingerprint,
+            first_fingerprint: first_summary.fingerprint,
             determinism_checked: settings.check_determinism,
+            coverage: coverage.into_inner().unwrap_or_else(|e| e.into_inner()),
         }),
     }
 }

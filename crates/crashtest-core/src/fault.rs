@@ -1,0 +1,144 @@
+//! Fault decisions: drawn always, applied unless masked; `buggify!` sites; the sleep stretch.
+//!
+//! Every injected fault goes through [`inject`]: the coin is drawn from the caller's stream
+//! whether or not the fault ends up applied, and each fault that comes up gets a number, its
+//! *fault id*, in the order faults come up. A run can then be replayed with chosen ids
+//! *masked* ([`crate::Config::mask_faults`]): the masked faults are not applied, but every
+//! draw still happens, so the rest of the run stays aligned with the original until the
+//! program itself reacts differently. This is what fault minimization stands on.
+//!
+//! `buggify!` is FoundationDB's two-level coin: a site is enabled for a whole run with
+//! probability 1/4 (drawn from the seed and the site's identity, so enabling does not depend
+//! on which site is reached first), and an enabled site fires per evaluation with its ratio
+//! (1/4 by default). Outside a simulation it is `false`.
+
+use std::time::Duration;
+
+use crate::coverage::{Site, reach};
+use crate::node::NodeId;
+use crate::rng::{Ratio, Rng};
+use crate::world;
+
+/// The chance that a `buggify!` site is enabled for a run (FoundationDB's 25%).
+pub const SITE_ENABLED: Ratio = Ratio::new(1, 4);
+/// The chance that an enabled `buggify!()` site fires when evaluated (FoundationDB's 25%).
+pub const DEFAULT_FIRING: Ratio = Ratio::new(1, 4);
+/// The chance that a sleep is stretched when the stretch is on (FoundationDB's 25%).
+pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
+
+/// Draws whether a fault happens, from stream `stream`, with probability `ratio`. If it comes
+/// up and is not masked, it is noted on `node` (trace and failure report) with `describe()`
+/// and `true` is returned. Outside a simulation it is always `false`.
+///
+/// ```
+/// use crashtest_core::{fault, node::NodeId, rng::Ratio, Sim};
+///
+/// Sim::new(1).run(async {
+///     let dropped = fault::inject("network", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+///     assert!(dropped);
+/// }).unwrap();
+/// assert!(!fault::inject("network", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into()));
+/// ```
+pub fn inject(stream: &str, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
+    world::with(|w| {
+        let coin = w.with_stream(stream, |rng| rng.chance(ratio));
+        coin && w.apply_fault(node, describe)
+    })
+    .unwrap_or(false)
+}
+
+/// Evaluates a `buggify!` site; see the module docs.
+#[doc(hidden)]
+pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
+    let fired = world::with(|w| {
+        let enabled = w.buggify_site_enabled(site);
+        let coin = w.with_stream("buggify", |rng| rng.chance(ratio));
+        enabled && coin && w.apply_fault(w.current_node(), || format!("buggify {site}"))
+    });
+    match fired {
+        Some(fired) => reach(site, fired),
+        None => false,
+    }
+}
+
+/// Whether a `buggify!` site is enabled for the run of `seed`: a draw from the seed and the
+/// site's identity only.
+pub(crate) fn site_enabled(seed: u64, site: &Site) -> bool {
+    let mut rng = Rng::seed_from(crate::rng::derive_seed(
+        seed ^ site.stable_hash(),
+        "buggify-site",
+    ));
+    rng.chance(SITE_ENABLED)
+}
+
+/// A heavy-tailed extra delay of at most `max`: `max · u^1000` for `u` uniform in `[0, 1)`
+/// (FoundationDB's buggified delay; about 0.46% of stretches exceed 1% of `max`). Computed in
+/// 32-bit fixed point so that it is the same on every platform.
+pub(crate) fn stretch(rng: &mut Rng, max: Duration) -> Duration {
+    const ONE: u64 = 1 << 32;
+    let mut base = u64::from(rng.next_u32());
+    let mut power = ONE;
+    let mut exponent = 1000u32;
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            power = (power * base) >> 32;
+        }
+        base = (base * base) >> 32;
+        exponent >>= 1;
+    }
+    assert!(power <= ONE);
+    let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(((u128::from(max_ns) * u128::from(power)) >> 32) as u64)
+}
+
+/// True in some runs: an enabled site fires with `ratio` (default 1/4) per evaluation. Always
+/// `false` outside a simulation. Use it to make rare paths common in simulation: an error
+/// return, a short read, a slow path.
+///
+/// ```
+/// use crashtest_core::{buggify, Sim};
+///
+/// fn read_block() -> std::io::Result<Vec<u8>> {
+///     if buggify!() {
+///         return Err(std::io::ErrorKind::Interrupted.into());
+///     }
+///     Ok(vec![0; 512])
+/// }
+/// assert!(read_block().is_ok()); // never fires outside a simulation
+/// Sim::new(1).run(async {
+///     let _ = read_block(); // may fail, depending on the seed
+/// }).unwrap();
+/// ```
+#[macro_export]
+macro_rules! buggify {
+    () => {
+        $crate::buggify!($crate::fault::DEFAULT_FIRING)
+    };
+    ($ratio:expr) => {{
+        #[$crate::coverage::__linkme::distributed_slice($crate::coverage::SITES)]
+        #[linkme(crate = $crate::coverage::__linkme)]
+        static SITE: $crate::coverage::Site = $crate::coverage::Site::new(
+            $crate::coverage::SiteKind::Buggify,
+            "buggify",
+            ::core::file!(),
+            ::core::line!(),
+        );
+        $crate::fault::buggify(&SITE, $ratio)
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stretch_is_heavy_tailed_and_bounded() {
+        let mut rng = Rng::seed_from(1);
+        let max = Duration::from_millis(200);
+        let draws: Vec<Duration> = (0..100_000).map(|_| stretch(&mut rng, max)).collect();
+        assert!(draws.iter().all(|d| *d <= max));
+        let over_one_percent = draws.iter().filter(|d| **d > max / 100).count();
+        // FoundationDB's shape: P(u^1000 > 0.01) = 1 - 0.01^(1/1000), about 0.46%.
+        assert!((300..620).contains(&over_one_percent), "{over_one_percent}");
+    }
+}
