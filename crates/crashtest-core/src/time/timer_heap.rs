@@ -37,12 +37,39 @@ struct Slot<T> {
     alarm: Option<T>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A heap entry. It is ordered by `order` alone: the deadline in the high 64 bits and the
+/// arming sequence in the low 64, one integer comparison per sift step.
+#[derive(Clone, Copy, Debug)]
 struct Entry {
-    deadline_ns: u64,
-    sequence: u64,
+    order: u128,
     slot: u32,
     generation: u32,
+}
+
+impl Entry {
+    fn deadline_ns(&self) -> u64 {
+        (self.order >> 64) as u64
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Entry) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
+        self.order.cmp(&other.order)
+    }
 }
 
 #[derive(Debug)]
@@ -82,7 +109,7 @@ impl<T> TimerHeap<T> {
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
         self.drop_stale_top();
-        self.heap.peek().map(|Reverse(e)| e.deadline_ns)
+        self.heap.peek().map(|Reverse(e)| e.deadline_ns())
     }
 
     /// Arms a timer that gives back `alarm` at `deadline_ns`.
@@ -104,9 +131,9 @@ impl<T> TimerHeap<T> {
         let generation = entry.generation;
         let sequence = self.next_sequence;
         self.next_sequence += 1;
+        let order = (u128::from(deadline_ns) << 64) | u128::from(sequence);
         self.heap.push(Reverse(Entry {
-            deadline_ns,
-            sequence,
+            order,
             slot,
             generation,
         }));
@@ -151,7 +178,7 @@ impl<T> TimerHeap<T> {
     pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<T> {
         self.drop_stale_top();
         let Reverse(first) = self.heap.peek()?;
-        if first.deadline_ns > now_ns {
+        if first.deadline_ns() > now_ns {
             return None;
         }
         let Reverse(entry) = self.heap.pop().expect("peeked");
