@@ -160,6 +160,11 @@ impl NodeTable {
         &self.get(node).name
     }
 
+    /// Nodes in the run, the supervisor included.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
     pub(crate) fn names(&self) -> Vec<String> {
         self.nodes.iter().map(|n| n.name.clone()).collect()
     }

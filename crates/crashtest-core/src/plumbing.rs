@@ -55,6 +55,13 @@ pub trait NodeHook {
     }
 }
 
+/// Ends a component's faults when the run heals (the liveness phase): partitions, clogs,
+/// degraded disks.
+pub trait Healer {
+    /// Ends every fault this component has applied, and applies no new ones.
+    fn heal(&self);
+}
+
 /// True while a simulation runs on this thread.
 ///
 /// ```
@@ -310,4 +317,76 @@ pub fn note_fault(node: NodeId, text: String) {
 /// ```
 pub fn wall_clock_ns() -> Option<i64> {
     world::with(|w| w.nodes.borrow().wall_clock_ns(w.current_node(), w.now_ns()))
+}
+
+/// Runs `check` after every `every` polls for the rest of the run (an invariant); an `Err`
+/// or a panic fails the run with the check's name.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     let balance = Rc::new(Cell::new(10i64));
+///     let seen = balance.clone();
+///     crashtest_core::plumbing::add_step_check("balance >= 0", 1, move || {
+///         if seen.get() < 0 { Err(format!("balance is {}", seen.get())) } else { Ok(()) }
+///     });
+///     balance.set(-5);
+///     crashtest_core::task::yield_now().await;
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("balance is -5"));
+/// ```
+pub fn add_step_check(
+    name: impl Into<String>,
+    every: u64,
+    check: impl Fn() -> Result<(), String> + 'static,
+) {
+    world::with(|w| w.add_step_check(name.into(), every, Rc::new(check)))
+        .expect("plumbing::add_step_check is only available inside a simulation");
+}
+
+/// Registers a component that ends its faults when the run heals.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// struct Partitions(Cell<bool>);
+/// impl crashtest_core::plumbing::Healer for Partitions {
+///     fn heal(&self) { self.0.set(false) }
+/// }
+/// crashtest_core::Sim::new(1).run(async {
+///     let partitions = Rc::new(Partitions(Cell::new(true)));
+///     crashtest_core::plumbing::add_healer(partitions.clone());
+///     crashtest_core::plumbing::heal_all();
+///     assert!(!partitions.0.get());
+/// }).unwrap();
+/// ```
+pub fn add_healer(healer: Rc<dyn Healer>) {
+    world::with(|w| w.add_healer(healer));
+}
+
+/// Ends every fault of the running simulation: no fault is applied from now on, dead nodes
+/// restart, paused nodes resume, and every healer ends its own (the liveness phase).
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", || std::future::pending());
+///     n.kill();
+///     crashtest_core::plumbing::heal_all();
+///     assert_eq!(n.status(), NodeStatus::Running);
+///     assert!(!crashtest_core::plumbing::faults_enabled());
+/// }).unwrap();
+/// ```
+pub fn heal_all() {
+    world::with(|w| w.heal());
+}
+
+/// False once the run has healed: components should stop applying faults.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     assert!(crashtest_core::plumbing::faults_enabled());
+/// }).unwrap();
+/// ```
+pub fn faults_enabled() -> bool {
+    world::with(|w| w.faults_enabled()).unwrap_or(false)
 }

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use crate::coverage::{RunCoverage, Site, SiteKey};
 use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
-use crate::plumbing::NodeHook;
+use crate::plumbing::{Healer, NodeHook};
 use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Streams};
 use crate::sim::Config;
@@ -45,6 +45,14 @@ enum Alarm {
     Wake(Waker),
     /// Runs a simulator component's callback (a packet arriving).
     Call(Box<dyn FnOnce()>),
+}
+
+/// A check run every `every` polls; `countdown` polls remain until the next run.
+struct StepCheck {
+    name: String,
+    every: u64,
+    countdown: u64,
+    check: Rc<dyn Fn() -> Result<(), String>>,
 }
 
 /// The first failure of a run: what, and on which node and task.
@@ -127,6 +135,12 @@ pub(crate) struct World {
     /// Which `buggify!` sites are enabled in this run, decided on first evaluation.
     buggify_sites: RefCell<BTreeMap<SiteKey, bool>>,
     pub(crate) coverage: RefCell<RunCoverage>,
+    /// Checks run between polls (invariants), in registration order.
+    step_checks: RefCell<Vec<StepCheck>>,
+    /// Told to end their faults when the run heals.
+    healers: RefCell<Vec<Rc<dyn Healer>>>,
+    /// False once the run healed: faults still draw their coins but are not applied.
+    faults_enabled: Cell<bool>,
     watch: Arc<Watch>,
 }
 
@@ -165,6 +179,9 @@ impl World {
             next_fault_id: Cell::new(0),
             buggify_sites: RefCell::new(BTreeMap::new()),
             coverage: RefCell::new(RunCoverage::default()),
+            step_checks: RefCell::new(Vec::new()),
+            healers: RefCell::new(Vec::new()),
+            faults_enabled: Cell::new(true),
             watch: Watch::register(seed, config.poll_timeout),
             config,
         }
@@ -312,6 +329,7 @@ impl World {
         self.current_task.set(None);
         self.current_node.set(NodeId::SUPERVISOR);
         self.charge_poll_cost();
+        self.run_step_checks();
         if since > self.config.livelock_polls && self.failure.borrow().is_none() {
             *self.failure.borrow_mut() =
                 Some((FailureKind::Livelock { polls: since }, Some(node), Some(id)));
@@ -341,6 +359,90 @@ impl World {
         let leftover = self.finish_task(id, Outcome::Cancelled);
         drop(future);
         drop(leftover);
+    }
+
+    /// Runs the step checks that are due; the first that fails fails the run.
+    fn run_step_checks(&self) {
+        let due: Vec<(String, Rc<dyn Fn() -> Result<(), String>>)> = {
+            let mut checks = self.step_checks.borrow_mut();
+            if checks.is_empty() {
+                return;
+            }
+            checks
+                .iter_mut()
+                .filter_map(|c| {
+                    c.countdown -= 1;
+                    (c.countdown == 0).then(|| {
+                        c.countdown = c.every;
+                        (c.name.clone(), c.check.clone())
+                    })
+                })
+                .collect()
+        };
+        for (name, check) in due {
+            match panic_capture::catch(|| check()) {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => self.fail(FailureKind::Check {
+                    message: format!("invariant {name:?}: {message}"),
+                }),
+                Err(panic) => self.fail(FailureKind::Panic {
+                    message: format!("invariant {name:?} panicked: {}", panic.message),
+                    location: panic.location,
+                }),
+            }
+        }
+    }
+
+    pub(crate) fn add_step_check(
+        &self,
+        name: String,
+        every: u64,
+        check: Rc<dyn Fn() -> Result<(), String>>,
+    ) {
+        assert!(every > 0, "a step check runs at least every poll");
+        self.step_checks.borrow_mut().push(StepCheck {
+            name,
+            every,
+            countdown: every,
+            check,
+        });
+    }
+
+    pub(crate) fn add_healer(&self, healer: Rc<dyn Healer>) {
+        self.healers.borrow_mut().push(healer);
+    }
+
+    pub(crate) fn faults_enabled(&self) -> bool {
+        self.faults_enabled.get()
+    }
+
+    /// Ends every fault: no more are applied, dead nodes restart, paused nodes resume, and
+    /// each healer ends its own (partitions, clogs).
+    pub(crate) fn heal(&self) {
+        self.faults_enabled.set(false);
+        self.record(EventKind::Note {
+            source: "heal",
+            words: [0; 3],
+            text: "heal all faults".into(),
+        });
+        let nodes: Vec<(NodeId, NodeStatus)> = {
+            let table = self.nodes.borrow();
+            (1..table.len())
+                .map(|i| NodeId(i as u32))
+                .map(|n| (n, table.status(n)))
+                .collect()
+        };
+        for (node, status) in nodes {
+            match status {
+                NodeStatus::Dead => self.restart_node(node, None),
+                NodeStatus::Paused => self.resume_node(node),
+                NodeStatus::Running => {}
+            }
+        }
+        let healers = self.healers.borrow().clone();
+        for healer in healers {
+            healer.heal();
+        }
     }
 
     /// Advances the clock by the configured per-poll cost of virtual CPU time.
@@ -630,6 +732,9 @@ impl World {
 
     /// A fault came up: give it the next id, and apply it unless the run masks that id.
     pub(crate) fn apply_fault(&self, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+        if !self.faults_enabled.get() {
+            return false;
+        }
         let id = self.next_fault_id.get();
         self.next_fault_id.set(id + 1);
         if self.config.masked_faults.contains(&id) {
