@@ -47,12 +47,15 @@ enum Alarm {
     Call(Box<dyn FnOnce()>),
 }
 
+/// An invariant: `Err` says what is broken.
+type Check = Rc<dyn Fn() -> Result<(), String>>;
+
 /// A check run every `every` polls; `countdown` polls remain until the next run.
 struct StepCheck {
     name: String,
     every: u64,
     countdown: u64,
-    check: Rc<dyn Fn() -> Result<(), String>>,
+    check: Check,
 }
 
 /// The first failure of a run: what, and on which node and task.
@@ -363,7 +366,7 @@ impl World {
 
     /// Runs the step checks that are due; the first that fails fails the run.
     fn run_step_checks(&self) {
-        let due: Vec<(String, Rc<dyn Fn() -> Result<(), String>>)> = {
+        let due: Vec<(String, Check)> = {
             let mut checks = self.step_checks.borrow_mut();
             if checks.is_empty() {
                 return;
@@ -393,12 +396,7 @@ impl World {
         }
     }
 
-    pub(crate) fn add_step_check(
-        &self,
-        name: String,
-        every: u64,
-        check: Rc<dyn Fn() -> Result<(), String>>,
-    ) {
+    pub(crate) fn add_step_check(&self, name: String, every: u64, check: Check) {
         assert!(every > 0, "a step check runs at least every poll");
         self.step_checks.borrow_mut().push(StepCheck {
             name,

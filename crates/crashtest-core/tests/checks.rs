@@ -29,7 +29,9 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
             let value = Rc::new(Cell::new(0));
             let seen = value.clone();
             plumbing::add_step_check("value < 3", 1, move || {
-                (seen.get() < 3).then_some(()).ok_or(format!("value is {}", seen.get()))
+                (seen.get() < 3)
+                    .then_some(())
+                    .ok_or(format!("value is {}", seen.get()))
             });
             loop {
                 value.set(value.get() + 1);
@@ -39,7 +41,9 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
         .unwrap_err();
     assert_eq!(
         failure.kind,
-        FailureKind::Check { message: "invariant \"value < 3\": value is 3".into() }
+        FailureKind::Check {
+            message: "invariant \"value < 3\": value is 3".into()
+        }
     );
     assert_eq!(failure.summary.elapsed, Duration::from_secs(2));
 }
