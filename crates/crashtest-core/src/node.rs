@@ -160,6 +160,14 @@ impl NodeTable {
         &self.get(node).name
     }
 
+    /// Gives every node a fresh stream drawn from `root` (exploration re-draws the future).
+    pub(crate) fn reseed(&mut self, root: u64) {
+        self.root_seed = root;
+        for node in &mut self.nodes {
+            node.rng = node_rng(root, &node.name);
+        }
+    }
+
     /// Nodes in the run, the supervisor included.
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()

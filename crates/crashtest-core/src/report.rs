@@ -33,6 +33,8 @@ pub struct RunSummary {
     pub trace: Option<Vec<Event>>,
     /// How often each coverage site was reached and fired in this run.
     pub coverage: Vec<(SiteKey, Counts)>,
+    /// Node names by node id (`n0` is the supervisor), to read the trace.
+    pub node_names: Vec<String>,
 }
 
 /// A fault applied to the run, as the failure report lists it.
@@ -180,8 +182,6 @@ pub struct RunFailure {
     pub task: Option<String>,
     /// The last events before the failure, oldest first.
     pub tail: Vec<Event>,
-    /// Node names by node id, to read the tail.
-    pub node_names: Vec<String>,
     /// The faults applied before the failure, oldest first.
     pub faults: Vec<InjectedFault>,
 }
@@ -214,6 +214,7 @@ impl fmt::Display for RunFailure {
         }
         if !self.tail.is_empty() {
             let names = self
+                .summary
                 .node_names
                 .iter()
                 .enumerate()

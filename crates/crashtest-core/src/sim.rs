@@ -32,6 +32,7 @@ pub struct Config {
     pub(crate) buggify: bool,
     pub(crate) sleep_stretch: Option<Duration>,
     pub(crate) masked_faults: BTreeSet<u64>,
+    pub(crate) explore: Option<(u64, u64)>,
 }
 
 impl Default for Config {
@@ -50,6 +51,7 @@ impl Default for Config {
             buggify: true,
             sleep_stretch: None,
             masked_faults: BTreeSet::new(),
+            explore: None,
         }
     }
 }
@@ -82,6 +84,31 @@ impl Config {
     /// ```
     pub fn sleep_stretch(mut self, max: Duration) -> Config {
         self.sleep_stretch = Some(max);
+        self
+    }
+
+    /// Replays the seed until virtual time `at`, then re-draws everything random from
+    /// `sub_seed`: one prefix, many futures (a tree of timelines from one point of a run).
+    ///
+    /// ```
+    /// use crashtest_core::{Config, Sim};
+    /// use std::time::Duration;
+    ///
+    /// let body = || async {
+    ///     for _ in 0..10 {
+    ///         let ms = crashtest_core::rng::node_rng().with(|r| r.range_inclusive(1, 100));
+    ///         crashtest_core::time::sleep(Duration::from_millis(ms)).await;
+    ///     }
+    /// };
+    /// let explore = |sub| Config::default().explore_from(Duration::from_millis(50), sub);
+    /// let a = Sim::with_config(1, explore(1)).run(body()).unwrap();
+    /// let b = Sim::with_config(1, explore(2)).run(body()).unwrap();
+    /// assert_ne!(a.fingerprint, b.fingerprint);
+    /// assert_eq!(a, Sim::with_config(1, explore(1)).run(body()).unwrap());
+    /// ```
+    pub fn explore_from(mut self, at: Duration, sub_seed: u64) -> Config {
+        let at_ns = u64::try_from(at.as_nanos()).expect("explore time fits in u64 nanoseconds");
+        self.explore = Some((at_ns, sub_seed));
         self
     }
 

@@ -210,7 +210,14 @@ impl World {
 
     fn run_loop(&self) {
         let limit_ns = u64::try_from(self.config.time_limit.as_nanos()).unwrap_or(u64::MAX);
+        let mut explore = self.config.explore;
         while !self.body_done.get() && self.failure.borrow().is_none() {
+            if let Some((at_ns, sub_seed)) = explore
+                && self.now_ns.get() >= at_ns
+            {
+                self.reseed(sub_seed);
+                explore = None;
+            }
             self.fire_due_timers();
             let next = {
                 let mut ready = self.ready.borrow_mut();
@@ -362,6 +369,22 @@ impl World {
         let leftover = self.finish_task(id, Outcome::Cancelled);
         drop(future);
         drop(leftover);
+    }
+
+    /// Replaces every random stream with one drawn from `sub_seed`: the run so far is the
+    /// original seed's, the future a fresh one (exploring from a point in a run's past).
+    fn reseed(&self, sub_seed: u64) {
+        let root = crate::rng::derive_seed(self.seed ^ sub_seed.rotate_left(32), "explore");
+        let mut streams = Streams::new(root);
+        *self.scheduler.borrow_mut() = streams.get("scheduler").clone();
+        *self.streams.borrow_mut() = streams;
+        self.nodes.borrow_mut().reseed(root);
+        let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
+        self.record(EventKind::Note {
+            source: "explore",
+            words: [sub_seed, 0, 0],
+            text,
+        });
     }
 
     /// Runs the step checks that are due; the first that fails fails the run.
@@ -890,6 +913,7 @@ impl World {
             fingerprint: trace.fingerprint(),
             trace: trace.take_full(),
             coverage: self.coverage.borrow().snapshot(),
+            node_names: self.nodes.borrow().names(),
         }
     }
 
@@ -913,7 +937,6 @@ impl World {
             node: node.map(|n| nodes.name(n).to_owned()),
             task,
             tail: self.trace.borrow().tail(),
-            node_names: nodes.names(),
             faults: self.faults.borrow().clone(),
         }))
     }

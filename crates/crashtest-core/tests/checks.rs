@@ -52,8 +52,8 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
 fn healing_restarts_the_dead_resumes_the_paused_and_stops_faults() {
     Sim::new(1)
         .run(async {
-            let dead = node::create("dead", || std::future::pending());
-            let paused = node::create("paused", || std::future::pending());
+            let dead = node::create("dead", std::future::pending);
+            let paused = node::create("paused", std::future::pending);
             dead.kill();
             paused.pause();
             assert!(fault::inject("net", dead.id(), Ratio::ALWAYS, || "drop".into()));

@@ -7,6 +7,7 @@
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
 mod reproduce;
+pub mod results;
 mod settings;
 
 use std::fmt;
@@ -15,7 +16,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest_core::coverage::CoverageReport;
-use crashtest_core::{Divergence, RunFailure, Sim, check_determinism};
+use crashtest_core::{Divergence, RunFailure, RunSummary, Sim, check_determinism};
+use results::{SeedResult, Sink};
 
 pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
@@ -33,7 +35,7 @@ pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
 ///     seed: None,
 ///     config: crashtest::Config::default,
 /// };
-/// let settings = Settings { start: 10, count: 3, threads: 1, check_determinism: true };
+/// let settings = Settings { start: 10, count: 3, ..Settings::default() };
 /// let outcome = run_seeds(&spec, &settings, &|| async {}).unwrap();
 /// assert_eq!((outcome.start, outcome.seeds), (10, 3));
 /// ```
@@ -83,7 +85,7 @@ impl fmt::Display for Outcome {
 ///     seed: None,
 ///     config: crashtest::Config::default,
 /// };
-/// let settings = Settings { start: 0, count: 1, threads: 1, check_determinism: false };
+/// let settings = Settings { start: 0, count: 1, check_determinism: false, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
 /// assert_eq!(report.seed, 0);
 /// assert_eq!(report.test, "works");
@@ -115,7 +117,7 @@ pub struct FailureReport {
 ///     seed: None,
 ///     config: crashtest::Config::default,
 /// };
-/// let settings = Settings { start: 0, count: 1, threads: 1, check_determinism: false };
+/// let settings = Settings { start: 0, count: 1, check_determinism: false, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
 /// assert!(matches!(report.cause, Cause::Run(_)));
 /// ```
@@ -200,7 +202,7 @@ where
 ///     seed: None,
 ///     config: crashtest::Config::default,
 /// };
-/// let settings = Settings { start: 0, count: 100, threads: 2, check_determinism: true };
+/// let settings = Settings { start: 0, count: 100, threads: 2, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &body).unwrap_err();
 /// assert!(report.to_string().contains("rolled a six"));
 /// assert!(report.command.starts_with(&format!("CRASHTEST_SEED={} ", report.seed)));
@@ -214,34 +216,72 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
-    let config = (spec.config)();
+    let mut config = (spec.config)().mask_faults(settings.mask.iter().copied());
+    if let Some((at, sub_seed)) = settings.explore {
+        config = config.explore_from(at, sub_seed);
+    }
+    if settings.trace.is_some() {
+        config = config.record_trace(true);
+    }
+    let test = spec.test_path();
+    let sink = Sink::open(settings.results.as_deref()).unwrap_or_else(|e| {
+        panic!(
+            "crashtest: cannot open the CRASHTEST_RESULTS file {:?}: {e}",
+            settings.results
+        )
+    });
     let report = |seed, cause| {
         Box::new(FailureReport {
             seed,
             commit: reproduce::commit(),
             command: spec.reproduce_command(seed),
-            test: spec.test_path(),
+            test: test.clone(),
             cause,
         })
     };
     let first = settings.start;
-    let first_summary = if settings.check_determinism {
+    let first_result = if settings.check_determinism {
         match check_determinism(first, config.clone(), body) {
-            Err(divergence) => return Err(report(first, Cause::Nondeterminism(divergence))),
             Ok(result) => result,
+            Err(divergence) => {
+                sink.write(&SeedResult::from_divergence(&test, &divergence));
+                return Err(report(first, Cause::Nondeterminism(divergence)));
+            }
         }
     } else {
         Sim::with_config(first, config.clone()).run(body())
     };
-    let first_summary = first_summary.map_err(|failure| report(first, Cause::Run(failure)))?;
+    if let Some(path) = &settings.trace {
+        let summary = match &first_result {
+            Ok(summary) => summary,
+            Err(failure) => &failure.summary,
+        };
+        results::write_trace(
+            path,
+            summary.trace.as_deref().unwrap_or_default(),
+            &summary.node_names,
+        )
+        .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
+    }
     let coverage = Mutex::new(CoverageReport::new());
-    coverage
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .add(&first_summary.coverage);
-    let next = AtomicU64::new(1);
-    let stop = AtomicBool::new(false);
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
+    let stop = AtomicBool::new(false);
+    let record = |result: Result<RunSummary, Box<RunFailure>>| {
+        sink.write(&SeedResult::from_run(&test, &result));
+        match result {
+            Ok(summary) => lock(&coverage).add(&summary.coverage),
+            Err(failure) => {
+                stop.store(settings.stop_on_failure, Ordering::Relaxed);
+                lock(&failures).push(failure);
+            }
+        }
+    };
+    let first_fingerprint = match &first_result {
+        Ok(summary) => summary.fingerprint,
+        Err(failure) => failure.summary.fingerprint,
+    };
+    record(first_result);
+    let next = AtomicU64::new(1);
     std::thread::scope(|scope| {
         for _ in 0..settings.threads {
             scope.spawn(|| {
@@ -250,14 +290,7 @@ where
                     if index >= settings.count {
                         break;
                     }
-                    let seed = settings.start + index;
-                    if let Err(failure) = Sim::with_config(seed, config.clone()).run(body()) {
-                        stop.store(true, Ordering::Relaxed);
-                        failures
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push(failure);
-                    }
+                    record(Sim::with_config(settings.start + index, config.clone()).run(body()));
                 }
             });
         }
@@ -268,9 +301,15 @@ where
         None => Ok(Outcome {
             start: settings.start,
             seeds: settings.count,
-            first_fingerprint: first_summary.fingerprint,
+            first_fingerprint,
             determinism_checked: settings.check_determinism,
             coverage: coverage.into_inner().unwrap_or_else(|e| e.into_inner()),
         }),
     }
+}
+
+/// Locks a mutex, ignoring poisoning: a panicking worker thread leaves data that is still
+/// whole (each push or add completes before any panic can happen).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

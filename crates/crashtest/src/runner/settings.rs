@@ -8,11 +8,21 @@
 //! | `CRASHTEST_SEED_START` | the first seed of the range (default 0) |
 //! | `CRASHTEST_THREADS` | threads running seeds at once (default: one per core) |
 //! | `CRASHTEST_CHECK_DETERMINISM` | `0` turns off the double run of the first seed |
+//! | `CRASHTEST_STOP_ON_FAILURE` | `0` runs every seed even after a failure (sweeps) |
+//! | `CRASHTEST_RESULTS` | append one JSON line per finished seed to this file |
+//! | `CRASHTEST_TRACE` | write every event of the run as JSON lines to this file |
+//! | `CRASHTEST_MASK` | fault ids to mask, comma-separated (`3,7`) |
+//! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED`: re-draw the future from that virtual time |
+//!
+//! The last four are the protocol between a test binary and the `crashtest` command-line
+//! tool, which runs test binaries as workers; people rarely set them by hand.
 //!
 //! A malformed value is an error that names the variable and what it takes: a silent default
 //! would run other seeds than the user asked for.
 
 use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
 
 /// Seeds a `#[crashtest::test]` runs when neither the attribute nor the environment says.
 ///
@@ -38,6 +48,33 @@ pub struct Settings {
     pub threads: usize,
     /// Whether the first seed runs twice to check determinism.
     pub check_determinism: bool,
+    /// Whether a failure stops the run from starting more seeds.
+    pub stop_on_failure: bool,
+    /// Where to append one JSON line per finished seed.
+    pub results: Option<PathBuf>,
+    /// Where to write every event of the run (for one seed).
+    pub trace: Option<PathBuf>,
+    /// Fault ids to mask.
+    pub mask: Vec<u64>,
+    /// Re-draw the future from this virtual time with this sub-seed.
+    pub explore: Option<(Duration, u64)>,
+}
+
+impl Default for Settings {
+    /// Seeds `0..DEFAULT_SEEDS` on one thread, determinism checked, no outputs.
+    fn default() -> Settings {
+        Settings {
+            start: 0,
+            count: DEFAULT_SEEDS,
+            threads: 1,
+            check_determinism: true,
+            stop_on_failure: true,
+            results: None,
+            trace: None,
+            mask: Vec::new(),
+            explore: None,
+        }
+    }
 }
 
 /// An environment variable with a value it cannot take.
@@ -124,6 +161,36 @@ impl Settings {
             |n| *n > 0,
         )?;
         let env_check = parse::<u8>(lookup, "CRASHTEST_CHECK_DETERMINISM", "0 or 1", |n| *n <= 1)?;
+        let env_stop = parse::<u8>(lookup, "CRASHTEST_STOP_ON_FAILURE", "0 or 1", |n| *n <= 1)?;
+        let mask = match lookup("CRASHTEST_MASK") {
+            None => Vec::new(),
+            Some(value) => value
+                .split(',')
+                .filter(|part| !part.trim().is_empty())
+                .map(|part| part.trim().parse::<u64>())
+                .collect::<Result<Vec<u64>, _>>()
+                .map_err(|_| BadSetting {
+                    variable: "CRASHTEST_MASK",
+                    value: value.clone(),
+                    expected: "fault ids separated by commas, such as 3,7",
+                })?,
+        };
+        let explore = match lookup("CRASHTEST_EXPLORE") {
+            None => None,
+            Some(value) => {
+                let parsed = value.split_once(':').and_then(|(time, sub)| {
+                    Some((
+                        Duration::from_nanos(time.trim().parse().ok()?),
+                        sub.trim().parse().ok()?,
+                    ))
+                });
+                Some(parsed.ok_or(BadSetting {
+                    variable: "CRASHTEST_EXPLORE",
+                    value,
+                    expected: "TIME_NS:SUB_SEED, such as 1500000000:7",
+                })?)
+            }
+        };
         let (start, count) = match (env_seed, env_seeds, attr_seed) {
             (Some(seed), _, _) => (seed, 1),
             (None, Some(count), _) => (env_start.unwrap_or(0), count),
@@ -144,6 +211,11 @@ impl Settings {
             count,
             threads,
             check_determinism: env_check != Some(0),
+            stop_on_failure: env_stop != Some(0),
+            results: lookup("CRASHTEST_RESULTS").map(PathBuf::from),
+            trace: lookup("CRASHTEST_TRACE").map(PathBuf::from),
+            mask,
+            explore,
         })
     }
 }
@@ -199,6 +271,28 @@ mod tests {
             ("CRASHTEST_THREADS", "x"),
             ("CRASHTEST_CHECK_DETERMINISM", "yes"),
         ] {
+            let error = Settings::resolve(None, None, &env(&[(var, value)])).unwrap_err();
+            assert!(error.to_string().contains(var), "{error}");
+        }
+    }
+
+    #[test]
+    fn the_tool_protocol_is_parsed() {
+        let vars = [
+            ("CRASHTEST_MASK", "3, 7"),
+            ("CRASHTEST_EXPLORE", "1500:9"),
+            ("CRASHTEST_RESULTS", "/tmp/r.jsonl"),
+            ("CRASHTEST_STOP_ON_FAILURE", "0"),
+        ];
+        let s = Settings::resolve(None, None, &env(&vars)).unwrap();
+        assert_eq!(s.mask, [3, 7]);
+        assert_eq!(s.explore, Some((Duration::from_nanos(1500), 9)));
+        assert_eq!(
+            s.results.as_deref(),
+            Some(std::path::Path::new("/tmp/r.jsonl"))
+        );
+        assert!(!s.stop_on_failure);
+        for (var, value) in [("CRASHTEST_MASK", "3;7"), ("CRASHTEST_EXPLORE", "soon")] {
             let error = Settings::resolve(None, None, &env(&[(var, value)])).unwrap_err();
             assert!(error.to_string().contains(var), "{error}");
         }

@@ -1,0 +1,138 @@
+//! The output protocol the `crashtest` tool reads: results lines and trace files.
+
+use std::time::Duration;
+
+use crashtest::runner::{Settings, TestSpec, run_seeds};
+use crashtest::{Config, fault, node, rand::Ratio, time};
+
+fn spec() -> TestSpec {
+    TestSpec {
+        name: "protocol",
+        module_path: "protocol",
+        package: "crashtest",
+        crate_name: "protocol",
+        seeds: None,
+        seed: None,
+        config: Config::default,
+    }
+}
+
+fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+async fn flaky() {
+    let n = node::create("db", std::future::pending);
+    time::sleep(Duration::from_millis(10)).await;
+    if fault::inject("faults", n.id(), Ratio::new(1, 3), || "kill db".into()) {
+        n.kill();
+        panic!("db died");
+    }
+}
+
+#[test]
+fn every_seed_writes_one_results_line_even_after_failures() {
+    let dir = tempdir();
+    let results = dir.join("results.jsonl");
+    let settings = Settings {
+        count: 30,
+        threads: 2,
+        stop_on_failure: false,
+        results: Some(results.clone()),
+        ..Settings::default()
+    };
+    let report = run_seeds(&spec(), &settings, &flaky).unwrap_err();
+    let lines = lines(&results);
+    // The first seed is checked for determinism (two runs) but written once.
+    assert_eq!(lines.len(), 30);
+    let mut seeds: Vec<u64> = lines.iter().map(|l| l["seed"].as_u64().unwrap()).collect();
+    seeds.sort();
+    assert_eq!(seeds, (0..30).collect::<Vec<_>>());
+    let failed: Vec<_> = lines.iter().filter(|l| l["status"] == "fail").collect();
+    assert!(!failed.is_empty() && failed.len() < 30);
+    assert!(
+        failed
+            .iter()
+            .all(|l| l["failure"].as_str().unwrap().contains("db died"))
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|l| l["faults"][0]["id"].as_u64().is_some())
+    );
+    let lowest = failed
+        .iter()
+        .map(|l| l["seed"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    assert_eq!(report.seed, lowest);
+}
+
+#[test]
+fn masking_the_failing_fault_makes_the_seed_pass() {
+    let dir = tempdir();
+    let results = dir.join("results.jsonl");
+    let failing = (0..100)
+        .find(|seed| {
+            let settings = Settings {
+                start: *seed,
+                count: 1,
+                ..Settings::default()
+            };
+            run_seeds(&spec(), &settings, &flaky).is_err()
+        })
+        .expect("a third of seeds fail");
+    let settings = Settings {
+        start: failing,
+        count: 1,
+        results: Some(results.clone()),
+        ..Settings::default()
+    };
+    run_seeds(&spec(), &settings, &flaky).unwrap_err();
+    let id = lines(&results)[0]["faults"][0]["id"].as_u64().unwrap();
+    let masked = Settings {
+        start: failing,
+        count: 1,
+        mask: vec![id],
+        ..Settings::default()
+    };
+    assert!(run_seeds(&spec(), &masked, &flaky).is_ok());
+}
+
+#[test]
+fn a_trace_file_holds_every_event_with_node_names() {
+    let dir = tempdir();
+    let trace = dir.join("trace.jsonl");
+    let settings = Settings {
+        start: 4,
+        count: 1,
+        trace: Some(trace.clone()),
+        ..Settings::default()
+    };
+    let _ = run_seeds(&spec(), &settings, &flaky);
+    let events = lines(&trace);
+    assert!(events.len() > 5);
+    assert_eq!(events[0]["index"], 0);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["kind"] == "create" && e["node_name"] == "supervisor")
+    );
+    assert!(events.iter().any(|e| e["node_name"] == "db"));
+}
+
+/// A fresh directory in the system temp directory, named after the process and test.
+fn tempdir() -> std::path::PathBuf {
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("test")
+        .replace("::", "-");
+    let dir =
+        std::env::temp_dir().join(format!("crashtest-protocol-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
