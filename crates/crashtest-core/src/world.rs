@@ -350,7 +350,7 @@ impl World {
         let cancelled = {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id).expect("a running task keeps its slot");
-            if slot.cancel_requested {
+            if slot.cancel_requested() {
                 true
             } else {
                 match slot.state {
@@ -491,8 +491,8 @@ impl World {
         let slot = tasks.get_mut(id).expect("finishing a live task");
         assert_ne!(slot.state, TaskState::Done, "task {id} finished twice");
         slot.state = TaskState::Done;
-        if slot.handle_alive {
-            slot.outcome = Some(outcome);
+        if slot.handle_alive() {
+            slot.set_outcome(outcome);
             let waker = slot.join_waker.take();
             drop(tasks);
             if let Some(waker) = waker {
@@ -565,7 +565,7 @@ impl World {
             match slot.state {
                 TaskState::Done => return,
                 TaskState::Running | TaskState::RunningWoken => {
-                    slot.cancel_requested = true;
+                    slot.request_cancel();
                     return;
                 }
                 TaskState::Idle | TaskState::Queued => {}
@@ -585,10 +585,7 @@ impl World {
             .get_mut(id)
             .expect("a join handle keeps its task's slot");
         if slot.state == TaskState::Done {
-            let outcome = slot
-                .outcome
-                .take()
-                .expect("a finished task's outcome waits");
+            let outcome = slot.take_outcome();
             tasks.free(id);
             return Poll::Ready(outcome);
         }
@@ -606,11 +603,11 @@ impl World {
                 return;
             };
             if slot.state == TaskState::Done {
-                let outcome = slot.outcome.take();
+                let outcome = slot.take_outcome();
                 tasks.free(id);
-                outcome
+                Some(outcome)
             } else {
-                slot.handle_alive = false;
+                slot.detach();
                 None
             }
         };
@@ -897,7 +894,7 @@ impl World {
             .iter_unfinished()
             .take(32)
             .map(|(id, slot)| {
-                let name = slot.name.as_deref().unwrap_or("unnamed");
+                let name = tasks.name(id).unwrap_or("unnamed");
                 format!("{id} ({name}) on {}", nodes.name(slot.node))
             })
             .collect()
@@ -926,7 +923,7 @@ impl World {
         let nodes = self.nodes.borrow();
         let task = task.map(|id| {
             let tasks = self.tasks.borrow();
-            match tasks.get(id).and_then(|slot| slot.name.as_deref()) {
+            match tasks.name(id) {
                 Some(name) => format!("{id} ({name})"),
                 None => id.to_string(),
             }

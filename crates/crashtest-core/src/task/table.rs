@@ -9,6 +9,7 @@
 //! is never borrowed across user code.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Waker;
@@ -41,34 +42,111 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-#[derive(Debug)]
+/// One task: 64 bytes, one cache line, so that the scheduler's random pick among many ready
+/// tasks touches one line per task (names, rarely set, live in a side table).
+#[repr(align(64))]
 pub(crate) struct TaskSlot {
     pub(crate) serial: u32,
     pub(crate) node: NodeId,
     /// The node's incarnation when the task was spawned: a restart makes older tasks stale.
     pub(crate) incarnation: u32,
-    pub(crate) name: Option<Box<str>>,
     pub(crate) state: TaskState,
-    /// Set when the task was aborted or its node killed while it was being polled.
-    pub(crate) cancel_requested: bool,
-    pub(crate) handle_alive: bool,
+    /// `CANCEL_REQUESTED | HANDLE_ALIVE | NAMED | CANCELLED`, packed to keep the slot small.
+    flags: u8,
+    future: Option<TaskFuture>,
     pub(crate) join_waker: Option<Waker>,
-    pub(crate) outcome: Option<Outcome>,
+    output: Option<Box<dyn Any>>,
+}
+
+/// The task was aborted, or its node killed, while it was being polled.
+const CANCEL_REQUESTED: u8 = 1;
+/// A `JoinHandle` still waits for the outcome.
+const HANDLE_ALIVE: u8 = 2;
+/// The task has a name in the table's side map.
+const NAMED: u8 = 4;
+/// The task finished by cancellation (its output is then `None`).
+const CANCELLED: u8 = 8;
+
+impl std::fmt::Debug for TaskSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskSlot")
+            .field("serial", &self.serial)
+            .field("node", &self.node)
+            .field("state", &self.state)
+            .field("flags", &self.flags)
+            .finish_non_exhaustive()
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 64);
+
+impl TaskSlot {
+    fn flag(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    fn set_flag(&mut self, flag: u8, on: bool) {
+        if on {
+            self.flags |= flag;
+        } else {
+            self.flags &= !flag;
+        }
+    }
+
+    /// Whether the task was cancelled while it was being polled.
+    pub(crate) fn cancel_requested(&self) -> bool {
+        self.flag(CANCEL_REQUESTED)
+    }
+
+    /// Asks a running task to stop when its poll returns.
+    pub(crate) fn request_cancel(&mut self) {
+        self.set_flag(CANCEL_REQUESTED, true);
+    }
+
+    /// Whether a `JoinHandle` still waits for the outcome.
+    pub(crate) fn handle_alive(&self) -> bool {
+        self.flag(HANDLE_ALIVE)
+    }
+
+    /// The task's handle was dropped: nobody will read the outcome.
+    pub(crate) fn detach(&mut self) {
+        self.set_flag(HANDLE_ALIVE, false);
+    }
+
+    /// Stores how the task ended, for its handle.
+    pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
+        assert!(self.output.is_none() && !self.flag(CANCELLED), "a task's outcome is set once");
+        match outcome {
+            Outcome::Output(output) => self.output = Some(output),
+            Outcome::Cancelled => self.set_flag(CANCELLED, true),
+        }
+    }
+
+    /// Takes how the task ended.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the outcome was already taken or never set.
+    pub(crate) fn take_outcome(&mut self) -> Outcome {
+        if self.flag(CANCELLED) {
+            self.set_flag(CANCELLED, false);
+            return Outcome::Cancelled;
+        }
+        Outcome::Output(self.output.take().expect("a finished task's outcome waits"))
+    }
 }
 
 #[derive(Default)]
 pub(crate) struct TaskTable {
     slots: Vec<Option<TaskSlot>>,
-    futures: Vec<Option<TaskFuture>>,
+    names: BTreeMap<u32, Box<str>>,
     free: Vec<u32>,
     next_serial: u32,
 }
 
 impl std::fmt::Debug for TaskTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskTable")
-            .field("slots", &self.slots.len())
-            .finish_non_exhaustive()
+        f.debug_struct("TaskTable").field("slots", &self.slots.len()).finish_non_exhaustive()
     }
 }
 
@@ -86,29 +164,27 @@ impl TaskTable {
             Some(slot) => slot,
             None => {
                 let slot = u32::try_from(self.slots.len()).expect("too many tasks");
-                assert!(
-                    slot < super::waker::MAX_SLOTS,
-                    "more than 2^24 tasks alive at once"
-                );
+                assert!(slot < super::waker::MAX_SLOTS, "more than 2^24 tasks alive at once");
                 self.slots.push(None);
-                self.futures.push(None);
                 slot
             }
         };
-        let index = slot as usize;
-        assert!(self.slots[index].is_none(), "reused a busy task slot");
-        self.slots[index] = Some(TaskSlot {
+        let named = name.is_some();
+        if let Some(name) = name {
+            self.names.insert(slot, name);
+        }
+        let entry = &mut self.slots[slot as usize];
+        assert!(entry.is_none(), "reused a busy task slot");
+        *entry = Some(TaskSlot {
             serial,
             node,
             incarnation,
-            name,
             state: TaskState::Queued,
-            cancel_requested: false,
-            handle_alive: true,
+            flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
+            future: Some(future),
             join_waker: None,
-            outcome: None,
+            output: None,
         });
-        self.futures[index] = Some(future);
         TaskId { slot, serial }
     }
 
@@ -128,15 +204,21 @@ impl TaskTable {
         }
     }
 
+    /// The task's name, if it was given one.
+    pub(crate) fn name(&self, id: TaskId) -> Option<&str> {
+        let slot = self.get(id)?;
+        if !slot.flag(NAMED) {
+            return None;
+        }
+        self.names.get(&id.slot).map(|name| &**name)
+    }
+
     /// Finds a live slot from a waker's truncated serial (see `waker`).
     #[inline]
     pub(crate) fn resolve(&self, slot: u32, serial_low: u32) -> Option<TaskId> {
         match self.slots.get(slot as usize) {
             Some(Some(task)) if task.serial & super::waker::SERIAL_MASK == serial_low => {
-                Some(TaskId {
-                    slot,
-                    serial: task.serial,
-                })
+                Some(TaskId { slot, serial: task.serial })
             }
             _ => None,
         }
@@ -145,53 +227,39 @@ impl TaskTable {
     /// Takes the future out of a task's slot (to poll or drop it outside the table).
     #[inline]
     pub(crate) fn take_future(&mut self, id: TaskId) -> Option<TaskFuture> {
-        self.get(id)?;
-        self.futures[id.slot as usize].take()
+        self.get_mut(id)?.future.take()
     }
 
     /// Puts a future back after a poll that returned `Pending`.
     #[inline]
     pub(crate) fn put_future(&mut self, id: TaskId, future: TaskFuture) {
-        assert!(
-            self.get(id).is_some(),
-            "put a future back into a freed slot"
-        );
-        let place = &mut self.futures[id.slot as usize];
-        assert!(place.is_none(), "a task slot holds two futures");
-        *place = Some(future);
+        let slot = self.get_mut(id).expect("put a future back into a freed slot");
+        assert!(slot.future.is_none(), "a task slot holds two futures");
+        slot.future = Some(future);
     }
 
     /// Frees a slot; its id becomes stale.
     pub(crate) fn free(&mut self, id: TaskId) {
-        let index = id.slot as usize;
-        assert!(self.get(id).is_some(), "freed a stale task id");
-        assert!(
-            self.futures[index].is_none(),
-            "freed a task that still holds its future"
-        );
-        self.slots[index] = None;
+        let slot = self.get(id).expect("freed a stale task id");
+        assert!(slot.future.is_none(), "freed a task that still holds its future");
+        if slot.flag(NAMED) {
+            self.names.remove(&id.slot);
+        }
+        self.slots[id.slot as usize] = None;
         self.free.push(id.slot);
     }
 
     /// The ids of the unfinished tasks of `node`, in slot order.
     pub(crate) fn unfinished_on(&self, node: NodeId) -> Vec<TaskId> {
-        self.iter_unfinished()
-            .filter(|(_, slot)| slot.node == node)
-            .map(|(id, _)| id)
-            .collect()
+        self.iter_unfinished().filter(|(_, slot)| slot.node == node).map(|(id, _)| id).collect()
     }
 
     /// Every unfinished task, in slot order.
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
         self.slots.iter().enumerate().filter_map(|(index, slot)| {
             let slot = slot.as_ref()?;
-            (slot.state != TaskState::Done).then_some((
-                TaskId {
-                    slot: index as u32,
-                    serial: slot.serial,
-                },
-                slot,
-            ))
+            (slot.state != TaskState::Done)
+                .then_some((TaskId { slot: index as u32, serial: slot.serial }, slot))
         })
     }
 }
