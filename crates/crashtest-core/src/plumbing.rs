@@ -390,3 +390,17 @@ pub fn heal_all() {
 pub fn faults_enabled() -> bool {
     world::with(|w| w.faults_enabled()).unwrap_or(false)
 }
+
+/// Adds a line describing how the run was set up (a swarm profile, a nemesis schedule); the
+/// failure report prints these lines.
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::add_context("swarm: packet loss on, 3/100".into());
+///     panic!("lost a write");
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("swarm: packet loss on"));
+/// ```
+pub fn add_context(line: String) {
+    world::with(|w| w.add_context(line));
+}

@@ -184,6 +184,8 @@ pub struct RunFailure {
     pub tail: Vec<Event>,
     /// The faults applied before the failure, oldest first.
     pub faults: Vec<InjectedFault>,
+    /// How the run was set up (the swarm profile, the nemesis), one line each.
+    pub context: Vec<String>,
 }
 
 impl fmt::Display for RunFailure {
@@ -206,6 +208,9 @@ impl fmt::Display for RunFailure {
             "  {} events, {} polls, fingerprint {:016x}",
             self.summary.events, self.summary.polls, self.summary.fingerprint
         )?;
+        for line in &self.context {
+            writeln!(f, "  {line}")?;
+        }
         if !self.faults.is_empty() {
             writeln!(f, "  {} faults injected:", self.faults.len())?;
             for fault in &self.faults {

@@ -144,6 +144,8 @@ pub(crate) struct World {
     healers: RefCell<Vec<Rc<dyn Healer>>>,
     /// False once the run healed: faults still draw their coins but are not applied.
     faults_enabled: Cell<bool>,
+    /// Lines that describe how this run was set up (a swarm profile), for failure reports.
+    context: RefCell<Vec<String>>,
     watch: Arc<Watch>,
 }
 
@@ -185,6 +187,7 @@ impl World {
             step_checks: RefCell::new(Vec::new()),
             healers: RefCell::new(Vec::new()),
             faults_enabled: Cell::new(true),
+            context: RefCell::new(Vec::new()),
             watch: Watch::register(seed, config.poll_timeout),
             config,
         }
@@ -431,6 +434,10 @@ impl World {
 
     pub(crate) fn add_healer(&self, healer: Rc<dyn Healer>) {
         self.healers.borrow_mut().push(healer);
+    }
+
+    pub(crate) fn add_context(&self, line: String) {
+        self.context.borrow_mut().push(line);
     }
 
     pub(crate) fn faults_enabled(&self) -> bool {
@@ -935,6 +942,7 @@ impl World {
             task,
             tail: self.trace.borrow().tail(),
             faults: self.faults.borrow().clone(),
+            context: self.context.borrow().clone(),
         }))
     }
 }

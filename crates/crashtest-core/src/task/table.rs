@@ -115,7 +115,10 @@ impl TaskSlot {
 
     /// Stores how the task ended, for its handle.
     pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
-        assert!(self.output.is_none() && !self.flag(CANCELLED), "a task's outcome is set once");
+        assert!(
+            self.output.is_none() && !self.flag(CANCELLED),
+            "a task's outcome is set once"
+        );
         match outcome {
             Outcome::Output(output) => self.output = Some(output),
             Outcome::Cancelled => self.set_flag(CANCELLED, true),
@@ -146,7 +149,9 @@ pub(crate) struct TaskTable {
 
 impl std::fmt::Debug for TaskTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TaskTable").field("slots", &self.slots.len()).finish_non_exhaustive()
+        f.debug_struct("TaskTable")
+            .field("slots", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -164,7 +169,10 @@ impl TaskTable {
             Some(slot) => slot,
             None => {
                 let slot = u32::try_from(self.slots.len()).expect("too many tasks");
-                assert!(slot < super::waker::MAX_SLOTS, "more than 2^24 tasks alive at once");
+                assert!(
+                    slot < super::waker::MAX_SLOTS,
+                    "more than 2^24 tasks alive at once"
+                );
                 self.slots.push(None);
                 slot
             }
@@ -218,7 +226,10 @@ impl TaskTable {
     pub(crate) fn resolve(&self, slot: u32, serial_low: u32) -> Option<TaskId> {
         match self.slots.get(slot as usize) {
             Some(Some(task)) if task.serial & super::waker::SERIAL_MASK == serial_low => {
-                Some(TaskId { slot, serial: task.serial })
+                Some(TaskId {
+                    slot,
+                    serial: task.serial,
+                })
             }
             _ => None,
         }
@@ -233,7 +244,9 @@ impl TaskTable {
     /// Puts a future back after a poll that returned `Pending`.
     #[inline]
     pub(crate) fn put_future(&mut self, id: TaskId, future: TaskFuture) {
-        let slot = self.get_mut(id).expect("put a future back into a freed slot");
+        let slot = self
+            .get_mut(id)
+            .expect("put a future back into a freed slot");
         assert!(slot.future.is_none(), "a task slot holds two futures");
         slot.future = Some(future);
     }
@@ -241,7 +254,10 @@ impl TaskTable {
     /// Frees a slot; its id becomes stale.
     pub(crate) fn free(&mut self, id: TaskId) {
         let slot = self.get(id).expect("freed a stale task id");
-        assert!(slot.future.is_none(), "freed a task that still holds its future");
+        assert!(
+            slot.future.is_none(),
+            "freed a task that still holds its future"
+        );
         if slot.flag(NAMED) {
             self.names.remove(&id.slot);
         }
@@ -251,15 +267,23 @@ impl TaskTable {
 
     /// The ids of the unfinished tasks of `node`, in slot order.
     pub(crate) fn unfinished_on(&self, node: NodeId) -> Vec<TaskId> {
-        self.iter_unfinished().filter(|(_, slot)| slot.node == node).map(|(id, _)| id).collect()
+        self.iter_unfinished()
+            .filter(|(_, slot)| slot.node == node)
+            .map(|(id, _)| id)
+            .collect()
     }
 
     /// Every unfinished task, in slot order.
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
         self.slots.iter().enumerate().filter_map(|(index, slot)| {
             let slot = slot.as_ref()?;
-            (slot.state != TaskState::Done)
-                .then_some((TaskId { slot: index as u32, serial: slot.serial }, slot))
+            (slot.state != TaskState::Done).then_some((
+                TaskId {
+                    slot: index as u32,
+                    serial: slot.serial,
+                },
+                slot,
+            ))
         })
     }
 }
