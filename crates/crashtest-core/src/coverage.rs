@@ -127,10 +127,23 @@ impl fmt::Display for Site {
 }
 
 /// Every site linked into the program.
+///
+/// ```
+/// crashtest_core::probe!("listed");
+/// assert!(crashtest_core::coverage::SITES.iter().any(|site| site.name() == "listed"));
+/// ```
 #[linkme::distributed_slice]
 pub static SITES: [Site];
 
 /// A site's identity as an owned value, ordered by location.
+///
+/// ```
+/// let summary = crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::probe!("here");
+/// }).unwrap();
+/// let (key, _) = &summary.coverage[0];
+/// assert_eq!((key.name, key.kind), ("here", crashtest_core::coverage::SiteKind::Probe));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SiteKey {
     /// Source file.
@@ -154,6 +167,16 @@ impl fmt::Display for SiteKey {
 }
 
 /// How often a site was reached and how often it fired (its condition held, it was hit).
+///
+/// ```
+/// let summary = crashtest_core::Sim::new(1).run(async {
+///     for i in 0..4 {
+///         crashtest_core::sometimes!(i % 2 == 0, "even");
+///     }
+/// }).unwrap();
+/// let (_, counts) = &summary.coverage[0];
+/// assert_eq!((counts.reached, counts.fired), (4, 2));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Times the site was evaluated.

@@ -20,10 +20,22 @@ use crate::rng::{Ratio, Rng};
 use crate::world;
 
 /// The chance that a `buggify!` site is enabled for a run (FoundationDB's 25%).
+///
+/// ```
+/// assert_eq!(crashtest_core::fault::SITE_ENABLED.to_string(), "1/4");
+/// ```
 pub const SITE_ENABLED: Ratio = Ratio::new(1, 4);
 /// The chance that an enabled `buggify!()` site fires when evaluated (FoundationDB's 25%).
+///
+/// ```
+/// assert_eq!(crashtest_core::fault::DEFAULT_FIRING.to_string(), "1/4");
+/// ```
 pub const DEFAULT_FIRING: Ratio = Ratio::new(1, 4);
 /// The chance that a sleep is stretched when the stretch is on (FoundationDB's 25%).
+///
+/// ```
+/// assert_eq!(crashtest_core::fault::STRETCH_CHANCE.to_string(), "1/4");
+/// ```
 pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
 
 /// Draws whether a fault happens, from stream `stream`, with probability `ratio`. If it comes

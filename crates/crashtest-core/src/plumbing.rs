@@ -57,6 +57,24 @@ pub trait NodeHook {
 
 /// Ends a component's faults when the run heals (the liveness phase): partitions, clogs,
 /// degraded disks.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use crashtest_core::plumbing::{self, Healer};
+///
+/// struct Clogs(Cell<u32>);
+/// impl Healer for Clogs {
+///     fn heal(&self) {
+///         self.0.set(0);
+///     }
+/// }
+/// crashtest_core::Sim::new(1).run(async {
+///     let clogs = Rc::new(Clogs(Cell::new(3)));
+///     plumbing::add_healer(clogs.clone());
+///     plumbing::heal_all();
+///     assert_eq!(clogs.0.get(), 0);
+/// }).unwrap();
+/// ```
 pub trait Healer {
     /// Ends every fault this component has applied, and applies no new ones.
     fn heal(&self);

@@ -15,6 +15,12 @@ use crashtest_core::{Divergence, RunFailure, RunSummary};
 use serde::Serialize;
 
 /// One finished seed, as a line of the results file.
+///
+/// ```
+/// let result = crashtest::Sim::new(2).run(async {});
+/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
+/// assert_eq!((line.seed, line.status), (2, "pass"));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct SeedResult<'a> {
     /// The test, as libtest names it.
@@ -40,6 +46,16 @@ pub struct SeedResult<'a> {
 }
 
 /// A fault in a results line.
+///
+/// ```
+/// let result = crashtest::Sim::new(2).run(async {
+///     crashtest::node::create("a", std::future::pending).kill();
+///     panic!("down");
+/// });
+/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
+/// let fault: &crashtest::runner::results::FaultLine = &line.faults[0];
+/// assert_eq!((fault.node.as_str(), fault.text.as_str()), ("a", "kill"));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct FaultLine {
     /// The fault's id (maskable), if it was drawn from the seed.
@@ -53,6 +69,13 @@ pub struct FaultLine {
 }
 
 /// A coverage site's counts in a results line.
+///
+/// ```
+/// let result = crashtest::Sim::new(2).run(async { crashtest::probe!("p") });
+/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
+/// let site: &crashtest::runner::results::CoverageLine = &line.coverage[0];
+/// assert_eq!((site.kind.as_str(), site.name, site.fired), ("probe", "p", 1));
+/// ```
 #[derive(Debug, Serialize)]
 pub struct CoverageLine {
     /// `probe`, `sometimes` or `buggify`.
@@ -69,6 +92,13 @@ pub struct CoverageLine {
 
 impl<'a> SeedResult<'a> {
     /// The line for a finished run.
+    ///
+    /// ```
+    /// let failed = crashtest::Sim::new(2).run(async { panic!("no") });
+    /// let line = crashtest::runner::results::SeedResult::from_run("t", &failed);
+    /// assert_eq!(line.status, "fail");
+    /// assert!(line.failure.unwrap().contains("no"));
+    /// ```
     pub fn from_run(test: &'a str, result: &Result<RunSummary, Box<RunFailure>>) -> SeedResult<'a> {
         let (summary, failure, faults) = match result {
             Ok(summary) => (summary, None, Vec::new()),
@@ -111,6 +141,18 @@ impl<'a> SeedResult<'a> {
     }
 
     /// The line for a seed whose two runs differed.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// static RUNS: AtomicU64 = AtomicU64::new(0);
+    /// let divergence = crashtest::check_determinism(1, Default::default(), || async {
+    ///     let n = RUNS.fetch_add(1, Ordering::SeqCst);
+    ///     crashtest::time::sleep(std::time::Duration::from_millis(1 + n)).await;
+    /// })
+    /// .unwrap_err();
+    /// let line = crashtest::runner::results::SeedResult::from_divergence("t", &divergence);
+    /// assert_eq!(line.status, "nondeterministic");
+    /// ```
     pub fn from_divergence(test: &'a str, divergence: &Divergence) -> SeedResult<'a> {
         SeedResult {
             test,
