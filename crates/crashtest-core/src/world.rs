@@ -323,6 +323,15 @@ impl World {
                 drop(leftover);
             }
             Ok(Poll::Pending) => self.after_pending(id, future),
+            Err(_) if self.cancel_requested(id) => {
+                // The task's node was killed (or the task aborted) during this very poll,
+                // and the task then panicked, typically unwrapping the error of a call cut
+                // off by the crash. A dead process's last panic is not a bug: it is the
+                // crash, so the task ends cancelled.
+                let leftover = self.finish_task(id, Outcome::Cancelled);
+                let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(future)));
+                drop(leftover);
+            }
             Err(panic) => {
                 self.record(EventKind::Panic { task: id });
                 if self.failure.borrow().is_none() {
@@ -347,6 +356,13 @@ impl World {
             *self.failure.borrow_mut() =
                 Some((FailureKind::Livelock { polls: since }, Some(node), Some(id)));
         }
+    }
+
+    fn cancel_requested(&self, id: TaskId) -> bool {
+        self.tasks
+            .borrow()
+            .get(id)
+            .is_some_and(|slot| slot.cancel_requested())
     }
 
     fn after_pending(&self, id: TaskId, future: TaskFuture) {

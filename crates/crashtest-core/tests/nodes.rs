@@ -167,3 +167,18 @@ fn node_names_are_unique_and_resolvable() {
         .map(|_| panic!("a second node named `a` must fail the run"))
         .unwrap_err();
 }
+
+#[test]
+fn a_panic_after_the_node_was_killed_in_the_same_poll_is_the_crash_not_a_bug() {
+    Sim::new(1)
+        .run(async {
+            let n = node::create("doomed", || async {
+                time::sleep(Duration::from_secs(1)).await;
+                node::current().kill();
+                panic!("the write failed because the node died");
+            });
+            time::sleep(Duration::from_secs(2)).await;
+            assert_eq!(n.status(), NodeStatus::Dead);
+        })
+        .unwrap();
+}

@@ -1,0 +1,344 @@
+//! How the simulated disks of a run behave: the crash model, its odds, the faults injected
+//! while running, and the latency of each operation.
+//!
+//! Every probability is an integer [`Ratio`], never a float, so a decision is exact on every
+//! platform. The defaults are FoundationDB's `AsyncFileNonDurable` figures for the crash model
+//! (see `reference/fdb-tigerbeetle-mechanics.md` section 5.1), no running faults, and small
+//! latencies. A configuration is installed per run with [`crate::configure`] and applies to
+//! every node's disk.
+
+use std::time::Duration;
+
+use crashtest_core::rng::Ratio;
+
+/// Which crash model a node kill applies to the writes not yet synced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CrashModel {
+    /// The adversary (default): sometimes everything survives; otherwise each unsynced write
+    /// is walked page by page (kept, dropped or corrupted) and a corrupted page sector by
+    /// sector (kept, torn or dropped); pending truncates and directory changes each may or may
+    /// not take effect.
+    #[default]
+    Strong,
+    /// The model most tools use, for comparison: the crash happens between two operations, so
+    /// the disk keeps a prefix of the unsynced operations, each one whole (no reordering, no
+    /// tearing).
+    Weak,
+}
+
+/// Latency of disk operations, from a serial device with `iops` and `bandwidth`
+/// (FoundationDB's `waitUntilDiskReady`): each operation waits for the previous one, then
+/// takes `1/iops + bytes/bandwidth` plus a random extra of up to ten times `1/iops`; a sync
+/// takes a random time in `sync_min..=sync_max` on top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latency {
+    pub(crate) iops: u64,
+    pub(crate) bandwidth: u64,
+    pub(crate) sync_min: Duration,
+    pub(crate) sync_max: Duration,
+}
+
+impl Latency {
+    /// No latency at all: operations complete without a scheduling point.
+    ///
+    /// ```
+    /// let config = crashtest_fs::DiskConfig::default().latency(crashtest_fs::Latency::ZERO);
+    /// # let _ = config;
+    /// ```
+    pub const ZERO: Latency = Latency {
+        iops: 0,
+        bandwidth: 0,
+        sync_min: Duration::ZERO,
+        sync_max: Duration::ZERO,
+    };
+
+    /// A device doing `iops` operations and `bandwidth` bytes per second; 0 means unbounded.
+    ///
+    /// ```
+    /// // FoundationDB's simulated disk: 5000 IOPS, 50 MB/s.
+    /// let _ = crashtest_fs::Latency::new(5_000, 50_000_000);
+    /// ```
+    pub fn new(iops: u64, bandwidth: u64) -> Latency {
+        Latency {
+            iops,
+            bandwidth,
+            ..Latency::default()
+        }
+    }
+
+    /// A sync takes `min..=max` more (FoundationDB uses 5 to 15 ms).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `min > max`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let _ = crashtest_fs::Latency::new(5_000, 50_000_000)
+    ///     .sync(Duration::from_millis(5), Duration::from_millis(15));
+    /// ```
+    pub fn sync(mut self, min: Duration, max: Duration) -> Latency {
+        assert!(min <= max, "sync latency range {min:?}..={max:?} is empty");
+        self.sync_min = min;
+        self.sync_max = max;
+        self
+    }
+}
+
+impl Default for Latency {
+    /// 5000 IOPS, 50 MB/s (FoundationDB's figures) and 0.5 to 1.5 ms per sync.
+    fn default() -> Latency {
+        Latency {
+            iops: 5_000,
+            bandwidth: 50_000_000,
+            sync_min: Duration::from_micros(500),
+            sync_max: Duration::from_micros(1_500),
+        }
+    }
+}
+
+/// Faults injected while the disk runs (all off by default).
+///
+/// Faults that damage data already synced (read corruption, misdirected writes) are bounded
+/// by zones; see the crate documentation for the contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Faults {
+    pub(crate) read_error: Ratio,
+    pub(crate) write_error: Ratio,
+    pub(crate) sync_error: Ratio,
+    pub(crate) disk_full: Ratio,
+    pub(crate) read_corruption: Ratio,
+    pub(crate) misdirected_write: Ratio,
+    pub(crate) capacity: Option<u64>,
+    pub(crate) zone_size: u64,
+    pub(crate) max_damaged_zones: usize,
+    pub(crate) max_damaged_replicas: usize,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults {
+            read_error: Ratio::NEVER,
+            write_error: Ratio::NEVER,
+            sync_error: Ratio::NEVER,
+            disk_full: Ratio::NEVER,
+            read_corruption: Ratio::NEVER,
+            misdirected_write: Ratio::NEVER,
+            capacity: None,
+            zone_size: 1 << 20,
+            max_damaged_zones: 1,
+            max_damaged_replicas: 1,
+        }
+    }
+}
+
+/// The behaviour of every simulated disk of a run; install it with [`crate::configure`].
+///
+/// ```
+/// use crashtest_core::rng::Ratio;
+/// use crashtest_fs::{CrashModel, DiskConfig};
+///
+/// let config = DiskConfig::default()
+///     .crash_model(CrashModel::Strong)
+///     .sync_error(Ratio::new(1, 100))
+///     .read_corruption(Ratio::new(1, 50));
+/// # let _ = config;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiskConfig {
+    pub(crate) model: CrashModel,
+    pub(crate) all_survive: Ratio,
+    pub(crate) truncate_survives: Ratio,
+    pub(crate) dir_change_survives: Ratio,
+    pub(crate) latency: Latency,
+    pub(crate) faults: Faults,
+}
+
+impl Default for DiskConfig {
+    fn default() -> DiskConfig {
+        DiskConfig {
+            model: CrashModel::Strong,
+            // FoundationDB: on a kill, every pending write survives with probability 0.1.
+            all_survive: Ratio::new(1, 10),
+            // FoundationDB applies a pending truncate with probability 0.5 otherwise.
+            truncate_survives: Ratio::new(1, 2),
+            dir_change_survives: Ratio::new(1, 2),
+            latency: Latency::default(),
+            faults: Faults::default(),
+        }
+    }
+}
+
+impl DiskConfig {
+    /// The crash model a kill applies (default [`CrashModel::Strong`]).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().crash_model(crashtest_fs::CrashModel::Weak);
+    /// ```
+    pub fn crash_model(mut self, model: CrashModel) -> DiskConfig {
+        self.model = model;
+        self
+    }
+
+    /// Under the strong model, the chance that a file's unsynced writes all survive a kill
+    /// (default 1/10).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().all_survive(crashtest_core::rng::Ratio::new(1, 4));
+    /// ```
+    pub fn all_survive(mut self, ratio: Ratio) -> DiskConfig {
+        self.all_survive = ratio;
+        self
+    }
+
+    /// Under the strong model, the chance that a pending `set_len` takes effect (default 1/2).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default()
+    ///     .truncate_survives(crashtest_core::rng::Ratio::new(1, 3));
+    /// ```
+    pub fn truncate_survives(mut self, ratio: Ratio) -> DiskConfig {
+        self.truncate_survives = ratio;
+        self
+    }
+
+    /// Under the strong model, the chance that a directory change not yet synced (create,
+    /// rename, remove) takes effect (default 1/2).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default()
+    ///     .dir_change_survives(crashtest_core::rng::Ratio::new(1, 3));
+    /// ```
+    pub fn dir_change_survives(mut self, ratio: Ratio) -> DiskConfig {
+        self.dir_change_survives = ratio;
+        self
+    }
+
+    /// The latency of operations of the async API (the synchronous handle takes none).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().latency(crashtest_fs::Latency::new(100, 0));
+    /// ```
+    pub fn latency(mut self, latency: Latency) -> DiskConfig {
+        self.latency = latency;
+        self
+    }
+
+    /// The chance that a read fails with `EIO`.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().read_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn read_error(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.read_error = ratio;
+        self
+    }
+
+    /// The chance that a write fails with `EIO` (and does nothing).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().write_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn write_error(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.write_error = ratio;
+        self
+    }
+
+    /// The chance that a sync fails with `EIO`. As on Linux, the writes it should have made
+    /// durable are then lost for good, though reads may still return them until a crash.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().sync_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn sync_error(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.sync_error = ratio;
+        self
+    }
+
+    /// The chance that a write or `set_len` that grows a file fails with `ENOSPC` although
+    /// space is left (a transiently full disk).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().disk_full(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn disk_full(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.disk_full = ratio;
+        self
+    }
+
+    /// Each disk holds at most `bytes` of file data; growing past it fails with `ENOSPC`.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().capacity(1 << 30);
+    /// ```
+    pub fn capacity(mut self, bytes: u64) -> DiskConfig {
+        self.faults.capacity = Some(bytes);
+        self
+    }
+
+    /// The chance that a read marks one sector it covers as corrupt: from then on reads of
+    /// that sector return it with one bit flipped, until it is overwritten (TigerBeetle's
+    /// sticky read fault). Bounded by zones.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default()
+    ///     .read_corruption(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn read_corruption(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.read_corruption = ratio;
+        self
+    }
+
+    /// The chance that a write lands at another sector-aligned offset of the same zone of the
+    /// same file, leaving its target with the old bytes. Bounded by zones.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default()
+    ///     .misdirected_write(crashtest_core::rng::Ratio::new(1, 100));
+    /// ```
+    pub fn misdirected_write(mut self, ratio: Ratio) -> DiskConfig {
+        self.faults.misdirected_write = ratio;
+        self
+    }
+
+    /// The size of a fault zone (default 1 MiB): zone `k` of a file is its bytes
+    /// `k * size .. (k + 1) * size`.
+    ///
+    /// # Panics
+    ///
+    /// Panics unless `bytes` is a non-zero multiple of the 512-byte sector.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().zone_size(64 * 1024);
+    /// ```
+    pub fn zone_size(mut self, bytes: u64) -> DiskConfig {
+        assert!(
+            bytes > 0 && bytes % crate::page::SECTOR_SIZE == 0,
+            "a zone is a non-zero number of 512-byte sectors, not {bytes} bytes"
+        );
+        self.faults.zone_size = bytes;
+        self
+    }
+
+    /// At most `zones` zones of one disk hold damaged data at once (default 1, so that two
+    /// copies in different zones never both go bad).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().max_damaged_zones(2);
+    /// ```
+    pub fn max_damaged_zones(mut self, zones: usize) -> DiskConfig {
+        self.faults.max_damaged_zones = zones;
+        self
+    }
+
+    /// At most `nodes` nodes hold damaged data in the same zone (same path, same offset range)
+    /// at once (default 1, so that replicated data keeps a good copy on every other node).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().max_damaged_replicas(1);
+    /// ```
+    pub fn max_damaged_replicas(mut self, nodes: usize) -> DiskConfig {
+        self.faults.max_damaged_replicas = nodes;
+        self
+    }
+}

@@ -1,0 +1,772 @@
+//! One node's disk: its inodes, what the running program sees of them, and what would
+//! survive a crash now.
+//!
+//! Every file keeps two images: `cache` (the page cache: what reads return) and `durable`
+//! (what the device holds after the last completed sync), plus the list of `pending` writes
+//! and truncates issued since, in order. Every directory keeps two maps of names: `live` (what
+//! the program sees) and `durable`; the directory changes not yet synced wait in `dir_log`,
+//! each as one atomic change (a rename is one change touching two directories). A sync moves
+//! pending changes into the durable images whole; a crash ([`crate::crash`]) decides, change by
+//! change, what reaches them.
+//!
+//! Invariants:
+//! - Without failed syncs or misdirected writes, `cache` equals `durable` with the `pending`
+//!   operations applied in order. A failed sync breaks this on purpose: its writes stay in
+//!   the cache but never reach the device (Linux's behaviour).
+//! - Every inode that a live name, a durable name, an open handle or a pending directory
+//!   change refers to exists; the others are collected.
+//! - `seq` numbers increase in issue order across files and directories, so the weak crash
+//!   model can keep a prefix of all unsynced operations.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+
+use crate::errors;
+use crate::faults::Damage;
+use crate::metadata::{FileType, Metadata};
+use crate::page;
+use crate::path::Names;
+
+/// An inode number; unique within a disk, never reused.
+pub(crate) type Ino = u64;
+
+/// The root directory's inode.
+pub(crate) const ROOT: Ino = 1;
+
+/// A write or truncate issued but not yet synced.
+#[derive(Clone, Debug)]
+pub(crate) enum DataOp {
+    Write {
+        seq: u64,
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+    SetLen {
+        seq: u64,
+        len: u64,
+    },
+}
+
+impl DataOp {
+    pub(crate) fn seq(&self) -> u64 {
+        match self {
+            DataOp::Write { seq, .. } | DataOp::SetLen { seq, .. } => *seq,
+        }
+    }
+
+    /// Applies the whole operation to `content`.
+    pub(crate) fn apply(&self, content: &mut Vec<u8>) {
+        match self {
+            DataOp::Write { offset, bytes, .. } => page::write_into(content, *offset, bytes),
+            DataOp::SetLen { len, .. } => page::set_len(content, *len),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct FileNode {
+    pub(crate) cache: Vec<u8>,
+    pub(crate) durable: Vec<u8>,
+    pub(crate) pending: Vec<DataOp>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct DirNode {
+    pub(crate) live: BTreeMap<String, Ino>,
+    pub(crate) durable: BTreeMap<String, Ino>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Kind {
+    File(FileNode),
+    Dir(DirNode),
+}
+
+#[derive(Debug)]
+pub(crate) struct Inode {
+    pub(crate) kind: Kind,
+    /// Open handles of the current boot.
+    pub(crate) open: u32,
+}
+
+/// One half of a directory change.
+#[derive(Clone, Debug)]
+pub(crate) enum Part {
+    /// `dir/name` now names `ino` (replacing what it named).
+    Link { dir: Ino, name: String, ino: Ino },
+    /// `dir/name` no longer names `ino`.
+    Unlink { dir: Ino, name: String, ino: Ino },
+}
+
+impl Part {
+    fn dir(&self) -> Ino {
+        match self {
+            Part::Link { dir, .. } | Part::Unlink { dir, .. } => *dir,
+        }
+    }
+
+    fn ino(&self) -> Ino {
+        match self {
+            Part::Link { ino, .. } | Part::Unlink { ino, .. } => *ino,
+        }
+    }
+}
+
+/// A directory change not yet synced: applied whole or not at all.
+#[derive(Clone, Debug)]
+pub(crate) struct DirChange {
+    pub(crate) seq: u64,
+    pub(crate) parts: Vec<Part>,
+}
+
+impl DirChange {
+    /// The directories it changes (one, or two for a rename across directories).
+    pub(crate) fn dirs(&self) -> Vec<Ino> {
+        let mut dirs: Vec<Ino> = self.parts.iter().map(Part::dir).collect();
+        dirs.sort_unstable();
+        dirs.dedup();
+        dirs
+    }
+
+    fn touches(&self, dir: Ino) -> bool {
+        self.parts.iter().any(|part| part.dir() == dir)
+    }
+}
+
+/// How a file is opened (the flags of `OpenOptions`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OpenFlags {
+    pub(crate) read: bool,
+    pub(crate) write: bool,
+    pub(crate) append: bool,
+    pub(crate) truncate: bool,
+    pub(crate) create: bool,
+    pub(crate) create_new: bool,
+}
+
+impl OpenFlags {
+    /// Refuses the combinations `open(2)` refuses, as the standard library does.
+    fn check(&self) -> io::Result<()> {
+        if !self.read && !self.write && !self.append {
+            return Err(errors::invalid_input());
+        }
+        let creates = self.truncate || self.create || self.create_new;
+        match (self.write, self.append) {
+            (false, false) if creates => Err(errors::invalid_input()),
+            (_, true) if self.truncate && !self.create_new => Err(errors::invalid_input()),
+            _ => Ok(()),
+        }
+    }
+
+    pub(crate) fn writes(&self) -> bool {
+        self.write || self.append
+    }
+}
+
+/// One node's disk.
+#[derive(Debug)]
+pub(crate) struct Disk {
+    pub(crate) inodes: BTreeMap<Ino, Inode>,
+    next_ino: Ino,
+    next_seq: u64,
+    pub(crate) dir_log: Vec<DirChange>,
+    /// Counts crashes: a handle opened before the last one is stale.
+    pub(crate) boot: u64,
+    pub(crate) damage: Damage,
+    /// When the device finishes the operations queued so far (virtual ns).
+    pub(crate) busy_until_ns: u64,
+}
+
+impl Default for Disk {
+    fn default() -> Disk {
+        let root = Inode {
+            kind: Kind::Dir(DirNode::default()),
+            open: 0,
+        };
+        Disk {
+            inodes: BTreeMap::from([(ROOT, root)]),
+            next_ino: ROOT + 1,
+            next_seq: 0,
+            dir_log: Vec::new(),
+            boot: 0,
+            damage: Damage::default(),
+            busy_until_ns: 0,
+        }
+    }
+}
+
+impl Disk {
+    fn inode(&self, ino: Ino) -> &Inode {
+        self.inodes.get(&ino).expect("a referenced inode exists")
+    }
+
+    fn inode_mut(&mut self, ino: Ino) -> &mut Inode {
+        self.inodes
+            .get_mut(&ino)
+            .expect("a referenced inode exists")
+    }
+
+    fn dir(&self, ino: Ino) -> io::Result<&DirNode> {
+        match &self.inode(ino).kind {
+            Kind::Dir(dir) => Ok(dir),
+            Kind::File(_) => Err(errors::not_a_directory()),
+        }
+    }
+
+    fn dir_mut(&mut self, ino: Ino) -> &mut DirNode {
+        match &mut self.inode_mut(ino).kind {
+            Kind::Dir(dir) => dir,
+            Kind::File(_) => panic!("inode {ino} is not a directory"),
+        }
+    }
+
+    pub(crate) fn file(&self, ino: Ino) -> io::Result<&FileNode> {
+        match &self.inode(ino).kind {
+            Kind::File(file) => Ok(file),
+            Kind::Dir(_) => Err(errors::is_a_directory()),
+        }
+    }
+
+    pub(crate) fn file_mut(&mut self, ino: Ino) -> io::Result<&mut FileNode> {
+        match &mut self.inode_mut(ino).kind {
+            Kind::File(file) => Ok(file),
+            Kind::Dir(_) => Err(errors::is_a_directory()),
+        }
+    }
+
+    pub(crate) fn is_dir(&self, ino: Ino) -> bool {
+        matches!(self.inode(ino).kind, Kind::Dir(_))
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    fn new_inode(&mut self, kind: Kind) -> Ino {
+        let ino = self.next_ino;
+        self.next_ino += 1;
+        self.inodes.insert(ino, Inode { kind, open: 0 });
+        ino
+    }
+
+    // ----- names -----
+
+    fn lookup(&self, dir: Ino, name: &str) -> io::Result<Option<Ino>> {
+        Ok(self.dir(dir)?.live.get(name).copied())
+    }
+
+    /// The inode `names` leads to in the live tree.
+    pub(crate) fn resolve(&self, names: &Names) -> io::Result<Ino> {
+        let mut ino = ROOT;
+        for name in &names.0 {
+            ino = self.lookup(ino, name)?.ok_or_else(errors::not_found)?;
+        }
+        Ok(ino)
+    }
+
+    /// The directory holding the last name of `names`, and that name; `None` for the root.
+    fn resolve_parent<'a>(&self, names: &'a Names) -> io::Result<Option<(Ino, &'a str)>> {
+        let Some((parent, name)) = names.split_last() else {
+            return Ok(None);
+        };
+        let dir = self.resolve(&Names(parent.to_vec()))?;
+        self.dir(dir)?;
+        Ok(Some((dir, name)))
+    }
+
+    /// The path of `ino` in the live tree, if it has one.
+    pub(crate) fn path_of(&self, target: Ino) -> Option<String> {
+        fn walk(disk: &Disk, dir: Ino, target: Ino, prefix: &mut Vec<String>) -> bool {
+            let Ok(node) = disk.dir(dir) else {
+                return false;
+            };
+            for (name, &child) in &node.live {
+                prefix.push(name.clone());
+                if child == target || walk(disk, child, target, prefix) {
+                    return true;
+                }
+                prefix.pop();
+            }
+            false
+        }
+        let mut names = Vec::new();
+        (target == ROOT || walk(self, ROOT, target, &mut names)).then(|| Names(names).display())
+    }
+
+    fn change(&mut self, parts: Vec<Part>) {
+        let mut orphans = false;
+        for part in &parts {
+            let dir = self.dir_mut(part.dir());
+            match part {
+                Part::Link { name, ino, .. } => {
+                    orphans |= dir.live.insert(name.clone(), *ino).is_some();
+                }
+                Part::Unlink { name, ino, .. } => {
+                    let removed = dir.live.remove(name);
+                    assert_eq!(
+                        removed,
+                        Some(*ino),
+                        "unlinked a name that named another inode"
+                    );
+                    orphans = true;
+                }
+            }
+        }
+        let seq = self.next_seq();
+        self.dir_log.push(DirChange { seq, parts });
+        if orphans {
+            self.collect();
+        }
+    }
+
+    // ----- files -----
+
+    /// Opens (and maybe creates or truncates) the file or directory at `names`.
+    pub(crate) fn open(&mut self, names: &Names, flags: OpenFlags) -> io::Result<Ino> {
+        flags.check()?;
+        let (dir, name) = match self.resolve_parent(names)? {
+            Some(parent) => parent,
+            None if flags.create_new => return Err(errors::already_exists()),
+            None if flags.writes() => return Err(errors::is_a_directory()),
+            None => return Ok(ROOT),
+        };
+        match self.lookup(dir, name)? {
+            Some(_) if flags.create_new => Err(errors::already_exists()),
+            Some(ino) if self.is_dir(ino) => {
+                if flags.writes() {
+                    Err(errors::is_a_directory())
+                } else {
+                    Ok(ino)
+                }
+            }
+            Some(ino) => {
+                if flags.truncate && self.len(ino)? > 0 {
+                    self.set_len(ino, 0)?;
+                }
+                Ok(ino)
+            }
+            None if flags.create || flags.create_new => {
+                let ino = self.new_inode(Kind::File(FileNode::default()));
+                let name = name.to_owned();
+                self.change(vec![Part::Link { dir, name, ino }]);
+                Ok(ino)
+            }
+            None => Err(errors::not_found()),
+        }
+    }
+
+    pub(crate) fn len(&self, ino: Ino) -> io::Result<u64> {
+        Ok(self.file(ino)?.cache.len() as u64)
+    }
+
+    /// Reads from the page cache into `buf`; returns how many bytes it read.
+    pub(crate) fn read(&self, ino: Ino, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let cache = &self.file(ino)?.cache;
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(cache.len());
+        let n = buf.len().min(cache.len() - start);
+        buf[..n].copy_from_slice(&cache[start..start + n]);
+        Ok(n)
+    }
+
+    /// Writes into the page cache; the write is pending until the file is synced.
+    pub(crate) fn write(&mut self, ino: Ino, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.file(ino)?;
+        let seq = self.next_seq();
+        let file = self.file_mut(ino)?;
+        page::write_into(&mut file.cache, offset, bytes);
+        file.pending.push(DataOp::Write {
+            seq,
+            offset,
+            bytes: bytes.to_vec(),
+        });
+        Ok(())
+    }
+
+    /// Cuts or extends the file; pending until the file is synced.
+    pub(crate) fn set_len(&mut self, ino: Ino, len: u64) -> io::Result<()> {
+        self.file(ino)?;
+        let seq = self.next_seq();
+        let file = self.file_mut(ino)?;
+        page::set_len(&mut file.cache, len);
+        file.pending.push(DataOp::SetLen { seq, len });
+        Ok(())
+    }
+
+    /// Makes every pending write and truncate of the file durable.
+    pub(crate) fn sync_file(&mut self, ino: Ino) {
+        if let Ok(file) = self.file_mut(ino) {
+            for op in std::mem::take(&mut file.pending) {
+                op.apply(&mut file.durable);
+            }
+        }
+    }
+
+    /// A failed sync: the pending writes never reach the device (the cache keeps them).
+    pub(crate) fn lose_pending(&mut self, ino: Ino) {
+        if let Ok(file) = self.file_mut(ino) {
+            file.pending.clear();
+        }
+    }
+
+    /// Bytes of file data the program sees on this disk.
+    pub(crate) fn used_bytes(&self) -> u64 {
+        self.inodes
+            .values()
+            .map(|inode| match &inode.kind {
+                Kind::File(file) => file.cache.len() as u64,
+                Kind::Dir(_) => 0,
+            })
+            .sum()
+    }
+
+    // ----- directories -----
+
+    /// Makes durable every pending change to directory `dir`, and every earlier change it
+    /// depends on (an earlier change to another directory that a rename also touched).
+    pub(crate) fn sync_dir(&mut self, dir: Ino) {
+        let mut forced: BTreeSet<usize> = BTreeSet::new();
+        let mut frontier: Vec<usize> = Vec::new();
+        for (i, change) in self.dir_log.iter().enumerate() {
+            if change.touches(dir) {
+                forced.insert(i);
+                frontier.push(i);
+            }
+        }
+        while let Some(i) = frontier.pop() {
+            for touched in self.dir_log[i].dirs() {
+                for j in 0..i {
+                    if self.dir_log[j].touches(touched) && forced.insert(j) {
+                        frontier.push(j);
+                    }
+                }
+            }
+        }
+        let log = std::mem::take(&mut self.dir_log);
+        for (i, change) in log.into_iter().enumerate() {
+            if forced.contains(&i) {
+                self.apply_durably(&change);
+            } else {
+                self.dir_log.push(change);
+            }
+        }
+        self.collect();
+    }
+
+    /// Applies a directory change to the durable names.
+    pub(crate) fn apply_durably(&mut self, change: &DirChange) {
+        for part in &change.parts {
+            let dir = self.dir_mut(part.dir());
+            match part {
+                Part::Link { name, ino, .. } => {
+                    dir.durable.insert(name.clone(), *ino);
+                }
+                Part::Unlink { name, ino, .. } => {
+                    if dir.durable.get(name) == Some(ino) {
+                        dir.durable.remove(name);
+                    }
+                }
+            }
+        }
+    }
+
+    pub(crate) fn create_dir(&mut self, names: &Names) -> io::Result<()> {
+        let (dir, name) = self
+            .resolve_parent(names)?
+            .ok_or_else(errors::already_exists)?;
+        if self.lookup(dir, name)?.is_some() {
+            return Err(errors::already_exists());
+        }
+        let ino = self.new_inode(Kind::Dir(DirNode::default()));
+        let name = name.to_owned();
+        self.change(vec![Part::Link { dir, name, ino }]);
+        Ok(())
+    }
+
+    pub(crate) fn create_dir_all(&mut self, names: &Names) -> io::Result<()> {
+        for end in 1..=names.0.len() {
+            let prefix = Names(names.0[..end].to_vec());
+            match self.resolve(&prefix) {
+                Ok(ino) if self.is_dir(ino) => {}
+                Ok(_) if end == names.0.len() => return Err(errors::already_exists()),
+                Ok(_) => return Err(errors::not_a_directory()),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    self.create_dir(&prefix)?;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn remove_file(&mut self, names: &Names) -> io::Result<()> {
+        let (dir, name) = self
+            .resolve_parent(names)?
+            .ok_or_else(errors::is_a_directory)?;
+        let ino = self.lookup(dir, name)?.ok_or_else(errors::not_found)?;
+        if self.is_dir(ino) {
+            return Err(errors::is_a_directory());
+        }
+        let name = name.to_owned();
+        self.change(vec![Part::Unlink { dir, name, ino }]);
+        Ok(())
+    }
+
+    pub(crate) fn remove_dir(&mut self, names: &Names) -> io::Result<()> {
+        let (dir, name) = self.resolve_parent(names)?.ok_or_else(errors::busy)?;
+        let ino = self.lookup(dir, name)?.ok_or_else(errors::not_found)?;
+        if !self.dir(ino)?.live.is_empty() {
+            return Err(errors::directory_not_empty());
+        }
+        let name = name.to_owned();
+        self.change(vec![Part::Unlink { dir, name, ino }]);
+        Ok(())
+    }
+
+    pub(crate) fn rename(&mut self, from: &Names, to: &Names) -> io::Result<()> {
+        let (from_dir, from_name) = self.resolve_parent(from)?.ok_or_else(errors::busy)?;
+        let ino = self
+            .lookup(from_dir, from_name)?
+            .ok_or_else(errors::not_found)?;
+        let (to_dir, to_name) = self.resolve_parent(to)?.ok_or_else(errors::busy)?;
+        let moving_dir = self.is_dir(ino);
+        if moving_dir && to.starts_with(from) && to != from {
+            return Err(errors::invalid_input());
+        }
+        if let Some(existing) = self.lookup(to_dir, to_name)? {
+            if existing == ino {
+                return Ok(());
+            }
+            match (moving_dir, self.is_dir(existing)) {
+                (false, true) => return Err(errors::is_a_directory()),
+                (true, false) => return Err(errors::not_a_directory()),
+                (true, true) if !self.dir(existing)?.live.is_empty() => {
+                    return Err(errors::directory_not_empty());
+                }
+                _ => {}
+            }
+        }
+        let parts = vec![
+            Part::Unlink {
+                dir: from_dir,
+                name: from_name.to_owned(),
+                ino,
+            },
+            Part::Link {
+                dir: to_dir,
+                name: to_name.to_owned(),
+                ino,
+            },
+        ];
+        self.change(parts);
+        Ok(())
+    }
+
+    /// The entries of the directory at `names`: name and whether it is a directory.
+    pub(crate) fn read_dir(&self, names: &Names) -> io::Result<Vec<(String, bool)>> {
+        let ino = self.resolve(names)?;
+        Ok(self
+            .dir(ino)?
+            .live
+            .iter()
+            .map(|(name, &child)| (name.clone(), self.is_dir(child)))
+            .collect())
+    }
+
+    pub(crate) fn metadata(&self, ino: Ino) -> Metadata {
+        match &self.inode(ino).kind {
+            Kind::File(file) => Metadata::new(FileType::FILE, file.cache.len() as u64),
+            Kind::Dir(_) => Metadata::new(FileType::DIR, 4096),
+        }
+    }
+
+    // ----- handles and collection -----
+
+    pub(crate) fn retain(&mut self, ino: Ino) {
+        self.inode_mut(ino).open += 1;
+    }
+
+    /// Drops one open handle of `ino` from boot `boot` (a stale handle holds nothing).
+    pub(crate) fn release(&mut self, ino: Ino, boot: u64) {
+        if boot != self.boot {
+            return;
+        }
+        let inode = self.inode_mut(ino);
+        assert!(
+            inode.open > 0,
+            "released inode {ino} more often than opened"
+        );
+        inode.open -= 1;
+        if inode.open == 0 {
+            self.collect();
+        }
+    }
+
+    /// Drops every inode nothing refers to (see the module invariants).
+    pub(crate) fn collect(&mut self) {
+        let mut reached: BTreeSet<Ino> = BTreeSet::new();
+        let mut stack: Vec<Ino> = vec![ROOT];
+        for (&ino, inode) in &self.inodes {
+            if inode.open > 0 {
+                stack.push(ino);
+            }
+        }
+        for change in &self.dir_log {
+            for part in &change.parts {
+                stack.push(part.dir());
+                stack.push(part.ino());
+            }
+        }
+        while let Some(ino) = stack.pop() {
+            if !reached.insert(ino) {
+                continue;
+            }
+            if let Kind::Dir(dir) = &self.inode(ino).kind {
+                stack.extend(dir.live.values().chain(dir.durable.values()));
+            }
+        }
+        self.inodes.retain(|ino, _| reached.contains(ino));
+        self.damage.forget_missing(&reached);
+    }
+
+    /// After a crash has settled the durable images: the program now sees exactly them,
+    /// every handle is stale, and nothing is pending.
+    pub(crate) fn reboot(&mut self) {
+        assert!(
+            self.dir_log.is_empty(),
+            "a crash settles every directory change"
+        );
+        for inode in self.inodes.values_mut() {
+            inode.open = 0;
+            match &mut inode.kind {
+                Kind::File(file) => {
+                    assert!(file.pending.is_empty(), "a crash settles every write");
+                    file.cache.clone_from(&file.durable);
+                }
+                Kind::Dir(dir) => dir.live.clone_from(&dir.durable),
+            }
+        }
+        self.boot += 1;
+        self.busy_until_ns = 0;
+        self.collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn names(path: &str) -> Names {
+        Names::parse(Path::new(path)).unwrap()
+    }
+
+    const CREATE: OpenFlags = OpenFlags {
+        read: true,
+        write: true,
+        append: false,
+        truncate: false,
+        create: true,
+        create_new: false,
+    };
+
+    fn durable_names(disk: &Disk) -> Vec<String> {
+        match &disk.inode(ROOT).kind {
+            Kind::Dir(dir) => dir.durable.keys().cloned().collect(),
+            Kind::File(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn writes_reach_the_durable_image_only_when_synced() {
+        let mut disk = Disk::default();
+        let ino = disk.open(&names("/f"), CREATE).unwrap();
+        disk.write(ino, 0, b"hello").unwrap();
+        assert_eq!(disk.file(ino).unwrap().cache, b"hello");
+        assert!(disk.file(ino).unwrap().durable.is_empty());
+        disk.sync_file(ino);
+        assert_eq!(disk.file(ino).unwrap().durable, b"hello");
+        assert!(disk.file(ino).unwrap().pending.is_empty());
+    }
+
+    #[test]
+    fn a_new_name_is_durable_only_after_its_directory_is_synced() {
+        let mut disk = Disk::default();
+        disk.open(&names("/f"), CREATE).unwrap();
+        assert!(durable_names(&disk).is_empty());
+        disk.sync_dir(ROOT);
+        assert_eq!(durable_names(&disk), ["f"]);
+    }
+
+    #[test]
+    fn syncing_a_directory_also_settles_the_renames_it_depends_on() {
+        let mut disk = Disk::default();
+        disk.create_dir(&names("/d")).unwrap();
+        disk.open(&names("/d/a"), CREATE).unwrap();
+        disk.create_dir(&names("/e")).unwrap();
+        disk.rename(&names("/d/a"), &names("/e/a")).unwrap();
+        let e = disk.resolve(&names("/e")).unwrap();
+        disk.sync_dir(e);
+        // The rename touched /d, so the creation of /d/a before it is settled too; the
+        // creations of /d and /e in the root are not.
+        assert_eq!(disk.dir_log.len(), 2);
+        assert!(disk.dir_log.iter().all(|change| change.touches(ROOT)));
+    }
+
+    #[test]
+    fn unreferenced_inodes_are_collected_but_pending_changes_keep_theirs() {
+        let mut disk = Disk::default();
+        disk.open(&names("/f"), CREATE).unwrap();
+        disk.remove_file(&names("/f")).unwrap();
+        // The creation and removal are pending: a crash could keep the creation alone.
+        assert_eq!(disk.inodes.len(), 2);
+        disk.sync_dir(ROOT);
+        assert_eq!(disk.inodes.len(), 1);
+    }
+
+    #[test]
+    fn namespace_errors_have_the_real_kinds() {
+        use io::ErrorKind::*;
+        let mut disk = Disk::default();
+        disk.create_dir(&names("/d")).unwrap();
+        disk.open(&names("/d/f"), CREATE).unwrap();
+        let kind = |r: io::Result<()>| r.unwrap_err().kind();
+        assert_eq!(kind(disk.create_dir(&names("/d"))), AlreadyExists);
+        assert_eq!(kind(disk.remove_dir(&names("/d"))), DirectoryNotEmpty);
+        assert_eq!(kind(disk.remove_file(&names("/d"))), IsADirectory);
+        assert_eq!(kind(disk.remove_dir(&names("/d/f"))), NotADirectory);
+        assert_eq!(kind(disk.remove_file(&names("/nope"))), NotFound);
+        assert_eq!(kind(disk.create_dir(&names("/d/f/x"))), NotADirectory);
+        assert_eq!(
+            kind(disk.rename(&names("/d"), &names("/d/x"))),
+            InvalidInput
+        );
+        assert_eq!(kind(disk.create_dir_all(&names("/d/f"))), AlreadyExists);
+        assert_eq!(kind(disk.remove_dir(&names("/"))), ResourceBusy);
+    }
+
+    #[test]
+    fn open_flags_are_checked_like_the_standard_library() {
+        let mut disk = Disk::default();
+        let flags = OpenFlags {
+            read: true,
+            create: true,
+            ..OpenFlags::default()
+        };
+        let error = disk.open(&names("/f"), flags).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+        let error = disk.open(&names("/f"), OpenFlags::default()).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn path_of_finds_the_live_name() {
+        let mut disk = Disk::default();
+        disk.create_dir(&names("/d")).unwrap();
+        let ino = disk.open(&names("/d/f"), CREATE).unwrap();
+        assert_eq!(disk.path_of(ino).as_deref(), Some("/d/f"));
+        assert_eq!(disk.path_of(ROOT).as_deref(), Some("/"));
+    }
+}

@@ -1,0 +1,129 @@
+//! The errors the simulated file system returns, built as the real calls build them.
+//!
+//! On Unix each error is made from the raw OS error number the real system call would set
+//! (`ENOENT`, `EEXIST`, `EIO`...), so that `ErrorKind`, `raw_os_error()` and the message are
+//! those of the real call: code that matches on any of them behaves the same in simulation
+//! and in production. Elsewhere the error carries the same `ErrorKind` and a plain message.
+
+use std::io::{self, ErrorKind};
+
+#[cfg(unix)]
+fn os_error(code: i32, _kind: ErrorKind, _message: &str) -> io::Error {
+    io::Error::from_raw_os_error(code)
+}
+
+#[cfg(not(unix))]
+fn os_error(_code: i32, kind: ErrorKind, message: &str) -> io::Error {
+    io::Error::new(kind, message)
+}
+
+#[cfg(unix)]
+mod errno {
+    pub(super) use libc::{
+        EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY,
+    };
+}
+
+#[cfg(not(unix))]
+mod errno {
+    pub(super) const EBADF: i32 = 9;
+    pub(super) const EBUSY: i32 = 16;
+    pub(super) const EEXIST: i32 = 17;
+    pub(super) const EINVAL: i32 = 22;
+    pub(super) const EIO: i32 = 5;
+    pub(super) const EISDIR: i32 = 21;
+    pub(super) const ENOENT: i32 = 2;
+    pub(super) const ENOSPC: i32 = 28;
+    pub(super) const ENOTDIR: i32 = 20;
+    pub(super) const ENOTEMPTY: i32 = 39;
+}
+
+/// `ENOENT`: a path component does not exist.
+pub(crate) fn not_found() -> io::Error {
+    os_error(
+        errno::ENOENT,
+        ErrorKind::NotFound,
+        "No such file or directory",
+    )
+}
+
+/// `EEXIST`: the path exists and the call wanted to create it.
+pub(crate) fn already_exists() -> io::Error {
+    os_error(errno::EEXIST, ErrorKind::AlreadyExists, "File exists")
+}
+
+/// `ENOTDIR`: a component used as a directory is a file.
+pub(crate) fn not_a_directory() -> io::Error {
+    os_error(errno::ENOTDIR, ErrorKind::NotADirectory, "Not a directory")
+}
+
+/// `EISDIR`: a file operation was asked of a directory.
+pub(crate) fn is_a_directory() -> io::Error {
+    os_error(errno::EISDIR, ErrorKind::IsADirectory, "Is a directory")
+}
+
+/// `ENOTEMPTY`: the directory to remove or replace has entries.
+pub(crate) fn directory_not_empty() -> io::Error {
+    os_error(
+        errno::ENOTEMPTY,
+        ErrorKind::DirectoryNotEmpty,
+        "Directory not empty",
+    )
+}
+
+/// `EINVAL`: the arguments make no sense (a rename into its own subdirectory, bad flags).
+pub(crate) fn invalid_input() -> io::Error {
+    os_error(errno::EINVAL, ErrorKind::InvalidInput, "Invalid argument")
+}
+
+/// `EBADF`: reading a handle opened write-only, or writing one opened read-only.
+pub(crate) fn bad_descriptor() -> io::Error {
+    os_error(errno::EBADF, ErrorKind::Other, "Bad file descriptor")
+}
+
+/// `EBUSY`: the root directory cannot be removed or renamed.
+pub(crate) fn busy() -> io::Error {
+    os_error(
+        errno::EBUSY,
+        ErrorKind::ResourceBusy,
+        "Device or resource busy",
+    )
+}
+
+/// `EIO`: an injected I/O error, or a handle that outlived its node's crash.
+pub(crate) fn io_error() -> io::Error {
+    os_error(errno::EIO, ErrorKind::Other, "Input/output error")
+}
+
+/// `ENOSPC`: the disk is full.
+pub(crate) fn no_space() -> io::Error {
+    os_error(
+        errno::ENOSPC,
+        ErrorKind::StorageFull,
+        "No space left on device",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_have_the_kinds_of_the_real_calls() {
+        assert_eq!(not_found().kind(), ErrorKind::NotFound);
+        assert_eq!(already_exists().kind(), ErrorKind::AlreadyExists);
+        assert_eq!(not_a_directory().kind(), ErrorKind::NotADirectory);
+        assert_eq!(is_a_directory().kind(), ErrorKind::IsADirectory);
+        assert_eq!(directory_not_empty().kind(), ErrorKind::DirectoryNotEmpty);
+        assert_eq!(invalid_input().kind(), ErrorKind::InvalidInput);
+        assert_eq!(busy().kind(), ErrorKind::ResourceBusy);
+        assert_eq!(no_space().kind(), ErrorKind::StorageFull);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn errors_carry_the_raw_os_error() {
+        assert_eq!(not_found().raw_os_error(), Some(libc::ENOENT));
+        assert_eq!(io_error().raw_os_error(), Some(libc::EIO));
+    }
+}

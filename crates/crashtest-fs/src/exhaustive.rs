@@ -1,0 +1,528 @@
+//! Exhaustive mode: instead of sampling crash points and tear outcomes from the seed,
+//! enumerate every one of them for a small scope.
+//!
+//! An [`Explorer`] runs a scenario again and again with the same seed. Each run is one *case*:
+//! a sequence of choices, made by an enumerator in place of the disk's random stream
+//! (TigerBeetle's exhaustigen, `reference/fdb-tigerbeetle-mechanics.md` section 11). The
+//! enumerator records each choice with its bound; after a case it advances the rightmost
+//! choice that can still grow and forgets those after it, so the cases come in lexicographic
+//! order and the exploration ends when every sequence has been run. The first failing case is
+//! therefore the same on every run of the exploration.
+//!
+//! The choices of a case:
+//! - *crash points*: before each mutating operation (write, `set_len`, sync, create, rename,
+//!   remove) a node makes while inside a [`crash_scope`], crash it now or go on (one injected
+//!   crash per case: once crashed, the rest of the run goes on without crash points);
+//! - *crash outcomes*: at every kill, injected or made by the scenario, the fate of each
+//!   unsynced sector (kept, dropped, or, with tears on, torn in five ways: good first half
+//!   with old or garbage rest, good second half with old or garbage rest, all garbage), of
+//!   each pending truncate and of each pending directory change.
+//!
+//! Running faults (I/O errors, corruption) are off while exploring; garbage bytes come from
+//! the seed.
+
+use std::cell::{Cell, RefCell, RefMut};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+
+use crashtest_core::node::NodeId;
+use crashtest_core::rng::Rng;
+use crashtest_core::{Config, RunFailure, Sim, plumbing};
+
+use crate::crash::{Choices, PageFate, SectorFate, Tear};
+use crate::state;
+
+/// Enumerates every sequence of bounded choices, one sequence per case (exhaustigen).
+#[derive(Debug, Default)]
+struct Enumerator {
+    /// Each choice made so far in this case or an earlier one: (value, inclusive bound).
+    made: Vec<(u64, u64)>,
+    /// The next choice to make in this case.
+    cursor: usize,
+    started: bool,
+    max_choices: usize,
+    overflowed: bool,
+}
+
+impl Enumerator {
+    fn new(max_choices: usize) -> Enumerator {
+        Enumerator {
+            max_choices,
+            ..Enumerator::default()
+        }
+    }
+
+    /// The value of the next choice, in `0..=bound`.
+    fn choose(&mut self, bound: u64) -> u64 {
+        if self.cursor == self.made.len() {
+            if self.made.len() == self.max_choices {
+                self.overflowed = true;
+                return 0;
+            }
+            self.made.push((0, 0));
+        }
+        let slot = &mut self.made[self.cursor];
+        assert!(
+            slot.0 <= bound,
+            "the scenario is not deterministic: choice {} replayed with bound {bound} below the \
+             value {} it had",
+            self.cursor,
+            slot.0
+        );
+        slot.1 = bound;
+        self.cursor += 1;
+        slot.0
+    }
+
+    /// Moves to the next sequence; true when there is none left.
+    fn done(&mut self) -> bool {
+        if !self.started {
+            self.started = true;
+            return false;
+        }
+        assert_eq!(
+            self.cursor,
+            self.made.len(),
+            "the scenario is not deterministic: a case made fewer choices than its prefix"
+        );
+        self.cursor = 0;
+        while let Some(last) = self.made.last_mut() {
+            if last.0 < last.1 {
+                last.0 += 1;
+                return false;
+            }
+            self.made.pop();
+        }
+        true
+    }
+
+    fn values(&self) -> Vec<u64> {
+        self.made.iter().map(|&(value, _)| value).collect()
+    }
+}
+
+/// The state of an exploration, shared with the file system of each case's run.
+#[derive(Debug)]
+pub(crate) struct Explore {
+    choices: RefCell<Enumerator>,
+    tears: bool,
+    crashed: Cell<bool>,
+    /// Open crash scopes: node → (disk boot, count).
+    scopes: RefCell<BTreeMap<NodeId, (u64, u32)>>,
+}
+
+impl Explore {
+    fn new(tears: bool, max_choices: usize) -> Explore {
+        Explore {
+            choices: RefCell::new(Enumerator::new(max_choices)),
+            tears,
+            crashed: Cell::new(false),
+            scopes: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Moves to the next case; true when every case has run.
+    fn next_case(&self) -> bool {
+        self.crashed.set(false);
+        self.scopes.borrow_mut().clear();
+        self.choices.borrow_mut().done()
+    }
+
+    /// Whether to crash `node` (at disk boot `boot`) before its next mutation.
+    pub(crate) fn crash_here(&self, node: NodeId, boot: u64) -> bool {
+        if self.crashed.get() {
+            return false;
+        }
+        let in_scope = self
+            .scopes
+            .borrow()
+            .get(&node)
+            .is_some_and(|&(scope_boot, count)| scope_boot == boot && count > 0);
+        if !in_scope {
+            return false;
+        }
+        let crash = self.choices.borrow_mut().choose(1) == 1;
+        self.crashed.set(crash);
+        crash
+    }
+
+    fn enter(&self, node: NodeId, boot: u64) {
+        let mut scopes = self.scopes.borrow_mut();
+        let scope = scopes.entry(node).or_insert((boot, 0));
+        if scope.0 != boot {
+            *scope = (boot, 0);
+        }
+        scope.1 += 1;
+    }
+
+    fn leave(&self, node: NodeId, boot: u64) {
+        if let Some(scope) = self.scopes.borrow_mut().get_mut(&node) {
+            if scope.0 == boot {
+                scope.1 = scope.1.saturating_sub(1);
+            }
+        }
+    }
+
+    /// The crash decisions of this case, enumerated (garbage bytes come from `rng`).
+    pub(crate) fn enumerated<'a>(&'a self, rng: &'a mut Rng) -> Enumerated<'a> {
+        Enumerated {
+            choices: self.choices.borrow_mut(),
+            rng,
+            tears: self.tears,
+        }
+    }
+}
+
+/// Crash decisions drawn from the enumerator: every sector is a choice (no page layer, no
+/// "all survive" coin: those are sampling shortcuts the enumeration covers anyway).
+pub(crate) struct Enumerated<'a> {
+    choices: RefMut<'a, Enumerator>,
+    rng: &'a mut Rng,
+    tears: bool,
+}
+
+impl Choices for Enumerated<'_> {
+    fn all_survive(&mut self) -> bool {
+        false
+    }
+
+    fn drop_only(&mut self) -> bool {
+        false
+    }
+
+    fn page(&mut self, _drop_only: bool) -> PageFate {
+        PageFate::Corrupted
+    }
+
+    fn sector(&mut self, len: u64) -> SectorFate {
+        if !self.tears {
+            return match self.choices.choose(1) {
+                0 => SectorFate::Kept,
+                _ => SectorFate::Dropped,
+            };
+        }
+        let half = len / 2;
+        let torn = |good, garbage| SectorFate::Torn(Tear { good, garbage });
+        match self.choices.choose(6) {
+            0 => SectorFate::Kept,
+            1 => SectorFate::Dropped,
+            2 => torn((0, half), false),
+            3 => torn((0, half), true),
+            4 => torn((half.max(1), len), false),
+            5 => torn((half.max(1), len), true),
+            _ => torn((0, 0), true),
+        }
+    }
+
+    fn truncate_survives(&mut self) -> bool {
+        self.choices.choose(1) == 0
+    }
+
+    fn dir_change_survives(&mut self) -> bool {
+        self.choices.choose(1) == 0
+    }
+
+    fn weak_cut(&mut self, pending: usize) -> usize {
+        pending - self.choices.choose(pending as u64) as usize
+    }
+
+    fn garbage(&mut self, bytes: &mut [u8]) {
+        self.rng.fill_bytes(bytes);
+    }
+}
+
+/// Marks the operations of the calling node that exhaustive mode may crash before: until the
+/// guard is dropped, each mutating disk operation of this node is a crash point. Outside an
+/// exploration it does nothing, so the same scenario also runs in ordinary sweeps.
+///
+/// # Panics
+///
+/// While exploring, panics on the supervisor (the test body), which cannot be crashed: open
+/// scopes in the code of a node.
+///
+/// ```
+/// use crashtest_core::node;
+/// use crashtest_fs::exhaustive::crash_scope;
+///
+/// crashtest_core::Sim::new(1).run(async {
+///     node::create("db", || async {
+///         let _scope = crash_scope();
+///         crashtest_fs::write("/log", b"record").await.unwrap();
+///     });
+/// }).unwrap();
+/// ```
+pub fn crash_scope() -> CrashScope {
+    let entered = state::state().and_then(|state| {
+        let explore = state.explore()?;
+        let node = plumbing::current_node()?;
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "a crash scope belongs in a node's code: the supervisor cannot be crashed"
+        );
+        let boot = state.boot(node);
+        explore.enter(node, boot);
+        Some((node, boot))
+    });
+    CrashScope { entered }
+}
+
+/// The guard returned by [`crash_scope`].
+#[derive(Debug)]
+pub struct CrashScope {
+    entered: Option<(NodeId, u64)>,
+}
+
+impl Drop for CrashScope {
+    fn drop(&mut self) {
+        let Some((node, boot)) = self.entered else {
+            return;
+        };
+        if let Some(explore) = state::state().and_then(|state| state.explore()) {
+            explore.leave(node, boot);
+        }
+    }
+}
+
+/// Runs a scenario once per combination of crash point and crash outcome.
+///
+/// ```
+/// use crashtest_core::node;
+/// use crashtest_fs::exhaustive::{crash_scope, Explorer};
+/// use std::time::Duration;
+///
+/// let exploration = Explorer::new().tears(false).run(|| async {
+///     let db = node::create("db", || async {
+///         let _scope = crash_scope();
+///         crashtest_fs::write("/a", b"x").await.unwrap();
+///     });
+///     crashtest_core::time::sleep(Duration::from_secs(1)).await;
+///     db.kill();
+/// });
+/// assert!(exploration.exhausted && exploration.failure.is_none());
+/// assert!(exploration.cases > 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Explorer {
+    seed: u64,
+    tears: bool,
+    max_cases: u64,
+    max_choices: usize,
+    config: Config,
+}
+
+impl Default for Explorer {
+    fn default() -> Explorer {
+        Explorer {
+            seed: 0,
+            tears: true,
+            max_cases: 1_000_000,
+            max_choices: 64,
+            config: Config::default(),
+        }
+    }
+}
+
+impl Explorer {
+    /// An explorer with seed 0, tears on, at most a million cases and 64 choices per case.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new();
+    /// ```
+    pub fn new() -> Explorer {
+        Explorer::default()
+    }
+
+    /// The seed every case runs with (scheduling, latency, garbage bytes).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new().seed(7);
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Explorer {
+        self.seed = seed;
+        self
+    }
+
+    /// Whether sectors may tear (five torn outcomes besides kept and dropped) or only be
+    /// kept or dropped (default: tears on).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new().tears(false);
+    /// ```
+    pub fn tears(mut self, tears: bool) -> Explorer {
+        self.tears = tears;
+        self
+    }
+
+    /// Stops after `cases` cases even if some are left (the result is then not exhausted).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new().max_cases(10_000);
+    /// ```
+    pub fn max_cases(mut self, cases: u64) -> Explorer {
+        self.max_cases = cases;
+        self
+    }
+
+    /// Refuses scopes that make more than `choices` choices in one case.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new().max_choices(128);
+    /// ```
+    pub fn max_choices(mut self, choices: usize) -> Explorer {
+        self.max_choices = choices;
+        self
+    }
+
+    /// The configuration of each case's simulation.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::exhaustive::Explorer::new().sim_config(crashtest_core::Config::default());
+    /// ```
+    pub fn sim_config(mut self, config: Config) -> Explorer {
+        self.config = config;
+        self
+    }
+
+    /// Runs `scenario` once per case until every case has run, a case fails, or the case
+    /// limit is reached.
+    ///
+    /// # Panics
+    ///
+    /// Panics if a case makes more than `max_choices` choices (narrow the scope, or turn tears
+    /// off), or if the scenario is not deterministic (a replayed case takes another path).
+    ///
+    /// ```
+    /// let exploration = crashtest_fs::exhaustive::Explorer::new().run(|| async {});
+    /// assert_eq!(exploration.cases, 1);
+    /// ```
+    pub fn run<F, Fut>(&self, scenario: F) -> Exploration
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let explore = Rc::new(Explore::new(self.tears, self.max_choices));
+        let mut cases = 0;
+        loop {
+            if explore.next_case() {
+                return Exploration {
+                    cases,
+                    exhausted: true,
+                    failure: None,
+                };
+            }
+            if cases == self.max_cases {
+                return Exploration {
+                    cases,
+                    exhausted: false,
+                    failure: None,
+                };
+            }
+            let body = scenario();
+            let shared = explore.clone();
+            let result = Sim::with_config(self.seed, self.config.clone()).run(async move {
+                if let Some(state) = state::state() {
+                    state.set_explore(shared);
+                }
+                body.await;
+            });
+            let choices = explore.choices.borrow();
+            assert!(
+                !choices.overflowed,
+                "a case made more than {} choices: narrow the crash scope, turn tears off, or \
+                 raise max_choices",
+                self.max_choices
+            );
+            cases += 1;
+            if let Err(failure) = result {
+                return Exploration {
+                    cases,
+                    exhausted: false,
+                    failure: Some(FailedCase {
+                        case: cases - 1,
+                        choices: choices.values(),
+                        failure: *failure,
+                    }),
+                };
+            }
+        }
+    }
+}
+
+/// What an exploration found.
+#[derive(Clone, Debug)]
+pub struct Exploration {
+    /// Cases run.
+    pub cases: u64,
+    /// True if every case ran (none failed, the case limit was not reached).
+    pub exhausted: bool,
+    /// The first failing case, in the enumeration's order.
+    pub failure: Option<FailedCase>,
+}
+
+/// A failing case of an exploration.
+#[derive(Clone, Debug)]
+pub struct FailedCase {
+    /// Its index in the enumeration (0 for the first case run).
+    pub case: u64,
+    /// The value of each choice it made, in order.
+    pub choices: Vec<u64>,
+    /// The failed run.
+    pub failure: RunFailure,
+}
+
+impl fmt::Display for FailedCase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "exhaustive case {} failed, choices {:?}",
+            self.case, self.choices
+        )?;
+        write!(f, "{}", self.failure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_enumerator_yields_every_sequence_in_order() {
+        let mut choices = Enumerator::new(32);
+        let mut seen = Vec::new();
+        while !choices.done() {
+            let a = choices.choose(2);
+            let b = if a == 1 { choices.choose(1) } else { 0 };
+            seen.push((a, b));
+        }
+        assert_eq!(seen, [(0, 0), (1, 0), (1, 1), (2, 0)]);
+    }
+
+    #[test]
+    fn picking_from_a_shrinking_pool_yields_every_permutation() {
+        let mut choices = Enumerator::new(32);
+        let mut perms = std::collections::BTreeSet::new();
+        while !choices.done() {
+            let mut pool = vec!['a', 'b', 'c', 'd'];
+            let mut perm = String::new();
+            while !pool.is_empty() {
+                let i = choices.choose(pool.len() as u64 - 1) as usize;
+                perm.push(pool.remove(i));
+            }
+            perms.insert(perm);
+        }
+        assert_eq!(perms.len(), 24);
+    }
+
+    #[test]
+    fn the_enumerator_reports_overflow_past_its_cap() {
+        let mut choices = Enumerator::new(2);
+        assert!(!choices.done());
+        for _ in 0..3 {
+            choices.choose(1);
+        }
+        assert!(choices.overflowed);
+    }
+}

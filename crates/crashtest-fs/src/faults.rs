@@ -1,0 +1,349 @@
+//! Faults injected while a disk runs: I/O errors, a full disk, sticky read corruption and
+//! misdirected writes, with the zone budget that keeps damage to synced data recoverable.
+//!
+//! I/O errors and a full disk destroy nothing a program was promised, so they are not
+//! bounded. Read corruption and misdirected writes damage data that may be synced, so they
+//! are bounded (TigerBeetle's fault atlas, as a rule rather than a map): a file is cut into
+//! zones of `zone_size` bytes; on one disk at most `max_damaged_zones` zones hold damage at
+//! once, and the same zone (same path, same offset range) holds damage on at most
+//! `max_damaged_replicas` nodes at once. A damaged sector heals when it is written again; a
+//! zone is free again when all its sectors have healed. With the defaults, data kept in two
+//! zones of one disk, or on two nodes, always has one intact copy.
+//!
+//! Read corruption is sticky, as on a real medium: the sector reads back with the same bit
+//! flipped every time (the bit is a hash of the file and the sector) until it is overwritten.
+//! Every decision is drawn whether or not it can apply, so that masking a fault does not
+//! shift the draws after it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+use crashtest_core::node::NodeId;
+use crashtest_core::rng::{Rng, derive_seed};
+
+use crate::config::Faults;
+use crate::disk::{Disk, Ino};
+use crate::page::SECTOR_SIZE;
+
+/// The damage a disk's sectors hold.
+#[derive(Debug, Default)]
+pub(crate) struct Damage {
+    /// Sectors (file, sector index) that read back with a flipped bit.
+    corrupt: BTreeSet<(Ino, u64)>,
+    /// Damaged sectors, by zone (file, zone index).
+    zones: BTreeMap<(Ino, u64), Zone>,
+}
+
+#[derive(Debug)]
+struct Zone {
+    /// The file's path when the zone was first damaged (zones match across nodes by path).
+    path: String,
+    sectors: BTreeSet<u64>,
+}
+
+fn sectors_of(range: Range<u64>) -> Range<u64> {
+    if range.is_empty() {
+        return 0..0;
+    }
+    range.start / SECTOR_SIZE..(range.end - 1) / SECTOR_SIZE + 1
+}
+
+impl Damage {
+    /// A write to `range` of `ino` heals the sectors it covers.
+    pub(crate) fn heal(&mut self, ino: Ino, range: Range<u64>, zone_size: u64) {
+        if self.zones.is_empty() {
+            return;
+        }
+        for sector in sectors_of(range) {
+            self.corrupt.remove(&(ino, sector));
+            let key = (ino, sector * SECTOR_SIZE / zone_size);
+            if let Some(zone) = self.zones.get_mut(&key) {
+                zone.sectors.remove(&sector);
+                if zone.sectors.is_empty() {
+                    self.zones.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Flips the corrupt bits of the sectors a read of `buf` at `offset` returns.
+    pub(crate) fn apply_to_read(&self, ino: Ino, offset: u64, buf: &mut [u8], file_len: u64) {
+        if self.corrupt.is_empty() {
+            return;
+        }
+        let end = offset + buf.len() as u64;
+        for sector in sectors_of(offset..end) {
+            if !self.corrupt.contains(&(ino, sector)) {
+                continue;
+            }
+            let start = sector * SECTOR_SIZE;
+            let bits = (file_len.min(start + SECTOR_SIZE) - start) * 8;
+            let bit = derive_seed(ino ^ (sector << 24), "disk-bit-flip") % bits;
+            let byte = start + bit / 8;
+            if (offset..end).contains(&byte) {
+                buf[(byte - offset) as usize] ^= 1 << (bit % 8);
+            }
+        }
+    }
+
+    fn holds(&self, path: &str, zone: u64) -> bool {
+        self.zones
+            .iter()
+            .any(|(&(_, z), damaged)| z == zone && damaged.path == path)
+    }
+
+    fn mark(&mut self, ino: Ino, zone: u64, path: &str, sectors: impl Iterator<Item = u64>) {
+        self.zones
+            .entry((ino, zone))
+            .or_insert_with(|| Zone {
+                path: path.to_owned(),
+                sectors: BTreeSet::new(),
+            })
+            .sectors
+            .extend(sectors);
+    }
+
+    /// Forgets the damage of inodes that no longer exist.
+    pub(crate) fn forget_missing(&mut self, existing: &BTreeSet<Ino>) {
+        self.corrupt.retain(|(ino, _)| existing.contains(ino));
+        self.zones.retain(|(ino, _), _| existing.contains(ino));
+    }
+}
+
+/// Whether the budget lets `node` take damage in `zone` of `ino` (at `path`).
+fn may_damage(
+    disks: &BTreeMap<NodeId, Disk>,
+    node: NodeId,
+    ino: Ino,
+    zone: u64,
+    path: &str,
+    faults: &Faults,
+) -> bool {
+    let damage = &disks[&node].damage;
+    if damage.zones.contains_key(&(ino, zone)) {
+        return true;
+    }
+    let replicas = disks
+        .iter()
+        .filter(|&(&other, disk)| other != node && disk.damage.holds(path, zone))
+        .count();
+    damage.zones.len() < faults.max_damaged_zones && replicas < faults.max_damaged_replicas
+}
+
+/// If the read-corruption fault `fires`, marks one sector of `read` as corrupt (budget
+/// allowing); returns the fault's description.
+pub(crate) fn corrupt_on_read(
+    disks: &mut BTreeMap<NodeId, Disk>,
+    node: NodeId,
+    ino: Ino,
+    read: Range<u64>,
+    fires: bool,
+    faults: &Faults,
+    rng: &mut Rng,
+) -> Option<String> {
+    if !fires || read.is_empty() {
+        return None;
+    }
+    let sectors = sectors_of(read);
+    let sector = rng.range_inclusive(sectors.start, sectors.end - 1);
+    let zone = sector * SECTOR_SIZE / faults.zone_size;
+    let path = disks[&node].path_of(ino)?;
+    if !may_damage(disks, node, ino, zone, &path, faults) {
+        return None;
+    }
+    let damage = &mut disks.get_mut(&node).expect("checked above").damage;
+    damage.corrupt.insert((ino, sector));
+    damage.mark(ino, zone, &path, std::iter::once(sector));
+    Some(format!("read corruption: {path} sector {sector}"))
+}
+
+/// If the misdirection fault `fires`, sends the write meant for `write` to another offset of
+/// the same zone (budget allowing); returns that offset and the fault's description. Only
+/// writes inside the file are sent astray.
+pub(crate) fn misdirect(
+    disks: &mut BTreeMap<NodeId, Disk>,
+    node: NodeId,
+    ino: Ino,
+    write: Range<u64>,
+    fires: bool,
+    faults: &Faults,
+    rng: &mut Rng,
+) -> Option<(u64, String)> {
+    if !fires || write.is_empty() {
+        return None;
+    }
+    let disk = &disks[&node];
+    let file_len = disk.len(ino).ok()?;
+    let len = write.end - write.start;
+    let zone = write.start / faults.zone_size;
+    let zone_start = zone * faults.zone_size;
+    let zone_end = (zone_start + faults.zone_size).min(file_len);
+    if write.end > zone_end {
+        return None;
+    }
+    let candidates: Vec<u64> = (zone_start.div_ceil(SECTOR_SIZE)..)
+        .map(|k| k * SECTOR_SIZE)
+        .take_while(|start| start + len <= zone_end)
+        .filter(|&start| start + len <= write.start || start >= write.end)
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let landed = candidates[rng.index(candidates.len())];
+    let path = disk.path_of(ino)?;
+    if !may_damage(disks, node, ino, zone, &path, faults) {
+        return None;
+    }
+    let damage = &mut disks.get_mut(&node).expect("checked above").damage;
+    for sector in sectors_of(landed..landed + len) {
+        damage.corrupt.remove(&(ino, sector));
+    }
+    let stale = sectors_of(write.clone()).chain(sectors_of(landed..landed + len));
+    damage.mark(ino, zone, &path, stale);
+    let text = format!(
+        "misdirected write: {path} {len} bytes meant for {} landed at {landed}",
+        write.start
+    );
+    Some((landed, text))
+}
+
+/// Whether growing `ino` to `new_len` finds the disk full: over capacity, or `transient`ly
+/// full (the drawn fault).
+pub(crate) fn disk_full(
+    disk: &Disk,
+    ino: Ino,
+    new_len: u64,
+    transient: bool,
+    faults: &Faults,
+) -> bool {
+    let current = disk.len(ino).unwrap_or(0);
+    if new_len <= current {
+        return false;
+    }
+    let over_capacity = faults
+        .capacity
+        .is_some_and(|capacity| disk.used_bytes() - current + new_len > capacity);
+    transient || over_capacity
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crashtest_core::rng::Ratio;
+
+    fn faults() -> Faults {
+        Faults {
+            read_corruption: Ratio::ALWAYS,
+            misdirected_write: Ratio::ALWAYS,
+            zone_size: 4096,
+            ..Faults::default()
+        }
+    }
+
+    fn node_ids(count: u32) -> Vec<NodeId> {
+        let ids = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let out = ids.clone();
+        crashtest_core::Sim::new(1)
+            .run(async move {
+                for n in 0..count {
+                    let node = crashtest_core::node::create(format!("n{n}"), || async {});
+                    out.borrow_mut().push(node.id());
+                }
+            })
+            .unwrap();
+        ids.take()
+    }
+
+    /// `nodes` disks, each with two 8 KiB files `/a` and `/b`.
+    fn disks_with_files(nodes: u32) -> (BTreeMap<NodeId, Disk>, Vec<NodeId>, Ino, Ino) {
+        use crate::disk::OpenFlags;
+        use crate::path::Names;
+        let flags = OpenFlags {
+            write: true,
+            create: true,
+            ..OpenFlags::default()
+        };
+        let ids = node_ids(nodes);
+        let mut disks = BTreeMap::new();
+        let (mut a, mut b) = (0, 0);
+        for &id in &ids {
+            let mut disk = Disk::default();
+            a = disk.open(&Names(vec!["a".into()]), flags).unwrap();
+            b = disk.open(&Names(vec!["b".into()]), flags).unwrap();
+            disk.write(a, 0, &[1; 8192]).unwrap();
+            disk.write(b, 0, &[2; 8192]).unwrap();
+            disks.insert(id, disk);
+        }
+        (disks, ids, a, b)
+    }
+
+    #[test]
+    fn corruption_is_sticky_and_healed_by_a_write() {
+        let (mut disks, ids, a, _) = disks_with_files(1);
+        let mut rng = Rng::seed_from(1);
+        let f = faults();
+        let fault = corrupt_on_read(&mut disks, ids[0], a, 0..512, true, &f, &mut rng);
+        assert!(fault.is_some());
+        let disk = &disks[&ids[0]];
+        let mut first = [0u8; 512];
+        disk.read(a, 0, &mut first).unwrap();
+        disk.damage.apply_to_read(a, 0, &mut first, 8192);
+        let mut second = [0u8; 512];
+        disk.read(a, 0, &mut second).unwrap();
+        disk.damage.apply_to_read(a, 0, &mut second, 8192);
+        assert_eq!(first, second, "the same bit reads back flipped");
+        assert_eq!(first.iter().filter(|&&b| b != 1).count(), 1);
+        let disk = disks.get_mut(&ids[0]).unwrap();
+        disk.damage.heal(a, 0..10, f.zone_size);
+        let mut healed = [0u8; 512];
+        disk.read(a, 0, &mut healed).unwrap();
+        disk.damage.apply_to_read(a, 0, &mut healed, 8192);
+        assert!(healed.iter().all(|&b| b == 1));
+    }
+
+    #[test]
+    fn one_disk_holds_damage_in_one_zone_at_a_time() {
+        let (mut disks, ids, a, b) = disks_with_files(1);
+        let mut rng = Rng::seed_from(2);
+        let f = faults();
+        assert!(corrupt_on_read(&mut disks, ids[0], a, 0..512, true, &f, &mut rng).is_some());
+        // Same zone: allowed. Another zone of the same file, or another file: refused.
+        assert!(corrupt_on_read(&mut disks, ids[0], a, 512..1024, true, &f, &mut rng).is_some());
+        assert!(corrupt_on_read(&mut disks, ids[0], a, 4096..4608, true, &f, &mut rng).is_none());
+        assert!(corrupt_on_read(&mut disks, ids[0], b, 0..512, true, &f, &mut rng).is_none());
+        assert!(misdirect(&mut disks, ids[0], b, 0..512, true, &f, &mut rng).is_none());
+    }
+
+    #[test]
+    fn one_zone_is_damaged_on_one_node_at_a_time() {
+        let (mut disks, ids, a, _) = disks_with_files(2);
+        let mut rng = Rng::seed_from(3);
+        let f = faults();
+        assert!(corrupt_on_read(&mut disks, ids[0], a, 0..512, true, &f, &mut rng).is_some());
+        assert!(corrupt_on_read(&mut disks, ids[1], a, 0..512, true, &f, &mut rng).is_none());
+        assert!(corrupt_on_read(&mut disks, ids[1], a, 4096..4608, true, &f, &mut rng).is_some());
+    }
+
+    #[test]
+    fn a_misdirected_write_lands_elsewhere_in_its_zone() {
+        let (mut disks, ids, _, b) = disks_with_files(1);
+        let mut rng = Rng::seed_from(4);
+        let (landed, _) = misdirect(&mut disks, ids[0], b, 1024..1536, true, &faults(), &mut rng)
+            .expect("the zone has room");
+        assert!(landed + 512 <= 1024 || landed >= 1536);
+        assert!(landed + 512 <= 4096 && landed % SECTOR_SIZE == 0);
+    }
+
+    #[test]
+    fn a_full_disk_refuses_growth_only() {
+        let (disks, ids, a, _) = disks_with_files(1);
+        let f = Faults {
+            capacity: Some(16384),
+            ..Faults::default()
+        };
+        let disk = &disks[&ids[0]];
+        assert!(!disk_full(disk, a, 8192, true, &f));
+        assert!(disk_full(disk, a, 8193, false, &f));
+        assert!(!disk_full(disk, a, 100, false, &f));
+    }
+}

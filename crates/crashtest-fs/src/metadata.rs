@@ -1,0 +1,144 @@
+//! `Metadata` and `FileType`: what `metadata` and `DirEntry::file_type` return.
+//!
+//! The standard library's types cannot be built outside it, so these stand in for them with
+//! the same method names; outside a simulation they are made from the real ones.
+
+/// Whether an entry is a file or a directory (there are no symbolic links).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::create_dir("/d").await.unwrap();
+/// let ty = crashtest_fs::metadata("/d").await.unwrap().file_type();
+/// assert!(ty.is_dir() && !ty.is_file() && !ty.is_symlink());
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileType(pub(crate) Type);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Type {
+    File,
+    Dir,
+    Symlink,
+}
+
+impl FileType {
+    pub(crate) const FILE: FileType = FileType(Type::File);
+    pub(crate) const DIR: FileType = FileType(Type::Dir);
+
+    pub(crate) fn from_std(ty: std::fs::FileType) -> FileType {
+        if ty.is_dir() {
+            FileType::DIR
+        } else if ty.is_symlink() {
+            FileType(Type::Symlink)
+        } else {
+            FileType::FILE
+        }
+    }
+
+    /// True for a regular file.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::write("/f", b"x").await.unwrap();
+    /// assert!(crashtest_fs::metadata("/f").await.unwrap().file_type().is_file());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_file(&self) -> bool {
+        self.0 == Type::File
+    }
+
+    /// True for a directory.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert!(crashtest_fs::metadata("/").await.unwrap().file_type().is_dir());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_dir(&self) -> bool {
+        self.0 == Type::Dir
+    }
+
+    /// True for a symbolic link (never, inside a simulation).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert!(!crashtest_fs::metadata("/").await.unwrap().file_type().is_symlink());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_symlink(&self) -> bool {
+        self.0 == Type::Symlink
+    }
+}
+
+/// Facts about a file or directory.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"hello").await.unwrap();
+/// let meta = crashtest_fs::metadata("/f").await.unwrap();
+/// assert_eq!(meta.len(), 5);
+/// assert!(meta.is_file());
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    file_type: FileType,
+    len: u64,
+}
+
+impl Metadata {
+    pub(crate) fn new(file_type: FileType, len: u64) -> Metadata {
+        Metadata { file_type, len }
+    }
+
+    pub(crate) fn from_std(meta: &std::fs::Metadata) -> Metadata {
+        Metadata::new(FileType::from_std(meta.file_type()), meta.len())
+    }
+
+    /// The size in bytes (of the page cache's image: what a read sees).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::write("/f", [0u8; 10]).await.unwrap();
+    /// assert_eq!(crashtest_fs::metadata("/f").await.unwrap().len(), 10);
+    /// # }).unwrap();
+    /// ```
+    #[allow(clippy::len_without_is_empty, reason = "mirrors std::fs::Metadata")]
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for a regular file.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert!(!crashtest_fs::metadata("/").await.unwrap().is_file());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_file(&self) -> bool {
+        self.file_type.is_file()
+    }
+
+    /// True for a directory.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert!(crashtest_fs::metadata("/").await.unwrap().is_dir());
+    /// # }).unwrap();
+    /// ```
+    pub fn is_dir(&self) -> bool {
+        self.file_type.is_dir()
+    }
+
+    /// The entry's type.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// assert!(crashtest_fs::metadata("/").await.unwrap().file_type().is_dir());
+    /// # }).unwrap();
+    /// ```
+    pub fn file_type(&self) -> FileType {
+        self.file_type
+    }
+}

@@ -1,0 +1,422 @@
+//! The free functions of `tokio::fs` (and `sync_dir`), on the calling node's disk.
+//!
+//! Each waits out the disk's latency; those that change the namespace or write are crash
+//! points for [`crate::exhaustive`]. Outside a simulation each calls its `tokio::fs` twin.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::disk::OpenFlags;
+use crate::metadata::{FileType, Metadata};
+use crate::path::Names;
+use crate::state;
+
+/// Reads a whole file.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"abc").await.unwrap();
+/// assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"abc");
+/// # }).unwrap();
+/// ```
+pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::read(path).await;
+    };
+    let names = Names::parse(path)?;
+    let bytes = state::with(|s| s.read_file(node, &names))?;
+    state::latency(node, bytes.len() as u64, false).await;
+    Ok(bytes)
+}
+
+/// Reads a whole file as UTF-8; `InvalidData` if it is not.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", "text").await.unwrap();
+/// assert_eq!(crashtest_fs::read_to_string("/f").await.unwrap(), "text");
+/// # }).unwrap();
+/// ```
+pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    let bytes = read(path).await?;
+    String::from_utf8(bytes).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Creates or replaces a file with `contents` (not synced: see [`crate::File::sync_all`]).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"first").await.unwrap();
+/// crashtest_fs::write("/f", b"2nd").await.unwrap();
+/// assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"2nd");
+/// # }).unwrap();
+/// ```
+pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let path = path.as_ref();
+    let contents = contents.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::write(path, contents).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, contents.len() as u64, false).await;
+    let flags = OpenFlags {
+        write: true,
+        create: true,
+        truncate: true,
+        ..OpenFlags::default()
+    };
+    state::with(|s| {
+        let handle = s.open(node, &names, flags)?;
+        let written = s.write(&handle, 0, contents);
+        s.release(&handle);
+        written.map(|_| ())
+    })
+}
+
+/// Creates a directory; its parent must exist. Durable once the parent is synced.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::create_dir("/d").await.unwrap();
+/// let error = crashtest_fs::create_dir("/d").await.unwrap_err();
+/// assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
+/// # }).unwrap();
+/// ```
+pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::create_dir(path).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    let what = format!("create_dir {}", names.display());
+    state::with(|s| s.namespace(node, &what, |disk| disk.create_dir(&names)))
+}
+
+/// Creates a directory and every missing parent.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::create_dir_all("/a/b/c").await.unwrap();
+/// assert!(crashtest_fs::metadata("/a/b").await.unwrap().is_dir());
+/// # }).unwrap();
+/// ```
+pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::create_dir_all(path).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    let what = format!("create_dir_all {}", names.display());
+    state::with(|s| s.namespace(node, &what, |disk| disk.create_dir_all(&names)))
+}
+
+/// Removes a file. Durable once its directory is synced.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"").await.unwrap();
+/// crashtest_fs::remove_file("/f").await.unwrap();
+/// assert!(!crashtest_fs::try_exists("/f").await.unwrap());
+/// # }).unwrap();
+/// ```
+pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::remove_file(path).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    let what = format!("remove_file {}", names.display());
+    state::with(|s| s.namespace(node, &what, |disk| disk.remove_file(&names)))
+}
+
+/// Removes an empty directory; `DirectoryNotEmpty` otherwise.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::create_dir("/d").await.unwrap();
+/// crashtest_fs::remove_dir("/d").await.unwrap();
+/// # }).unwrap();
+/// ```
+pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::remove_dir(path).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    let what = format!("remove_dir {}", names.display());
+    state::with(|s| s.namespace(node, &what, |disk| disk.remove_dir(&names)))
+}
+
+/// Renames a file or directory, replacing the target if it exists (atomically, as
+/// `rename(2)`). Durable once the directories involved are synced: until then a crash may
+/// undo it.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/tmp", b"new").await.unwrap();
+/// crashtest_fs::rename("/tmp", "/current").await.unwrap();
+/// assert_eq!(crashtest_fs::read("/current").await.unwrap(), b"new");
+/// # }).unwrap();
+/// ```
+pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::rename(from, to).await;
+    };
+    let from = Names::parse(from)?;
+    let to = Names::parse(to)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    let what = format!("rename {} to {}", from.display(), to.display());
+    state::with(|s| s.namespace(node, &what, |disk| disk.rename(&from, &to)))
+}
+
+/// The metadata of a file or directory.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let error = crashtest_fs::metadata("/nope").await.unwrap_err();
+/// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+/// # }).unwrap();
+/// ```
+pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return Ok(Metadata::from_std(&tokio::fs::metadata(path).await?));
+    };
+    let names = Names::parse(path)?;
+    state::latency(node, 0, false).await;
+    state::with(|s| s.metadata(node, &names))
+}
+
+/// Whether the path exists: `Ok(false)` if it does not, an error if that cannot be told.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// assert!(crashtest_fs::try_exists("/").await.unwrap());
+/// assert!(!crashtest_fs::try_exists("/nope").await.unwrap());
+/// # }).unwrap();
+/// ```
+pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
+    match metadata(path).await {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// Makes durable the creations, renames and removals of entries in directory `path` (the
+/// same as opening it with [`crate::File::open`] and calling `sync_all`).
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"x").await.unwrap();
+/// crashtest_fs::sync_dir("/").await.unwrap(); // the name "/f" now survives a crash
+/// # }).unwrap();
+/// ```
+pub async fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    crate::File::open(path).await?.sync_all().await
+}
+
+/// Lists a directory, as `tokio::fs::read_dir`. The order of entries is drawn from the seed:
+/// real directories promise none.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/a", b"").await.unwrap();
+/// crashtest_fs::write("/b", b"").await.unwrap();
+/// let mut names = Vec::new();
+/// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+/// while let Some(entry) = dir.next_entry().await.unwrap() {
+///     names.push(entry.file_name().into_string().unwrap());
+/// }
+/// names.sort();
+/// assert_eq!(names, ["a", "b"]);
+/// # }).unwrap();
+/// ```
+pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return Ok(ReadDir(ReadDirInner::Real(
+            tokio::fs::read_dir(path).await?,
+        )));
+    };
+    let names = Names::parse(path)?;
+    state::latency(node, 0, false).await;
+    let entries = state::with(|s| s.read_dir(node, &names))?;
+    Ok(ReadDir(ReadDirInner::Sim {
+        dir: path.to_path_buf(),
+        entries: entries.into_iter(),
+    }))
+}
+
+/// The entries of a directory, from [`read_dir`].
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+/// assert!(dir.next_entry().await.unwrap().is_none());
+/// # }).unwrap();
+/// ```
+pub struct ReadDir(ReadDirInner);
+
+enum ReadDirInner {
+    Sim {
+        dir: PathBuf,
+        entries: std::vec::IntoIter<(String, bool)>,
+    },
+    Real(tokio::fs::ReadDir),
+}
+
+impl fmt::Debug for ReadDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            ReadDirInner::Sim { dir, entries } => f
+                .debug_struct("ReadDir")
+                .field("dir", dir)
+                .field("left", &entries.len())
+                .finish(),
+            ReadDirInner::Real(inner) => inner.fmt(f),
+        }
+    }
+}
+
+impl ReadDir {
+    /// The next entry, or `None` after the last.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::create_dir("/d").await.unwrap();
+    /// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+    /// let entry = dir.next_entry().await.unwrap().unwrap();
+    /// assert_eq!(entry.path(), std::path::Path::new("/d"));
+    /// # }).unwrap();
+    /// ```
+    pub async fn next_entry(&mut self) -> io::Result<Option<DirEntry>> {
+        match &mut self.0 {
+            ReadDirInner::Sim { dir, entries } => Ok(entries.next().map(|(name, is_dir)| {
+                DirEntry(DirEntryInner::Sim {
+                    path: dir.join(&name),
+                    name,
+                    is_dir,
+                })
+            })),
+            ReadDirInner::Real(inner) => Ok(inner
+                .next_entry()
+                .await?
+                .map(|entry| DirEntry(DirEntryInner::Real(entry)))),
+        }
+    }
+}
+
+/// One entry of a directory listing.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_fs::write("/f", b"12").await.unwrap();
+/// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+/// assert_eq!(entry.file_name(), "f");
+/// assert!(entry.file_type().await.unwrap().is_file());
+/// assert_eq!(entry.metadata().await.unwrap().len(), 2);
+/// # }).unwrap();
+/// ```
+pub struct DirEntry(DirEntryInner);
+
+enum DirEntryInner {
+    Sim {
+        path: PathBuf,
+        name: String,
+        is_dir: bool,
+    },
+    Real(tokio::fs::DirEntry),
+}
+
+impl fmt::Debug for DirEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DirEntry").field(&self.path()).finish()
+    }
+}
+
+impl DirEntry {
+    /// The entry's full path (the listed directory's path joined with its name).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::write("/f", b"").await.unwrap();
+    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// assert_eq!(entry.path(), std::path::Path::new("/f"));
+    /// # }).unwrap();
+    /// ```
+    pub fn path(&self) -> PathBuf {
+        match &self.0 {
+            DirEntryInner::Sim { path, .. } => path.clone(),
+            DirEntryInner::Real(entry) => entry.path(),
+        }
+    }
+
+    /// The entry's name.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::write("/f", b"").await.unwrap();
+    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// assert_eq!(entry.file_name(), "f");
+    /// # }).unwrap();
+    /// ```
+    pub fn file_name(&self) -> OsString {
+        match &self.0 {
+            DirEntryInner::Sim { name, .. } => OsString::from(name),
+            DirEntryInner::Real(entry) => entry.file_name(),
+        }
+    }
+
+    /// Whether the entry is a file or a directory.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::create_dir("/d").await.unwrap();
+    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// assert!(entry.file_type().await.unwrap().is_dir());
+    /// # }).unwrap();
+    /// ```
+    pub async fn file_type(&self) -> io::Result<FileType> {
+        match &self.0 {
+            DirEntryInner::Sim { is_dir: true, .. } => Ok(FileType::DIR),
+            DirEntryInner::Sim { .. } => Ok(FileType::FILE),
+            DirEntryInner::Real(entry) => Ok(FileType::from_std(entry.file_type().await?)),
+        }
+    }
+
+    /// The entry's metadata, looked up now (`NotFound` if it has gone since the listing).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::write("/f", b"abc").await.unwrap();
+    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// assert_eq!(entry.metadata().await.unwrap().len(), 3);
+    /// # }).unwrap();
+    /// ```
+    pub async fn metadata(&self) -> io::Result<Metadata> {
+        match &self.0 {
+            DirEntryInner::Sim { path, .. } => metadata(path).await,
+            DirEntryInner::Real(entry) => Ok(Metadata::from_std(&entry.metadata().await?)),
+        }
+    }
+}

@@ -1,0 +1,537 @@
+//! The file system of a run: every node's disk, the configuration, and the operations the
+//! public API performs on them, with their faults, latency and trace events.
+//!
+//! It lives in a `plumbing` extension, so it is per run and survives the kills and restarts
+//! of nodes; a node's disk is made on its first use. The first use of the extension also
+//! registers the hook that crashes a node's disk when the node is killed.
+//!
+//! Operations act on the calling node's disk. A handle names its node, its inode and the
+//! disk's boot count when it was opened: after the node crashes, the handle is stale and
+//! every call on it fails with `EIO` (FoundationDB's detached files), as does every call from
+//! a task of a node already killed.
+//!
+//! Invariant: no borrow of the disks is held while anything outside this module runs (a kill,
+//! a hook, user code), because a kill re-enters here through the hook and through the
+//! destructors of the dropped tasks' handles.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::io;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crashtest_core::fault;
+use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing::{self, NodeHook};
+use crashtest_core::rng::Ratio;
+
+use crate::config::{DiskConfig, Faults, Latency};
+use crate::crash::{self, Sampled};
+use crate::disk::{Disk, Ino, OpenFlags};
+use crate::errors;
+use crate::exhaustive::Explore;
+use crate::faults;
+use crate::metadata::Metadata;
+use crate::path::Names;
+
+/// An open file or directory of a node's disk. Plain data, so that the synchronous handle
+/// built on it is `Send + Sync` like a real file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Handle {
+    pub(crate) node: NodeId,
+    pub(crate) boot: u64,
+    pub(crate) ino: Ino,
+    pub(crate) flags: OpenFlags,
+}
+
+/// Codes of the disk's trace events (the first word of each).
+mod event {
+    pub(super) const OPEN: u64 = 1;
+    pub(super) const READ: u64 = 2;
+    pub(super) const WRITE: u64 = 3;
+    pub(super) const SET_LEN: u64 = 4;
+    pub(super) const SYNC: u64 = 5;
+    pub(super) const NAMESPACE: u64 = 6;
+    pub(super) const CRASH: u64 = 7;
+    pub(super) const FAULT: u64 = 8;
+}
+
+/// The per-run state of the simulated file system.
+#[derive(Default)]
+pub(crate) struct FsState {
+    config: Cell<DiskConfig>,
+    disks: RefCell<BTreeMap<NodeId, Disk>>,
+    hooked: Cell<bool>,
+    explore: RefCell<Option<Rc<Explore>>>,
+}
+
+/// Crashes a node's disk when the node is killed.
+struct CrashHook;
+
+impl NodeHook for CrashHook {
+    fn node_killed(&self, node: NodeId) {
+        if let Some(state) = plumbing::extension::<FsState>() {
+            state.crash(node);
+        }
+    }
+}
+
+/// The file system of the run on this thread, or `None` outside a simulation.
+pub(crate) fn state() -> Option<Rc<FsState>> {
+    let state = plumbing::extension::<FsState>()?;
+    if !state.hooked.replace(true) {
+        plumbing::add_node_hook(Rc::new(CrashHook));
+    }
+    Some(state)
+}
+
+/// The calling node inside a simulation (`None` outside one); `EIO` if it has been killed
+/// (a task still running out the poll in which its node died).
+pub(crate) fn current_node() -> io::Result<Option<NodeId>> {
+    let Some(node) = plumbing::current_node() else {
+        return Ok(None);
+    };
+    if plumbing::node_status(node) == Some(NodeStatus::Dead) {
+        return Err(errors::io_error());
+    }
+    Ok(Some(node))
+}
+
+/// Runs `f` on the file system of the run; only called inside a simulation.
+pub(crate) fn with<R>(f: impl FnOnce(&FsState) -> R) -> R {
+    let state = state().expect("the simulated file system is only used inside a simulation");
+    f(&state)
+}
+
+/// A crash point before a mutation by the calling node: true if exhaustive mode chose to
+/// crash the node here, in which case it has just been killed (its disk crashed) and the
+/// operation must not take effect.
+pub(crate) fn crash_before_mutation() -> bool {
+    let Some(node) = plumbing::current_node() else {
+        return false;
+    };
+    let crash = state().is_some_and(|state| state.crash_point(node));
+    if crash {
+        let name = plumbing::node_name(node).expect("a node of the run has a name");
+        crashtest_core::node::lookup(&name)
+            .expect("the node exists")
+            .kill();
+    }
+    crash
+}
+
+/// The crash point of an async mutation: if the node was crashed here, never completes (the
+/// task is dropped with its node at the end of this poll).
+pub(crate) async fn mutation() {
+    if crash_before_mutation() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Waits for the latency of an operation moving `bytes` on `node`'s disk.
+pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
+    let delay = state().and_then(|state| state.delay(node, bytes, sync));
+    if let Some(delay) = delay {
+        crashtest_core::time::sleep(delay).await;
+    }
+}
+
+/// Draws a running fault from the `"disk-faults"` stream (drawn always, so that masking one
+/// leaves the later draws aligned); noted on `node` if it applies.
+fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
+    fault::inject("disk-faults", node, ratio, describe)
+}
+
+fn record(node: NodeId, words: [u64; 3], text: String) {
+    plumbing::record_for(node, "disk", words, text);
+}
+
+fn note_faults(node: NodeId, texts: Vec<String>) {
+    for text in texts {
+        plumbing::note_fault(node, text);
+    }
+}
+
+impl FsState {
+    pub(crate) fn configure(&self, config: DiskConfig) {
+        self.config.set(config);
+    }
+
+    /// The configuration in force; exhaustive exploration turns running faults off, so that
+    /// every case differs only in its enumerated choices.
+    fn config(&self) -> DiskConfig {
+        let mut config = self.config.get();
+        if self.explore.borrow().is_some() {
+            config.faults = Faults::default();
+        }
+        config
+    }
+
+    pub(crate) fn set_explore(&self, explore: Rc<Explore>) {
+        *self.explore.borrow_mut() = Some(explore);
+    }
+
+    pub(crate) fn explore(&self) -> Option<Rc<Explore>> {
+        self.explore.borrow().clone()
+    }
+
+    fn disk<R>(&self, node: NodeId, f: impl FnOnce(&mut Disk) -> R) -> R {
+        f(self.disks.borrow_mut().entry(node).or_default())
+    }
+
+    /// The boot count of `node`'s disk (how many crashes it has been through).
+    pub(crate) fn boot(&self, node: NodeId) -> u64 {
+        self.disk(node, |disk| disk.boot)
+    }
+
+    /// Checks that `handle` belongs to the current boot of a live node.
+    fn check(&self, handle: &Handle) -> io::Result<()> {
+        if plumbing::node_status(handle.node) == Some(NodeStatus::Dead) {
+            return Err(errors::io_error());
+        }
+        if self.boot(handle.node) != handle.boot {
+            return Err(errors::io_error());
+        }
+        Ok(())
+    }
+
+    // ----- exhaustive exploration -----
+
+    /// Whether to crash `node` before its next mutation (only while exploring).
+    pub(crate) fn crash_point(&self, node: NodeId) -> bool {
+        let explore = self.explore.borrow().clone();
+        let boot = self.boot(node);
+        explore.is_some_and(|explore| explore.crash_here(node, boot))
+    }
+
+    // ----- latency -----
+
+    /// How long an operation moving `bytes` takes on `node`'s disk, queued behind the
+    /// operations before it (`None` without latency).
+    pub(crate) fn delay(&self, node: NodeId, bytes: u64, sync: bool) -> Option<Duration> {
+        let latency = self.config().latency;
+        if latency == Latency::ZERO {
+            return None;
+        }
+        let now = plumbing::now_ns()?;
+        let per_op = 1_000_000_000u64.checked_div(latency.iops).unwrap_or(0);
+        let transfer = bytes
+            .saturating_mul(1_000_000_000)
+            .checked_div(latency.bandwidth)
+            .unwrap_or(0);
+        let done = self.disk(node, |disk| {
+            disk.busy_until_ns = disk.busy_until_ns.max(now) + per_op + transfer;
+            disk.busy_until_ns
+        });
+        let extra = plumbing::with_stream("disk-latency", |rng| {
+            if sync {
+                let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+                rng.range_inclusive(nanos(latency.sync_min), nanos(latency.sync_max))
+            } else {
+                rng.below_inclusive(per_op.saturating_mul(10))
+            }
+        })?;
+        Some(Duration::from_nanos(done + extra - now))
+    }
+
+    // ----- files -----
+
+    pub(crate) fn open(&self, node: NodeId, names: &Names, flags: OpenFlags) -> io::Result<Handle> {
+        let result = self.disk(node, |disk| {
+            let ino = disk.open(names, flags)?;
+            disk.retain(ino);
+            Ok(Handle {
+                node,
+                boot: disk.boot,
+                ino,
+                flags,
+            })
+        });
+        if let Ok(handle) = &result {
+            let text = format!("open {} as inode {}", names.display(), handle.ino);
+            record(node, [event::OPEN, handle.ino, 0], text);
+        }
+        result
+    }
+
+    /// Drops a handle; a stale handle (or one outliving its run) holds nothing.
+    pub(crate) fn release(&self, handle: &Handle) {
+        self.disk(handle.node, |disk| disk.release(handle.ino, handle.boot));
+    }
+
+    pub(crate) fn read(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.check(handle)?;
+        if !handle.flags.read {
+            return Err(errors::bad_descriptor());
+        }
+        let node = handle.node;
+        let ino = handle.ino;
+        let faults = self.config().faults;
+        let error = inject(node, faults.read_error, || {
+            format!("read error (EIO) on inode {ino}")
+        });
+        let corrupt = inject(node, faults.read_corruption, || {
+            format!("read corruption on inode {ino}, zone budget allowing")
+        });
+        let mut disks = self.disks.borrow_mut();
+        let disk = disks.entry(node).or_default();
+        let len = disk.len(ino)?;
+        if error {
+            return Err(errors::io_error());
+        }
+        let n = disk.read(ino, offset, buf)?;
+        let read = offset..offset + n as u64;
+        let damage = plumbing::with_stream("disk-faults", |rng| {
+            faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
+        })
+        .flatten();
+        disks[&node]
+            .damage
+            .apply_to_read(ino, offset, &mut buf[..n], len);
+        drop(disks);
+        if let Some(damage) = damage {
+            record(node, [event::FAULT, ino, offset], damage);
+        }
+        record(
+            node,
+            [event::READ, ino, offset],
+            format!("read inode {ino}: {n} bytes at {offset}"),
+        );
+        Ok(n)
+    }
+
+    /// Writes `bytes` at `offset` (at the end for an append handle); returns the offset just
+    /// past the bytes written (where the cursor goes).
+    pub(crate) fn write(&self, handle: &Handle, offset: u64, bytes: &[u8]) -> io::Result<u64> {
+        self.check(handle)?;
+        if !handle.flags.writes() {
+            return Err(errors::bad_descriptor());
+        }
+        let node = handle.node;
+        let ino = handle.ino;
+        let faults = self.config().faults;
+        let error = inject(node, faults.write_error, || {
+            format!("write error (EIO) on inode {ino}")
+        });
+        let full = inject(node, faults.disk_full, || {
+            format!("disk full (ENOSPC) if inode {ino} grows")
+        });
+        let astray = inject(node, faults.misdirected_write, || {
+            format!("misdirected write to inode {ino}, zone budget allowing")
+        });
+        let mut disks = self.disks.borrow_mut();
+        let disk = disks.entry(node).or_default();
+        let offset = if handle.flags.append {
+            disk.len(ino)?
+        } else {
+            offset
+        };
+        let end = offset + bytes.len() as u64;
+        if error {
+            return Err(errors::io_error());
+        }
+        if faults::disk_full(disk, ino, end, full, &faults) {
+            return Err(errors::no_space());
+        }
+        disk.damage.heal(ino, offset..end, faults.zone_size);
+        let landed = plumbing::with_stream("disk-faults", |rng| {
+            faults::misdirect(&mut disks, node, ino, offset..end, astray, &faults, rng)
+        })
+        .flatten();
+        let disk = disks.get_mut(&node).expect("the disk exists");
+        let target = match landed {
+            Some((landed, text)) => {
+                record(node, [event::FAULT, ino, landed], text);
+                landed
+            }
+            None => offset,
+        };
+        disk.write(ino, target, bytes)?;
+        drop(disks);
+        record(
+            node,
+            [event::WRITE, ino, offset],
+            format!("write inode {ino}: {} bytes at {offset}", bytes.len()),
+        );
+        Ok(end)
+    }
+
+    pub(crate) fn set_len(&self, handle: &Handle, len: u64) -> io::Result<()> {
+        self.check(handle)?;
+        if !handle.flags.writes() {
+            return Err(errors::invalid_input());
+        }
+        let node = handle.node;
+        let ino = handle.ino;
+        let faults = self.config().faults;
+        let full = inject(node, faults.disk_full, || {
+            format!("disk full (ENOSPC) if inode {ino} grows")
+        });
+        self.disk(node, |disk| {
+            disk.file(ino)?;
+            if faults::disk_full(disk, ino, len, full, &faults) {
+                return Err(errors::no_space());
+            }
+            disk.set_len(ino, len)
+        })?;
+        record(
+            node,
+            [event::SET_LEN, ino, len],
+            format!("set_len inode {ino} to {len}"),
+        );
+        Ok(())
+    }
+
+    pub(crate) fn len(&self, handle: &Handle) -> io::Result<u64> {
+        self.check(handle)?;
+        self.disk(handle.node, |disk| disk.len(handle.ino))
+    }
+
+    pub(crate) fn handle_metadata(&self, handle: &Handle) -> io::Result<Metadata> {
+        self.check(handle)?;
+        Ok(self.disk(handle.node, |disk| disk.metadata(handle.ino)))
+    }
+
+    /// Syncs a file's data, or a directory's entries. A failed sync loses the file's unsynced
+    /// writes for good, as on Linux.
+    pub(crate) fn sync(&self, handle: &Handle) -> io::Result<()> {
+        self.check(handle)?;
+        let node = handle.node;
+        let ino = handle.ino;
+        let faults = self.config().faults;
+        let error = inject(node, faults.sync_error, || {
+            format!("sync error (EIO) on inode {ino}: its unsynced writes are lost")
+        });
+        if error {
+            self.disk(node, |disk| disk.lose_pending(ino));
+            return Err(errors::io_error());
+        }
+        let is_dir = self.disk(node, |disk| {
+            if disk.is_dir(ino) {
+                disk.sync_dir(ino);
+                true
+            } else {
+                disk.sync_file(ino);
+                false
+            }
+        });
+        let what = if is_dir { "directory" } else { "file" };
+        record(
+            node,
+            [event::SYNC, ino, u64::from(is_dir)],
+            format!("sync {what} inode {ino}"),
+        );
+        Ok(())
+    }
+
+    // ----- namespace -----
+
+    /// Runs a change of the namespace and records it.
+    pub(crate) fn namespace(
+        &self,
+        node: NodeId,
+        what: &str,
+        f: impl FnOnce(&mut Disk) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let result = self.disk(node, f);
+        if result.is_ok() {
+            record(node, [event::NAMESPACE, 0, 0], what.to_owned());
+        }
+        result
+    }
+
+    pub(crate) fn metadata(&self, node: NodeId, names: &Names) -> io::Result<Metadata> {
+        self.disk(node, |disk| {
+            let ino = disk.resolve(names)?;
+            Ok(disk.metadata(ino))
+        })
+    }
+
+    /// The entries of a directory, in an order drawn from the seed (real directories list
+    /// in no promised order).
+    pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<(String, bool)>> {
+        let mut entries = self.disk(node, |disk| disk.read_dir(names))?;
+        plumbing::with_stream("disk-readdir", |rng| rng.shuffle(&mut entries));
+        Ok(entries)
+    }
+
+    /// Reads a whole file by path.
+    pub(crate) fn read_file(&self, node: NodeId, names: &Names) -> io::Result<Vec<u8>> {
+        let flags = OpenFlags {
+            read: true,
+            ..OpenFlags::default()
+        };
+        let handle = self.open(node, names, flags)?;
+        let result = (|| {
+            let len = self.len(&handle)?;
+            let mut buf = vec![0; usize::try_from(len).expect("a file fits in memory")];
+            let n = self.read(&handle, 0, &mut buf)?;
+            assert_eq!(n, buf.len(), "a whole-file read returns the whole file");
+            Ok(buf)
+        })();
+        self.release(&handle);
+        result
+    }
+
+    // ----- crash -----
+
+    /// Applies the crash model to `node`'s disk (its node was just killed).
+    fn crash(&self, node: NodeId) {
+        let config = self.config();
+        let explore = self.explore.borrow().clone();
+        let outcome = plumbing::with_stream("disk", |rng| {
+            let mut disks = self.disks.borrow_mut();
+            let disk = disks.get_mut(&node)?;
+            let outcome = match &explore {
+                Some(explore) => crash::crash(disk, config.model, &mut explore.enumerated(rng)),
+                None => {
+                    let mut choices = Sampled {
+                        rng,
+                        config: &config,
+                    };
+                    crash::crash(disk, config.model, &mut choices)
+                }
+            };
+            Some(outcome)
+        })
+        .flatten();
+        let Some(outcome) = outcome else {
+            return;
+        };
+        let mut lost = Vec::new();
+        for file in &outcome.files {
+            if file.lost_data() {
+                lost.push(format!(
+                    "crash: inode {} kept {} sectors, dropped {}, tore {}; truncates kept {}, \
+                     dropped {}",
+                    file.ino,
+                    file.sectors_kept,
+                    file.sectors_dropped,
+                    file.sectors_torn,
+                    file.truncates_kept,
+                    file.truncates_dropped
+                ));
+            }
+        }
+        if outcome.dir_changes_dropped > 0 {
+            lost.push(format!(
+                "crash: {} directory changes undone, {} kept",
+                outcome.dir_changes_dropped, outcome.dir_changes_kept
+            ));
+        }
+        record(
+            node,
+            [
+                event::CRASH,
+                outcome.files.len() as u64,
+                outcome.dir_changes_dropped,
+            ],
+            format!(
+                "crash settled {} files and {} directory changes",
+                outcome.files.len(),
+                outcome.dir_changes_kept + outcome.dir_changes_dropped
+            ),
+        );
+        note_faults(node, lost);
+    }
+}

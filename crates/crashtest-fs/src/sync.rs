@@ -1,0 +1,526 @@
+//! A synchronous file handle, for libraries whose storage traits are not async (such as
+//! redb's `StorageBackend`: `len`, `read`, `write`, `set_len`, `sync_data`, all `&self`).
+//!
+//! It acts at once, without virtual time, on the calling node's disk, under the same
+//! durability model and faults as the async API. It holds plain data (node, inode, cursor),
+//! so it is `Send + Sync` like a real file. Outside a simulation it is a `std::fs::File`.
+//!
+//! Its mutating calls are crash points for [`crate::exhaustive`] too. A synchronous call
+//! cannot stop its caller, so if the exploration crashes the node there, the call (and every
+//! later call from the dead node) returns `EIO`, and the task goes down with its node at its
+//! next `.await`.
+
+use std::fmt;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::disk::OpenFlags;
+use crate::errors;
+use crate::metadata::Metadata;
+use crate::path::Names;
+use crate::state::{self, Handle};
+
+/// An open file of the calling node's disk, with positioned reads and writes.
+///
+/// ```
+/// use crashtest_fs::sync::File;
+///
+/// crashtest_core::Sim::new(1).run(async {
+///     let file = File::options().read(true).write(true).create(true).open("/db").unwrap();
+///     file.write_all_at(b"page", 4096).unwrap();
+///     file.sync_data().unwrap();
+///     assert_eq!(file.len().unwrap(), 4100);
+///     let mut buf = [0; 4];
+///     file.read_exact_at(&mut buf, 4096).unwrap();
+///     assert_eq!(&buf, b"page");
+/// }).unwrap();
+/// ```
+pub struct File {
+    inner: Inner,
+    cursor: AtomicU64,
+}
+
+enum Inner {
+    Sim(Handle),
+    Real(Mutex<std::fs::File>),
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("File");
+        match &self.inner {
+            Inner::Sim(handle) => out.field("node", &handle.node).field("inode", &handle.ino),
+            Inner::Real(file) => out.field("file", file),
+        };
+        out.field("cursor", &self.cursor.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        if let Inner::Sim(handle) = &self.inner {
+            if let Some(state) = state::state() {
+                state.release(handle);
+            }
+        }
+    }
+}
+
+/// The crash point of a synchronous mutation.
+fn mutation() -> io::Result<()> {
+    if state::crash_before_mutation() {
+        return Err(errors::io_error());
+    }
+    Ok(())
+}
+
+fn lock(file: &Mutex<std::fs::File>) -> std::sync::MutexGuard<'_, std::fs::File> {
+    file.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl File {
+    /// Opens an existing file for reading.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let error = crashtest_fs::sync::File::open("/missing").unwrap_err();
+    /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    /// # }).unwrap();
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path)
+    }
+
+    /// Opens a file for writing, creating it or cutting it to length 0.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// assert_eq!(file.len().unwrap(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+    }
+
+    /// Creates a new file for reading and writing; `AlreadyExists` if it exists.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::sync::File::create_new("/f").unwrap();
+    /// assert!(crashtest_fs::sync::File::create_new("/f").is_err());
+    /// # }).unwrap();
+    /// ```
+    pub fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+    }
+
+    /// Options to open a file with.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::options().append(true).create(true).open("/log");
+    /// assert!(file.is_ok());
+    /// # }).unwrap();
+    /// ```
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at the end).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
+    /// file.write_at(b"abc", 0).unwrap();
+    /// let mut buf = [0; 8];
+    /// assert_eq!(file.read_at(&mut buf, 1).unwrap(), 2);
+    /// # }).unwrap();
+    /// ```
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Sim(handle) => state::with(|s| s.read(handle, offset, buf)),
+            Inner::Real(file) => {
+                let mut file = lock(file);
+                file.seek(SeekFrom::Start(offset))?;
+                file.read(buf)
+            }
+        }
+    }
+
+    /// Writes `buf` at `offset` (at the end for an append handle); returns how many bytes
+    /// were written (all of them). Not durable until synced.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// assert_eq!(file.write_at(b"abc", 10).unwrap(), 3);
+    /// assert_eq!(file.len().unwrap(), 13);
+    /// # }).unwrap();
+    /// ```
+    pub fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Sim(handle) => {
+                mutation()?;
+                state::with(|s| s.write(handle, offset, buf))?;
+                Ok(buf.len())
+            }
+            Inner::Real(file) => {
+                let mut file = lock(file);
+                file.seek(SeekFrom::Start(offset))?;
+                file.write(buf)
+            }
+        }
+    }
+
+    /// Reads exactly `buf.len()` bytes at `offset`; `UnexpectedEof` if the file is shorter.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
+    /// let mut buf = [0; 4];
+    /// let error = file.read_exact_at(&mut buf, 0).unwrap_err();
+    /// assert_eq!(error.kind(), std::io::ErrorKind::UnexpectedEof);
+    /// # }).unwrap();
+    /// ```
+    pub fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read_at(buf, offset)? {
+                0 => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "failed to fill whole buffer",
+                    ));
+                }
+                n => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes all of `buf` at `offset`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// file.write_all_at(b"abc", 0).unwrap();
+    /// # }).unwrap();
+    /// ```
+    pub fn write_all_at(&self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write_at(buf, offset)? {
+                0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                n => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The file's length in bytes (what a read sees).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// assert_eq!(file.len().unwrap(), 0);
+    /// # }).unwrap();
+    /// ```
+    #[allow(
+        clippy::len_without_is_empty,
+        reason = "a file's length can fail to be read"
+    )]
+    pub fn len(&self) -> io::Result<u64> {
+        match &self.inner {
+            Inner::Sim(handle) => state::with(|s| s.len(handle)),
+            Inner::Real(file) => Ok(lock(file).metadata()?.len()),
+        }
+    }
+
+    /// Cuts or extends the file to `len` bytes. Not durable until synced.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// file.set_len(8192).unwrap();
+    /// assert_eq!(file.len().unwrap(), 8192);
+    /// # }).unwrap();
+    /// ```
+    pub fn set_len(&self, len: u64) -> io::Result<()> {
+        match &self.inner {
+            Inner::Sim(handle) => {
+                mutation()?;
+                state::with(|s| s.set_len(handle, len))
+            }
+            Inner::Real(file) => lock(file).set_len(len),
+        }
+    }
+
+    /// Makes the file's writes and truncates so far durable. If it fails, they are lost for
+    /// good (though reads may go on returning them until the node crashes).
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// file.write_all_at(b"x", 0).unwrap();
+    /// file.sync_data().unwrap();
+    /// # }).unwrap();
+    /// ```
+    pub fn sync_data(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Sim(handle) => {
+                mutation()?;
+                state::with(|s| s.sync(handle))
+            }
+            Inner::Real(file) => lock(file).sync_data(),
+        }
+    }
+
+    /// Like [`File::sync_data`] (the simulation keeps no metadata apart from the data); on a
+    /// directory opened with [`File::open`], makes its entries durable.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// crashtest_fs::sync::File::create("/f").unwrap();
+    /// crashtest_fs::sync::File::open("/").unwrap().sync_all().unwrap();
+    /// # }).unwrap();
+    /// ```
+    pub fn sync_all(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Sim(handle) => {
+                mutation()?;
+                state::with(|s| s.sync(handle))
+            }
+            Inner::Real(file) => lock(file).sync_all(),
+        }
+    }
+
+    /// The file's metadata.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// assert!(file.metadata().unwrap().is_file());
+    /// # }).unwrap();
+    /// ```
+    pub fn metadata(&self) -> io::Result<Metadata> {
+        match &self.inner {
+            Inner::Sim(handle) => state::with(|s| s.handle_metadata(handle)),
+            Inner::Real(file) => Ok(Metadata::from_std(&lock(file).metadata()?)),
+        }
+    }
+}
+
+impl Read for File {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let offset = *self.cursor.get_mut();
+        let n = self.read_at(buf, offset)?;
+        *self.cursor.get_mut() += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for File {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let append = matches!(&self.inner, Inner::Sim(handle) if handle.flags.append);
+        let offset = if append {
+            self.len()?
+        } else {
+            *self.cursor.get_mut()
+        };
+        let n = self.write_at(buf, offset)?;
+        *self.cursor.get_mut() = offset + n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for File {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        let target = match position {
+            SeekFrom::Start(offset) => Some(offset),
+            SeekFrom::Current(delta) => self.cursor.get_mut().checked_add_signed(delta),
+            SeekFrom::End(delta) => self.len()?.checked_add_signed(delta),
+        };
+        let target = target.ok_or_else(errors::invalid_input)?;
+        *self.cursor.get_mut() = target;
+        Ok(target)
+    }
+}
+
+/// Options to open a synchronous [`File`] with, as `std::fs::OpenOptions`.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let file = crashtest_fs::sync::OpenOptions::new()
+///     .read(true)
+///     .write(true)
+///     .create(true)
+///     .open("/db")
+///     .unwrap();
+/// # let _ = file;
+/// # }).unwrap();
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    flags: OpenFlags,
+}
+
+impl OpenOptions {
+    /// Options with every flag off.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new();
+    /// ```
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Open for reading.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().read(true);
+    /// ```
+    pub fn read(&mut self, read: bool) -> &mut OpenOptions {
+        self.flags.read = read;
+        self
+    }
+
+    /// Open for writing.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true);
+    /// ```
+    pub fn write(&mut self, write: bool) -> &mut OpenOptions {
+        self.flags.write = write;
+        self
+    }
+
+    /// Open for appending: every write goes to the end of the file.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().append(true);
+    /// ```
+    pub fn append(&mut self, append: bool) -> &mut OpenOptions {
+        self.flags.append = append;
+        self
+    }
+
+    /// Cut an existing file to length 0 (needs `write`).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).truncate(true);
+    /// ```
+    pub fn truncate(&mut self, truncate: bool) -> &mut OpenOptions {
+        self.flags.truncate = truncate;
+        self
+    }
+
+    /// Create the file if it does not exist (needs `write` or `append`).
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).create(true);
+    /// ```
+    pub fn create(&mut self, create: bool) -> &mut OpenOptions {
+        self.flags.create = create;
+        self
+    }
+
+    /// Create the file, failing with `AlreadyExists` if it exists.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).create_new(true);
+    /// ```
+    pub fn create_new(&mut self, create_new: bool) -> &mut OpenOptions {
+        self.flags.create_new = create_new;
+        self
+    }
+
+    /// Opens `path` with these options, as `open(2)`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let error = crashtest_fs::sync::OpenOptions::new().write(true).open("/nope").unwrap_err();
+    /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+    /// # }).unwrap();
+    /// ```
+    pub fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let path = path.as_ref();
+        let flags = self.flags;
+        let Some(node) = state::current_node()? else {
+            let file = std::fs::OpenOptions::new()
+                .read(flags.read)
+                .write(flags.write)
+                .append(flags.append)
+                .truncate(flags.truncate)
+                .create(flags.create)
+                .create_new(flags.create_new)
+                .open(path)?;
+            return Ok(File {
+                inner: Inner::Real(Mutex::new(file)),
+                cursor: AtomicU64::new(0),
+            });
+        };
+        let names = Names::parse(path)?;
+        if flags.create || flags.create_new || flags.truncate {
+            mutation()?;
+        }
+        let handle = state::with(|s| s.open(node, &names, flags))?;
+        Ok(File {
+            inner: Inner::Sim(handle),
+            cursor: AtomicU64::new(0),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handle_is_send_and_sync_like_a_real_file() {
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<File>();
+    }
+
+    #[test]
+    fn outside_a_simulation_it_is_a_real_file() {
+        let dir = std::env::temp_dir().join(format!("crashtest-fs-sync-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.write_all_at(b"real", 2).unwrap();
+        file.sync_data().unwrap();
+        let mut buf = [0; 4];
+        file.read_exact_at(&mut buf, 2).unwrap();
+        assert_eq!(&buf, b"real");
+        assert_eq!(file.len().unwrap(), 6);
+        drop(file);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,208 @@
+//! The tokio-shaped API: files, directories, errors with the real kinds, the synchronous
+//! handle, and the fallback to the real file system outside a simulation.
+
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+
+use crashtest_core::{Sim, node, time};
+use crashtest_fs::{File, OpenOptions};
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+
+fn sim(body: impl Future<Output = ()> + 'static) {
+    Sim::new(1).run(body).unwrap();
+}
+
+#[test]
+fn common_errors_have_the_kinds_of_the_real_calls() {
+    sim(async {
+        let kind = |r: std::io::Result<()>| r.unwrap_err().kind();
+        assert_eq!(
+            kind(File::open("/nope").await.map(drop)),
+            ErrorKind::NotFound
+        );
+        crashtest_fs::write("/f", b"x").await.unwrap();
+        assert_eq!(
+            kind(File::create_new("/f").await.map(drop)),
+            ErrorKind::AlreadyExists
+        );
+        crashtest_fs::create_dir("/d").await.unwrap();
+        assert_eq!(
+            kind(crashtest_fs::create_dir("/d").await),
+            ErrorKind::AlreadyExists
+        );
+        assert_eq!(
+            kind(File::create("/d").await.map(drop)),
+            ErrorKind::IsADirectory
+        );
+        assert_eq!(
+            kind(crashtest_fs::remove_file("/d").await),
+            ErrorKind::IsADirectory
+        );
+        assert_eq!(
+            kind(crashtest_fs::remove_dir("/f").await),
+            ErrorKind::NotADirectory
+        );
+        assert_eq!(
+            kind(crashtest_fs::write("/f/g", b"").await),
+            ErrorKind::NotADirectory
+        );
+        crashtest_fs::write("/d/g", b"").await.unwrap();
+        assert_eq!(
+            kind(crashtest_fs::remove_dir("/d").await),
+            ErrorKind::DirectoryNotEmpty
+        );
+        assert_eq!(
+            kind(crashtest_fs::rename("/nope", "/x").await),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind(crashtest_fs::rename("/f", "/d").await),
+            ErrorKind::IsADirectory
+        );
+        assert_eq!(
+            kind(crashtest_fs::rename("/d", "/d/e").await),
+            ErrorKind::InvalidInput
+        );
+        let truncate_read_only = OpenOptions::new()
+            .read(true)
+            .truncate(true)
+            .open("/f")
+            .await;
+        assert_eq!(kind(truncate_read_only.map(drop)), ErrorKind::InvalidInput);
+        assert_eq!(
+            kind(crashtest_fs::read_dir("/f").await.map(drop)),
+            ErrorKind::NotADirectory
+        );
+        assert!(crashtest_fs::read_to_string("/f").await.is_ok());
+        crashtest_fs::write("/bin", [0xff, 0xfe]).await.unwrap();
+        let not_utf8 = crashtest_fs::read_to_string("/bin").await.map(drop);
+        assert_eq!(kind(not_utf8), ErrorKind::InvalidData);
+        let mut read_only = File::open("/f").await.unwrap();
+        assert!(read_only.write_all(b"no").await.is_err());
+    });
+}
+
+#[test]
+fn files_read_write_seek_and_append_through_tokio_traits() {
+    sim(async {
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .open("/f")
+            .await
+            .unwrap();
+        file.write_all(b"hello world").await.unwrap();
+        assert_eq!(file.seek(SeekFrom::End(-5)).await.unwrap(), 6);
+        let mut word = String::new();
+        file.read_to_string(&mut word).await.unwrap();
+        assert_eq!(word, "world");
+        file.seek(SeekFrom::Start(0)).await.unwrap();
+        file.write_all(b"J").await.unwrap();
+        file.set_len(5).await.unwrap();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"Jello");
+        let mut log = File::options().append(true).open("/f").await.unwrap();
+        log.write_all(b"!").await.unwrap();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"Jello!");
+        assert!(file.seek(SeekFrom::Current(-100)).await.is_err());
+        assert_eq!(file.metadata().await.unwrap().len(), 6);
+    });
+}
+
+#[test]
+fn directories_list_rename_and_remove() {
+    sim(async {
+        crashtest_fs::create_dir_all("/a/b").await.unwrap();
+        crashtest_fs::write("/a/b/x", b"1").await.unwrap();
+        crashtest_fs::write("/a/y", b"22").await.unwrap();
+        let mut names = Vec::new();
+        let mut dir = crashtest_fs::read_dir("/a").await.unwrap();
+        while let Some(entry) = dir.next_entry().await.unwrap() {
+            let is_dir = entry.file_type().await.unwrap().is_dir();
+            names.push((entry.file_name().into_string().unwrap(), is_dir));
+        }
+        names.sort();
+        assert_eq!(names, [("b".to_owned(), true), ("y".to_owned(), false)]);
+        crashtest_fs::rename("/a/b", "/c").await.unwrap();
+        assert_eq!(crashtest_fs::read("/c/x").await.unwrap(), b"1");
+        assert!(!crashtest_fs::try_exists("/a/b").await.unwrap());
+        crashtest_fs::remove_file("/c/x").await.unwrap();
+        crashtest_fs::remove_dir("/c").await.unwrap();
+        assert!(!crashtest_fs::try_exists("/c").await.unwrap());
+        assert_eq!(crashtest_fs::metadata("/a/y").await.unwrap().len(), 2);
+    });
+}
+
+#[test]
+fn each_node_has_its_own_disk() {
+    sim(async {
+        crashtest_fs::write("/who", b"supervisor").await.unwrap();
+        let n = node::create("n", || async {
+            assert!(!crashtest_fs::try_exists("/who").await.unwrap());
+            crashtest_fs::write("/who", b"n").await.unwrap();
+        });
+        time::sleep(std::time::Duration::from_secs(1)).await;
+        assert_eq!(crashtest_fs::read("/who").await.unwrap(), b"supervisor");
+        n.kill();
+    });
+}
+
+#[test]
+fn disk_operations_take_virtual_time() {
+    sim(async {
+        let start = time::Instant::now();
+        crashtest_fs::write("/f", vec![0; 1 << 20]).await.unwrap();
+        // 1 MiB at 50 MB/s is about 21 ms.
+        assert!(start.elapsed() >= std::time::Duration::from_millis(20));
+        crashtest_fs::configure(
+            crashtest_fs::DiskConfig::default().latency(crashtest_fs::Latency::ZERO),
+        );
+        let start = time::Instant::now();
+        crashtest_fs::write("/g", vec![0; 1 << 20]).await.unwrap();
+        assert_eq!(start.elapsed(), std::time::Duration::ZERO);
+    });
+}
+
+#[test]
+fn the_synchronous_handle_reads_writes_and_seeks_like_std() {
+    sim(async {
+        let mut file = crashtest_fs::sync::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .open("/db")
+            .unwrap();
+        file.write_all(b"abcdef").unwrap();
+        file.seek(SeekFrom::Start(2)).unwrap();
+        let mut rest = String::new();
+        file.read_to_string(&mut rest).unwrap();
+        assert_eq!(rest, "cdef");
+        file.write_all_at(b"Z", 0).unwrap();
+        file.sync_data().unwrap();
+        assert_eq!(crashtest_fs::read("/db").await.unwrap(), b"Zbcdef");
+        assert_eq!(file.len().unwrap(), 6);
+    });
+}
+
+#[test]
+fn outside_a_simulation_the_async_api_uses_the_real_file_system() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let dir = std::env::temp_dir().join(format!("crashtest-fs-api-{}", std::process::id()));
+        crashtest_fs::create_dir_all(&dir).await.unwrap();
+        let path = dir.join("f");
+        let mut file = File::create(&path).await.unwrap();
+        file.write_all(b"real").await.unwrap();
+        file.sync_all().await.unwrap();
+        drop(file);
+        assert_eq!(crashtest_fs::read(&path).await.unwrap(), b"real");
+        assert_eq!(crashtest_fs::metadata(&path).await.unwrap().len(), 4);
+        let mut entries = crashtest_fs::read_dir(&dir).await.unwrap();
+        let entry = entries.next_entry().await.unwrap().unwrap();
+        assert_eq!(entry.file_name(), "f");
+        crashtest_fs::sync_dir(&dir).await.unwrap();
+        crashtest_fs::remove_file(&path).await.unwrap();
+        crashtest_fs::remove_dir(&dir).await.unwrap();
+    });
+}

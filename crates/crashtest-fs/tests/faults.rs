@@ -1,0 +1,153 @@
+//! Faults injected while the disk runs.
+
+use std::io::ErrorKind;
+use std::time::Duration;
+
+use crashtest_core::rng::Ratio;
+use crashtest_core::{Sim, node, plumbing, time};
+use crashtest_fs::DiskConfig;
+
+/// Runs `body` as the main of a node under `config`; the run's failure report if it fails.
+fn on_node<F>(seed: u64, config: DiskConfig, body: impl Fn() -> F + 'static) -> Result<(), String>
+where
+    F: Future<Output = ()> + 'static,
+{
+    Sim::new(seed)
+        .run(async move {
+            crashtest_fs::configure(config);
+            node::create("n", body);
+            time::sleep(Duration::from_secs(10)).await;
+        })
+        .map(drop)
+        .map_err(|failure| failure.to_string())
+}
+
+#[test]
+fn io_errors_are_eio_and_listed_as_faults() {
+    let config = DiskConfig::default().read_error(Ratio::ALWAYS);
+    let failure = on_node(1, config, || async {
+        crashtest_fs::write("/f", b"x").await.unwrap();
+        let error = crashtest_fs::read("/f").await.unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(5));
+        panic!("done");
+    })
+    .unwrap_err();
+    assert!(failure.contains("read error (EIO)"), "{failure}");
+    let config = DiskConfig::default().write_error(Ratio::ALWAYS);
+    on_node(1, config, || async {
+        assert!(crashtest_fs::write("/f", b"x").await.is_err());
+        assert_eq!(
+            crashtest_fs::read("/f").await.unwrap(),
+            b"",
+            "a failed write does nothing"
+        );
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_full_disk_refuses_growth_with_enospc() {
+    on_node(1, DiskConfig::default().capacity(1000), || async {
+        crashtest_fs::write("/a", [0; 600]).await.unwrap();
+        let error = crashtest_fs::write("/b", [0; 600]).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::StorageFull);
+        crashtest_fs::write("/b", [0; 400]).await.unwrap();
+    })
+    .unwrap();
+}
+
+#[test]
+fn read_corruption_is_sticky_until_overwritten() {
+    let config = DiskConfig::default().read_corruption(Ratio::ALWAYS);
+    on_node(1, config, || async {
+        crashtest_fs::write("/f", [0; 512]).await.unwrap();
+        let first = crashtest_fs::read("/f").await.unwrap();
+        assert_eq!(
+            first.iter().map(|b| b.count_ones()).sum::<u32>(),
+            1,
+            "one bit flipped"
+        );
+        crashtest_fs::configure(DiskConfig::default());
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), first, "sticky");
+        crashtest_fs::write("/f", [0; 512]).await.unwrap();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), [0; 512], "healed");
+    })
+    .unwrap();
+}
+
+#[test]
+fn damage_stays_in_one_zone_so_a_second_copy_survives() {
+    let config = DiskConfig::default()
+        .read_corruption(Ratio::ALWAYS)
+        .misdirected_write(Ratio::new(1, 2))
+        .zone_size(4096);
+    for seed in 0..50 {
+        on_node(seed, config, || async {
+            // Two copies of a page, in two zones; every read may corrupt, writes may stray.
+            // The program repairs a bad copy from the good one, as a correct one would.
+            let page = [0x5A; 4096];
+            let file = crashtest_fs::sync::File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .open("/f")
+                .unwrap();
+            file.set_len(3 * 4096).unwrap();
+            file.write_all_at(&page, 0).unwrap();
+            file.write_all_at(&page, 8192).unwrap();
+            let mut repairs = 0;
+            for _ in 0..20 {
+                let mut copies = [[0; 4096]; 2];
+                file.read_exact_at(&mut copies[0], 0).unwrap();
+                file.read_exact_at(&mut copies[1], 8192).unwrap();
+                assert!(copies.contains(&page), "both copies damaged");
+                for (i, copy) in copies.iter().enumerate() {
+                    if *copy != page {
+                        file.write_all_at(&page, i as u64 * 8192).unwrap();
+                        repairs += 1;
+                    }
+                }
+            }
+            assert!(repairs > 0, "the faults were on");
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_misdirected_write_leaves_its_target_stale() {
+    let config = DiskConfig::default()
+        .misdirected_write(Ratio::ALWAYS)
+        .zone_size(4096);
+    on_node(1, config, || async {
+        let file = crashtest_fs::sync::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .open("/f")
+            .unwrap();
+        file.set_len(4096).unwrap();
+        file.write_all_at(&[1; 512], 0).unwrap();
+        let mut data = vec![0; 4096];
+        file.read_exact_at(&mut data, 0).unwrap();
+        assert_eq!(data[..512], [0; 512], "the target keeps its old bytes");
+        assert_eq!(
+            data.iter().filter(|&&b| b == 1).count(),
+            512,
+            "the write landed elsewhere"
+        );
+    })
+    .unwrap();
+}
+
+#[test]
+fn healing_the_run_stops_running_faults() {
+    let config = DiskConfig::default().read_error(Ratio::ALWAYS);
+    on_node(1, config, || async {
+        crashtest_fs::write("/f", b"x").await.unwrap();
+        assert!(crashtest_fs::read("/f").await.is_err());
+        plumbing::heal_all();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"x");
+    })
+    .unwrap();
+}
