@@ -1,7 +1,7 @@
 //! crashtest: deterministic simulation testing for Rust.
 //!
 //! Write the program against `crashtest`'s tokio-shaped modules ([`spawn`], [`time`],
-//! [`task`]) and tokio's runtime-agnostic parts (`tokio::sync`, `futures`). In production those
+//! [`task`], [`fs`]) and tokio's runtime-agnostic parts (`tokio::sync`, `futures`). In production those
 //! calls go to tokio. Under test, a simulation runs the whole cluster on one thread, in a
 //! world that owns the scheduler, the clocks and randomness: one seed replays a run exactly,
 //! and virtual time makes an hour of sleeping cost nothing.
@@ -36,6 +36,10 @@ pub use crashtest_core::{
     task, time, trace,
 };
 pub use crashtest_macros::test;
+
+/// The simulated disk: a per-node file system shaped like `tokio::fs`, whose crash model tears
+/// and drops unsynced writes (see the crate's contract for what a correct program may assume).
+pub use crashtest_fs as fs;
 
 /// Seeded randomness: the calling node's stream, the generator, integer ratios.
 pub mod rand {
