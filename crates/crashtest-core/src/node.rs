@@ -268,6 +268,11 @@ impl NodeTable {
         self.epoch_ns + now + drift + record.offset_ns
     }
 
+    /// The random stream of `node`'s user code, to read.
+    pub(crate) fn rng_of(&self, node: NodeId) -> &Rng {
+        &self.get(node).rng
+    }
+
     /// The random stream of `node`'s user code.
     pub(crate) fn rng(&mut self, node: NodeId) -> &mut Rng {
         &mut self.get_mut(node).rng

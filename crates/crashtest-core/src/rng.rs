@@ -502,8 +502,14 @@ impl NodeRng {
         if let Some(rng) = &mut self.fallback {
             return f(rng);
         }
-        crate::world::with(|w| f(w.nodes.borrow_mut().rng(w.current_node())))
-            .expect("a simulation's NodeRng was used after its run ended")
+        // The generator is copied out while `f` runs, so that `f` may use the world (read the
+        // clock, draw again) without finding the node table borrowed.
+        let taken = crate::world::with(|w| w.nodes.borrow().rng_of(w.current_node()).clone())
+            .expect("a simulation's NodeRng was used after its run ended");
+        let mut rng = taken;
+        let result = f(&mut rng);
+        crate::world::with(|w| *w.nodes.borrow_mut().rng(w.current_node()) = rng);
+        result
     }
 }
 

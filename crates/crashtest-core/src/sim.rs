@@ -318,6 +318,10 @@ const DIVERGENCE_CONTEXT: u64 = 8;
 /// Runs the seed twice with `body` made afresh each time and compares the traces event by
 /// event. Returns the first run's result if the two agree, else where they part.
 ///
+/// Each run goes on a fresh OS thread of its own: state that a thread keeps between runs
+/// (std's `HashMap` keys, a thread's `rand` generator, both drawn once per thread) would
+/// otherwise make the second run differ from the first for reasons outside the program.
+///
 /// ```
 /// use crashtest_core::{check_determinism, time, Config};
 /// use std::time::Duration;
@@ -333,13 +337,23 @@ pub fn check_determinism<F, Fut>(
     body: F,
 ) -> Result<Result<RunSummary, Box<RunFailure>>, Box<Divergence>>
 where
-    F: Fn() -> Fut,
+    F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
+    let run = |config: Config| {
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name(format!("crashtest-seed-{seed}"))
+                .spawn_scoped(scope, || World::run(seed, config, box_unit(body())))
+                .expect("could not start a thread for a determinism run")
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
+    };
     let mut hashing = config.clone();
     hashing.record_hashes = true;
-    let (first, first_hashes) = World::run(seed, hashing.clone(), box_unit(body()));
-    let (_, second_hashes) = World::run(seed, hashing, box_unit(body()));
+    let (first, first_hashes) = run(hashing.clone());
+    let (_, second_hashes) = run(hashing);
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
     let parted = first_hashes
@@ -366,8 +380,8 @@ where
             .map(<[Event]>::to_vec)
             .unwrap_or_default()
     };
-    let first = window(World::run(seed, recording.clone(), box_unit(body())).0);
-    let second = window(World::run(seed, recording, box_unit(body())).0);
+    let first = window(run(recording.clone()).0);
+    let second = window(run(recording).0);
     Err(Box::new(Divergence {
         seed,
         index,

@@ -69,7 +69,12 @@ thread_local! {
 /// Runs `f` on the world of the run going on on this thread, if any.
 #[inline]
 pub(crate) fn with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
-    CURRENT.with(|current| current.borrow().as_deref().map(f))
+    // `try_with`: code running while the thread's locals are destroyed (a destructor reading
+    // the clock through an interposed libc call) finds no simulation instead of panicking.
+    CURRENT
+        .try_with(|current| current.borrow().as_deref().map(f))
+        .ok()
+        .flatten()
 }
 
 /// Like [`with`], for callers that do nothing outside a simulation.
@@ -81,7 +86,9 @@ pub(crate) fn try_with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
 /// True while a simulation runs on this thread.
 #[inline]
 pub(crate) fn is_simulation() -> bool {
-    CURRENT.with(|current| current.borrow().is_some())
+    CURRENT
+        .try_with(|current| current.try_borrow().is_ok_and(|w| w.is_some()))
+        .unwrap_or(false)
 }
 
 /// Clears the thread-local on every exit path of a run, panics included.
