@@ -1,5 +1,9 @@
 //! The test runner behind `#[crashtest::test]`: many seeds, several threads, one clear report.
 //!
+//! Every seed runs on a fresh OS thread with the determinism guards linked in (see
+//! `crashtest_guard`): std's `HashMap` keys and `rand`'s thread generator are drawn once per
+//! thread, so only a fresh thread lets the simulation's seed decide them.
+//!
 //! Seeds are handed out to worker threads from a shared counter; each seed is a whole
 //! simulation on its thread, so workers share nothing but the counter and the list of
 //! failures. The first seed is run twice and compared event by event (a determinism check
@@ -239,6 +243,7 @@ where
             cause,
         })
     };
+    crashtest_guard::install();
     let first = settings.start;
     let first_result = if settings.check_determinism {
         match check_determinism(first, config.clone(), body) {
@@ -249,7 +254,7 @@ where
             }
         }
     } else {
-        Sim::with_config(first, config.clone()).run(body())
+        crashtest_guard::on_fresh_thread(|| Sim::with_config(first, config.clone()).run(body()))
     };
     if let Some(path) = &settings.trace {
         let summary = match &first_result {
@@ -290,7 +295,10 @@ where
                     if index >= settings.count {
                         break;
                     }
-                    record(Sim::with_config(settings.start + index, config.clone()).run(body()));
+                    let seed = settings.start + index;
+                    record(crashtest_guard::on_fresh_thread(|| {
+                        Sim::with_config(seed, config.clone()).run(body())
+                    }));
                 }
             });
         }

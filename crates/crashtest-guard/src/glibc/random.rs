@@ -1,0 +1,149 @@
+//! OS randomness: `getrandom`, `getentropy`, and `syscall(SYS_getrandom, ...)`.
+//!
+//! Inside a simulation every byte comes from the run's `"os-random"` stream, so the seeds that
+//! libraries draw from the OS (std's `HashMap` keys, `rand`'s `thread_rng` and `OsRng`) are
+//! drawn from the run's seed. Each entry point reaches different callers:
+//! - `getrandom`: std's `HashMap` keys (std finds `getrandom` with `dlsym`, which sees the
+//!   executable's definition because the linker exports a symbol that a linked shared
+//!   library also defines), getrandom 0.3 and 0.4 (same lookup), and C code.
+//! - `syscall`: getrandom 0.2 (behind rand 0.8) calls `syscall(SYS_getrandom, ...)` directly.
+//!   Only that call number is looked at; every other system call is forwarded at once, before
+//!   anything else is read, because std's locks make futex calls through here.
+//! - `getentropy`: C code and some crates.
+//!
+//! An empty request succeeds without drawing, so the availability probes that libraries make
+//! with an empty buffer do not shift the stream.
+
+use std::ffi::{c_int, c_long, c_uint, c_void};
+
+use super::next::Next;
+
+/// The name of the run's stream that OS randomness comes from.
+const STREAM: &str = "os-random";
+
+/// The most bytes `getentropy` hands out in one call (POSIX).
+const GETENTROPY_MAX: usize = 256;
+
+type GetrandomFn = unsafe extern "C" fn(*mut c_void, usize, c_uint) -> isize;
+type GetentropyFn = unsafe extern "C" fn(*mut c_void, usize) -> c_int;
+type SyscallFn = unsafe extern "C" fn(c_long, ...) -> c_long;
+
+// SAFETY: the types are the C declarations of these glibc functions.
+static REAL_GETRANDOM: Next<GetrandomFn> = unsafe { Next::new(c"getrandom") };
+// SAFETY: as above.
+static REAL_GETENTROPY: Next<GetentropyFn> = unsafe { Next::new(c"getentropy") };
+// SAFETY: as above; `syscall` is variadic and is called with the six argument words.
+static REAL_SYSCALL: Next<SyscallFn> = unsafe { Next::new(c"syscall") };
+
+/// Fills `len` bytes at `buf` from the run's stream; false (with the run failed) if the
+/// stream could not be reached.
+///
+/// # Safety
+///
+/// `buf` must be valid for `len` bytes of writes (it may be uninitialized).
+unsafe fn fill_from_seed(call: &str, buf: *mut u8, len: usize) -> bool {
+    // Drawn in chunks into initialized memory: `buf` may be uninitialized, and a `&mut [u8]`
+    // over uninitialized bytes is not allowed. A chunk is a whole number of 64-bit draws, so
+    // the stream advances exactly as it would for one big fill.
+    let mut chunk = [0u8; 256];
+    let mut written = 0;
+    while written < len {
+        let n = (len - written).min(chunk.len());
+        let drawn = super::answer(call, || {
+            crashtest_core::plumbing::with_stream(STREAM, |rng| rng.fill_bytes(&mut chunk[..n]))
+                .expect("OS randomness is drawn from the seed only inside a simulation")
+        });
+        if drawn.is_none() {
+            return false;
+        }
+        // SAFETY: `written + n <= len`, so the destination lies within the caller's buffer,
+        // which cannot overlap this local chunk.
+        unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr(), buf.add(written), n) };
+        written += n;
+    }
+    true
+}
+
+/// `getrandom(2)`: inside a simulation, `len` bytes from the run's stream whatever the flags.
+///
+/// # Safety
+///
+/// As for the C function: `buf` is valid for `len` bytes of writes.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: c_uint) -> isize {
+    if super::in_simulation() {
+        // SAFETY: the caller passes a buffer valid for `len` bytes.
+        if unsafe { fill_from_seed("getrandom", buf.cast(), len) } {
+            // A valid buffer holds at most `isize::MAX` bytes.
+            return len as isize;
+        }
+        super::set_errno(libc::EIO);
+        return -1;
+    }
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_GETRANDOM.get()(buf, len, flags) }
+}
+
+/// `getentropy(3)`: inside a simulation, `len` bytes from the run's stream (at most 256, as
+/// libc allows).
+///
+/// # Safety
+///
+/// As for the C function: `buf` is valid for `len` bytes of writes.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
+    if super::in_simulation() {
+        // SAFETY: the caller passes a buffer valid for `len` bytes.
+        if len <= GETENTROPY_MAX && unsafe { fill_from_seed("getentropy", buf.cast(), len) } {
+            return 0;
+        }
+        // glibc reports an oversized request as EIO.
+        super::set_errno(libc::EIO);
+        return -1;
+    }
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_GETENTROPY.get()(buf, len) }
+}
+
+/// `syscall(2)`: `SYS_getrandom` inside a simulation is served from the run's stream; every
+/// other call goes to the kernel unchanged.
+///
+/// The C function is variadic. On the supported targets (x86-64 and AArch64 Linux) variadic
+/// integer arguments travel in the same registers as fixed ones, so six `long` parameters
+/// receive whatever the caller passed (words it did not pass are read but never used), and
+/// all six are handed on. The kernel takes at most six arguments.
+///
+/// # Safety
+///
+/// As for the C function: the arguments are valid for system call `number`.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn syscall(
+    number: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    a5: c_long,
+    a6: c_long,
+) -> c_long {
+    if number == libc::SYS_getrandom && super::in_simulation() {
+        let (buf, len) = (a1 as *mut u8, a2 as usize);
+        // SAFETY: getrandom's arguments are a buffer valid for `len` bytes and its length.
+        if unsafe { fill_from_seed("syscall(SYS_getrandom)", buf, len) } {
+            return a2;
+        }
+        super::set_errno(libc::EIO);
+        return -1;
+    }
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_SYSCALL.get()(number, a1, a2, a3, a4, a5, a6) }
+}
+
+/// The guards, for [`super::link`].
+pub(super) fn symbols() -> [*const (); 3] {
+    [
+        getrandom as *const (),
+        getentropy as *const (),
+        syscall as *const (),
+    ]
+}

@@ -1,0 +1,170 @@
+//! Determinism guards for code crashtest does not control.
+//!
+//! crashtest's own API (`crashtest::time`, `crashtest::rand`, `crashtest::spawn`) is
+//! deterministic by construction, but libraries and old code call the OS directly: std's
+//! `HashMap` seeds itself from the OS, `rand::thread_rng()` too, `std::time::Instant::now()`
+//! reads the machine's clock, and a thread pool starts threads. This crate puts guards in
+//! front of those calls: functions of the executable that take the place of libc's. On a
+//! thread running a simulation they answer from the simulation; on every other thread they
+//! pass through to libc unchanged (at the cost of a thread-local read and an indirect call).
+//!
+//! # What is guarded (Linux with glibc; x86-64, and AArch64 untested)
+//!
+//! | Call | Inside a simulation |
+//! |---|---|
+//! | `getrandom`, `getentropy`, `syscall(SYS_getrandom, ..)` | bytes from the run's `"os-random"` stream |
+//! | `clock_gettime`: `CLOCK_MONOTONIC`, `_RAW`, `_COARSE`, `CLOCK_BOOTTIME` | virtual time, from a fixed base of 1,000,000 s |
+//! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
+//! | `pthread_create` | fails the run with a message naming the fix; returns EAGAIN |
+//!
+//! Tested in this crate's `tests/`, one source at a time:
+//! - std's `HashMap` and `HashSet` iterate in an order the seed decides, in this process and
+//!   in another (std looks `getrandom` up with `dlsym`, which finds the guard);
+//! - `rand` 0.8's `thread_rng()` and `OsRng` are seeded from the seed (getrandom 0.2 calls
+//!   `syscall(SYS_getrandom, ..)`), and so is getrandom 0.3 (it calls `getrandom`, as 0.4
+//!   does);
+//! - `std::time::Instant::now()` is virtual time and `SystemTime::now()` the node's wall clock;
+//! - `std::thread::spawn`, scoped threads and any C library's threads fail the run with a
+//!   message that says what to do instead; outside a simulation threads start as usual.
+//!
+//! CPU-time clocks (`CLOCK_PROCESS_CPUTIME_ID`, `CLOCK_THREAD_CPUTIME_ID`) pass through: they
+//! measure real work, which no seed decides.
+//!
+//! # Per-thread seeds: run each simulation on a fresh thread
+//!
+//! std draws a thread's `HashMap` keys once, at the thread's first `RandomState`, and counts
+//! up from them for every later one; `rand::thread_rng()` seeds itself once per thread too.
+//! The guards decide those seeds only if they are drawn inside the simulation, so a run must
+//! start on a thread that has not drawn them yet. [`on_fresh_thread`] runs a closure on a new
+//! thread. Two runs on one thread see different `HashMap` orders even with the guards.
+//!
+//! # What still leaks
+//!
+//! - Code that reaches the kernel without libc: inline system calls (rustix's default
+//!   `linux_raw` backend, getrandom's `linux_raw` backend, assembly) and vDSO clock reads made
+//!   directly (rustix's `clock_gettime`).
+//! - Time stamp counters (`rdtsc`, `cntvct_el0`; the `quanta` and `minstant` crates).
+//! - Randomness read from `/dev/urandom` or `/dev/random` as files, glibc's `arc4random`
+//!   family, `rdrand`; the clock through `timespec_get`.
+//! - Threads made without `pthread_create` (`clone`), and child processes (`fork`,
+//!   `std::process::Command`), which run for real.
+//! - What the machine is: `available_parallelism`, `gethostname`, process ids, the real file
+//!   system and network, and addresses (ASLR), which matter to code that orders by pointer.
+//! - State kept between runs in one process: statics, `OnceLock`s, lazily built globals; an
+//!   `Instant` taken outside a simulation means nothing inside one.
+//! - Seeds drawn on the thread before the simulation began (see above).
+//! - Statically linked programs (musl, `-static`), where libc's symbols cannot be hidden.
+//!
+//! # When a guard cannot answer
+//!
+//! A guard must not panic: a panic in an `extern "C"` function aborts the process. Two cases
+//! are handled. A guard called after the thread's simulation state was destroyed (by another
+//! thread-local's destructor at thread exit) passes through to libc. A guard called inside a
+//! closure that the simulator runs with its state in use (`SystemTime::now()` inside
+//! `crashtest::rand::rng().with(..)`) fails the run with a message saying so and returns the C
+//! error, which std turns into a panic.
+//!
+//! # Other platforms
+//!
+//! Elsewhere this crate has only [`install`] (which does nothing), [`on_fresh_thread`] and
+//! [`SUPPORTED`] (false): simulations run, but the calls above are not guarded.
+//!
+//! # Linking
+//!
+//! A guard hides libc's function because the executable is first in the dynamic linker's
+//! lookup order, and because the static linker (lld and GNU ld alike, with no flags) exports a
+//! symbol that a linked shared library also defines, so `dlsym` lookups find it too. The
+//! guards are functions nobody calls by name, and the linker keeps only what something refers
+//! to: call [`install`] (or [`on_fresh_thread`], which calls it) from code linked into the
+//! test binary.
+//!
+//! ```
+//! use crashtest_core::Sim;
+//! use std::collections::BTreeSet;
+//!
+//! /// The order in which a std `HashMap` built inside a run of `seed` iterates.
+//! fn hashmap_order(seed: u64) -> Vec<u32> {
+//!     crashtest_guard::on_fresh_thread(move || {
+//!         let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+//!         let seen = order.clone();
+//!         Sim::new(seed)
+//!             .run(async move {
+//!                 #[allow(clippy::disallowed_types, reason = "the guards seed its order")]
+//!                 let map: std::collections::HashMap<u32, ()> = (0..32).map(|k| (k, ())).collect();
+//!                 seen.borrow_mut().extend(map.keys().copied());
+//!             })
+//!             .unwrap();
+//!         order.take()
+//!     })
+//! }
+//!
+//! if crashtest_guard::SUPPORTED {
+//!     assert_eq!(hashmap_order(1), hashmap_order(1));
+//!     let orders: BTreeSet<Vec<u32>> = (0..8).map(hashmap_order).collect();
+//!     assert!(orders.len() > 1);
+//! }
+//! ```
+
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod glibc;
+
+/// True where the guards exist (Linux with glibc on x86-64 or AArch64).
+///
+/// ```
+/// let linux_glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
+/// let arch = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
+/// assert_eq!(crashtest_guard::SUPPORTED, linux_glibc && arch);
+/// ```
+pub const SUPPORTED: bool = cfg!(all(
+    target_os = "linux",
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+));
+
+/// Links the guards into the calling program. Cheap; call it as often as convenient.
+///
+/// ```
+/// crashtest_guard::install();
+/// ```
+pub fn install() {
+    #[cfg(all(
+        target_os = "linux",
+        target_env = "gnu",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    glibc::link();
+}
+
+/// Runs `f` on a new OS thread and returns what it returns (a panic in `f` is resumed here).
+///
+/// A simulation started inside `f` draws the thread's `HashMap` keys and `thread_rng` seed
+/// from its own seed, because nothing on the new thread has drawn them yet. Also links the
+/// guards ([`install`]).
+///
+/// # Panics
+///
+/// Panics if called inside a simulation (that would start a thread in it), or if the OS
+/// cannot start a thread.
+///
+/// ```
+/// let seed = crashtest_guard::on_fresh_thread(|| {
+///     crashtest_core::Sim::new(5).run(async {}).unwrap().seed
+/// });
+/// assert_eq!(seed, 5);
+/// ```
+pub fn on_fresh_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    assert!(
+        !crashtest_core::plumbing::is_simulation(),
+        "on_fresh_thread starts an OS thread, which a simulation does not allow; call it \
+         outside the simulation"
+    );
+    install();
+    std::thread::scope(|scope| match scope.spawn(f).join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}

@@ -1,0 +1,42 @@
+//! `install` links the guards in, where the dynamic linker's lookups find them: std and the
+//! getrandom crate look `getrandom` up with `dlsym`, which sees only what the executable
+//! exports.
+
+#![cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+/// Whether a `dlsym` lookup of `name` finds libc's definition rather than this executable's.
+fn lookup_finds_libc(name: &std::ffi::CStr) -> bool {
+    // SAFETY: dlopen with RTLD_NOLOAD only returns a handle to the already loaded libc; the
+    // names are NUL-terminated.
+    unsafe {
+        let libc = libc::dlopen(c"libc.so.6".as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+        assert!(!libc.is_null());
+        libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) == libc::dlsym(libc, name.as_ptr())
+    }
+}
+
+#[test]
+fn install_puts_every_guard_in_front_of_libc() {
+    crashtest_guard::install();
+    const { assert!(crashtest_guard::SUPPORTED) };
+    for name in [
+        c"getrandom",
+        c"getentropy",
+        c"syscall",
+        c"clock_gettime",
+        c"gettimeofday",
+        c"time",
+        c"pthread_create",
+    ] {
+        assert!(!lookup_finds_libc(name), "{name:?} resolves to libc");
+    }
+}
+
+#[test]
+fn functions_that_are_not_guarded_still_resolve_to_libc() {
+    crashtest_guard::install();
+    assert!(lookup_finds_libc(c"getpid"));
+}
