@@ -1,0 +1,321 @@
+//! The test's hand on the network: install a fault model, cut, heal, clog and swizzle.
+//!
+//! Every call is an injected fault (or its end): it is recorded in the trace and listed in the
+//! failure report. Calls name nodes by `NodeId` (`node.id()`); a node named here becomes part
+//! of the network even before it opens a socket.
+//!
+//! Cuts and clogs are judged when a packet is due, so what is already in flight is caught too.
+//! Healing releases what waited: stalled TCP data and clogged datagrams arrive one latency
+//! later.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use crashtest_core::node::NodeId;
+use crashtest_core::plumbing;
+
+use crate::config::{NetConfig, nanos};
+use crate::fabric::{self, Net, now, trace};
+use crate::links::Cause;
+use crate::nemesis;
+
+/// Installs `config` as the network's fault model for the rest of the run, and starts its
+/// random partitions and clogging if it has them (those of an earlier configuration stop, and
+/// a random partition in place heals).
+///
+/// # Panics
+///
+/// Panics outside a simulation, or if the configuration is inconsistent (for example a
+/// latency whose `min` exceeds its `max`).
+///
+/// ```
+/// use crashtest_core::rng::Ratio;
+/// use crashtest_net::{configure, NetConfig};
+///
+/// crashtest_core::Sim::new(1).run(async {
+///     configure(NetConfig { udp_loss: Ratio::new(1, 10), ..NetConfig::default() });
+/// }).unwrap();
+/// ```
+pub fn configure(config: NetConfig) {
+    config.validate();
+    let net = fabric::net();
+    {
+        let mut st = net.state.borrow_mut();
+        st.config = config;
+        st.generation += 1;
+        for (from, to) in st.links.cut_for(Cause::Random) {
+            st.links.heal(from, to, Cause::Random);
+        }
+    }
+    release_held(&net);
+    nemesis::start(&net);
+}
+
+fn index(node: NodeId) -> u32 {
+    node.index() as u32
+}
+
+/// Cuts both directions between `a` and `b` until [`heal`]: datagrams across are lost, TCP
+/// data stalls (and times out after `NetConfig::tcp_timeout`), connects time out.
+///
+/// # Panics
+///
+/// Panics outside a simulation, or if `a == b`.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// let b = crashtest_core::node::create("b", || async {});
+/// crashtest_net::partition(a.id(), b.id());
+/// crashtest_net::heal(a.id(), b.id());
+/// # }).unwrap();
+/// ```
+pub fn partition(a: NodeId, b: NodeId) {
+    cut(a, b, true);
+}
+
+/// Cuts the direction `from` → `to` only: `to` still reaches `from`.
+///
+/// # Panics
+///
+/// Panics outside a simulation, or if `from == to`.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// let b = crashtest_core::node::create("b", || async {});
+/// crashtest_net::partition_one_way(a.id(), b.id());
+/// # }).unwrap();
+/// ```
+pub fn partition_one_way(from: NodeId, to: NodeId) {
+    cut(from, to, false);
+}
+
+fn cut(from: NodeId, to: NodeId, both: bool) {
+    let net = fabric::net();
+    let mut st = net.state.borrow_mut();
+    st.learn(from);
+    st.learn(to);
+    st.links.cut(index(from), index(to), Cause::Explicit);
+    if both {
+        st.links.cut(index(to), index(from), Cause::Explicit);
+    }
+    trace(
+        from,
+        "net.partition",
+        [u64::from(index(to)), u64::from(both), 0],
+    );
+    let arrow = if both { "<-/->" } else { "-/->" };
+    let text = format!(
+        "partition {} {arrow} {}",
+        st.name_of(index(from)),
+        st.name_of(index(to))
+    );
+    drop(st);
+    plumbing::note_fault(from, text);
+}
+
+/// Ends the partition between `a` and `b` (both directions, explicit partitions only).
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// let b = crashtest_core::node::create("b", || async {});
+/// crashtest_net::partition(a.id(), b.id());
+/// crashtest_net::heal(a.id(), b.id());
+/// # }).unwrap();
+/// ```
+pub fn heal(a: NodeId, b: NodeId) {
+    let net = fabric::net();
+    {
+        let mut st = net.state.borrow_mut();
+        let healed = st.links.heal(index(a), index(b), Cause::Explicit)
+            | st.links.heal(index(b), index(a), Cause::Explicit);
+        if !healed {
+            return;
+        }
+        trace(a, "net.heal", [u64::from(index(b)), 0, 0]);
+        let text = format!("heal {} <-> {}", st.name_of(index(a)), st.name_of(index(b)));
+        drop(st);
+        plumbing::note_fault(a, text);
+    }
+    release_held(&net);
+}
+
+/// Ends every partition (explicit and random) and every clog. Random faults of the
+/// configuration go on; install a configuration without them for a quiet network.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// crashtest_net::clog_node(a.id(), std::time::Duration::from_secs(60));
+/// crashtest_net::heal_all();
+/// # }).unwrap();
+/// ```
+pub fn heal_all() {
+    let net = fabric::net();
+    net.state.borrow_mut().links.clear();
+    trace(NodeId::SUPERVISOR, "net.heal_all", [0; 3]);
+    plumbing::note_fault(NodeId::SUPERVISOR, "heal every partition and clog".into());
+    release_held(&net);
+}
+
+/// Releases what waited behind cuts and clogs that have lifted.
+pub(crate) fn release_held(net: &Rc<Net>) {
+    net.state.borrow_mut().links.prune(now());
+    net.tcp_release_held();
+    net.udp_release_held();
+}
+
+/// Holds everything between `a` and `b`, both ways, for `duration`: nothing is lost, it
+/// arrives when the clog lifts.
+///
+/// # Panics
+///
+/// Panics outside a simulation, or if `a == b`.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// let b = crashtest_core::node::create("b", || async {});
+/// crashtest_net::clog_link(a.id(), b.id(), std::time::Duration::from_millis(500));
+/// # }).unwrap();
+/// ```
+pub fn clog_link(a: NodeId, b: NodeId, duration: Duration) {
+    let net = fabric::net();
+    clog_link_until(&net, a, b, now().saturating_add(nanos(duration)));
+    let text = {
+        let st = net.state.borrow();
+        let (a, b) = (st.name_of(index(a)), st.name_of(index(b)));
+        format!("clog {a} <-> {b} for {duration:?}")
+    };
+    plumbing::note_fault(a, text);
+}
+
+/// Holds everything to and from `node` for `duration`.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let a = crashtest_core::node::create("a", || async {});
+/// crashtest_net::clog_node(a.id(), std::time::Duration::from_millis(500));
+/// # }).unwrap();
+/// ```
+pub fn clog_node(node: NodeId, duration: Duration) {
+    let net = fabric::net();
+    let until = now().saturating_add(nanos(duration));
+    clog_node_until(&net, node, until);
+    let name = net.state.borrow().name_of(index(node));
+    plumbing::note_fault(
+        node,
+        format!("clog: every link of {name} held for {duration:?}"),
+    );
+}
+
+/// Clogs every link of `node` until `until`, and records it in the trace.
+pub(crate) fn clog_node_until(net: &Net, node: NodeId, until: u64) {
+    let mut st = net.state.borrow_mut();
+    st.learn(node);
+    st.links.clog_node(index(node), until);
+    trace(node, "net.clog_node", [until, 0, 0]);
+}
+
+/// Clogs both directions between `a` and `b` until `until`, and records it in the trace.
+pub(crate) fn clog_link_until(net: &Net, a: NodeId, b: NodeId, until: u64) {
+    let mut st = net.state.borrow_mut();
+    st.learn(a);
+    st.learn(b);
+    st.links.clog_link(index(a), index(b), until);
+    st.links.clog_link(index(b), index(a), until);
+    trace(a, "net.clog_link", [u64::from(index(b)), until, 0]);
+}
+
+/// Swizzle-clogging (FoundationDB's): picks a random subset of `nodes` (each with chance
+/// 1/2, at least one), clogs them one by one at random times in the first half of `duration`,
+/// and unclogs them in another random order in the second half. By the end of `duration`
+/// every clog it made has lifted. Clogs still to come are dropped if the run heals first.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// let nodes: Vec<_> = ["a", "b", "c"]
+///     .iter()
+///     .map(|name| crashtest_core::node::create(*name, || async {}).id())
+///     .collect();
+/// crashtest_net::swizzle(&nodes, std::time::Duration::from_secs(2));
+/// # }).unwrap();
+/// ```
+pub fn swizzle(nodes: &[NodeId], duration: Duration) {
+    let net = fabric::net();
+    let plan = swizzle_plan(&net, nodes, nanos(duration));
+    let names: Vec<String> = {
+        let st = net.state.borrow();
+        plan.iter()
+            .map(|clog| st.name_of(index(clog.node)))
+            .collect()
+    };
+    if let Some(first) = plan.first() {
+        let text = format!("swizzle {{{}}} over {duration:?}", names.join(","));
+        plumbing::note_fault(first.node, text);
+    }
+    start_swizzle(&net, plan);
+}
+
+/// One node's clog in a swizzle: from `start` to `end`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SwizzleClog {
+    pub(crate) node: NodeId,
+    start: u64,
+    end: u64,
+}
+
+/// Draws a swizzle of `nodes` over `duration_ns` from now: who is clogged, from when, to when.
+pub(crate) fn swizzle_plan(net: &Net, nodes: &[NodeId], duration_ns: u64) -> Vec<SwizzleClog> {
+    if nodes.is_empty() {
+        return Vec::new();
+    }
+    let now = now();
+    let half = duration_ns / 2;
+    let mut st = net.state.borrow_mut();
+    let mut picked: Vec<NodeId> = nodes.iter().copied().filter(|_| st.rng.boolean()).collect();
+    if picked.is_empty() {
+        picked.push(nodes[st.rng.index(nodes.len())]);
+    }
+    picked
+        .into_iter()
+        .map(|node| SwizzleClog {
+            node,
+            start: now + st.rng.range_inclusive(0, half),
+            end: now + st.rng.range_inclusive(half, duration_ns),
+        })
+        .collect()
+}
+
+/// Schedules the clogs of a swizzle plan.
+pub(crate) fn start_swizzle(net: &Rc<Net>, plan: Vec<SwizzleClog>) {
+    if let Some(first) = plan.first() {
+        trace(first.node, "net.swizzle", [plan.len() as u64, 0, 0]);
+    }
+    for clog in plan {
+        let net = Rc::clone(net);
+        plumbing::call_at(clog.start, move || {
+            if plumbing::faults_enabled() {
+                clog_node_until(&net, clog.node, clog.end);
+            }
+        });
+    }
+}

@@ -1,0 +1,345 @@
+//! The network of one run: its state, its random source, and how it talks to the world.
+//!
+//! All of a run's network state sits in one [`Net`], a `crashtest_core` extension created on
+//! first use, behind one `RefCell`. Sockets hold only ids and addresses, so that they are
+//! `Send` and `Sync` like tokio's (user code moves them into `spawn`ed tasks); each operation
+//! finds the run's `Net` through the thread's world. Packets travel as timer callbacks
+//! (`plumbing::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
+//!
+//! Randomness: at first use the network forks a generator from the run's `"network"` stream
+//! and draws every decision from it (latencies, ports, whether a fault comes up), so the
+//! network's choices depend on the seed and on the network's own history only.
+//!
+//! Faults: when a drawn fault comes up it goes through `crashtest_core::fault::inject` (see
+//! [`applies`]), which numbers it, lists it in the failure report, and may mask it (fault
+//! minimization) or refuse it (the run has healed). Everything the fault model draws is drawn
+//! before that verdict and whatever it is, so a replay with faults masked stays aligned.
+//!
+//! Invariants:
+//! - No borrow of the state is held while foreign code runs: wakers are collected under the
+//!   borrow and woken after it ends.
+//! - Every packet sent, delivered, dropped or duplicated, and every fault, is recorded in the
+//!   trace on behalf of the node it concerns, so it feeds the fingerprint. Hot-path records
+//!   carry integer words and an empty text (no formatting per packet).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::rc::{Rc, Weak};
+use std::task::Waker;
+
+use crashtest_core::fault;
+use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing::{self, NodeHook};
+use crashtest_core::rng::{Ratio, Rng};
+
+use crate::config::NetConfig;
+use crate::links::Links;
+use crate::ports::Ports;
+use crate::tcp::TcpTables;
+use crate::udp::UdpTables;
+
+/// The network of one run.
+pub(crate) struct Net {
+    pub(crate) state: RefCell<State>,
+    started: Cell<bool>,
+}
+
+impl Default for Net {
+    fn default() -> Net {
+        Net {
+            state: RefCell::new(State {
+                config: NetConfig::default(),
+                rng: Rng::seed_from(0),
+                nodes: BTreeMap::new(),
+                links: Links::default(),
+                ports: Ports::default(),
+                tcp: TcpTables::default(),
+                udp: UdpTables::default(),
+                next_id: 1,
+                generation: 0,
+                random_partition: false,
+            }),
+            started: Cell::new(false),
+        }
+    }
+}
+
+/// Everything the network knows, borrowed as one.
+pub(crate) struct State {
+    pub(crate) config: NetConfig,
+    pub(crate) rng: Rng,
+    /// Nodes seen so far by index: those that used the network or were named to it.
+    pub(crate) nodes: BTreeMap<u32, NodeId>,
+    pub(crate) links: Links,
+    pub(crate) ports: Ports,
+    pub(crate) tcp: TcpTables,
+    pub(crate) udp: UdpTables,
+    next_id: u64,
+    /// Bumped by each `configure` and by a heal, so that the random fault schedules of an
+    /// older configuration stop.
+    pub(crate) generation: u64,
+    /// The random partition state machine is in its partitioned state (whether or not the
+    /// partition was applied: a masked fault must not change the machine's course).
+    pub(crate) random_partition: bool,
+}
+
+/// The network of the running simulation.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+#[inline]
+pub(crate) fn net() -> Rc<Net> {
+    match CURRENT.with(|current| current.borrow().upgrade()) {
+        Some(net) => {
+            debug_assert!(
+                plumbing::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
+                "the cached network belongs to another run"
+            );
+            net
+        }
+        None => first_use(),
+    }
+}
+
+thread_local! {
+    /// The network of the run going on on this thread, cached so that socket calls skip the
+    /// extension lookup. It is weak: the run's world owns the network, so when a run ends and
+    /// its world is dropped the cache empties itself, and the next run finds its own.
+    static CURRENT: RefCell<Weak<Net>> = const { RefCell::new(Weak::new()) };
+}
+
+#[cold]
+fn first_use() -> Rc<Net> {
+    let net = plumbing::extension::<Net>()
+        .expect("crashtest-net sockets and controls only work inside a simulation");
+    if !net.started.replace(true) {
+        let seed =
+            plumbing::with_stream("network", |rng| rng.next_u64()).expect("inside a simulation");
+        net.state.borrow_mut().rng = Rng::seed_from(seed);
+        let life_cycle = Rc::new(LifeCycle(Rc::clone(&net)));
+        plumbing::add_node_hook(life_cycle.clone());
+        plumbing::add_healer(life_cycle);
+    }
+    CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&net));
+    net
+}
+
+/// The network of the running simulation, if one runs (destructors may run after the end
+/// of a run, or outside any).
+pub(crate) fn try_net() -> Option<Rc<Net>> {
+    plumbing::is_simulation().then(net)
+}
+
+/// Virtual time now, in nanoseconds.
+#[inline]
+pub(crate) fn now() -> u64 {
+    plumbing::now_ns().expect("the network runs inside a simulation")
+}
+
+/// The node the calling task runs on.
+pub(crate) fn current_node() -> NodeId {
+    plumbing::current_node().expect("the network runs inside a simulation")
+}
+
+/// Stores `waker` in `slot` unless it would wake the same task already (no clone per poll).
+#[inline]
+pub(crate) fn register(slot: &mut Option<Waker>, waker: &Waker) {
+    match slot {
+        Some(current) if current.will_wake(waker) => {}
+        _ => *slot = Some(waker.clone()),
+    }
+}
+
+/// Records a packet-level event on behalf of `node`: integer words, no text.
+#[inline]
+pub(crate) fn trace(node: NodeId, source: &'static str, words: [u64; 3]) {
+    plumbing::record_for(node, source, words, String::new());
+}
+
+/// Packs a socket address into one word for the trace (IPv4 address and port; loopback IPv6
+/// as 127.0.0.1).
+#[inline]
+pub(crate) fn pack(addr: SocketAddr) -> u64 {
+    let ip = match addr {
+        SocketAddr::V4(v4) => u32::from(*v4.ip()),
+        SocketAddr::V6(_) => u32::from(std::net::Ipv4Addr::LOCALHOST),
+    };
+    (u64::from(ip) << 16) | u64::from(addr.port())
+}
+
+impl Net {
+    /// Remembers `node`, so that its address can be reached and it can take part in random
+    /// faults.
+    pub(crate) fn learn(&self, node: NodeId) {
+        self.state.borrow_mut().learn(node);
+    }
+}
+
+impl State {
+    pub(crate) fn learn(&mut self, node: NodeId) {
+        self.nodes.insert(node.index() as u32, node);
+    }
+
+    /// A fresh id for a socket or connection.
+    pub(crate) fn next_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// The node of index `index`, if the network has seen it.
+    #[inline]
+    pub(crate) fn node(&self, index: u32) -> Option<NodeId> {
+        self.nodes.get(&index).copied()
+    }
+
+    /// True if the node of `index` is known to be dead (a dead host answers nothing).
+    pub(crate) fn is_dead(&self, index: u32) -> bool {
+        self.node(index)
+            .and_then(plumbing::node_status)
+            .is_some_and(|status| status == NodeStatus::Dead)
+    }
+
+    /// A one-way delay for `from` → `to`; loopback is ten times faster (FoundationDB scales
+    /// its in-process connections by 0.1).
+    #[inline]
+    pub(crate) fn latency_ns(&mut self, from: u32, to: u32) -> u64 {
+        latency_ns(&self.config, &mut self.rng, from, to)
+    }
+
+    /// The name of the node of `index`, for fault descriptions.
+    pub(crate) fn name_of(&self, index: u32) -> String {
+        self.node(index)
+            .and_then(plumbing::node_name)
+            .unwrap_or_else(|| crate::addr::v4_of(index).to_string())
+    }
+}
+
+/// [`State::latency_ns`] for callers that hold a borrow of another part of the state.
+#[inline]
+pub(crate) fn latency_ns(config: &NetConfig, rng: &mut Rng, from: u32, to: u32) -> u64 {
+    let delay = config.latency.draw_ns(rng);
+    if from == to { delay / 10 } else { delay }
+}
+
+/// Wakers collected under a borrow of the state, woken after it: the first two inline, so
+/// that the hot path (one reader or writer to wake) does not allocate.
+#[derive(Default)]
+pub(crate) struct Wakers {
+    first: Option<Waker>,
+    second: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakers {
+    #[inline]
+    pub(crate) fn push(&mut self, waker: Option<Waker>) {
+        let Some(waker) = waker else { return };
+        if self.first.is_none() {
+            self.first = Some(waker);
+        } else if self.second.is_none() {
+            self.second = Some(waker);
+        } else {
+            self.rest.push(waker);
+        }
+    }
+
+    /// Wakes them all; call once no borrow is held.
+    #[inline]
+    pub(crate) fn wake(self) {
+        if let Some(waker) = self.first {
+            waker.wake();
+        }
+        if let Some(waker) = self.second {
+            waker.wake();
+        }
+        if !self.rest.is_empty() {
+            self.rest.into_iter().for_each(Waker::wake);
+        }
+    }
+}
+
+/// Draws whether a fault with chance `ratio` comes up; no draw at all for a fault switched off,
+/// so that a healthy network's hot path stays cheap (the configuration is fixed for a run, so
+/// replays draw alike).
+#[inline]
+pub(crate) fn drawn(rng: &mut Rng, ratio: Ratio) -> bool {
+    ratio != Ratio::NEVER && rng.chance(ratio)
+}
+
+/// A drawn fault came up on behalf of `node`: true if it is to be applied (it then has a fault
+/// id and is listed in the failure report), false if the run masks it or has healed.
+pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
+    fault::inject("network", node, Ratio::ALWAYS, describe)
+}
+
+/// Tells the network of node kills (a killed node's sockets close and its connections reset)
+/// and of the run's heal (every partition and clog ends, random faults stop).
+struct LifeCycle(Rc<Net>);
+
+impl plumbing::Healer for LifeCycle {
+    fn heal(&self) {
+        {
+            let mut st = self.0.state.borrow_mut();
+            st.links.clear();
+            st.generation += 1;
+            st.random_partition = false;
+        }
+        crate::control::release_held(&self.0);
+    }
+}
+
+impl NodeHook for LifeCycle {
+    fn node_killed(&self, node: NodeId) {
+        self.0.learn(node);
+        let mut wakers = Wakers::default();
+        self.0.tcp_node_killed(node, &mut wakers);
+        self.0.udp_node_killed(node, &mut wakers);
+        wakers.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn wakers_wake_each_collected_waker_once() {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let mut wakers = Wakers::default();
+        for _ in 0..5 {
+            wakers.push(Some(Waker::from(count.clone())));
+        }
+        wakers.push(None);
+        wakers.wake();
+        assert_eq!(count.0.load(Ordering::Relaxed), 5);
+    }
+
+    #[test]
+    fn each_run_gets_its_own_network() {
+        let ids: Vec<u64> = (0..2)
+            .map(|_| {
+                let out = Rc::new(Cell::new(0));
+                let slot = out.clone();
+                crashtest_core::Sim::new(1)
+                    .run(async move { slot.set(net().state.borrow_mut().next_id()) })
+                    .unwrap();
+                out.get()
+            })
+            .collect();
+        assert_eq!(ids, [1, 1], "a run never sees the previous run's state");
+    }
+}

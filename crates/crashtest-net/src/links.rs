@@ -1,0 +1,163 @@
+//! The state of the links between nodes: which directions are cut and which are clogged.
+//!
+//! A *partition* cuts a direction (`from` → `to`) until it is healed: what is sent across is
+//! lost (datagrams) or stalls (TCP, which retransmits). A *clog* holds a direction, or every
+//! link of a node, until a deadline: nothing is lost, it arrives when the clog lifts (FoundationDB's
+//! clogging, TigerBeetle's `clogged_till`). Both are checked when a packet is due to arrive, so
+//! packets already in flight are caught too.
+//!
+//! Invariants: a node is never cut from or clogged towards itself (loopback never fails); an
+//! explicit partition and a random one are kept apart, so healing one leaves the other.
+//! Nodes are named by their index (`NodeId::index`) to keep the keys small and ordered.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a direction is cut: by the test (explicit) or by the seeded partition state machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Cause {
+    Explicit,
+    Random,
+}
+
+/// Whether a packet due now on a direction may arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Open,
+    /// Held until this time (a clog).
+    HeldUntil(u64),
+    /// Cut (a partition).
+    Cut,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Links {
+    cut: BTreeSet<(u32, u32, Cause)>,
+    link_clogs: BTreeMap<(u32, u32), u64>,
+    node_clogs: BTreeMap<u32, u64>,
+}
+
+impl Links {
+    /// True when no partition or clog is recorded: the fast path of every delivery.
+    #[inline]
+    pub(crate) fn is_clear(&self) -> bool {
+        self.cut.is_empty() && self.link_clogs.is_empty() && self.node_clogs.is_empty()
+    }
+
+    /// What happens to a packet due at `now` on `from` → `to`.
+    #[inline]
+    pub(crate) fn verdict(&self, from: u32, to: u32, now: u64) -> Verdict {
+        if from == to || self.is_clear() {
+            return Verdict::Open;
+        }
+        if self.is_cut(from, to) {
+            return Verdict::Cut;
+        }
+        match self.clogged_until(from, to) {
+            Some(until) if until > now => Verdict::HeldUntil(until),
+            _ => Verdict::Open,
+        }
+    }
+
+    pub(crate) fn is_cut(&self, from: u32, to: u32) -> bool {
+        from != to
+            && (self.cut.contains(&(from, to, Cause::Explicit))
+                || self.cut.contains(&(from, to, Cause::Random)))
+    }
+
+    fn clogged_until(&self, from: u32, to: u32) -> Option<u64> {
+        [
+            self.link_clogs.get(&(from, to)),
+            self.node_clogs.get(&from),
+            self.node_clogs.get(&to),
+        ]
+        .into_iter()
+        .flatten()
+        .copied()
+        .max()
+    }
+
+    /// Cuts `from` → `to`; false if it was already cut for that cause.
+    pub(crate) fn cut(&mut self, from: u32, to: u32, cause: Cause) -> bool {
+        assert_ne!(from, to, "a node cannot be partitioned from itself");
+        self.cut.insert((from, to, cause))
+    }
+
+    /// Heals `from` → `to` for `cause`; false if it was not cut for that cause.
+    pub(crate) fn heal(&mut self, from: u32, to: u32, cause: Cause) -> bool {
+        self.cut.remove(&(from, to, cause))
+    }
+
+    /// Clogs `from` → `to` until `until` (a later clog wins; an earlier one changes nothing).
+    pub(crate) fn clog_link(&mut self, from: u32, to: u32, until: u64) {
+        assert_ne!(from, to, "a node's loopback cannot be clogged");
+        let entry = self.link_clogs.entry((from, to)).or_insert(until);
+        *entry = (*entry).max(until);
+    }
+
+    /// Clogs every link to and from `node` until `until`.
+    pub(crate) fn clog_node(&mut self, node: u32, until: u64) {
+        let entry = self.node_clogs.entry(node).or_insert(until);
+        *entry = (*entry).max(until);
+    }
+
+    /// Forgets clogs that have lifted by `now`, so that the fast path stays fast.
+    pub(crate) fn prune(&mut self, now: u64) {
+        self.link_clogs.retain(|_, until| *until > now);
+        self.node_clogs.retain(|_, until| *until > now);
+    }
+
+    /// Lifts every partition and clog.
+    pub(crate) fn clear(&mut self) {
+        self.cut.clear();
+        self.link_clogs.clear();
+        self.node_clogs.clear();
+    }
+
+    /// The directions cut for `cause`, in order.
+    pub(crate) fn cut_for(&self, cause: Cause) -> Vec<(u32, u32)> {
+        self.cut
+            .iter()
+            .filter(|(_, _, c)| *c == cause)
+            .map(|&(from, to, _)| (from, to))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_direction_is_cut_one_way_only() {
+        let mut links = Links::default();
+        links.cut(1, 2, Cause::Explicit);
+        assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
+        assert_eq!(links.verdict(2, 1, 0), Verdict::Open);
+        assert_eq!(links.verdict(1, 1, 0), Verdict::Open);
+    }
+
+    #[test]
+    fn healing_one_cause_leaves_the_other() {
+        let mut links = Links::default();
+        links.cut(1, 2, Cause::Explicit);
+        links.cut(1, 2, Cause::Random);
+        assert!(links.heal(1, 2, Cause::Random));
+        assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
+        assert!(links.heal(1, 2, Cause::Explicit));
+        assert!(links.is_clear());
+    }
+
+    #[test]
+    fn clogs_hold_until_the_latest_deadline_then_prune() {
+        let mut links = Links::default();
+        links.clog_link(1, 2, 100);
+        links.clog_node(2, 300);
+        links.clog_link(1, 2, 50);
+        assert_eq!(links.verdict(1, 2, 10), Verdict::HeldUntil(300));
+        assert_eq!(links.verdict(3, 2, 10), Verdict::HeldUntil(300));
+        assert_eq!(links.verdict(1, 3, 10), Verdict::Open);
+        assert_eq!(links.verdict(1, 2, 300), Verdict::Open);
+        links.prune(300);
+        assert!(links.is_clear());
+    }
+}

@@ -1,0 +1,316 @@
+//! `TcpListener`: a bound port and its accept queue.
+//!
+//! The queue holds connections whose SYN got through (see [`super::connect`]); `accept` takes
+//! them in arrival order. A full queue (the backlog) makes new SYNs be dropped and retried by
+//! the client, as on Linux. Dropping the listener, or killing its node, frees the port and
+//! resets the connections still queued.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crashtest_core::node::NodeId;
+use crashtest_core::plumbing;
+
+use super::conn::{Handle, error};
+use super::stream::TcpStream;
+use crate::addr::{ToSocketAddrs, check_bind_ip, resolve_all};
+use crate::fabric::{self, Net, State, Wakers, current_node, pack, register, trace};
+use crate::ports::Proto;
+
+/// A listener's state in the network.
+#[derive(Debug)]
+pub(crate) struct ListenerState {
+    node: NodeId,
+    local: SocketAddr,
+    queue: VecDeque<u64>,
+    waker: Option<Waker>,
+    /// Its node was killed: the port is free and `accept` fails.
+    killed: bool,
+}
+
+impl ListenerState {
+    /// True if a SYN for `dialed` reaches this listener: one bound to a loopback address
+    /// hears only loopback connects, one bound to the node's address only the others.
+    pub(super) fn accepts(&self, dialed: IpAddr) -> bool {
+        !self.killed
+            && (self.local.ip().is_unspecified()
+                || self.local.ip().is_loopback() == dialed.is_loopback())
+    }
+
+    pub(super) fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Queues connection `id`; returns the acceptor to wake.
+    pub(super) fn enqueue(&mut self, id: u64) -> Option<Waker> {
+        self.queue.push_back(id);
+        self.waker.take()
+    }
+}
+
+/// A TCP socket listening for connections, like `tokio::net::TcpListener`.
+///
+/// ```
+/// use crashtest_core::{node, Sim};
+/// use crashtest_net::{TcpListener, TcpStream};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+///
+/// Sim::new(1).run(async {
+///     node::create("server", || async {
+///         let listener = TcpListener::bind("0.0.0.0:7000").await.unwrap();
+///         loop {
+///             let (mut stream, _) = listener.accept().await.unwrap();
+///             stream.write_all(b"hello").await.unwrap();
+///         }
+///     });
+///     crashtest_core::time::sleep(std::time::Duration::from_millis(1)).await;
+///     let mut stream = TcpStream::connect("server:7000").await.unwrap();
+///     let mut greeting = [0; 5];
+///     stream.read_exact(&mut greeting).await.unwrap();
+///     assert_eq!(&greeting, b"hello");
+/// }).unwrap();
+/// ```
+pub struct TcpListener {
+    inner: Inner,
+}
+
+enum Inner {
+    Sim { id: u64, local: SocketAddr },
+    Real(tokio::net::TcpListener),
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::Sim { local, .. } => f
+                .debug_struct("TcpListener")
+                .field("local", local)
+                .finish_non_exhaustive(),
+            Inner::Real(listener) => listener.fmt(f),
+        }
+    }
+}
+
+impl TcpListener {
+    /// Binds a listener on the calling node. The address's IP must be unspecified
+    /// (`0.0.0.0`), loopback, or the node's own; port 0 picks an ephemeral port.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse` if the port is taken, `AddrNotAvailable` for another node's IP.
+    ///
+    /// Outside a simulation this is `tokio::net::TcpListener::bind`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_net::TcpListener;
+    /// let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
+    /// assert_ne!(listener.local_addr().unwrap().port(), 0);
+    /// let taken = listener.local_addr().unwrap();
+    /// let err = TcpListener::bind(taken).await.unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+    /// # }).unwrap();
+    /// ```
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        let addrs = resolve_all(&addr).await?;
+        if !plumbing::is_simulation() {
+            let listener = tokio::net::TcpListener::bind(&addrs[..]).await?;
+            return Ok(TcpListener {
+                inner: Inner::Real(listener),
+            });
+        }
+        let mut last = None;
+        for addr in addrs {
+            match bind_one(addr) {
+                Ok(listener) => return Ok(listener),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.expect("resolve_all returns at least one address"))
+    }
+
+    /// Waits for a connection; returns the stream and the peer's address.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionAborted` once the listener's node has been killed.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_net::{TcpListener, TcpStream};
+    /// let listener = TcpListener::bind("127.0.0.1:9000").await.unwrap();
+    /// let client = crashtest_core::spawn(TcpStream::connect("127.0.0.1:9000"));
+    /// let (_stream, peer) = listener.accept().await.unwrap();
+    /// assert_eq!(peer, client.await.unwrap().unwrap().local_addr().unwrap());
+    /// # }).unwrap();
+    /// ```
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls for a connection: the poll form of [`TcpListener::accept`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// use crashtest_net::TcpListener;
+    /// let listener = TcpListener::bind("0.0.0.0:9000").await.unwrap();
+    /// let waker = std::task::Waker::noop();
+    /// let mut cx = std::task::Context::from_waker(&waker);
+    /// assert!(listener.poll_accept(&mut cx).is_pending());
+    /// # }).unwrap();
+    /// ```
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let id = match &self.inner {
+            Inner::Sim { id, .. } => *id,
+            Inner::Real(listener) => {
+                return listener
+                    .poll_accept(cx)
+                    .map_ok(|(stream, peer)| (TcpStream::from_tokio(stream), peer));
+            }
+        };
+        let net = fabric::net();
+        let mut guard = net.state.borrow_mut();
+        let st = &mut *guard;
+        let listener = st
+            .tcp
+            .listeners
+            .get_mut(&id)
+            .expect("a listener keeps its state while it lives");
+        if listener.killed {
+            return Poll::Ready(Err(error(io::ErrorKind::ConnectionAborted)));
+        }
+        let Some(id) = listener.queue.pop_front() else {
+            register(&mut listener.waker, cx.waker());
+            return Poll::Pending;
+        };
+        let conn = st
+            .tcp
+            .conns
+            .get_mut(&id)
+            .expect("a queued connection lives until accepted");
+        conn.ends[1].handle = Handle::Open;
+        let (local, peer, node) = (conn.ends[1].local, conn.ends[0].local, conn.ends[1].node);
+        trace(node, "net.tcp.accepted", [id, pack(peer), 0]);
+        drop(guard);
+        Poll::Ready(Ok((TcpStream::new(id, 1, local, peer), peer)))
+    }
+
+    /// The address the listener is bound to.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let l = crashtest_net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+    /// assert_eq!(l.local_addr().unwrap().to_string(), "0.0.0.0:80");
+    /// # }).unwrap();
+    /// ```
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Sim { local, .. } => Ok(*local),
+            Inner::Real(listener) => listener.local_addr(),
+        }
+    }
+}
+
+fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+    let net = fabric::net();
+    let node = current_node();
+    let index = node.index() as u32;
+    check_bind_ip(index, addr.ip())?;
+    let mut guard = net.state.borrow_mut();
+    let st = &mut *guard;
+    st.learn(node);
+    let id = st.next_id();
+    let port = st
+        .ports
+        .bind(index, Proto::Tcp, addr.port(), id, &mut st.rng)?;
+    let local = SocketAddr::new(addr.ip(), port);
+    st.tcp.listeners.insert(
+        id,
+        ListenerState {
+            node,
+            local,
+            queue: VecDeque::new(),
+            waker: None,
+            killed: false,
+        },
+    );
+    trace(node, "net.tcp.listen", [id, pack(local), 0]);
+    Ok(TcpListener {
+        inner: Inner::Sim { id, local },
+    })
+}
+
+impl Drop for TcpListener {
+    fn drop(&mut self) {
+        let Inner::Sim { id, .. } = self.inner else {
+            return;
+        };
+        let Some(net) = fabric::try_net() else {
+            return;
+        };
+        let mut wakers = Wakers::default();
+        {
+            let mut guard = net.state.borrow_mut();
+            let st = &mut *guard;
+            let Some(listener) = st.tcp.listeners.remove(&id) else {
+                return;
+            };
+            if !listener.killed {
+                st.tcp_close_listener(&net, id, listener, &mut wakers);
+            }
+        }
+        wakers.wake();
+    }
+}
+
+impl State {
+    /// Frees a listener's port and resets the connections in its queue.
+    fn tcp_close_listener(
+        &mut self,
+        net: &Rc<Net>,
+        id: u64,
+        listener: ListenerState,
+        wakers: &mut Wakers,
+    ) {
+        let index = listener.node.index() as u32;
+        self.ports
+            .release(index, Proto::Tcp, listener.local.port(), id);
+        for conn in listener.queue {
+            self.tcp_abort(net, conn, 1, io::ErrorKind::ConnectionAborted, wakers);
+        }
+        wakers.push(listener.waker);
+    }
+
+    /// A node was killed: its listeners close.
+    pub(super) fn tcp_listeners_killed(
+        &mut self,
+        net: &Rc<Net>,
+        node: NodeId,
+        wakers: &mut Wakers,
+    ) {
+        let ids: Vec<u64> = self
+            .tcp
+            .listeners
+            .iter()
+            .filter(|(_, l)| l.node == node && !l.killed)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in ids {
+            let listener = self.tcp.listeners.get_mut(&id).expect("listed above");
+            listener.killed = true;
+            let closing = ListenerState {
+                node: listener.node,
+                local: listener.local,
+                queue: std::mem::take(&mut listener.queue),
+                waker: listener.waker.take(),
+                killed: true,
+            };
+            self.tcp_close_listener(net, id, closing, wakers);
+        }
+    }
+}

@@ -1,0 +1,482 @@
+//! Moving bytes: writes, deliveries, reads, shutdowns, closes, resets and timeouts.
+//!
+//! A write copies the bytes into the pipe, draws a latency and queues a segment; the pipe's one
+//! delivery timer (`plumbing::call_at`) fires for the head segment, delivers everything due,
+//! wakes the reader and re-arms for the next. There is no task per packet and no work per
+//! byte beyond the two copies in and out of the ring.
+//!
+//! Faults are judged when a segment is due: a clog holds the pipe until it lifts, a partition
+//! stalls it (TCP retransmits) until a heal or the TCP timeout, which fails the sending end
+//! with `TimedOut`. Bytes sent to an end that is gone are thrown away and answered with an
+//! RST, as a real host answers segments for a socket it no longer has.
+
+use std::io;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing::{self, TimerKey};
+use tokio::io::ReadBuf;
+
+use super::conn::{Conn, Handle, Hold, Mark, error};
+use crate::config::nanos;
+use crate::fabric::{Net, State, Wakers, applies, drawn, latency_ns, now, register, trace};
+use crate::links::Verdict;
+use crate::ports::Proto;
+
+/// The node index of an end.
+#[inline]
+fn index(node: NodeId) -> u32 {
+    node.index() as u32
+}
+
+impl Net {
+    /// Arms the delivery timer of pipe `dir` of connection `id` at `at`.
+    fn arm_delivery(self: &Rc<Net>, id: u64, dir: usize, at: u64) -> TimerKey {
+        let net = Rc::clone(self);
+        plumbing::call_at(at, move || net.tcp_deliver(id, dir))
+    }
+
+    /// `AsyncWrite::poll_write` of end `side` of connection `id`.
+    pub(crate) fn tcp_poll_write(
+        self: &Rc<Net>,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let mut wakers = Wakers::default();
+        let result = self.tcp_write(id, side, cx, data, &mut wakers);
+        wakers.wake();
+        result
+    }
+
+    fn tcp_write(
+        self: &Rc<Net>,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        data: &[u8],
+        wakers: &mut Wakers,
+    ) -> Poll<io::Result<usize>> {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let Some(conn) = st.tcp.conns.get_mut(&id) else {
+            return Poll::Ready(Err(error(io::ErrorKind::BrokenPipe)));
+        };
+        if let Some(err) = conn.ends[side].take_write_error() {
+            return Poll::Ready(Err(err));
+        }
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let space = st
+            .config
+            .tcp_buffer
+            .saturating_sub(conn.pipes[side].unread());
+        if space == 0 {
+            register(&mut conn.ends[side].write_waker, cx.waker());
+            return Poll::Pending;
+        }
+        let node = conn.ends[side].node;
+        let (local, peer) = (conn.ends[side].local, conn.ends[1 - side].local);
+        let reset = drawn(&mut st.rng, st.config.tcp_reset)
+            && applies(node, || format!("tcp connection {local} -> {peer} reset"));
+        if reset {
+            st.tcp_abort(self, id, side, io::ErrorKind::ConnectionReset, wakers);
+            let conn = st
+                .tcp
+                .conns
+                .get_mut(&id)
+                .expect("an aborted end keeps its connection");
+            let err = conn.ends[side]
+                .take_write_error()
+                .expect("the abort set an error");
+            return Poll::Ready(Err(err));
+        }
+        let mut n = data.len().min(space);
+        if n > 1 && drawn(&mut st.rng, st.config.tcp_partial_write) {
+            let short = st.rng.range_inclusive(1, n as u64 - 1) as usize;
+            if applies(node, || {
+                format!("tcp write {local} -> {peer} of {n} bytes cut to {short}")
+            }) {
+                n = short;
+            }
+        }
+        let (from, to) = (index(node), index(conn.ends[1 - side].node));
+        let delay = latency_ns(&st.config, &mut st.rng, from, to);
+        let pipe = &mut conn.pipes[side];
+        let (at, _) = pipe.push_data(&data[..n], now() + delay);
+        if pipe.timer.is_none() && pipe.hold == Hold::Flowing {
+            let due = pipe.next_due().expect("a segment was just queued");
+            pipe.timer = Some(self.arm_delivery(id, side, due));
+        }
+        trace(
+            node,
+            "net.tcp.send",
+            [id, ((side as u64) << 32) | n as u64, at],
+        );
+        Poll::Ready(Ok(n))
+    }
+
+    /// `AsyncRead::poll_read` of end `side` of connection `id`.
+    pub(crate) fn tcp_poll_read(
+        &self,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let writer = {
+            let mut guard = self.state.borrow_mut();
+            let Some(conn) = guard.tcp.conns.get_mut(&id) else {
+                return Poll::Ready(Ok(()));
+            };
+            if out.remaining() == 0 {
+                return Poll::Ready(Ok(()));
+            }
+            let inbound = &mut conn.pipes[1 - side];
+            if inbound.readable() > 0 {
+                inbound.read_into(out);
+                conn.ends[1 - side].write_waker.take()
+            } else {
+                let end = &mut conn.ends[side];
+                if let Some(err) = end.take_read_error() {
+                    return Poll::Ready(Err(err));
+                }
+                if end.is_failed() || inbound.fin {
+                    return Poll::Ready(Ok(()));
+                }
+                register(&mut end.read_waker, cx.waker());
+                return Poll::Pending;
+            }
+        };
+        if let Some(waker) = writer {
+            waker.wake();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Delivers what is due on pipe `dir` of connection `id` (its timer fired).
+    pub(crate) fn tcp_deliver(self: &Rc<Net>, id: u64, dir: usize) {
+        let mut wakers = Wakers::default();
+        {
+            let mut guard = self.state.borrow_mut();
+            let st = &mut *guard;
+            let now = now();
+            let Some(conn) = st.tcp.conns.get_mut(&id) else {
+                return;
+            };
+            let pipe = &mut conn.pipes[dir];
+            pipe.timer = None;
+            let (sender, receiver) = (conn.ends[dir].node, conn.ends[1 - dir].node);
+            match st.links.verdict(index(sender), index(receiver), now) {
+                Verdict::HeldUntil(until) => {
+                    pipe.hold = Hold::Clogged;
+                    pipe.timer = Some(self.arm_delivery(id, dir, until));
+                    st.tcp.held.insert((id, dir));
+                    trace(sender, "net.tcp.clogged", [id, dir as u64, until]);
+                    return;
+                }
+                Verdict::Cut => {
+                    if !matches!(pipe.hold, Hold::Cut { .. }) {
+                        let deadline = now.saturating_add(nanos(st.config.tcp_timeout));
+                        let net = Rc::clone(self);
+                        let timer =
+                            plumbing::call_at(deadline, move || net.tcp_stall_expired(id, dir));
+                        pipe.hold = Hold::Cut { timer };
+                        st.tcp.held.insert((id, dir));
+                        trace(sender, "net.tcp.stalled", [id, dir as u64, deadline]);
+                    }
+                    return;
+                }
+                Verdict::Open => {
+                    if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
+                        plumbing::cancel(timer);
+                    }
+                    st.tcp.held.remove(&(id, dir));
+                }
+            }
+            let before = pipe.delivered();
+            let flag = pipe.deliver_due(now);
+            let delivered = pipe.delivered();
+            if let Some(due) = pipe.next_due() {
+                pipe.timer = Some(self.arm_delivery(id, dir, due));
+            }
+            trace(receiver, "net.tcp.recv", [id, dir as u64, delivered]);
+            let end = &mut conn.ends[1 - dir];
+            if flag == Some(Mark::Rst) {
+                st.tcp_rst_arrived(id, 1 - dir, &mut wakers);
+            } else if end.gone {
+                conn.pipes[dir].discard_delivered();
+                wakers.push(conn.ends[dir].write_waker.take());
+                if delivered > before {
+                    st.tcp_send_rst(self, id, 1 - dir);
+                }
+            } else {
+                wakers.push(end.read_waker.take());
+            }
+        }
+        wakers.wake();
+    }
+
+    /// The TCP timeout of a stalled pipe ran out: its sending end gives up.
+    fn tcp_stall_expired(self: &Rc<Net>, id: u64, dir: usize) {
+        let mut wakers = Wakers::default();
+        {
+            let mut guard = self.state.borrow_mut();
+            let st = &mut *guard;
+            let Some(conn) = st.tcp.conns.get_mut(&id) else {
+                return;
+            };
+            if !matches!(conn.pipes[dir].hold, Hold::Cut { .. }) {
+                return;
+            }
+            let (node, peer) = (conn.ends[dir].node, conn.ends[1 - dir].node);
+            let end = &mut conn.ends[dir];
+            end.fail(io::ErrorKind::TimedOut);
+            end.gone = true;
+            // Behind the partition nothing reaches the peer, not even an RST.
+            end.rst_sent = true;
+            wakers.push(end.read_waker.take());
+            wakers.push(end.write_waker.take());
+            conn.pipes[1 - dir].discard_delivered();
+            st.tcp_purge(id, dir);
+            trace(node, "net.tcp.timeout", [id, dir as u64, 0]);
+            let text = format!(
+                "tcp connection to {} timed out behind a partition",
+                st.name_of(index(peer))
+            );
+            plumbing::note_fault(node, text);
+        }
+        wakers.wake();
+    }
+
+    /// `AsyncWrite::poll_shutdown`: queues a FIN after the bytes written.
+    pub(crate) fn tcp_shutdown(self: &Rc<Net>, id: u64, side: usize) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let Some(conn) = st.tcp.conns.get(&id) else {
+            return;
+        };
+        let end = &conn.ends[side];
+        if end.write_shut || end.is_failed() || end.rst_sent {
+            return;
+        }
+        st.tcp_send_mark(self, id, side, Mark::Fin);
+    }
+
+    /// The `TcpStream` of end `side` was dropped.
+    pub(crate) fn tcp_close(self: &Rc<Net>, id: u64, side: usize) {
+        let mut wakers = Wakers::default();
+        {
+            let mut guard = self.state.borrow_mut();
+            let st = &mut *guard;
+            st.tcp_close_end(self, id, side, &mut wakers);
+        }
+        wakers.wake();
+    }
+
+    /// A node was killed: every end it holds resets.
+    pub(crate) fn tcp_node_killed(self: &Rc<Net>, node: NodeId, wakers: &mut Wakers) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let ends: Vec<(u64, usize)> = st
+            .tcp
+            .conns
+            .iter()
+            .flat_map(|(&id, conn)| {
+                (0..2)
+                    .filter(move |&side| conn.ends[side].node == node)
+                    .map(move |side| (id, side))
+            })
+            .collect();
+        for (id, side) in ends {
+            st.tcp_abort(self, id, side, io::ErrorKind::ConnectionAborted, wakers);
+        }
+        st.tcp_listeners_killed(self, node, wakers);
+        st.tcp_connects_killed(node, wakers);
+    }
+
+    /// Re-examines every held pipe after a heal or an unclog: those now free deliver after
+    /// one latency (the retransmission).
+    pub(crate) fn tcp_release_held(self: &Rc<Net>) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let now = now();
+        let held: Vec<(u64, usize)> = st.tcp.held.iter().copied().collect();
+        for (id, dir) in held {
+            let Some(conn) = st.tcp.conns.get(&id) else {
+                st.tcp.held.remove(&(id, dir));
+                continue;
+            };
+            let (from, to) = (index(conn.ends[dir].node), index(conn.ends[1 - dir].node));
+            if st.links.verdict(from, to, now) != Verdict::Open {
+                continue;
+            }
+            let delay = st.latency_ns(from, to);
+            st.tcp.held.remove(&(id, dir));
+            let pipe = &mut st.tcp.conns.get_mut(&id).expect("looked up above").pipes[dir];
+            if let Some(timer) = pipe.timer.take() {
+                plumbing::cancel(timer);
+            }
+            if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
+                plumbing::cancel(timer);
+            }
+            pipe.timer = Some(self.arm_delivery(id, dir, now + delay));
+        }
+    }
+}
+
+impl State {
+    /// Queues a FIN or RST from end `side`, arming the pipe if it is idle.
+    fn tcp_send_mark(&mut self, net: &Rc<Net>, id: u64, side: usize, mark: Mark) {
+        let conn = self
+            .tcp
+            .conns
+            .get(&id)
+            .expect("marks go on live connections");
+        let (from, to) = (index(conn.ends[side].node), index(conn.ends[1 - side].node));
+        let delay = self.latency_ns(from, to);
+        let conn = self.tcp.conns.get_mut(&id).expect("looked up above");
+        match mark {
+            Mark::Fin => conn.ends[side].write_shut = true,
+            Mark::Rst => conn.ends[side].rst_sent = true,
+            Mark::Data => unreachable!("bytes are written, not marked"),
+        }
+        let pipe = &mut conn.pipes[side];
+        let at = pipe.push_mark(mark, now() + delay);
+        if pipe.timer.is_none() && pipe.hold == Hold::Flowing {
+            let due = pipe.next_due().expect("a mark was just queued");
+            pipe.timer = Some(net.arm_delivery(id, side, due));
+        }
+        let source = if mark == Mark::Fin {
+            "net.tcp.fin"
+        } else {
+            "net.tcp.rst"
+        };
+        trace(conn.ends[side].node, source, [id, side as u64, at]);
+    }
+
+    /// Sends an RST from end `side` unless one left already.
+    fn tcp_send_rst(&mut self, net: &Rc<Net>, id: u64, side: usize) {
+        let sent = self
+            .tcp
+            .conns
+            .get(&id)
+            .is_none_or(|c| c.ends[side].rst_sent);
+        if !sent {
+            self.tcp_send_mark(net, id, side, Mark::Rst);
+        }
+    }
+
+    /// An RST reached end `side`: it fails with `ConnectionReset` and drops its send queue.
+    fn tcp_rst_arrived(&mut self, id: u64, side: usize, wakers: &mut Wakers) {
+        let conn = self
+            .tcp
+            .conns
+            .get_mut(&id)
+            .expect("an RST arrives on a live connection");
+        let end = &mut conn.ends[side];
+        end.fail(io::ErrorKind::ConnectionReset);
+        end.gone = true;
+        end.rst_sent = true;
+        wakers.push(end.read_waker.take());
+        wakers.push(end.write_waker.take());
+        self.tcp_purge(id, side);
+    }
+
+    /// Empties pipe `dir` of connection `id` and disarms its timers.
+    fn tcp_purge(&mut self, id: u64, dir: usize) {
+        let conn = self
+            .tcp
+            .conns
+            .get_mut(&id)
+            .expect("purging a live connection");
+        for timer in conn.pipes[dir].purge() {
+            plumbing::cancel(timer);
+        }
+        self.tcp.held.remove(&(id, dir));
+    }
+
+    /// End `side` breaks off: it fails with `kind`, drops what it received, and sends an RST.
+    pub(super) fn tcp_abort(
+        &mut self,
+        net: &Rc<Net>,
+        id: u64,
+        side: usize,
+        kind: io::ErrorKind,
+        wakers: &mut Wakers,
+    ) {
+        let Some(conn) = self.tcp.conns.get_mut(&id) else {
+            return;
+        };
+        let end = &mut conn.ends[side];
+        if end.gone {
+            return;
+        }
+        end.fail(kind);
+        end.gone = true;
+        wakers.push(end.read_waker.take());
+        wakers.push(end.write_waker.take());
+        conn.pipes[1 - side].discard_delivered();
+        wakers.push(conn.ends[1 - side].write_waker.take());
+        if conn.ends[side].handle == Handle::Queued {
+            conn.ends[side].handle = Handle::Closed;
+        }
+        self.tcp_send_rst(net, id, side);
+        self.tcp_forget_if_closed(id);
+    }
+
+    /// The handle of end `side` is gone: a FIN goes out (an RST if its node is dead).
+    pub(super) fn tcp_close_end(
+        &mut self,
+        net: &Rc<Net>,
+        id: u64,
+        side: usize,
+        wakers: &mut Wakers,
+    ) {
+        let Some(conn) = self.tcp.conns.get_mut(&id) else {
+            return;
+        };
+        let end = &mut conn.ends[side];
+        end.handle = Handle::Closed;
+        end.read_waker = None;
+        end.write_waker = None;
+        let crashed = plumbing::node_status(end.node) == Some(NodeStatus::Dead);
+        if crashed {
+            self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
+        } else if !end.gone {
+            let needs_fin = !end.write_shut && !end.is_failed();
+            end.gone = true;
+            conn.pipes[1 - side].discard_delivered();
+            wakers.push(conn.ends[1 - side].write_waker.take());
+            if needs_fin {
+                self.tcp_send_mark(net, id, side, Mark::Fin);
+            }
+        }
+        self.tcp_forget_if_closed(id);
+    }
+
+    /// Drops connection `id` once neither end has a handle, freeing the client's port.
+    pub(super) fn tcp_forget_if_closed(&mut self, id: u64) {
+        let closed = self
+            .tcp
+            .conns
+            .get(&id)
+            .is_some_and(|c| c.ends.iter().all(|e| e.handle == Handle::Closed));
+        if !closed {
+            return;
+        }
+        let mut conn: Conn = self.tcp.conns.remove(&id).expect("checked above");
+        for dir in 0..2 {
+            for timer in conn.pipes[dir].purge() {
+                plumbing::cancel(timer);
+            }
+            self.tcp.held.remove(&(id, dir));
+        }
+        let client = &conn.ends[0];
+        self.ports
+            .release(index(client.node), Proto::Tcp, client.local.port(), id);
+    }
+}

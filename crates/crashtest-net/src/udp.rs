@@ -1,0 +1,644 @@
+//! UDP: datagram sockets over the lossy part of the fault model.
+//!
+//! A datagram sent draws, in this order, whether it is lost, whether it is duplicated, and for
+//! each copy a latency (plus, with the reorder chance, an extra delay up to the latency's
+//! tail); each loss, duplicate and hold-back that comes up is a fault of its own (numbered,
+//! reported, maskable). Copies travel as timer callbacks. When one is due: a partition drops
+//! it, a clog holds it until the clog lifts, a dead node or an unbound port drops it, and a
+//! full receive queue drops it (as a real socket does on overflow). Datagrams keep their
+//! boundaries; a receive buffer smaller than the datagram truncates it, as `recv_from` does on
+//! Linux. Outside a simulation a `UdpSocket` is tokio's.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crashtest_core::node::NodeId;
+use crashtest_core::plumbing::{self, TimerKey};
+use tokio::io::ReadBuf;
+
+use crate::addr::{Place, ToSocketAddrs, check_bind_ip, place_of, resolve_all, v4_of};
+use crate::config::nanos;
+use crate::fabric::{
+    self, Net, State, Wakers, applies, current_node, drawn, latency_ns, now, pack, register, trace,
+};
+use crate::links::Verdict;
+use crate::ports::Proto;
+
+/// The largest UDP payload over IPv4.
+const MAX_DATAGRAM: usize = 65_507;
+
+/// The UDP part of the network's state.
+#[derive(Debug, Default)]
+pub(crate) struct UdpTables {
+    sockets: BTreeMap<u64, SocketState>,
+    /// Datagrams held by a clog, by sequence number: what an unclog releases.
+    held: BTreeMap<u64, (TimerKey, Box<Datagram>)>,
+    next_held: u64,
+}
+
+#[derive(Debug)]
+struct SocketState {
+    node: NodeId,
+    local: SocketAddr,
+    peer: Option<SocketAddr>,
+    queue: VecDeque<(SocketAddr, Vec<u8>)>,
+    queued_bytes: usize,
+    waker: Option<Waker>,
+    /// Its node was killed: the port is free and every call fails.
+    killed: bool,
+}
+
+/// A datagram in flight.
+#[derive(Debug)]
+struct Datagram {
+    from_node: u32,
+    to_node: u32,
+    from: SocketAddr,
+    to: SocketAddr,
+    payload: Vec<u8>,
+}
+
+/// A UDP socket, like `tokio::net::UdpSocket`.
+///
+/// ```
+/// use crashtest_core::{node, Sim};
+/// use crashtest_net::UdpSocket;
+///
+/// Sim::new(1).run(async {
+///     node::create("echo", || async {
+///         let socket = UdpSocket::bind("0.0.0.0:53").await.unwrap();
+///         let mut buf = [0; 512];
+///         loop {
+///             let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+///             socket.send_to(&buf[..n], from).await.unwrap();
+///         }
+///     });
+///     crashtest_core::time::sleep(std::time::Duration::from_millis(1)).await;
+///     let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+///     socket.send_to(b"query", "echo:53").await.unwrap();
+///     let mut buf = [0; 512];
+///     let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+///     assert_eq!((&buf[..n], from.to_string().as_str()), (&b"query"[..], "10.0.0.1:53"));
+/// }).unwrap();
+/// ```
+pub struct UdpSocket {
+    inner: Inner,
+}
+
+enum Inner {
+    Sim { id: u64, local: SocketAddr },
+    Real(tokio::net::UdpSocket),
+}
+
+impl fmt::Debug for UdpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::Sim { local, .. } => f
+                .debug_struct("UdpSocket")
+                .field("local", local)
+                .finish_non_exhaustive(),
+            Inner::Real(socket) => socket.fmt(f),
+        }
+    }
+}
+
+fn killed_error() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "the socket's node was killed",
+    )
+}
+
+impl UdpSocket {
+    /// Binds a socket on the calling node (port 0: an ephemeral port).
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse` if the port is taken, `AddrNotAvailable` for another node's IP.
+    ///
+    /// Outside a simulation this is `tokio::net::UdpSocket::bind`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// assert_ne!(socket.local_addr().unwrap().port(), 0);
+    /// # }).unwrap();
+    /// ```
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
+        let addrs = resolve_all(&addr).await?;
+        if !plumbing::is_simulation() {
+            let socket = tokio::net::UdpSocket::bind(&addrs[..]).await?;
+            return Ok(UdpSocket {
+                inner: Inner::Real(socket),
+            });
+        }
+        let mut last = None;
+        for addr in addrs {
+            match bind_one(addr) {
+                Ok(socket) => return Ok(socket),
+                Err(err) => last = Some(err),
+            }
+        }
+        Err(last.expect("resolve_all returns at least one address"))
+    }
+
+    /// Sets the default destination of [`UdpSocket::send`] and keeps only datagrams from it.
+    ///
+    /// # Errors
+    ///
+    /// Fails if the address does not resolve.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let a = crashtest_net::UdpSocket::bind("127.0.0.1:5000").await.unwrap();
+    /// let b = crashtest_net::UdpSocket::bind("127.0.0.1:5001").await.unwrap();
+    /// a.connect("127.0.0.1:5001").await.unwrap();
+    /// b.connect("127.0.0.1:5000").await.unwrap();
+    /// a.send(b"hi").await.unwrap();
+    /// let mut buf = [0; 8];
+    /// assert_eq!(b.recv(&mut buf).await.unwrap(), 2);
+    /// assert_eq!(a.peer_addr().unwrap().port(), 5001);
+    /// # }).unwrap();
+    /// ```
+    pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
+        let addrs = resolve_all(&addr).await?;
+        let id = match &self.inner {
+            Inner::Sim { id, .. } => *id,
+            Inner::Real(socket) => return socket.connect(&addrs[..]).await,
+        };
+        let peer = addrs[0];
+        let net = fabric::net();
+        let mut st = net.state.borrow_mut();
+        let socket = st
+            .udp
+            .sockets
+            .get_mut(&id)
+            .expect("a socket keeps its state");
+        socket.peer = Some(peer);
+        socket.queue.retain(|(from, _)| *from == peer);
+        socket.queued_bytes = socket.queue.iter().map(|(_, d)| d.len()).sum();
+        Ok(())
+    }
+
+    /// Sends a datagram to `target`; returns its length. Delivery is not guaranteed.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a datagram over 65,507 bytes, `NetworkUnreachable` for an address
+    /// outside the simulated network, `ConnectionAborted` once the node was killed.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// // Nobody listens there: the datagram is silently lost, as on a real network.
+    /// assert_eq!(socket.send_to(b"into the void", "127.0.0.1:9").await.unwrap(), 13);
+    /// # }).unwrap();
+    /// ```
+    pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
+        let target = resolve_all(&target).await?[0];
+        match &self.inner {
+            Inner::Sim { id, .. } => fabric::net().udp_send(*id, buf, target),
+            Inner::Real(socket) => socket.send_to(buf, target).await,
+        }
+    }
+
+    /// Sends a datagram to the connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
+    /// [`UdpSocket::send_to`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// assert!(socket.send(b"x").await.is_err());
+    /// # }).unwrap();
+    /// ```
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Sim { id, .. } => {
+                let peer = self.peer_addr()?;
+                fabric::net().udp_send(*id, buf, peer)
+            }
+            Inner::Real(socket) => socket.send(buf).await,
+        }
+    }
+
+    /// Waits for a datagram; copies it into `buf` (truncating it if `buf` is smaller) and
+    /// returns its length and sender.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionAborted` once the node was killed.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
+    /// socket.send_to(b"self", "127.0.0.1:7").await.unwrap();
+    /// let mut buf = [0; 16];
+    /// let (n, from) = socket.recv_from(&mut buf).await.unwrap();
+    /// assert_eq!((&buf[..n], from.port()), (&b"self"[..], 7));
+    /// # }).unwrap();
+    /// ```
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let mut buf = ReadBuf::new(buf);
+        let from = poll_fn(|cx| self.poll_recv_from(cx, &mut buf)).await?;
+        Ok((buf.filled().len(), from))
+    }
+
+    /// Waits for a datagram from the connected peer; returns its length.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
+    /// socket.connect("127.0.0.1:7").await.unwrap();
+    /// socket.send(b"loop").await.unwrap();
+    /// let mut buf = [0; 16];
+    /// assert_eq!(socket.recv(&mut buf).await.unwrap(), 4);
+    /// # }).unwrap();
+    /// ```
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let (n, _) = self.recv_from(buf).await?;
+        Ok(n)
+    }
+
+    /// Polls for a datagram, like tokio's: fills `buf` (truncating the datagram if it is
+    /// smaller) and returns the sender.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// let waker = std::task::Waker::noop();
+    /// let mut cx = std::task::Context::from_waker(&waker);
+    /// let mut storage = [0; 4];
+    /// let mut buf = tokio::io::ReadBuf::new(&mut storage);
+    /// assert!(socket.poll_recv_from(&mut cx, &mut buf).is_pending());
+    /// # }).unwrap();
+    /// ```
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        let id = match &self.inner {
+            Inner::Sim { id, .. } => *id,
+            Inner::Real(socket) => return socket.poll_recv_from(cx, buf),
+        };
+        let net = fabric::net();
+        let mut st = net.state.borrow_mut();
+        let socket = st
+            .udp
+            .sockets
+            .get_mut(&id)
+            .expect("a socket keeps its state");
+        if socket.killed {
+            return Poll::Ready(Err(killed_error()));
+        }
+        let Some((from, payload)) = socket.queue.pop_front() else {
+            register(&mut socket.waker, cx.waker());
+            return Poll::Pending;
+        };
+        socket.queued_bytes -= payload.len();
+        let n = payload.len().min(buf.remaining());
+        buf.put_slice(&payload[..n]);
+        Poll::Ready(Ok(from))
+    }
+
+    /// The address the socket is bound to.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
+    /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
+    /// # }).unwrap();
+    /// ```
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Sim { local, .. } => Ok(*local),
+            Inner::Real(socket) => socket.local_addr(),
+        }
+    }
+
+    /// The connected peer.
+    ///
+    /// # Errors
+    ///
+    /// `NotConnected` without a prior [`UdpSocket::connect`].
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+    /// # }).unwrap();
+    /// ```
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        let id = match &self.inner {
+            Inner::Sim { id, .. } => *id,
+            Inner::Real(socket) => return socket.peer_addr(),
+        };
+        let net = fabric::net();
+        let st = net.state.borrow();
+        let socket = st.udp.sockets.get(&id).expect("a socket keeps its state");
+        socket.peer.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotConnected,
+                "transport endpoint is not connected",
+            )
+        })
+    }
+}
+
+fn bind_one(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let net = fabric::net();
+    let node = current_node();
+    let index = node.index() as u32;
+    check_bind_ip(index, addr.ip())?;
+    let mut guard = net.state.borrow_mut();
+    let st = &mut *guard;
+    st.learn(node);
+    let id = st.next_id();
+    let port = st
+        .ports
+        .bind(index, Proto::Udp, addr.port(), id, &mut st.rng)?;
+    let local = SocketAddr::new(addr.ip(), port);
+    st.udp.sockets.insert(
+        id,
+        SocketState {
+            node,
+            local,
+            peer: None,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            waker: None,
+            killed: false,
+        },
+    );
+    trace(node, "net.udp.bind", [id, pack(local), 0]);
+    Ok(UdpSocket {
+        inner: Inner::Sim { id, local },
+    })
+}
+
+impl Drop for UdpSocket {
+    fn drop(&mut self) {
+        let Inner::Sim { id, .. } = self.inner else {
+            return;
+        };
+        let Some(net) = fabric::try_net() else {
+            return;
+        };
+        let mut st = net.state.borrow_mut();
+        let Some(socket) = st.udp.sockets.remove(&id) else {
+            return;
+        };
+        if !socket.killed {
+            let index = socket.node.index() as u32;
+            st.ports.release(index, Proto::Udp, socket.local.port(), id);
+        }
+    }
+}
+
+impl Net {
+    /// Sends `payload` from socket `id` to `to`.
+    fn udp_send(self: &Rc<Net>, id: u64, payload: &[u8], to: SocketAddr) -> io::Result<usize> {
+        if payload.len() > MAX_DATAGRAM {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "message too long",
+            ));
+        }
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let socket = st.udp.sockets.get(&id).expect("a socket keeps its state");
+        if socket.killed {
+            return Err(killed_error());
+        }
+        let node = socket.node;
+        let from_node = node.index() as u32;
+        let (to_node, from_ip) = match place_of(to.ip()) {
+            Place::Nowhere => {
+                return Err(io::Error::new(
+                    io::ErrorKind::NetworkUnreachable,
+                    "network is unreachable",
+                ));
+            }
+            Place::Loopback => {
+                let ip = match to.ip() {
+                    IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+                    IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                };
+                (from_node, ip)
+            }
+            Place::Node(index) => (index, IpAddr::V4(v4_of(from_node))),
+        };
+        let from = SocketAddr::new(from_ip, socket.local.port());
+        // Draw everything first, whatever the verdicts, so that masked replays stay aligned.
+        let lost = drawn(&mut st.rng, st.config.udp_loss);
+        let duplicated = drawn(&mut st.rng, st.config.udp_duplicate);
+        let copies = if duplicated { 2 } else { 1 };
+        let mut delays = [0u64; 2];
+        let mut held_back = [None; 2];
+        for (delay, extra) in delays.iter_mut().zip(&mut held_back).take(copies) {
+            *delay = latency_ns(&st.config, &mut st.rng, from_node, to_node);
+            if drawn(&mut st.rng, st.config.udp_reorder) {
+                *extra = Some(st.rng.below_inclusive(nanos(st.config.latency.tail_max)));
+            }
+        }
+        let len = payload.len();
+        trace(node, "net.udp.send", [pack(from), pack(to), len as u64]);
+        if lost && applies(node, || format!("udp datagram {from} -> {to} lost")) {
+            trace(node, "net.udp.lost", [pack(from), pack(to), len as u64]);
+            return Ok(len);
+        }
+        let copies =
+            if copies == 2 && applies(node, || format!("udp datagram {from} -> {to} duplicated")) {
+                trace(
+                    node,
+                    "net.udp.duplicated",
+                    [pack(from), pack(to), len as u64],
+                );
+                2
+            } else {
+                1
+            };
+        let now = now();
+        for (mut delay, extra) in delays.into_iter().zip(held_back).take(copies) {
+            if let Some(extra) = extra {
+                let late = Duration::from_nanos(extra);
+                if applies(node, || {
+                    format!("udp datagram {from} -> {to} held back {late:?}")
+                }) {
+                    delay += extra;
+                }
+            }
+            let datagram = Box::new(Datagram {
+                from_node,
+                to_node,
+                from,
+                to,
+                payload: payload.to_vec(),
+            });
+            self.arm_datagram(now + delay, datagram);
+        }
+        Ok(len)
+    }
+
+    fn arm_datagram(self: &Rc<Net>, at: u64, datagram: Box<Datagram>) -> TimerKey {
+        let net = Rc::clone(self);
+        plumbing::call_at(at, move || net.udp_arrive(datagram))
+    }
+
+    /// A datagram is due at its destination.
+    fn udp_arrive(self: &Rc<Net>, datagram: Box<Datagram>) {
+        let waker = {
+            let mut guard = self.state.borrow_mut();
+            let st = &mut *guard;
+            let now = now();
+            match st.links.verdict(datagram.from_node, datagram.to_node, now) {
+                Verdict::Cut => {
+                    st.udp_drop(&datagram, "net.udp.cut");
+                    return;
+                }
+                Verdict::HeldUntil(until) => {
+                    self.udp_hold(st, until, datagram);
+                    return;
+                }
+                Verdict::Open => {}
+            }
+            st.udp_deliver(datagram)
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Holds a datagram until a clog lifts.
+    fn udp_hold(self: &Rc<Net>, st: &mut State, until: u64, datagram: Box<Datagram>) {
+        let seq = st.udp.next_held;
+        st.udp.next_held += 1;
+        let net = Rc::clone(self);
+        let timer = plumbing::call_at(until, move || net.udp_release(seq));
+        trace(
+            st.recorder(&datagram),
+            "net.udp.clogged",
+            [pack(datagram.from), pack(datagram.to), until],
+        );
+        st.udp.held.insert(seq, (timer, datagram));
+    }
+
+    /// The clog holding datagram `seq` lifted: it arrives (or meets the next fault).
+    fn udp_release(self: &Rc<Net>, seq: u64) {
+        let held = self.state.borrow_mut().udp.held.remove(&seq);
+        if let Some((_, datagram)) = held {
+            self.udp_arrive(datagram);
+        }
+    }
+
+    /// Releases every held datagram whose link is free again, after one latency.
+    pub(crate) fn udp_release_held(self: &Rc<Net>) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let now = now();
+        let free: Vec<u64> = st
+            .udp
+            .held
+            .iter()
+            .filter(|(_, (_, d))| st.links.verdict(d.from_node, d.to_node, now) == Verdict::Open)
+            .map(|(&seq, _)| seq)
+            .collect();
+        for seq in free {
+            let (timer, datagram) = st.udp.held.remove(&seq).expect("listed above");
+            plumbing::cancel(timer);
+            let delay = st.latency_ns(datagram.from_node, datagram.to_node);
+            self.arm_datagram(now + delay, datagram);
+        }
+    }
+
+    /// A node was killed: its sockets close and their queues are lost.
+    pub(crate) fn udp_node_killed(&self, node: NodeId, wakers: &mut Wakers) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        for (&id, socket) in st.udp.sockets.iter_mut() {
+            if socket.node == node && !socket.killed {
+                socket.killed = true;
+                socket.queue.clear();
+                socket.queued_bytes = 0;
+                wakers.push(socket.waker.take());
+                st.ports
+                    .release(node.index() as u32, Proto::Udp, socket.local.port(), id);
+            }
+        }
+    }
+}
+
+impl State {
+    /// Records a datagram dropped on arrival; `source` says why (a consequence of a fault or of
+    /// load, not a fault of its own).
+    fn udp_drop(&mut self, datagram: &Datagram, source: &'static str) {
+        let words = [pack(datagram.from), pack(datagram.to), 0];
+        trace(self.recorder(datagram), source, words);
+    }
+
+    /// The node a datagram's arrival is recorded for: its destination, or its sender when the
+    /// destination is no node the network knows.
+    fn recorder(&self, datagram: &Datagram) -> NodeId {
+        self.node(datagram.to_node)
+            .or_else(|| self.node(datagram.from_node))
+            .expect("a datagram's sender is a known node")
+    }
+
+    /// Puts an arrived datagram in its socket's queue; returns the receiver to wake.
+    fn udp_deliver(&mut self, datagram: Box<Datagram>) -> Option<Waker> {
+        if self.is_dead(datagram.to_node) {
+            self.udp_drop(&datagram, "net.udp.dead");
+            return None;
+        }
+        let owner = self
+            .ports
+            .owner(datagram.to_node, Proto::Udp, datagram.to.port());
+        let capacity = self.config.udp_receive_buffer;
+        let socket = owner
+            .and_then(|id| self.udp.sockets.get_mut(&id))
+            .filter(|s| {
+                !s.killed
+                    && (s.local.ip().is_unspecified()
+                        || s.local.ip().is_loopback() == datagram.to.ip().is_loopback())
+                    && s.peer.is_none_or(|peer| peer == datagram.from)
+            });
+        let Some(socket) = socket else {
+            trace(
+                self.recorder(&datagram),
+                "net.udp.unbound",
+                [pack(datagram.from), pack(datagram.to), 0],
+            );
+            return None;
+        };
+        if socket.queued_bytes + datagram.payload.len() > capacity {
+            self.udp_drop(&datagram, "net.udp.overflow");
+            return None;
+        }
+        let node = socket.node;
+        let Datagram {
+            from, to, payload, ..
+        } = *datagram;
+        trace(
+            node,
+            "net.udp.recv",
+            [pack(from), pack(to), payload.len() as u64],
+        );
+        socket.queued_bytes += payload.len();
+        socket.queue.push_back((from, payload));
+        socket.waker.take()
+    }
+}

@@ -1,0 +1,296 @@
+//! TCP behaviour on a healthy network and at the edges users rely on: order, refusals,
+//! shutdown, kills, pauses, backpressure, partial writes and split halves.
+
+mod common;
+
+use std::cell::Cell;
+use std::io::ErrorKind;
+use std::rc::Rc;
+use std::time::Duration;
+
+use common::{connect_retrying, echo_server, message, read_frame, write_frame};
+use crashtest_core::rng::Ratio;
+use crashtest_core::{Sim, node, spawn, time};
+use crashtest_net::{NetConfig, TcpListener, TcpStream, configure};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[test]
+fn healthy_tcp_delivers_every_message_exactly_once_in_order() {
+    for seed in 1..=8 {
+        Sim::new(seed)
+            .run(async move {
+                echo_server("server", 80);
+                let stream = connect_retrying("server:80").await;
+                let (mut read, mut write) = stream.into_split();
+                let writer = spawn(async move {
+                    for i in 0..300 {
+                        write_frame(&mut write, &message(i)).await.unwrap();
+                    }
+                });
+                for i in 0..300 {
+                    assert_eq!(
+                        read_frame(&mut read).await.unwrap(),
+                        message(i),
+                        "seed {seed}"
+                    );
+                }
+                writer.await.unwrap();
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn connecting_to_a_port_nobody_listens_on_is_refused() {
+    Sim::new(1)
+        .run(async {
+            let server = node::create("server", std::future::pending);
+            let addr = (crashtest_net::ip_of(server.id()), 81);
+            let started = time::Instant::now();
+            let err = TcpStream::connect(addr).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+            assert!(
+                started.elapsed() > Duration::ZERO,
+                "a refusal takes a round trip"
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn connecting_to_a_dead_node_times_out_after_the_connect_timeout() {
+    Sim::new(2)
+        .run(async {
+            configure(NetConfig {
+                connect_timeout: Duration::from_secs(10),
+                ..NetConfig::default()
+            });
+            let server = echo_server("server", 80);
+            let _warm = connect_retrying("server:80").await;
+            server.kill();
+            let started = time::Instant::now();
+            let err = TcpStream::connect("server:80").await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::TimedOut);
+            assert_eq!(started.elapsed(), Duration::from_secs(10));
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_restarted_server_is_reached_by_a_retransmitted_syn() {
+    Sim::new(3)
+        .run(async {
+            let server = echo_server("server", 80);
+            let _warm = connect_retrying("server:80").await;
+            server.kill();
+            let restarter = spawn(async move {
+                time::sleep(Duration::from_millis(2500)).await;
+                server.restart();
+            });
+            let mut stream = TcpStream::connect("server:80").await.unwrap();
+            write_frame(&mut stream, b"again").await.unwrap();
+            assert_eq!(read_frame(&mut stream).await.unwrap(), b"again");
+            restarter.await.unwrap();
+        })
+        .unwrap();
+}
+
+#[test]
+fn shutdown_makes_the_peer_read_end_of_stream_after_the_data() {
+    Sim::new(4)
+        .run(async {
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (mut server, peer) = listener.accept().await.unwrap();
+            assert_eq!(peer, client.local_addr().unwrap());
+            assert_eq!(server.peer_addr().unwrap(), client.local_addr().unwrap());
+            client.write_all(b"last words").await.unwrap();
+            client.shutdown().await.unwrap();
+            let err = client.write_all(b"more").await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::BrokenPipe);
+            let mut got = Vec::new();
+            server.read_to_end(&mut got).await.unwrap();
+            assert_eq!(got, b"last words");
+            // The other direction still works.
+            server.write_all(b"reply").await.unwrap();
+            let mut reply = [0; 5];
+            client.read_exact(&mut reply).await.unwrap();
+            assert_eq!(&reply, b"reply");
+        })
+        .unwrap();
+}
+
+#[test]
+fn killing_a_node_resets_its_connections() {
+    for seed in 1..=4 {
+        Sim::new(seed)
+            .run(async {
+                let server = echo_server("server", 80);
+                let mut stream = connect_retrying("server:80").await;
+                write_frame(&mut stream, b"before").await.unwrap();
+                assert_eq!(read_frame(&mut stream).await.unwrap(), b"before");
+                server.kill();
+                let mut buf = [0; 16];
+                let err = stream.read(&mut buf).await.unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+                // As on Linux: the error is reported once, then end of stream / broken pipe.
+                assert_eq!(stream.read(&mut buf).await.unwrap(), 0);
+                let err = stream.write_all(b"after").await.unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::BrokenPipe);
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn writing_to_a_peer_that_closed_gets_reset() {
+    Sim::new(5)
+        .run(async {
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            drop(server);
+            let mut buf = [0; 4];
+            assert_eq!(
+                client.read(&mut buf).await.unwrap(),
+                0,
+                "the FIN reads as EOF"
+            );
+            client.write_all(b"anyone?").await.unwrap();
+            time::sleep(Duration::from_millis(10)).await;
+            let err = client.write_all(b"hello?").await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_paused_node_stops_reading_then_catches_up_when_resumed() {
+    Sim::new(6)
+        .run(async {
+            let received = Rc::new(Cell::new(0u32));
+            let seen = received.clone();
+            let server = node::create("server", move || {
+                let seen = seen.clone();
+                async move {
+                    let listener = TcpListener::bind("0.0.0.0:80").await.unwrap();
+                    let (mut stream, _) = listener.accept().await.unwrap();
+                    while read_frame(&mut stream).await.is_ok() {
+                        seen.set(seen.get() + 1);
+                    }
+                }
+            });
+            let mut stream = connect_retrying("server:80").await;
+            write_frame(&mut stream, b"one").await.unwrap();
+            time::sleep(Duration::from_millis(10)).await;
+            assert_eq!(received.get(), 1);
+            server.pause();
+            for _ in 0..5 {
+                write_frame(&mut stream, b"queued").await.unwrap();
+            }
+            time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(received.get(), 1, "a paused node reads nothing");
+            server.resume();
+            time::sleep(Duration::from_millis(10)).await;
+            assert_eq!(received.get(), 6, "the data waited and arrives whole");
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_writer_blocks_when_the_reader_does_not_read() {
+    Sim::new(7)
+        .run(async {
+            configure(NetConfig {
+                tcp_buffer: 10_000,
+                ..NetConfig::default()
+            });
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            let client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            let written = Rc::new(Cell::new(0usize));
+            let progress = written.clone();
+            let writer = crashtest_core::task::spawn_local(async move {
+                let mut client = client;
+                let chunk = [7u8; 1000];
+                for _ in 0..50 {
+                    client.write_all(&chunk).await.unwrap();
+                    progress.set(progress.get() + chunk.len());
+                }
+            });
+            time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(
+                written.get(),
+                10_000,
+                "the writer fills the buffer, then waits"
+            );
+            let mut all = Vec::new();
+            let mut buf = [0u8; 4096];
+            while all.len() < 50_000 {
+                let n = server.read(&mut buf).await.unwrap();
+                all.extend_from_slice(&buf[..n]);
+            }
+            writer.await.unwrap();
+            assert_eq!(written.get(), 50_000);
+            assert!(all.iter().all(|&b| b == 7));
+        })
+        .unwrap();
+}
+
+#[test]
+fn partial_writes_accept_fewer_bytes_and_lose_nothing() {
+    Sim::new(8)
+        .run(async {
+            configure(NetConfig {
+                tcp_partial_write: Ratio::new(1, 2),
+                ..NetConfig::default()
+            });
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            let payload: Vec<u8> = (0..10_000u32).map(|i| (i % 253) as u8).collect();
+            let mut short = 0;
+            for chunk in payload.chunks(200) {
+                let mut offset = 0;
+                while offset < chunk.len() {
+                    let n = client.write(&chunk[offset..]).await.unwrap();
+                    assert!(n > 0);
+                    if n < chunk.len() - offset {
+                        short += 1;
+                    }
+                    offset += n;
+                }
+            }
+            assert!(short > 0, "some writes were partial");
+            let mut got = vec![0; payload.len()];
+            server.read_exact(&mut got).await.unwrap();
+            assert_eq!(got, payload);
+        })
+        .unwrap();
+}
+
+#[test]
+fn borrowed_halves_read_and_write_one_stream() {
+    Sim::new(9)
+        .run(async {
+            echo_server("server", 80);
+            let mut stream = connect_retrying("server:80").await;
+            let (mut read, mut write) = stream.split();
+            write_frame(&mut write, b"split").await.unwrap();
+            assert_eq!(read_frame(&mut read).await.unwrap(), b"split");
+        })
+        .unwrap();
+}
+
+#[test]
+fn binding_another_nodes_address_is_refused() {
+    Sim::new(10)
+        .run(async {
+            let other = node::create("other", std::future::pending);
+            let err = TcpListener::bind((crashtest_net::ip_of(other.id()), 80))
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::AddrNotAvailable);
+        })
+        .unwrap();
+}
