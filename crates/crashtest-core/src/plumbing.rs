@@ -422,3 +422,65 @@ pub fn faults_enabled() -> bool {
 pub fn add_context(line: String) {
     world::with(|w| w.add_context(line));
 }
+
+/// Kills `node` without noting a fault: for a component that drew the kill through
+/// [`crate::fault::inject`], which already noted it (and can mask it).
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", std::future::pending);
+///     crashtest_core::plumbing::kill(n.id());
+///     assert_eq!(n.status(), NodeStatus::Dead);
+///     crashtest_core::plumbing::restart(n.id());
+///     assert_eq!(n.status(), NodeStatus::Running);
+/// }).unwrap();
+/// ```
+pub fn kill(node: NodeId) {
+    world::with(|w| w.kill_node(node));
+}
+
+/// Restarts `node` from its factory (killing it first if it is alive), noting no fault.
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", std::future::pending);
+///     crashtest_core::plumbing::restart(n.id());
+///     assert_eq!(n.status(), NodeStatus::Running);
+/// }).unwrap();
+/// ```
+pub fn restart(node: NodeId) {
+    world::with(|w| w.restart_node(node, None));
+}
+
+/// Pauses `node` without noting a fault (see [`kill`]).
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", std::future::pending);
+///     crashtest_core::plumbing::pause(n.id());
+///     assert_eq!(n.status(), NodeStatus::Paused);
+///     crashtest_core::plumbing::resume(n.id());
+///     assert_eq!(n.status(), NodeStatus::Running);
+/// }).unwrap();
+/// ```
+pub fn pause(node: NodeId) {
+    world::with(|w| w.pause_node(node));
+}
+
+/// Resumes a paused `node`.
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", std::future::pending);
+///     n.pause();
+///     crashtest_core::plumbing::resume(n.id());
+///     assert_eq!(n.status(), NodeStatus::Running);
+/// }).unwrap();
+/// ```
+pub fn resume(node: NodeId) {
+    world::with(|w| w.resume_node(node));
+}

@@ -1,7 +1,7 @@
 //! crashtest: deterministic simulation testing for Rust.
 //!
 //! Write the program against `crashtest`'s tokio-shaped modules ([`spawn`], [`time`],
-//! [`task`], [`fs`]) and tokio's runtime-agnostic parts (`tokio::sync`, `futures`). In production those
+//! [`task`], [`net`], [`fs`]) and tokio's runtime-agnostic parts (`tokio::sync`, `futures`). In production those
 //! calls go to tokio. Under test, a simulation runs the whole cluster on one thread, in a
 //! world that owns the scheduler, the clocks and randomness: one seed replays a run exactly,
 //! and virtual time makes an hour of sleeping cost nothing.
@@ -28,7 +28,9 @@
 //! The [`runner`] module documents the environment variables (`CRASHTEST_SEED`,
 //! `CRASHTEST_SEEDS`, ...) and what a failure report holds.
 
+pub mod nemesis;
 pub mod runner;
+pub mod swarm;
 
 pub use crashtest_core::{
     Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, Sim,
@@ -36,6 +38,11 @@ pub use crashtest_core::{
     task, time, trace,
 };
 pub use crashtest_macros::test;
+
+/// The simulated network: TCP streams and UDP sockets shaped like `tokio::net`, node names
+/// resolved like DNS, and a fault model (latency tails, loss, duplication, reordering,
+/// partitions, clogging, resets, partial writes) drawn from the seed.
+pub use crashtest_net as net;
 
 /// The simulated disk: a per-node file system shaped like `tokio::fs`, whose crash model tears
 /// and drops unsynced writes (see the crate's contract for what a correct program may assume).

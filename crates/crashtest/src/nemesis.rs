@@ -1,0 +1,369 @@
+//! The nemesis: a schedule of process, network and clock faults drawn from the seed.
+//!
+//! At random gaps the nemesis picks an action by weight (kill, pause, partition, clog,
+//! swizzle, clock jump), a victim among the nodes it may touch, and how long the fault lasts;
+//! then it undoes the fault (restart, resume, heal). It never touches protected nodes, and it
+//! never has more than `max_down` nodes dead or paused at once, so a cluster that tolerates
+//! that many failures must survive every seed (FoundationDB's attrition workloads keep the
+//! same bound).
+//!
+//! Every action is drawn through [`crate::fault::inject`], so it is numbered, listed in the
+//! failure report, and can be masked when a failure is minimized. After the run heals
+//! ([`crate::plumbing::heal_all`]) the nemesis stops.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crashtest_core::node::{Node, NodeId, NodeStatus};
+use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::{fault, plumbing, task, time};
+
+/// What the nemesis may do and how often. Weights are relative; a weight of 0 turns an action
+/// off.
+///
+/// ```
+/// use crashtest::nemesis::Nemesis;
+/// use std::time::Duration;
+///
+/// let nemesis = Nemesis::default()
+///     .every(Duration::from_secs(1), Duration::from_secs(3))
+///     .max_down(1)
+///     .protect("client")
+///     .weights(2, 1, 1, 1, 0, 1);
+/// assert_eq!(nemesis.max_down_nodes(), 1);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nemesis {
+    gap: (Duration, Duration),
+    down: (Duration, Duration),
+    max_down: usize,
+    protected: BTreeSet<String>,
+    kill: u32,
+    pause: u32,
+    partition: u32,
+    clog: u32,
+    swizzle: u32,
+    clock_jump: u32,
+    max_clock_jump: Duration,
+}
+
+impl Default for Nemesis {
+    /// An action every 1 to 5 s, each lasting 1 to 10 s, one node down at most, every action
+    /// on with weight 1, clock jumps up to 2 s.
+    fn default() -> Nemesis {
+        Nemesis {
+            gap: (Duration::from_secs(1), Duration::from_secs(5)),
+            down: (Duration::from_secs(1), Duration::from_secs(10)),
+            max_down: 1,
+            protected: BTreeSet::new(),
+            kill: 1,
+            pause: 1,
+            partition: 1,
+            clog: 1,
+            swizzle: 1,
+            clock_jump: 1,
+            max_clock_jump: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The actions, in the order of [`Nemesis::weights`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Action {
+    Kill,
+    Pause,
+    Partition,
+    Clog,
+    Swizzle,
+    ClockJump,
+}
+
+impl Nemesis {
+    /// The gap between two actions is drawn uniformly in `min..=max`.
+    ///
+    /// ```
+    /// let _ = crashtest::nemesis::Nemesis::default()
+    ///     .every(std::time::Duration::from_millis(100), std::time::Duration::from_secs(1));
+    /// ```
+    pub fn every(mut self, min: Duration, max: Duration) -> Nemesis {
+        assert!(
+            !min.is_zero() && min <= max,
+            "the nemesis gap {min:?}..={max:?} is empty or zero"
+        );
+        self.gap = (min, max);
+        self
+    }
+
+    /// A fault lasts a duration drawn uniformly in `min..=max` before it is undone.
+    ///
+    /// ```
+    /// let _ = crashtest::nemesis::Nemesis::default()
+    ///     .lasting(std::time::Duration::from_secs(1), std::time::Duration::from_secs(30));
+    /// ```
+    pub fn lasting(mut self, min: Duration, max: Duration) -> Nemesis {
+        assert!(min <= max, "the fault duration {min:?}..={max:?} is empty");
+        self.down = (min, max);
+        self
+    }
+
+    /// At most `nodes` nodes are dead or paused at once.
+    ///
+    /// ```
+    /// let _ = crashtest::nemesis::Nemesis::default().max_down(2);
+    /// ```
+    pub fn max_down(mut self, nodes: usize) -> Nemesis {
+        self.max_down = nodes;
+        self
+    }
+
+    /// The most nodes the nemesis takes down at once.
+    ///
+    /// ```
+    /// assert_eq!(crashtest::nemesis::Nemesis::default().max_down_nodes(), 1);
+    /// ```
+    pub fn max_down_nodes(&self) -> usize {
+        self.max_down
+    }
+
+    /// Never touches the node called `name`.
+    ///
+    /// ```
+    /// let _ = crashtest::nemesis::Nemesis::default().protect("coordinator");
+    /// ```
+    pub fn protect(mut self, name: impl Into<String>) -> Nemesis {
+        self.protected.insert(name.into());
+        self
+    }
+
+    /// Relative weights of kill, pause, partition, clog, swizzle and clock jump.
+    ///
+    /// # Panics
+    ///
+    /// Panics if every weight is zero.
+    ///
+    /// ```
+    /// // Only kills and partitions.
+    /// let _ = crashtest::nemesis::Nemesis::default().weights(1, 0, 1, 0, 0, 0);
+    /// ```
+    pub fn weights(
+        mut self,
+        kill: u32,
+        pause: u32,
+        partition: u32,
+        clog: u32,
+        swizzle: u32,
+        clock_jump: u32,
+    ) -> Nemesis {
+        let total = [kill, pause, partition, clog, swizzle, clock_jump]
+            .iter()
+            .sum::<u32>();
+        assert!(
+            total > 0,
+            "a nemesis needs at least one action with a weight above zero"
+        );
+        (self.kill, self.pause, self.partition) = (kill, pause, partition);
+        (self.clog, self.swizzle, self.clock_jump) = (clog, swizzle, clock_jump);
+        self
+    }
+
+    /// Clock jumps move a node's wall clock by up to `max` either way.
+    ///
+    /// ```
+    /// let _ = crashtest::nemesis::Nemesis::default()
+    ///     .max_clock_jump(std::time::Duration::from_secs(30));
+    /// ```
+    pub fn max_clock_jump(mut self, max: Duration) -> Nemesis {
+        self.max_clock_jump = max;
+        self
+    }
+
+    fn weighted(&self) -> [(Action, u32); 6] {
+        [
+            (Action::Kill, self.kill),
+            (Action::Pause, self.pause),
+            (Action::Partition, self.partition),
+            (Action::Clog, self.clog),
+            (Action::Swizzle, self.swizzle),
+            (Action::ClockJump, self.clock_jump),
+        ]
+    }
+
+    /// Starts the nemesis on `nodes` for the rest of the run (or until it heals). It runs as a
+    /// task of the test body; its faults are drawn from the run's "nemesis" stream.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a simulation.
+    ///
+    /// ```
+    /// use crashtest::{nemesis::Nemesis, node, time};
+    /// use std::time::Duration;
+    ///
+    /// let failure = crashtest::Sim::new(3).run(async {
+    ///     let nodes: Vec<_> = (0..3)
+    ///         .map(|i| node::create(format!("n{i}"), std::future::pending))
+    ///         .collect();
+    ///     Nemesis::default().start(&nodes);
+    ///     time::sleep(Duration::from_secs(60)).await;
+    ///     panic!("show what the nemesis did");
+    /// }).unwrap_err();
+    /// assert!(!failure.faults.is_empty());
+    /// assert!(failure.context.iter().any(|line| line.starts_with("nemesis:")));
+    /// ```
+    pub fn start(&self, nodes: &[Node]) -> task::JoinHandle<()> {
+        plumbing::add_context(format!("nemesis: {self}"));
+        let targets: Vec<Node> = nodes
+            .iter()
+            .copied()
+            .filter(|n| !self.protected.contains(&n.name()))
+            .collect();
+        let nemesis = self.clone();
+        task::Builder::new()
+            .name("nemesis")
+            .spawn_local(run(nemesis, targets))
+    }
+}
+
+impl fmt::Display for Nemesis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on: Vec<String> = self
+            .weighted()
+            .iter()
+            .filter(|(_, w)| *w > 0)
+            .map(|(a, w)| format!("{a:?}x{w}"))
+            .collect();
+        write!(
+            f,
+            "{} every {:?}..{:?} lasting {:?}..{:?}, at most {} down",
+            on.join(" "),
+            self.gap.0,
+            self.gap.1,
+            self.down.0,
+            self.down.1,
+            self.max_down
+        )?;
+        if !self.protected.is_empty() {
+            let names: Vec<&str> = self.protected.iter().map(String::as_str).collect();
+            write!(f, ", protected {}", names.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+    plumbing::with_stream("nemesis", f).expect("the nemesis runs inside a simulation")
+}
+
+fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    Duration::from_nanos(rng.range_inclusive(nanos(min), nanos(max)))
+}
+
+/// The nemesis loop: wait, pick, apply, schedule the undo.
+async fn run(nemesis: Nemesis, targets: Vec<Node>) {
+    if targets.is_empty() {
+        return;
+    }
+    let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
+    loop {
+        time::sleep(draw(|rng| duration_in(rng, nemesis.gap))).await;
+        if !plumbing::faults_enabled() {
+            return;
+        }
+        let weighted = nemesis.weighted();
+        let total: u32 = weighted.iter().map(|(_, w)| w).sum();
+        let (pick, victim, lasting) = draw(|rng| {
+            let pick = rng.below_inclusive(u64::from(total) - 1);
+            (
+                pick,
+                rng.index(targets.len()),
+                duration_in(rng, nemesis.down),
+            )
+        });
+        let mut threshold = 0u64;
+        let action = weighted
+            .iter()
+            .find(|(_, w)| {
+                threshold += u64::from(*w);
+                pick < threshold
+            })
+            .map(|(a, _)| *a)
+            .expect("the pick is below the total weight");
+        apply(&nemesis, action, &targets, targets[victim], lasting, &down);
+    }
+}
+
+fn apply(
+    nemesis: &Nemesis,
+    action: Action,
+    targets: &[Node],
+    victim: Node,
+    lasting: Duration,
+    down: &Rc<RefCell<BTreeSet<NodeId>>>,
+) {
+    let id = victim.id();
+    let takes_down = matches!(action, Action::Kill | Action::Pause);
+    if takes_down
+        && (victim.status() != NodeStatus::Running || down.borrow().len() >= nemesis.max_down)
+    {
+        return;
+    }
+    let describe = || format!("nemesis {action:?} for {lasting:?}");
+    if !fault::inject("nemesis", id, Ratio::ALWAYS, describe) {
+        return;
+    }
+    match action {
+        Action::Kill | Action::Pause => {
+            if action == Action::Kill {
+                plumbing::kill(id);
+            } else {
+                plumbing::pause(id);
+            }
+            down.borrow_mut().insert(id);
+            let down = down.clone();
+            task::spawn_local(async move {
+                time::sleep(lasting).await;
+                down.borrow_mut().remove(&id);
+                match victim.status() {
+                    NodeStatus::Dead => plumbing::restart(id),
+                    NodeStatus::Paused => plumbing::resume(id),
+                    NodeStatus::Running => {}
+                }
+            });
+        }
+        Action::Partition => {
+            let others: Vec<NodeId> = targets
+                .iter()
+                .map(Node::id)
+                .filter(|other| *other != id)
+                .collect();
+            let one_way = draw(|rng| rng.boolean());
+            for other in &others {
+                if one_way {
+                    crashtest_net::partition_one_way(id, *other);
+                } else {
+                    crashtest_net::partition(id, *other);
+                }
+            }
+            task::spawn_local(async move {
+                time::sleep(lasting).await;
+                for other in others {
+                    crashtest_net::heal(id, other);
+                }
+            });
+        }
+        Action::Clog => crashtest_net::clog_node(id, lasting),
+        Action::Swizzle => {
+            let ids: Vec<NodeId> = targets.iter().map(Node::id).collect();
+            crashtest_net::swizzle(&ids, lasting);
+        }
+        Action::ClockJump => {
+            let max = i64::try_from(nemesis.max_clock_jump.as_nanos()).unwrap_or(i64::MAX);
+            let offset = draw(|rng| rng.range_inclusive(0, 2 * max as u64) as i64 - max);
+            victim.set_clock_offset_ns(offset);
+        }
+    }
+}

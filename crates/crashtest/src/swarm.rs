@@ -1,0 +1,283 @@
+//! Swarm testing: each seed draws which kinds of fault are on and how hard they hit.
+//!
+//! Running every fault at a fixed rate in every run makes every run alike: rare paths that
+//! need one fault *absent* and another *frequent* are seldom reached. Swarm testing (Groce
+//! et al., and FoundationDB's and TigerBeetle's simulators) instead draws a profile per seed:
+//! each allowed kind of fault is on or off, and its rate is drawn within a range. Across many
+//! seeds every combination shows up.
+//!
+//! Only the kinds of fault the program claims to tolerate are drawn ([`FaultKinds`]): a
+//! program that treats an I/O error as fatal is not wrong, so disk errors are drawn only when
+//! allowed. The profile is printed in the failure report.
+
+use std::fmt;
+use std::time::Duration;
+
+use crashtest_core::node::Node;
+use crashtest_core::plumbing;
+use crashtest_core::rng::{Ratio, Rng};
+use crashtest_fs::DiskConfig;
+use crashtest_net::{Latency, NetConfig, RandomClogging, RandomPartitions};
+
+use crate::nemesis::Nemesis;
+
+/// The kinds of fault a program claims to tolerate, which a swarm profile may turn on.
+///
+/// ```
+/// use crashtest::swarm::FaultKinds;
+/// let kinds = FaultKinds { disk_errors: false, ..FaultKinds::ALL };
+/// assert!(kinds.network && !kinds.disk_errors);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultKinds {
+    /// Latency tails, datagram loss/duplication/reordering, TCP partial writes and resets,
+    /// random partitions and clogging.
+    pub network: bool,
+    /// Kills and pauses of nodes (with the disk's crash model on every kill).
+    pub process: bool,
+    /// Wall-clock jumps.
+    pub clock: bool,
+    /// I/O errors on read, write and sync, and a full disk: the program must handle them.
+    pub disk_errors: bool,
+    /// Read corruption and misdirected writes, bounded per zone: the program must checksum
+    /// and keep a redundant copy.
+    pub disk_corruption: bool,
+}
+
+impl FaultKinds {
+    /// Every kind of fault.
+    pub const ALL: FaultKinds = FaultKinds {
+        network: true,
+        process: true,
+        clock: true,
+        disk_errors: true,
+        disk_corruption: true,
+    };
+
+    /// What a replicated service with fsync discipline tolerates without handling disk
+    /// errors: network, process and clock faults.
+    pub const CRASH_TOLERANT: FaultKinds = FaultKinds {
+        network: true,
+        process: true,
+        clock: true,
+        disk_errors: false,
+        disk_corruption: false,
+    };
+}
+
+/// One seed's draw: which faults are on, and their configurations.
+///
+/// ```
+/// use crashtest::swarm::{FaultKinds, Profile};
+///
+/// crashtest::Sim::new(5).run(async {
+///     let profile = Profile::draw(FaultKinds::CRASH_TOLERANT);
+///     assert!(!profile.disk_errors_on());
+/// }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// The network's configuration.
+    pub net: NetConfig,
+    /// The disks' configuration.
+    pub disk: DiskConfig,
+    /// The nemesis, if process or clock faults are on.
+    pub nemesis: Option<Nemesis>,
+    /// What was turned on, one phrase each, for the report.
+    pub summary: Vec<String>,
+    disk_errors: bool,
+}
+
+/// On with probability one half.
+const COIN: Ratio = Ratio::new(1, 2);
+
+fn percent(rng: &mut Rng, min: u64, max: u64) -> Ratio {
+    Ratio::new(rng.range_inclusive(min, max), 100)
+}
+
+fn millis(rng: &mut Rng, min: u64, max: u64) -> Duration {
+    Duration::from_millis(rng.range_inclusive(min, max))
+}
+
+impl Profile {
+    /// Draws a profile for the running simulation from its "swarm" stream.
+    ///
+    /// # Panics
+    ///
+    /// Panics outside a simulation.
+    ///
+    /// ```
+    /// use crashtest::swarm::{FaultKinds, Profile};
+    /// crashtest::Sim::new(1).run(async {
+    ///     let profile = Profile::draw(FaultKinds::ALL);
+    ///     println!("{profile}");
+    /// }).unwrap();
+    /// ```
+    pub fn draw(allowed: FaultKinds) -> Profile {
+        plumbing::with_stream("swarm", |rng| Profile::draw_from(rng, allowed))
+            .expect("a swarm profile is drawn inside a simulation")
+    }
+
+    fn draw_from(rng: &mut Rng, allowed: FaultKinds) -> Profile {
+        let mut summary = Vec::new();
+        let mut net = NetConfig::default();
+        if allowed.network {
+            if rng.chance(COIN) {
+                net.latency = Latency {
+                    min: Duration::from_micros(rng.range_inclusive(10, 500)),
+                    max: millis(rng, 1, 10),
+                    tail: percent(rng, 1, 5),
+                    tail_max: millis(rng, 50, 1000),
+                };
+                summary.push(format!(
+                    "latency {:?}..{:?}",
+                    net.latency.min, net.latency.max
+                ));
+            }
+            for (name, field) in [
+                ("udp loss", &mut net.udp_loss),
+                ("udp duplicates", &mut net.udp_duplicate),
+                ("udp reordering", &mut net.udp_reorder),
+                ("tcp partial writes", &mut net.tcp_partial_write),
+            ] {
+                if rng.chance(COIN) {
+                    *field = percent(rng, 1, 20);
+                    summary.push(format!("{name} {field}"));
+                }
+            }
+            if rng.chance(COIN) {
+                net.tcp_reset = Ratio::new(rng.range_inclusive(1, 10), 10_000);
+                summary.push(format!("tcp resets {}", net.tcp_reset));
+            }
+            if rng.chance(COIN) {
+                net.random_partitions = Some(RandomPartitions {
+                    every: millis(rng, 500, 5000),
+                    start: percent(rng, 5, 50),
+                    heal: percent(rng, 20, 80),
+                    one_way: percent(rng, 0, 50),
+                });
+                summary.push("random partitions".into());
+            }
+            if rng.chance(COIN) {
+                net.random_clogging = Some(RandomClogging {
+                    every: millis(rng, 500, 5000),
+                    max: millis(rng, 100, 5000),
+                    swizzle: percent(rng, 0, 30),
+                });
+                summary.push("random clogging".into());
+            }
+        }
+        let mut disk = DiskConfig::default();
+        let disk_errors = allowed.disk_errors && rng.chance(COIN);
+        if disk_errors {
+            let rate = Ratio::new(rng.range_inclusive(1, 20), 1000);
+            disk = disk.read_error(rate).write_error(rate).sync_error(rate);
+            summary.push(format!("disk errors {rate}"));
+        }
+        if allowed.disk_corruption && rng.chance(COIN) {
+            let rate = Ratio::new(rng.range_inclusive(1, 20), 1000);
+            disk = disk.read_corruption(rate).misdirected_write(rate);
+            summary.push(format!("disk corruption {rate}"));
+        }
+        let process = allowed.process && rng.chance(COIN);
+        let clock = allowed.clock && rng.chance(COIN);
+        let nemesis = (process || clock).then(|| {
+            let (kill, pause) = if process { (2, 1) } else { (0, 0) };
+            let jump = u32::from(clock);
+            let network = u32::from(allowed.network);
+            let gap_s = rng.range_inclusive(1, 10);
+            let nemesis = Nemesis::default()
+                .weights(kill, pause, network, network, network, jump)
+                .every(Duration::from_secs(gap_s), Duration::from_secs(gap_s * 3));
+            summary.push(format!("nemesis ({nemesis})"));
+            nemesis
+        });
+        if summary.is_empty() {
+            summary.push("no faults".into());
+        }
+        Profile {
+            net,
+            disk,
+            nemesis,
+            summary,
+            disk_errors,
+        }
+    }
+
+    /// Whether this profile turned disk errors on.
+    ///
+    /// ```
+    /// use crashtest::swarm::{FaultKinds, Profile};
+    /// crashtest::Sim::new(1).run(async {
+    ///     let none = FaultKinds { disk_errors: false, ..FaultKinds::ALL };
+    ///     assert!(!Profile::draw(none).disk_errors_on());
+    /// }).unwrap();
+    /// ```
+    pub fn disk_errors_on(&self) -> bool {
+        self.disk_errors
+    }
+
+    /// Installs the profile in the running simulation: configures the network and the disks,
+    /// starts the nemesis on `nodes`, and adds the profile to the failure report.
+    ///
+    /// ```
+    /// use crashtest::swarm::{FaultKinds, Profile};
+    /// crashtest::Sim::new(2).run(async {
+    ///     let nodes = [crashtest::node::create("a", std::future::pending)];
+    ///     Profile::draw(FaultKinds::ALL).apply(&nodes);
+    /// }).unwrap();
+    /// ```
+    pub fn apply(&self, nodes: &[Node]) {
+        plumbing::add_context(format!("swarm: {self}"));
+        crashtest_net::configure(self.net.clone());
+        crashtest_fs::configure(self.disk);
+        if let Some(nemesis) = &self.nemesis {
+            nemesis.start(nodes);
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.summary.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn profiles_differ_across_seeds_and_repeat_for_one_seed() {
+        let draw =
+            |seed| Profile::draw_from(&mut Rng::seed_from(seed), FaultKinds::ALL).to_string();
+        let profiles: BTreeSet<String> = (0..50).map(draw).collect();
+        assert!(
+            profiles.len() > 40,
+            "only {} distinct profiles",
+            profiles.len()
+        );
+        assert_eq!(draw(7), draw(7));
+    }
+
+    #[test]
+    fn disallowed_kinds_are_never_drawn() {
+        for seed in 0..200 {
+            let profile = Profile::draw_from(&mut Rng::seed_from(seed), FaultKinds::CRASH_TOLERANT);
+            assert!(!profile.disk_errors_on());
+            assert!(!profile.to_string().contains("disk"), "{profile}");
+        }
+        let nothing = FaultKinds {
+            network: false,
+            process: false,
+            clock: false,
+            disk_errors: false,
+            disk_corruption: false,
+        };
+        let profile = Profile::draw_from(&mut Rng::seed_from(1), nothing);
+        assert_eq!(profile.to_string(), "no faults");
+        assert!(profile.nemesis.is_none());
+    }
+}

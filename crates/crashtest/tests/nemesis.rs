@@ -1,0 +1,154 @@
+//! The nemesis and swarm profiles, as a test would use them.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crashtest::nemesis::Nemesis;
+use crashtest::node::{self, Node, NodeStatus};
+use crashtest::swarm::{FaultKinds, Profile};
+use crashtest::{Config, Sim, plumbing, time};
+
+fn cluster(n: usize) -> Vec<Node> {
+    (0..n)
+        .map(|i| node::create(format!("n{i}"), std::future::pending))
+        .collect()
+}
+
+async fn attrition() {
+    let nodes = cluster(5);
+    let watched = nodes.clone();
+    plumbing::add_step_check("at most 2 down, n0 never", 1, move || {
+        let down = watched
+            .iter()
+            .filter(|n| n.status() != NodeStatus::Running)
+            .count();
+        if down > 2 {
+            return Err(format!("{down} nodes down"));
+        }
+        if watched[0].status() != NodeStatus::Running {
+            return Err("the protected node went down".into());
+        }
+        Ok(())
+    });
+    Nemesis::default()
+        .every(Duration::from_millis(200), Duration::from_secs(1))
+        .lasting(Duration::from_secs(1), Duration::from_secs(5))
+        .max_down(2)
+        .protect("n0")
+        .weights(3, 2, 1, 1, 1, 1)
+        .start(&nodes);
+    time::sleep(Duration::from_secs(120)).await;
+}
+
+#[test]
+fn the_nemesis_respects_max_down_and_protected_nodes() {
+    for seed in 0..20 {
+        Sim::new(seed).run(attrition()).unwrap();
+    }
+}
+
+#[test]
+fn the_nemesis_acts_and_its_faults_are_numbered() {
+    let failure = Sim::new(7)
+        .run(async {
+            attrition().await;
+            panic!("list the faults");
+        })
+        .unwrap_err();
+    let actions: Vec<_> = failure
+        .faults
+        .iter()
+        .filter(|f| f.text.starts_with("nemesis"))
+        .collect();
+    assert!(
+        actions.len() > 20,
+        "{} nemesis actions in 120 s",
+        actions.len()
+    );
+    assert!(
+        actions.iter().all(|f| f.id.is_some()),
+        "every action is drawn, so numbered"
+    );
+    let kinds: BTreeSet<String> = actions
+        .iter()
+        .map(|f| f.text.split_whitespace().nth(1).unwrap().to_owned())
+        .collect();
+    assert!(
+        kinds.contains("Kill") && kinds.contains("Partition"),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn the_nemesis_is_deterministic_per_seed() {
+    let print = |seed| Sim::new(seed).run(attrition()).unwrap().fingerprint;
+    assert_eq!(print(3), print(3));
+    let prints: BTreeSet<u64> = (0..10).map(print).collect();
+    assert_eq!(prints.len(), 10);
+}
+
+#[test]
+fn masking_a_nemesis_kill_skips_it() {
+    let faults = |config: Config| {
+        Sim::with_config(7, config)
+            .run(async {
+                attrition().await;
+                panic!("list the faults");
+            })
+            .unwrap_err()
+            .faults
+    };
+    let all = faults(Config::default());
+    let kill = all.iter().find(|f| f.text.contains("Kill")).unwrap();
+    let masked = faults(Config::default().mask_faults(kill.id));
+    assert!(masked.iter().all(|f| f.id != kill.id));
+    let before: Vec<_> = all.iter().take_while(|f| f.id != kill.id).collect();
+    assert_eq!(before, masked.iter().take(before.len()).collect::<Vec<_>>());
+}
+
+#[test]
+fn healing_stops_the_nemesis() {
+    let failure = Sim::new(2)
+        .run(async {
+            let nodes = cluster(3);
+            Nemesis::default()
+                .every(Duration::from_millis(100), Duration::from_millis(200))
+                .start(&nodes);
+            time::sleep(Duration::from_secs(10)).await;
+            plumbing::heal_all();
+            let after_heal = time::Instant::now();
+            time::sleep(Duration::from_secs(10)).await;
+            assert!(nodes.iter().all(|n| n.status() == NodeStatus::Running));
+            panic!("healed at {after_heal:?}");
+        })
+        .unwrap_err();
+    let healed_at = Duration::from_secs(10);
+    assert!(
+        failure.faults.iter().all(|f| f.time <= healed_at),
+        "{:?}",
+        failure.faults
+    );
+}
+
+#[test]
+fn swarm_profiles_differ_across_seeds_and_appear_in_reports() {
+    let profile_of = |seed| {
+        let failure = Sim::new(seed)
+            .run(async {
+                let nodes = cluster(3);
+                Profile::draw(FaultKinds::ALL).apply(&nodes);
+                time::sleep(Duration::from_secs(5)).await;
+                panic!("show the profile");
+            })
+            .unwrap_err();
+        failure
+            .context
+            .iter()
+            .find(|l| l.starts_with("swarm: "))
+            .cloned()
+            .unwrap()
+    };
+    let profiles: BTreeSet<String> = (0..30).map(profile_of).collect();
+    assert!(profiles.len() > 20, "{profiles:?}");
+    assert_eq!(profile_of(4), profile_of(4));
+}
