@@ -484,3 +484,16 @@ pub fn pause(node: NodeId) {
 pub fn resume(node: NodeId) {
     world::with(|w| w.resume_node(node));
 }
+
+/// The node with index `index` in the running simulation (0 is the supervisor), if it exists.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", std::future::pending);
+///     assert_eq!(crashtest_core::plumbing::node_by_index(1), Some(n.id()));
+///     assert_eq!(crashtest_core::plumbing::node_by_index(2), None);
+/// }).unwrap();
+/// ```
+pub fn node_by_index(index: usize) -> Option<NodeId> {
+    world::with(|w| (index < w.nodes.borrow().len()).then(|| NodeId(index as u32))).flatten()
+}

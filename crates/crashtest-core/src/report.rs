@@ -213,8 +213,21 @@ impl fmt::Display for RunFailure {
         }
         if !self.faults.is_empty() {
             writeln!(f, "  {} faults injected:", self.faults.len())?;
-            for fault in &self.faults {
-                writeln!(f, "    {fault}")?;
+            // A lossy network makes thousands of faults; the first and the last are the
+            // ones a reader starts from (all of them are in `faults` and the results file).
+            let (head, tail) = (10, 30);
+            if self.faults.len() <= head + tail {
+                for fault in &self.faults {
+                    writeln!(f, "    {fault}")?;
+                }
+            } else {
+                for fault in &self.faults[..head] {
+                    writeln!(f, "    {fault}")?;
+                }
+                writeln!(f, "    ... {} more ...", self.faults.len() - head - tail)?;
+                for fault in &self.faults[self.faults.len() - tail..] {
+                    writeln!(f, "    {fault}")?;
+                }
             }
         }
         if !self.tail.is_empty() {

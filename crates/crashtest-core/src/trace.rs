@@ -152,6 +152,13 @@ impl fmt::Display for Event {
                 write!(f, "clock of {node} set off by {offset_ns} ns")
             }
             EventKind::Panic { task } => write!(f, "PANIC in {task}"),
+            EventKind::Note {
+                source,
+                text,
+                words,
+            } if text.is_empty() => {
+                write!(f, "{source}: {} {} {}", words[0], words[1], words[2])
+            }
             EventKind::Note { source, text, .. } => write!(f, "{source}: {text}"),
         }
     }
