@@ -495,5 +495,5 @@ pub fn resume(node: NodeId) {
 /// }).unwrap();
 /// ```
 pub fn node_by_index(index: usize) -> Option<NodeId> {
-    world::with(|w| (index < w.nodes.borrow().len()).then(|| NodeId(index as u32))).flatten()
+    world::with(|w| (index < w.nodes.borrow().len()).then_some(NodeId(index as u32))).flatten()
 }
