@@ -5,6 +5,15 @@
 //! timer events, task spawns, whole simulations per second, and how long an hour of virtual
 //! sleeping takes. Run in release: `cargo run --release -p crashtest-bench`.
 
+/// The comparison suite's shared spec: the same file the madsim and turmoil benchmarks
+/// build, so all three do the same work with the same draws.
+#[path = "../compare/common/src/spec.rs"]
+#[allow(
+    unreachable_pub,
+    dead_code,
+    reason = "the spec is written for the comparison crates, which use all of it publicly"
+)]
+mod spec;
 mod workloads;
 
 use std::process::ExitCode;

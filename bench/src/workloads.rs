@@ -1,20 +1,35 @@
 //! The workloads, each a real simulation measured from outside.
+//!
+//! Sizes, seeds, message format and every workload random draw come from the comparison
+//! suite's shared spec (`bench/compare/common`), so the madsim and turmoil benchmarks do the
+//! same logical work, draw for draw, and their rates compare with these.
 
+use std::cell::Cell;
+use std::io::ErrorKind;
+use std::rc::Rc;
 use std::time::Duration;
 
+use crate::spec::{
+    self, FANOUT_MESSAGES_PER_NODE, FANOUT_NODES, MESSAGE_BYTES, PORT, WorkloadRng, frame,
+    frame_number,
+};
+use crashtest::net::{Latency, NetConfig, TcpListener, TcpStream};
+use crashtest::rand::Ratio;
 use crashtest::{Sim, node, task, time};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A workload the benchmark can run.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub(crate) enum Workload {
-    /// 2 nodes, 200,000 sequential request/reply round trips, 1 ms one-way latency.
+    /// 2 nodes, 200,000 sequential request/reply round trips of 64 bytes over simulated TCP.
     Pingpong,
     /// 10,000 tasks x 100 seeded sleeps of 1 ms..1 s.
     Timers,
     /// Spawn and join 1,000,000 trivial tasks.
     Spawn,
-    /// 200 separate simulations of 1,000 round trips each.
+    /// 10 nodes each sending 20,000 messages of 64 bytes to random others over TCP.
+    Fanout,
+    /// 200 separate simulations of 2 nodes x 1,000 round trips over TCP.
     Seeds,
     /// 1,000 tasks sleeping seeded 1 ms..1 s at a time for one hour of virtual time.
     Hour,
@@ -30,10 +45,11 @@ pub(crate) struct Measured {
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 5] = [
+    pub(crate) const ALL: [Workload; 6] = [
         Workload::Pingpong,
         Workload::Timers,
         Workload::Spawn,
+        Workload::Fanout,
         Workload::Seeds,
         Workload::Hour,
     ];
@@ -43,80 +59,72 @@ impl Workload {
             Workload::Pingpong => "pingpong",
             Workload::Timers => "timers",
             Workload::Spawn => "spawn",
+            Workload::Fanout => "fanout",
             Workload::Seeds => "seeds",
             Workload::Hour => "hour",
         }
     }
 
     pub(crate) fn run(self) -> Measured {
-        match self {
-            Workload::Pingpong => {
-                let (wall, virtual_time) = timed(|| run_sim(1, pingpong(200_000)));
-                Measured {
-                    wall,
-                    virtual_time,
-                    units: 200_000,
-                    unit: "round trips/s",
-                    what: "2 nodes, 200000 request/reply round trips, 1 ms one-way latency",
-                }
-            }
-            Workload::Timers => {
-                let (wall, virtual_time) = timed(|| run_sim(2, timers(10_000, 100)));
-                Measured {
-                    wall,
-                    virtual_time,
-                    units: 1_000_000,
-                    unit: "timer events/s",
-                    what: "10000 tasks x 100 seeded sleeps of 1 ms..1 s",
-                }
-            }
-            Workload::Spawn => {
-                let (wall, virtual_time) = timed(|| run_sim(3, spawn_join(1_000_000)));
-                Measured {
-                    wall,
-                    virtual_time,
-                    units: 1_000_000,
-                    unit: "tasks/s",
-                    what: "spawn and join 1000000 trivial tasks",
-                }
-            }
-            Workload::Seeds => {
-                let (wall, virtual_time) = timed(|| {
-                    (0..200)
-                        .map(|seed| run_sim(seed, pingpong(1_000)))
-                        .sum::<Duration>()
-                });
-                Measured {
-                    wall,
-                    virtual_time,
-                    units: 200,
-                    unit: "seeds/s",
-                    what: "200 simulations of 2 nodes x 1000 round trips, one after another",
-                }
-            }
-            Workload::Hour => {
-                let (wall, virtual_time) =
-                    timed(|| run_sim(4, sleep_for(1_000, Duration::from_secs(3600))));
-                Measured {
-                    wall,
-                    virtual_time,
-                    units: 3600,
-                    unit: "virtual seconds/s",
-                    what: "1000 tasks sleeping seeded 1 ms..1 s for one hour of virtual time",
-                }
-            }
+        let (units, unit, what, body): (u64, _, _, fn() -> Duration) = match self {
+            Workload::Pingpong => (
+                spec::PINGPONG_ROUND_TRIPS,
+                "round trips/s",
+                "2 nodes, 200000 request/reply round trips of 64 bytes over simulated TCP, \
+                 1 ms one-way latency",
+                || run_sim(spec::PINGPONG_SEED, pingpong(spec::PINGPONG_ROUND_TRIPS)),
+            ),
+            Workload::Timers => (
+                spec::TIMER_TASKS * spec::SLEEPS_PER_TASK,
+                "timer events/s",
+                "10000 tasks x 100 seeded sleeps of 1 ms..1 s",
+                || run_sim(spec::TIMERS_SEED, timers()),
+            ),
+            Workload::Spawn => (
+                spec::SPAWN_TASKS,
+                "tasks/s",
+                "spawn and join 1000000 trivial tasks",
+                || run_sim(spec::SPAWN_SEED, spawn_join()),
+            ),
+            Workload::Fanout => (
+                FANOUT_NODES * FANOUT_MESSAGES_PER_NODE,
+                "messages/s",
+                "10 nodes each sending 20000 messages of 64 bytes to random others over \
+                 simulated TCP, 1 ms one-way latency",
+                || run_sim(spec::FANOUT_SEED, fanout()),
+            ),
+            Workload::Seeds => (
+                spec::SEEDS,
+                "seeds/s",
+                "200 simulations of 2 nodes x 1000 round trips over simulated TCP, one after \
+                 another",
+                || {
+                    (0..spec::SEEDS)
+                        .map(|seed| run_sim(seed, pingpong(spec::SEED_ROUND_TRIPS)))
+                        .sum()
+                },
+            ),
+            Workload::Hour => (
+                3600,
+                "virtual seconds/s",
+                "1000 tasks sleeping seeded 1 ms..1 s for one hour of virtual time",
+                || run_sim(4, sleep_for(1_000, Duration::from_secs(3600))),
+            ),
+        };
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "the benchmark measures real time"
+        )]
+        let start = std::time::Instant::now();
+        let virtual_time = body();
+        Measured {
+            wall: start.elapsed(),
+            virtual_time,
+            units,
+            unit,
+            what,
         }
     }
-}
-
-fn timed(f: impl FnOnce() -> Duration) -> (Duration, Duration) {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "the benchmark measures real time"
-    )]
-    let start = std::time::Instant::now();
-    let virtual_time = f();
-    (start.elapsed(), virtual_time)
 }
 
 fn run_sim(seed: u64, body: impl Future<Output = ()> + 'static) -> Duration {
@@ -126,70 +134,161 @@ fn run_sim(seed: u64, body: impl Future<Output = ()> + 'static) -> Duration {
     summary.elapsed
 }
 
-const LATENCY: Duration = Duration::from_millis(1);
-
-/// A client node and a server node; each message waits out the link latency before it is
-/// handed over (an in-simulation channel stands in for the network).
-async fn pingpong(round_trips: u32) {
-    let (request_tx, request_rx) = mpsc::unbounded_channel::<u32>();
-    let (reply_tx, mut reply_rx) = mpsc::unbounded_channel::<u32>();
-    let request_rx = std::rc::Rc::new(std::cell::RefCell::new(Some(request_rx)));
-    node::create("server", move || {
-        let reply_tx = reply_tx.clone();
-        let mut requests = request_rx
-            .borrow_mut()
-            .take()
-            .expect("the server starts once");
-        async move {
-            while let Some(n) = requests.recv().await {
-                time::sleep(LATENCY).await;
-                reply_tx.send(n).expect("the client waits for every reply");
-            }
-        }
+/// Every link 1 ms one way, no tail: the comparison's fixed latency.
+fn fixed_latency() {
+    crashtest::net::configure(NetConfig {
+        latency: Latency {
+            min: spec::LATENCY,
+            max: spec::LATENCY,
+            tail: Ratio::NEVER,
+            tail_max: spec::LATENCY,
+        },
+        ..NetConfig::default()
     });
-    let client = task::spawn_local(async move {
-        for n in 0..round_trips {
-            time::sleep(LATENCY).await;
-            request_tx.send(n).expect("the server is up");
-            assert_eq!(reply_rx.recv().await, Some(n));
-        }
-    });
-    client.await.expect("the client finishes");
 }
 
-async fn timers(tasks: u32, sleeps: u32) {
-    let handles: Vec<_> = (0..tasks)
-        .map(|_| {
+/// Connects to `host`, retrying every millisecond while nothing listens there yet.
+async fn connect(host: &str) -> std::io::Result<TcpStream> {
+    loop {
+        match TcpStream::connect((host, PORT)).await {
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                time::sleep(Duration::from_millis(1)).await;
+            }
+            result => return result,
+        }
+    }
+}
+
+async fn send(stream: &mut TcpStream, number: u64) -> std::io::Result<()> {
+    stream.write_all(&frame(number)).await?;
+    stream.flush().await
+}
+
+async fn receive(stream: &mut TcpStream) -> std::io::Result<Option<u64>> {
+    let mut message = [0; MESSAGE_BYTES];
+    match stream.read_exact(&mut message).await {
+        Ok(_) => Ok(Some(frame_number(&message))),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// A server node echoing every request, and the test body as a client making sequential
+/// request/reply round trips over one TCP stream.
+async fn pingpong(round_trips: u64) {
+    fixed_latency();
+    node::create("server", || async {
+        let listener = TcpListener::bind(("0.0.0.0", PORT)).await.expect("bind");
+        let (mut stream, _) = listener.accept().await.expect("accept");
+        while let Some(number) = receive(&mut stream).await.expect("receive") {
+            send(&mut stream, number).await.expect("reply");
+        }
+    });
+    let mut stream = connect("server").await.expect("connect");
+    for number in 0..round_trips {
+        send(&mut stream, number).await.expect("send");
+        assert_eq!(receive(&mut stream).await.expect("receive"), Some(number));
+    }
+}
+
+async fn timers() {
+    let sleepers: Vec<_> = (0..spec::TIMER_TASKS)
+        .map(|index| {
             task::spawn_local(async move {
-                for _ in 0..sleeps {
-                    let ms = crashtest::rand::rng().with(|r| r.range_inclusive(1, 1000));
-                    time::sleep(Duration::from_millis(ms)).await;
+                let mut rng = WorkloadRng::new(spec::TIMERS_SEED, index);
+                for _ in 0..spec::SLEEPS_PER_TASK {
+                    time::sleep(rng.sleep()).await;
                 }
             })
         })
         .collect();
-    for handle in handles {
-        handle.await.expect("a sleeper finishes");
+    for sleeper in sleepers {
+        sleeper.await.expect("a sleeper finishes");
     }
 }
 
-async fn spawn_join(tasks: u32) {
-    let handles: Vec<_> = (0..tasks)
+async fn spawn_join() {
+    let handles: Vec<_> = (0..spec::SPAWN_TASKS)
         .map(|i| task::spawn_local(async move { i }))
         .collect();
-    for (i, handle) in handles.into_iter().enumerate() {
-        assert_eq!(handle.await.expect("a trivial task finishes") as usize, i);
+    for (i, handle) in (0..spec::SPAWN_TASKS).zip(handles) {
+        assert_eq!(handle.await.expect("a trivial task finishes"), i);
     }
 }
 
-async fn sleep_for(tasks: u32, span: Duration) {
+fn node_name(index: u64) -> String {
+    format!("node{index}")
+}
+
+/// Every node connects to every other one; each sends its messages to seeded random peers,
+/// then closes its streams; each counts what arrives until every incoming stream ends.
+async fn fanout() {
+    fixed_latency();
+    let received = Rc::new(Cell::new(0u64));
+    let finished = Rc::new(Cell::new(0u64));
+    for me in 0..FANOUT_NODES {
+        let (received, finished) = (received.clone(), finished.clone());
+        node::create(node_name(me), move || {
+            let (received, finished) = (received.clone(), finished.clone());
+            async move {
+                let mine = fanout_node(spec::FANOUT_SEED, me)
+                    .await
+                    .expect("a fanout node");
+                received.set(received.get() + mine);
+                finished.set(finished.get() + 1);
+            }
+        });
+    }
+    while finished.get() < FANOUT_NODES {
+        time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(received.get(), FANOUT_NODES * FANOUT_MESSAGES_PER_NODE);
+}
+
+/// One fanout node; returns the messages it received.
+async fn fanout_node(seed: u64, me: u64) -> std::io::Result<u64> {
+    let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
+    let receiving = task::spawn_local(async move {
+        let mut readers = Vec::new();
+        for _ in 1..FANOUT_NODES {
+            let (mut stream, _) = listener.accept().await?;
+            readers.push(task::spawn_local(async move {
+                let mut count = 0;
+                while receive(&mut stream).await?.is_some() {
+                    count += 1;
+                }
+                Ok::<u64, std::io::Error>(count)
+            }));
+        }
+        let mut received = 0;
+        for reader in readers {
+            received += reader.await.expect("a reader finishes")?;
+        }
+        Ok::<u64, std::io::Error>(received)
+    });
+    let mut peers = Vec::new();
+    for pick in 0..FANOUT_NODES - 1 {
+        peers.push(connect(&node_name(spec::fanout_destination(me, pick))).await?);
+    }
+    let mut rng = WorkloadRng::new(seed, me);
+    for number in 0..FANOUT_MESSAGES_PER_NODE {
+        let pick = rng.range_inclusive(0, FANOUT_NODES - 2);
+        send(&mut peers[pick as usize], number).await?;
+    }
+    for mut peer in peers {
+        peer.shutdown().await?;
+    }
+    receiving.await.expect("the receiver finishes")
+}
+
+async fn sleep_for(tasks: u64, span: Duration) {
     let end = time::Instant::now() + span;
     let handles: Vec<_> = (0..tasks)
-        .map(|_| {
+        .map(|index| {
             task::spawn_local(async move {
+                let mut rng = WorkloadRng::new(4, index);
                 loop {
-                    let ms = crashtest::rand::rng().with(|r| r.range_inclusive(1, 1000));
-                    let wake = time::Instant::now() + Duration::from_millis(ms);
+                    let wake = time::Instant::now() + rng.sleep();
                     if wake > end {
                         break;
                     }
