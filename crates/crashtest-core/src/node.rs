@@ -82,6 +82,23 @@ pub enum NodeStatus {
 /// The main future of a node, made anew at every (re)start.
 pub(crate) type Factory = Rc<dyn Fn() -> TaskFuture>;
 
+/// A wall clock's drift: `ppm` since `since_ns`, on top of what earlier rates gained.
+#[derive(Clone, Copy, Debug, Default)]
+struct Drift {
+    ppm: i64,
+    since_ns: i64,
+    gained_before_ns: i64,
+}
+
+impl Drift {
+    /// Nanoseconds the clock has gained (negative: lost) by virtual time `now`.
+    fn gained_ns(&self, now: i64) -> i64 {
+        let span = i128::from(now - self.since_ns);
+        let gained = span * i128::from(self.ppm) / 1_000_000;
+        self.gained_before_ns + i64::try_from(gained).expect("drift fits in i64 nanoseconds")
+    }
+}
+
 struct NodeRecord {
     name: String,
     status: NodeStatus,
@@ -89,7 +106,7 @@ struct NodeRecord {
     factory: Option<Factory>,
     upgraded: bool,
     parked: Vec<TaskId>,
-    drift_ppm: i64,
+    drift: Drift,
     offset_ns: i64,
     /// The node's own random stream, for its user code (`crashtest::rand`).
     rng: Rng,
@@ -125,7 +142,7 @@ impl NodeTable {
             factory: None,
             upgraded: false,
             parked: Vec::new(),
-            drift_ppm: 0,
+            drift: Drift::default(),
             offset_ns: 0,
             rng: node_rng(streams.root(), "supervisor"),
         };
@@ -252,7 +269,10 @@ impl NodeTable {
             factory: Some(factory),
             upgraded: false,
             parked: Vec::new(),
-            drift_ppm,
+            drift: Drift {
+                ppm: drift_ppm,
+                ..Drift::default()
+            },
             offset_ns,
             rng: node_rng(self.root_seed, &name_for_rng),
         });
@@ -263,9 +283,7 @@ impl NodeTable {
     pub(crate) fn wall_clock_ns(&self, node: NodeId, now_ns: u64) -> i64 {
         let record = self.get(node);
         let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
-        let drift = i64::try_from(i128::from(now) * i128::from(record.drift_ppm) / 1_000_000)
-            .expect("drift fits");
-        self.epoch_ns + now + drift + record.offset_ns
+        self.epoch_ns + now + record.drift.gained_ns(now) + record.offset_ns
     }
 
     /// The random stream of `node`'s user code, to read.
@@ -276,6 +294,14 @@ impl NodeTable {
     /// The random stream of `node`'s user code.
     pub(crate) fn rng(&mut self, node: NodeId) -> &mut Rng {
         &mut self.get_mut(node).rng
+    }
+
+    fn set_drift(&mut self, node: NodeId, ppm: i64, now_ns: u64) {
+        let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
+        let drift = &mut self.get_mut(node).drift;
+        drift.gained_before_ns = drift.gained_ns(now);
+        drift.since_ns = now;
+        drift.ppm = ppm;
     }
 
     fn set_offset(&mut self, node: NodeId, offset_ns: i64) {
@@ -441,6 +467,28 @@ impl Node {
     /// ```
     pub fn resume(&self) {
         in_sim("Node::resume", |w| w.resume_node(self.id));
+    }
+
+    /// From now on the node's wall clock runs `ppm` parts per million fast (positive) or slow;
+    /// what it gained so far stays (a skew, not a jump).
+    ///
+    /// ```
+    /// use crashtest_core::{node, time, Sim};
+    /// use std::time::Duration;
+    /// Sim::new(1).run(async {
+    ///     let n = node::create("a", std::future::pending);
+    ///     n.set_clock_drift_ppm(100_000);
+    /// }).unwrap();
+    /// ```
+    pub fn set_clock_drift_ppm(&self, ppm: i64) {
+        assert!(
+            ppm.abs() < 1_000_000,
+            "a drift of {ppm} ppm would stop or reverse the clock"
+        );
+        in_sim("Node::set_clock_drift_ppm", |w| {
+            w.nodes.borrow_mut().set_drift(self.id, ppm, w.now_ns());
+            w.record(EventKind::ClockDrift { node: self.id, ppm });
+        });
     }
 
     /// Sets the node's wall clock off from true time by `offset_ns` nanoseconds (negative:

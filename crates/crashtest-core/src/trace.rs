@@ -90,6 +90,13 @@ pub enum EventKind {
         /// The new offset in nanoseconds (negative: behind).
         offset_ns: i64,
     },
+    /// A node's wall clock started running fast or slow.
+    ClockDrift {
+        /// The node whose clock drifts.
+        node: NodeId,
+        /// The new rate, in parts per million (negative: slow).
+        ppm: i64,
+    },
     /// A task panicked; the run fails.
     Panic {
         /// The task that panicked.
@@ -151,6 +158,7 @@ impl fmt::Display for Event {
             EventKind::ClockOffset { node, offset_ns } => {
                 write!(f, "clock of {node} set off by {offset_ns} ns")
             }
+            EventKind::ClockDrift { node, ppm } => write!(f, "clock of {node} drifts {ppm} ppm"),
             EventKind::Panic { task } => write!(f, "PANIC in {task}"),
             EventKind::Note {
                 source,
@@ -199,6 +207,7 @@ impl EventKind {
                 [12, u64::from(node.0), *offset_ns as u64, 0]
             }
             EventKind::Panic { task } => [13, task.to_u64(), 0, 0],
+            EventKind::ClockDrift { node, ppm } => [15, u64::from(node.0), *ppm as u64, 0],
             EventKind::Note {
                 source,
                 words,

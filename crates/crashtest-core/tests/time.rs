@@ -171,3 +171,38 @@ fn the_epoch_is_drawn_from_the_seed() {
     assert_eq!(epoch(1), epoch(1));
     assert_ne!(epoch(1), epoch(2));
 }
+
+#[test]
+fn a_drift_change_skews_the_clock_without_a_jump() {
+    Sim::new(1)
+        .run(async {
+            let node = node::create("skewed", std::future::pending);
+            let read = || {
+                let id = node.id();
+                let sample = Rc::new(RefCell::new(None));
+                let slot = sample.clone();
+                crashtest_core::plumbing::spawn_on(id, "read", async move {
+                    *slot.borrow_mut() = Some(time::system_time());
+                });
+                sample
+            };
+            let first = read();
+            time::sleep(Duration::from_secs(100)).await;
+            node.set_clock_drift_ppm(10_000);
+            let second = read();
+            time::sleep(Duration::from_secs(100)).await;
+            let third = read();
+            time::sleep(Duration::from_millis(1)).await;
+            let at = |s: &Rc<RefCell<Option<std::time::SystemTime>>>| s.borrow().unwrap();
+            // No drift for the first 100 s; 1% fast for the next 100 s (+1 s), no jump.
+            assert_eq!(
+                at(&second).duration_since(at(&first)).unwrap(),
+                Duration::from_secs(100)
+            );
+            assert_eq!(
+                at(&third).duration_since(at(&second)).unwrap(),
+                Duration::from_secs(101)
+            );
+        })
+        .unwrap();
+}

@@ -1,7 +1,7 @@
 //! The nemesis: a schedule of process, network and clock faults drawn from the seed.
 //!
 //! At random gaps the nemesis picks an action by weight (kill, pause, partition, clog,
-//! swizzle, clock jump), a victim among the nodes it may touch, and how long the fault lasts;
+//! swizzle, clock jump or skew), a victim among the nodes it may touch, and how long the fault lasts;
 //! then it undoes the fault (restart, resume, heal). It never touches protected nodes, and it
 //! never has more than `max_down` nodes dead or paused at once, so a cluster that tolerates
 //! that many failures must survive every seed (FoundationDB's attrition workloads keep the
@@ -20,6 +20,10 @@ use std::time::Duration;
 use crashtest_core::node::{Node, NodeId, NodeStatus};
 use crashtest_core::rng::{Ratio, Rng};
 use crashtest_core::{fault, plumbing, task, time};
+
+/// The largest drift a clock action gives a node's wall clock, in parts per million (a bad
+/// oscillator is off by tens of ppm; this is an adversary's clock).
+const MAX_SKEW_PPM: u64 = 1_000;
 
 /// What the nemesis may do and how often. Weights are relative; a weight of 0 turns an action
 /// off.
@@ -169,7 +173,8 @@ impl Nemesis {
         self
     }
 
-    /// Clock jumps move a node's wall clock by up to `max` either way.
+    /// Clock actions either jump a node's wall clock by up to `max` either way or make it
+    /// drift by up to 1000 ppm.
     ///
     /// ```
     /// let _ = crashtest::nemesis::Nemesis::default()
@@ -361,9 +366,19 @@ fn apply(
             crashtest_net::swizzle(&ids, lasting);
         }
         Action::ClockJump => {
+            // Half the time a jump (NTP stepping the clock), half a skew (a drifting
+            // oscillator): both only move the node's wall clock, never its Instants.
             let max = i64::try_from(nemesis.max_clock_jump.as_nanos()).unwrap_or(i64::MAX);
-            let offset = draw(|rng| rng.range_inclusive(0, 2 * max as u64) as i64 - max);
-            victim.set_clock_offset_ns(offset);
+            let (skew, offset, ppm) = draw(|rng| {
+                let offset = rng.range_inclusive(0, 2 * max as u64) as i64 - max;
+                let ppm = rng.range_inclusive(0, 2 * MAX_SKEW_PPM) as i64 - MAX_SKEW_PPM as i64;
+                (rng.boolean(), offset, ppm)
+            });
+            if skew {
+                victim.set_clock_drift_ppm(ppm);
+            } else {
+                victim.set_clock_offset_ns(offset);
+            }
         }
     }
 }

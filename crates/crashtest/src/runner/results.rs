@@ -226,6 +226,7 @@ fn kind_name(kind: &EventKind) -> &'static str {
         EventKind::NodePause { .. } => "pause",
         EventKind::NodeResume { .. } => "resume",
         EventKind::ClockOffset { .. } => "clock_offset",
+        EventKind::ClockDrift { .. } => "clock_drift",
         EventKind::Panic { .. } => "panic",
         EventKind::Note { .. } => "note",
         _ => "other",
