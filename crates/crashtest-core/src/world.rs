@@ -318,15 +318,14 @@ impl World {
         let waker = waker_for(self.run_tag, id);
         let mut cx = Context::from_waker(&waker);
         self.watch.enter_poll(node.0, id.serial);
-        let polled = panic_capture::catch(|| future.as_mut().poll(&mut cx));
+        let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
         self.polls.set(self.polls.get() + 1);
         let since = self.polls_since_clock_moved.get() + 1;
         self.polls_since_clock_moved.set(since);
         match polled {
-            Ok(Poll::Ready(output)) => {
-                let leftover = self.finish_task(id, Outcome::Output(output));
-                drop(future);
+            Ok(Poll::Ready(())) => {
+                let leftover = self.finish_task(id, Outcome::Output(future));
                 drop(leftover);
             }
             Ok(Poll::Pending) => self.after_pending(id, future),

@@ -8,10 +8,10 @@
 //! A panic in a simulated task fails the whole run (a simulator that carried on would hide
 //! the bug it exists to find), so a `JoinHandle` never reports a panic inside a simulation.
 
+mod cell;
 mod table;
 pub(crate) mod waker;
 
-use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -252,9 +252,13 @@ impl<T: 'static> Future for JoinHandle<T> {
                     Poll::Ready(outcome) => {
                         *taken = true;
                         Poll::Ready(match outcome {
-                            Outcome::Output(any) => Ok(*any
-                                .downcast::<T>()
-                                .expect("a task's output has the handle's type")),
+                            Outcome::Output(mut cell) => Ok(cell
+                                .as_mut()
+                                .output()
+                                .downcast_mut::<Option<T>>()
+                                .expect("a task's output has the handle's type")
+                                .take()
+                                .expect("a task's output is taken once")),
                             Outcome::Cancelled => Err(JoinError {
                                 repr: JoinErrorRepr::Cancelled,
                             }),
@@ -290,7 +294,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    Box::pin(async move { Box::new(future.await) as Box<dyn Any> })
+    Box::pin(cell::Cell::new(future))
 }
 
 /// Spawns a task on the current node (inside a simulation) or on tokio (outside one).

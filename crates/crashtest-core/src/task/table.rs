@@ -8,17 +8,16 @@
 //! poll or a `Drop` may spawn, wake or abort tasks, which needs the table again, so the table
 //! is never borrowed across user code.
 
-use std::any::Any;
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::Waker;
 
 use super::TaskId;
+use super::cell::TaskCell;
 use crate::node::NodeId;
 
-/// A task's future, with its output boxed so that the table holds one type.
-pub(crate) type TaskFuture = Pin<Box<dyn Future<Output = Box<dyn Any>>>>;
+/// A task's one allocation: its future, then its output (see `cell`).
+pub(crate) type TaskFuture = Pin<Box<dyn TaskCell>>;
 
 /// Where a task is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,9 +35,9 @@ pub(crate) enum TaskState {
 }
 
 /// How a finished task ended, as its join handle sees it.
-#[derive(Debug)]
 pub(crate) enum Outcome {
-    Output(Box<dyn Any>),
+    /// The task's cell, holding its output.
+    Output(TaskFuture),
     Cancelled,
 }
 
@@ -53,9 +52,9 @@ pub(crate) struct TaskSlot {
     pub(crate) state: TaskState,
     /// `CANCEL_REQUESTED | HANDLE_ALIVE | NAMED | CANCELLED`, packed to keep the slot small.
     flags: u8,
+    /// The task's cell: its future while it runs, its output once it completed.
     future: Option<TaskFuture>,
     pub(crate) join_waker: Option<Waker>,
-    output: Option<Box<dyn Any>>,
 }
 
 /// The task was aborted, or its node killed, while it was being polled.
@@ -116,11 +115,11 @@ impl TaskSlot {
     /// Stores how the task ended, for its handle.
     pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
         assert!(
-            self.output.is_none() && !self.flag(CANCELLED),
+            self.future.is_none() && !self.flag(CANCELLED),
             "a task's outcome is set once"
         );
         match outcome {
-            Outcome::Output(output) => self.output = Some(output),
+            Outcome::Output(cell) => self.future = Some(cell),
             Outcome::Cancelled => self.set_flag(CANCELLED, true),
         }
     }
@@ -135,7 +134,7 @@ impl TaskSlot {
             self.set_flag(CANCELLED, false);
             return Outcome::Cancelled;
         }
-        Outcome::Output(self.output.take().expect("a finished task's outcome waits"))
+        Outcome::Output(self.future.take().expect("a finished task's outcome waits"))
     }
 }
 
@@ -191,7 +190,6 @@ impl TaskTable {
             flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
             future: Some(future),
             join_waker: None,
-            output: None,
         });
         TaskId { slot, serial }
     }
