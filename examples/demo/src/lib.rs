@@ -1,20 +1,24 @@
 //! A small multi-node program to show a simulation end to end: a cluster of nodes that send
-//! each other heartbeats over in-simulation channels, and a supervisor that kills one node
-//! mid-run, restarts it, and checks that every node hears from every other one at the end.
+//! each other heartbeats over the simulated network (UDP), and a supervisor that kills one
+//! node mid-run, restarts it, and checks that every node hears from every other one at the
+//! end.
 //!
-//! Each node draws its heartbeat period from its own seeded stream, so the schedule, and the
-//! fingerprint, change with the seed and only with the seed.
+//! The program is ordinary async Rust: `crashtest::net::UdpSocket` is shaped like tokio's,
+//! and node names resolve like host names. Each node draws its heartbeat period from its own
+//! seeded stream, so the schedule, and the fingerprint, change with the seed and only with
+//! the seed.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crashtest::{node, time};
-use tokio::sync::mpsc;
+use crashtest::net::UdpSocket;
+use crashtest::{node, task, time};
 
-/// Mailboxes of the live nodes, by name; a (re)starting node puts in a fresh one.
-type Directory = Rc<RefCell<BTreeMap<String, mpsc::UnboundedSender<String>>>>;
+/// The port every node listens on for heartbeats.
+const PORT: u16 = 9000;
+
 /// When each node last heard from each peer: `heard[node][peer]`.
 type Heard = Rc<RefCell<BTreeMap<String, BTreeMap<String, time::Instant>>>>;
 
@@ -36,20 +40,18 @@ pub struct Plan {
 /// ```
 pub async fn cluster(plan: Plan) {
     assert!(plan.nodes >= 2, "a cluster needs two nodes to heartbeat");
-    let directory: Directory = Rc::default();
     let heard: Heard = Rc::default();
     let names: Vec<String> = (0..plan.nodes).map(|i| format!("node-{i}")).collect();
     let mut handles = Vec::new();
     for name in &names {
-        let (directory, heard, name) = (directory.clone(), heard.clone(), name.clone());
+        let (heard, name, peers) = (heard.clone(), name.clone(), names.clone());
         handles.push(node::create(name.clone(), move || {
-            heartbeat(name.clone(), directory.clone(), heard.clone())
+            heartbeat(name.clone(), peers.clone(), heard.clone())
         }));
     }
     let victim = handles[crashtest::rand::rng().with(|r| r.index(handles.len()))];
     time::sleep(plan.duration / 4).await;
     victim.kill();
-    directory.borrow_mut().remove(&victim.name());
     time::sleep(plan.duration / 4).await;
     victim.restart();
     time::sleep(plan.duration / 2).await;
@@ -67,30 +69,34 @@ pub async fn cluster(plan: Plan) {
     }
 }
 
-/// One node's main: register a mailbox, then send heartbeats and record those received.
-async fn heartbeat(name: String, directory: Directory, heard: Heard) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    directory.borrow_mut().insert(name.clone(), tx);
+/// One node's main: send a heartbeat to every peer each period, and record those received.
+async fn heartbeat(name: String, peers: Vec<String>, heard: Heard) {
+    let socket = Rc::new(
+        UdpSocket::bind(("0.0.0.0", PORT))
+            .await
+            .expect("bind the port"),
+    );
+    let receiver = socket.clone();
+    let me = name.clone();
+    task::spawn_local(async move {
+        let mut buf = [0u8; 64];
+        loop {
+            let (len, _) = receiver.recv_from(&mut buf).await.expect("receive");
+            let from = String::from_utf8_lossy(&buf[..len]).into_owned();
+            heard
+                .borrow_mut()
+                .entry(me.clone())
+                .or_default()
+                .insert(from, time::Instant::now());
+        }
+    });
     let period_ms = crashtest::rand::rng().with(|r| r.range_inclusive(100, 500));
     let mut ticks = time::interval(Duration::from_millis(period_ms));
     loop {
-        // `biased` polls the branches in order: tokio's default order is random from a
-        // generator crashtest does not seed, which would break replay.
-        tokio::select! {
-            biased;
-            _ = ticks.tick() => {
-                let peers: Vec<_> = directory.borrow().iter()
-                    .filter(|(peer, _)| **peer != name)
-                    .map(|(_, tx)| tx.clone())
-                    .collect();
-                for peer in peers {
-                    // A peer that died since we looked has dropped its mailbox: that is fine.
-                    let _ = peer.send(name.clone());
-                }
-            }
-            Some(from) = rx.recv() => {
-                heard.borrow_mut().entry(name.clone()).or_default().insert(from, time::Instant::now());
-            }
+        ticks.tick().await;
+        for peer in peers.iter().filter(|peer| **peer != name) {
+            // A peer that is down drops the datagram: heartbeats are best effort.
+            let _ = socket.send_to(name.as_bytes(), (peer.as_str(), PORT)).await;
         }
     }
 }
