@@ -1,0 +1,235 @@
+//! The command line: subcommands, their flags, and the help text users read.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::seeds::{SeedRange, Shard};
+
+/// Runs `#[crashtest::test]` tests across processes and takes failing seeds apart.
+#[derive(Debug, Parser)]
+#[command(name = "crashtest", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Run many seeds of a test on worker processes; results as JSON lines, resumable.
+    Sweep(SweepArgs),
+    /// Print a seed's trace, one column per node.
+    Replay(ReplayArgs),
+    /// Find a smallest set of injected faults with which a seed still fails.
+    Minimize(MinimizeArgs),
+    /// Replay a seed up to a time, then re-draw its future with fresh sub-seeds.
+    Explore(ExploreArgs),
+    /// Write a seed's run as an HTML space-time diagram.
+    View(ViewArgs),
+    /// List the tests the selected executables hold.
+    List(ListArgs),
+}
+
+/// Which test executable to use: built by cargo (with these filters) or given with `--exe`.
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct Select {
+    /// Package whose tests to build (cargo's -p).
+    #[arg(short, long, value_name = "SPEC")]
+    pub(crate) package: Vec<String>,
+    /// Integration test target to build (cargo's --test).
+    #[arg(long = "test", value_name = "NAME")]
+    pub(crate) test_target: Vec<String>,
+    /// Build the package's library tests (cargo's --lib).
+    #[arg(long)]
+    pub(crate) lib: bool,
+    /// Build in release mode (faster seeds).
+    #[arg(long)]
+    pub(crate) release: bool,
+    /// Features to enable (cargo's --features).
+    #[arg(long)]
+    pub(crate) features: Option<String>,
+    /// Path to the Cargo.toml to build.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) manifest_path: Option<PathBuf>,
+    /// Use this test executable instead of building with cargo.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["package", "test_target", "lib", "release", "features", "manifest_path"])]
+    pub(crate) exe: Option<PathBuf>,
+}
+
+impl Select {
+    /// The arguments given to `cargo test --no-run`.
+    pub(crate) fn cargo_filters(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        for package in &self.package {
+            args.extend(["-p".to_owned(), package.clone()]);
+        }
+        for target in &self.test_target {
+            args.extend(["--test".to_owned(), target.clone()]);
+        }
+        if self.lib {
+            args.push("--lib".to_owned());
+        }
+        args.extend(self.reproduce_flags().into_iter().flat_map(|flag| {
+            flag.split_once(' ').map_or_else(
+                || vec![flag.clone()],
+                |(a, b)| vec![a.to_owned(), b.to_owned()],
+            )
+        }));
+        args
+    }
+
+    /// The build flags a reproduce line must repeat.
+    pub(crate) fn reproduce_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(path) = &self.manifest_path {
+            flags.push(format!("--manifest-path {}", path.display()));
+        }
+        if self.release {
+            flags.push("--release".to_owned());
+        }
+        if let Some(features) = &self.features {
+            flags.push(format!("--features {features}"));
+        }
+        flags
+    }
+}
+
+/// The test and where to find it.
+#[derive(Clone, Debug, Args)]
+pub(crate) struct TestArgs {
+    /// The test: its full libtest path (`raft::tests::agree`) or a unique suffix (`agree`).
+    pub(crate) test: String,
+    #[command(flatten)]
+    pub(crate) select: Select,
+    /// Wall-clock time a worker may go without finishing a seed before it is killed and the
+    /// seed reported as hung.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
+    pub(crate) seed_timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SweepArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// Seeds to run: N (0..N), A..B or A..=B.
+    #[arg(long, value_name = "RANGE", default_value = "1000", value_parser = SeedRange::parse)]
+    pub(crate) seeds: SeedRange,
+    /// Run only shard K of N of the range (1 <= K <= N), for splitting across machines.
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub(crate) shard: Option<Shard>,
+    /// Worker processes at once (default: one per core).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
+    /// Seeds per worker process (default: chosen from the range and the workers).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch: Option<u64>,
+    /// The results file (JSON lines, one per seed).
+    #[arg(
+        short,
+        long,
+        value_name = "PATH",
+        default_value = "crashtest-results.jsonl"
+    )]
+    pub(crate) out: PathBuf,
+    /// Continue the sweep whose results are in --out: seeds already there are skipped.
+    #[arg(long)]
+    pub(crate) resume: bool,
+    /// Stop at the first failing seed.
+    #[arg(long)]
+    pub(crate) stop_on_failure: bool,
+    /// Stop starting seeds after this much wall time (the sweep can be resumed).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub(crate) time_budget: Option<Duration>,
+    /// After the sweep, re-run a sample of N seeds in fresh processes and compare
+    /// fingerprints (N defaults to 16).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "16")]
+    pub(crate) check_determinism: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// The seed.
+    pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    /// Show every event, scheduler polls and clock jumps included.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Width of a node's column, in characters.
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u16).range(12..))]
+    pub(crate) width: u16,
+    /// Also keep the raw trace (JSON lines) in this file.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) save_trace: Option<PathBuf>,
+}
+
+/// Which events of a trace to show.
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct Filter {
+    /// Show only this node (by name, or nI); repeatable.
+    #[arg(long = "node", value_name = "NAME")]
+    pub(crate) nodes: Vec<String>,
+    /// Show events from this virtual time on (such as 1.5s or 200ms).
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    pub(crate) from: Option<Duration>,
+    /// Show events up to this virtual time.
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    pub(crate) until: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MinimizeArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// The failing seed.
+    pub(crate) seed: u64,
+    /// Runs at once (default: one per core).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExploreArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// The seed whose prefix is kept.
+    pub(crate) seed: u64,
+    /// The virtual time at which the future is re-drawn (such as 1.5s).
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    pub(crate) at: Duration,
+    /// How many futures (sub-seeds 1..=K) to draw.
+    #[arg(short = 'k', long, value_name = "K", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) branches: u64,
+    /// Runs at once (default: one per core).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ViewArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// The seed.
+    pub(crate) seed: u64,
+    /// The HTML file to write (default: crashtest-seed-SEED.html).
+    #[arg(short, long, value_name = "PATH")]
+    pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) filter: Filter,
+    /// Draw at most this many events (the rest are cut off, with a note).
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    pub(crate) max_events: usize,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) select: Select,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    crate::duration::parse(text)
+}

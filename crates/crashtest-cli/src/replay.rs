@@ -1,0 +1,242 @@
+//! `crashtest replay`: a seed's trace as text, one column per node.
+//!
+//! Each row is one event, written in the column of the node it belongs to, with a marker in
+//! front (`X` kill, `^` restart or upgrade, `=` pause, `>` resume, `!` panic, `*` injected
+//! fault, `-` masked fault, `~` clock change, `#` partition or clog, `&` its end, `+` node
+//! created, `@` network traffic). The other
+//! columns show each node's state at that moment: `|` running, `:` paused, blank when dead
+//! or not yet created, so a crash and its restart read as a gap in a lane.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::cli::{Filter, ReplayArgs};
+use crate::results::SeedResult;
+use crate::trace::{self, Event, Trace};
+
+/// Runs the seed with its trace and prints the columns.
+pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
+    let target = crate::target::resolve(&args.target.select, &args.target.test)?;
+    let (result, trace) = trace::record(
+        &target,
+        args.seed,
+        args.target.seed_timeout,
+        args.save_trace.as_deref(),
+    )?;
+    let text = render(
+        &trace,
+        &result,
+        &args.filter,
+        args.all,
+        usize::from(args.width),
+    )?;
+    print!("{text}");
+    println!(
+        "reproduce: {}",
+        target.reproduce(&format!("CRASHTEST_SEED={}", args.seed))
+    );
+    Ok(if result.passed() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}
+
+/// A lane's state, for the columns of other nodes' rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    Absent,
+    Running,
+    Paused,
+}
+
+impl Lane {
+    fn filler(self) -> char {
+        match self {
+            Lane::Absent => ' ',
+            Lane::Running => '|',
+            Lane::Paused => ':',
+        }
+    }
+}
+
+/// The text of a replay.
+pub(crate) fn render(
+    trace: &Trace,
+    result: &SeedResult,
+    filter: &Filter,
+    all: bool,
+    width: usize,
+) -> anyhow::Result<String> {
+    let lanes = trace.lanes(filter)?;
+    let column: BTreeMap<usize, usize> = lanes.iter().enumerate().map(|(c, l)| (*l, c)).collect();
+    let mut state: BTreeMap<usize, Lane> = trace.nodes.keys().map(|n| (*n, Lane::Absent)).collect();
+    state.insert(0, Lane::Running);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "seed {} of {}: {}{}",
+        result.seed,
+        result.test,
+        result.status.to_uppercase(),
+        if result.passed() {
+            String::new()
+        } else {
+            format!(": {}", result.headline())
+        }
+    );
+    let mut header = format!("{:>12} ", "time");
+    for lane in &lanes {
+        header.push_str(&fit(&trace.nodes[lane], width));
+    }
+    let _ = writeln!(out, "{}", header.trim_end());
+    let _ = writeln!(out, "{}", "-".repeat(13 + width * lanes.len()));
+    let mut last_time = None;
+    let mut shown = 0;
+    for event in &trace.events {
+        update(&mut state, event);
+        let visible = (all || !event.is_scheduler())
+            && column.contains_key(&event.lane)
+            && trace::in_window(filter, event.time_ns);
+        if !visible {
+            continue;
+        }
+        shown += 1;
+        let time = if last_time == Some(event.time_ns) {
+            String::new()
+        } else {
+            crate::duration::short(event.time_ns)
+        };
+        last_time = Some(event.time_ns);
+        let mut row = format!("{time:>12} ");
+        for lane in &lanes {
+            if *lane == event.lane {
+                let (mark, label) = event.describe();
+                row.push_str(&fit(&format!("{} {label}", mark.symbol()), width));
+            } else {
+                row.push_str(&fit(&state[lane].filler().to_string(), width));
+            }
+        }
+        let _ = writeln!(out, "{}", row.trim_end());
+    }
+    let _ = writeln!(out, "{}", "-".repeat(13 + width * lanes.len()));
+    let _ = writeln!(
+        out,
+        "{shown} of {} events shown{}",
+        trace.events.len(),
+        if all {
+            ""
+        } else {
+            " (scheduler polls and clock jumps hidden; --all shows them)"
+        }
+    );
+    if let Some(failure) = &result.failure {
+        let _ = writeln!(out, "failure:");
+        for line in failure
+            .lines()
+            .take_while(|l| !l.trim_start().starts_with("last "))
+        {
+            let _ = writeln!(out, "  {}", line.trim_end());
+        }
+    }
+    Ok(out)
+}
+
+/// Follows a node's life through its events.
+fn update(state: &mut BTreeMap<usize, Lane>, event: &Event) {
+    let next = match event.kind.as_str() {
+        "create" | "restart" | "upgrade" | "resume" => Lane::Running,
+        "kill" => Lane::Absent,
+        "pause" => Lane::Paused,
+        _ => return,
+    };
+    state.insert(event.lane, next);
+}
+
+/// `text` cut or padded to `width` characters, with a space to the next column.
+fn fit(text: &str, width: usize) -> String {
+    let room = width - 1;
+    let count = text.chars().count();
+    if count > room {
+        let cut: String = text.chars().take(room - 1).collect();
+        format!("{cut}~ ")
+    } else {
+        format!("{text}{} ", " ".repeat(room - count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(index: u64, time_ns: u64, lane: usize, kind: &str, what: &str) -> Event {
+        Event {
+            index,
+            time_ns,
+            actor: 0,
+            lane,
+            kind: kind.into(),
+            source: (kind == "note").then(|| "fault".to_owned()),
+            words: [index, 0, 0],
+            what: what.into(),
+        }
+    }
+
+    fn sample() -> Trace {
+        Trace {
+            events: vec![
+                event(0, 0, 1, "create", "create n1"),
+                event(1, 0, 1, "poll", "poll t1"),
+                event(2, 5_000_000, 1, "note", "fault: kill store"),
+                event(3, 5_000_000, 1, "kill", "KILL n1"),
+                event(4, 9_000_000, 0, "note", "fault: client delayed"),
+                event(5, 10_000_000, 1, "restart", "RESTART n1"),
+            ],
+            nodes: [(0, "supervisor".to_owned()), (1, "store".to_owned())].into(),
+        }
+    }
+
+    #[test]
+    fn each_event_sits_in_its_nodes_column_with_its_marker() {
+        let result = SeedResult {
+            status: "pass".into(),
+            ..SeedResult::default()
+        };
+        let text = render(&sample(), &result, &Filter::default(), false, 20).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "        time supervisor          store");
+        assert_eq!(lines[3], "          0s |                   + created");
+        assert_eq!(
+            lines[4],
+            "         5ms |                   * fault: kill store"
+        );
+        assert_eq!(lines[5], "             |                   X KILLED");
+        assert_eq!(lines[6], "         9ms * fault: client de~");
+        assert_eq!(lines[7], "        10ms |                   ^ RESTARTED");
+        assert!(!text.contains("poll t1"));
+    }
+
+    #[test]
+    fn filters_keep_only_the_asked_nodes_and_times() {
+        let result = SeedResult {
+            status: "pass".into(),
+            ..SeedResult::default()
+        };
+        let filter = Filter {
+            nodes: vec!["store".into()],
+            from: Some(std::time::Duration::from_millis(5)),
+            until: Some(std::time::Duration::from_millis(9)),
+        };
+        let text = render(&sample(), &result, &filter, false, 20).unwrap();
+        assert!(text.contains("X KILLED"));
+        assert!(!text.contains("supervisor") && !text.contains("RESTARTED"));
+        let unknown = Filter {
+            nodes: vec!["ghost".into()],
+            ..Filter::default()
+        };
+        let error = render(&sample(), &result, &unknown, false, 20)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("store (n1)"), "{error}");
+    }
+}

@@ -1,0 +1,328 @@
+//! Results files: one JSON line per finished seed, as test binaries write them
+//! (`crashtest::runner::results`), plus the lines this tool writes for seeds that took their
+//! worker process down (`crashed`, `hung`).
+//!
+//! Reading is strict in the middle and forgiving at the end: a process killed mid-write can
+//! leave a partial last line, which is reported and set aside (moved to `<file>.corrupt`, never
+//! deleted); a bad line anywhere else means the file is not what it claims to be, and is an
+//! error that names the line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+/// One finished seed.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub(crate) struct SeedResult {
+    pub(crate) test: String,
+    pub(crate) seed: u64,
+    /// `pass`, `fail`, `nondeterministic`, `crashed` or `hung`.
+    pub(crate) status: String,
+    #[serde(default)]
+    pub(crate) fingerprint: String,
+    #[serde(default)]
+    pub(crate) elapsed_ns: u64,
+    #[serde(default)]
+    pub(crate) events: u64,
+    #[serde(default)]
+    pub(crate) polls: u64,
+    #[serde(default)]
+    pub(crate) failure: Option<String>,
+    #[serde(default)]
+    pub(crate) faults: Vec<Fault>,
+    #[serde(default)]
+    pub(crate) coverage: Vec<Coverage>,
+}
+
+/// An injected fault of a failing run.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub(crate) struct Fault {
+    pub(crate) id: Option<u64>,
+    pub(crate) time_ns: u64,
+    pub(crate) node: String,
+    pub(crate) text: String,
+}
+
+/// A coverage site's counts in one run.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    pub(crate) kind: String,
+    pub(crate) name: String,
+    pub(crate) location: String,
+    pub(crate) reached: u64,
+    pub(crate) fired: u64,
+}
+
+/// How the lines that say what failed begin: the runner's failure kinds, its nondeterminism
+/// report, and the poll watchdog's message.
+const HEADLINES: [&str; 8] = [
+    "panicked",
+    "deadlock:",
+    "time limit:",
+    "livelock:",
+    "check failed:",
+    "nondeterminism:",
+    "crashtest: seed",
+    "fatal runtime error",
+];
+
+impl SeedResult {
+    /// Whether the seed passed.
+    pub(crate) fn passed(&self) -> bool {
+        self.status == "pass"
+    }
+
+    /// The line for a seed whose worker process died (`crashed`) or was killed after going
+    /// silent (`hung`), with the end of the worker's output as the failure.
+    pub(crate) fn lost(test: &str, seed: u64, status: &str, output_tail: String) -> SeedResult {
+        SeedResult {
+            test: test.to_owned(),
+            seed,
+            status: status.to_owned(),
+            failure: Some(output_tail),
+            ..SeedResult::default()
+        }
+    }
+
+    /// The failure's most telling line: the panic if there is one, else its first line.
+    pub(crate) fn headline(&self) -> String {
+        let Some(failure) = &self.failure else {
+            return String::new();
+        };
+        let lines = || failure.lines().map(str::trim).filter(|l| !l.is_empty());
+        lines()
+            .find(|line| HEADLINES.iter().any(|start| line.starts_with(start)))
+            .or_else(|| lines().find(|line| !line.contains("FAILED at virtual time")))
+            .or_else(|| lines().next())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The ids of the applied faults that can be masked.
+    pub(crate) fn fault_ids(&self) -> Vec<u64> {
+        self.faults.iter().filter_map(|f| f.id).collect()
+    }
+}
+
+/// What reading a results file found besides its results.
+#[derive(Debug, Default)]
+pub(crate) struct Contents {
+    /// How many results it holds.
+    pub(crate) results: u64,
+    /// A partial last line: its byte offset and text.
+    pub(crate) torn_tail: Option<(u64, String)>,
+    /// Whether the last complete line lacks its newline.
+    pub(crate) missing_newline: bool,
+}
+
+/// Reads a results file line by line (it may hold millions), handing each result to `each`;
+/// see the module docs for what is an error.
+pub(crate) fn read(path: &Path, each: impl FnMut(SeedResult)) -> anyhow::Result<Contents> {
+    let file = File::open(path)
+        .with_context(|| format!("cannot read the results file {}", path.display()))?;
+    parse(BufReader::new(file), each)
+        .with_context(|| format!("corrupt results file {}", path.display()))
+}
+
+fn parse(mut input: impl BufRead, mut each: impl FnMut(SeedResult)) -> anyhow::Result<Contents> {
+    let mut contents = Contents::default();
+    let mut offset = 0u64;
+    let mut number = 0;
+    // A line is judged once the next one is read: only the last may be cut short.
+    let mut pending: Option<(u64, usize, Vec<u8>)> = None;
+    loop {
+        let mut line = Vec::new();
+        let read = input.read_until(b'\n', &mut line)?;
+        let at_end = read == 0;
+        if let Some((start, index, text)) = pending.take() {
+            judge(&mut contents, start, index, &text, at_end, &mut each)?;
+        }
+        if at_end {
+            return Ok(contents);
+        }
+        number += 1;
+        pending = Some((offset, number, line));
+        offset += read as u64;
+    }
+}
+
+/// Takes one line of a results file: a result, a blank, a torn last line, or an error.
+fn judge(
+    contents: &mut Contents,
+    start: u64,
+    number: usize,
+    line: &[u8],
+    is_last: bool,
+    each: &mut impl FnMut(SeedResult),
+) -> anyhow::Result<()> {
+    let text = String::from_utf8_lossy(line);
+    let body = text.trim_end_matches('\n');
+    if body.trim().is_empty() {
+        return Ok(());
+    }
+    match serde_json::from_str::<SeedResult>(body) {
+        Ok(result) => {
+            contents.results += 1;
+            contents.missing_newline = !text.ends_with('\n');
+            each(result);
+        }
+        Err(_) if is_last => contents.torn_tail = Some((start, body.to_owned())),
+        Err(error) => {
+            let excerpt: String = body.chars().take(80).collect();
+            bail!(
+                "line {number} is not a seed result ({error}): {excerpt:?}; fix or remove that line, or sweep into another file"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Makes a results file safe to append to: a torn last line moves to `<file>.corrupt`
+/// (returned, for the warning), and a missing final newline is added.
+pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<PathBuf>> {
+    let context = || format!("cannot repair the results file {}", path.display());
+    if let Some((offset, tail)) = &contents.torn_tail {
+        let aside = path.with_extension("corrupt");
+        let mut out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&aside)
+            .with_context(context)?;
+        writeln!(out, "{tail}").with_context(context)?;
+        out.sync_all().with_context(context)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .with_context(context)?;
+        file.set_len(*offset).with_context(context)?;
+        return Ok(Some(aside));
+    }
+    if contents.missing_newline {
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(context)?;
+        file.write_all(b"\n").with_context(context)?;
+    }
+    Ok(None)
+}
+
+/// Reads the complete lines a growing file gained since the last call.
+#[derive(Debug)]
+pub(crate) struct Tail {
+    file: File,
+    offset: u64,
+    partial: String,
+}
+
+impl Tail {
+    /// Follows `path` from its start.
+    pub(crate) fn open(path: &Path) -> io::Result<Tail> {
+        Ok(Tail {
+            file: File::open(path)?,
+            offset: 0,
+            partial: String::new(),
+        })
+    }
+
+    /// The lines completed since the last call (without their newlines).
+    pub(crate) fn read_lines(&mut self) -> io::Result<Vec<String>> {
+        self.file.seek(SeekFrom::Start(self.offset))?;
+        let mut bytes = Vec::new();
+        self.file.read_to_end(&mut bytes)?;
+        self.offset += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let Some(last_newline) = self.partial.rfind('\n') else {
+            return Ok(Vec::new());
+        };
+        let rest = self.partial.split_off(last_newline + 1);
+        let complete = std::mem::replace(&mut self.partial, rest);
+        Ok(complete
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(seed: u64, status: &str) -> String {
+        serde_json::to_string(&SeedResult {
+            test: "t".into(),
+            seed,
+            status: status.into(),
+            ..SeedResult::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_torn_last_line_is_set_aside_not_fatal() {
+        let text = format!(
+            "{}\n{}\n{{\"test\":\"t\",\"se",
+            line(1, "pass"),
+            line(2, "fail")
+        );
+        let mut seeds = Vec::new();
+        let contents = parse(text.as_bytes(), |r| seeds.push(r.seed)).unwrap();
+        assert_eq!((contents.results, seeds), (2, vec![1, 2]));
+        let (offset, tail) = contents.torn_tail.unwrap();
+        assert_eq!(&text[offset as usize..], tail);
+    }
+
+    #[test]
+    fn a_bad_line_in_the_middle_is_an_error_naming_it() {
+        let text = format!("{}\ngarbage\n{}\n", line(1, "pass"), line(2, "pass"));
+        let error = parse(text.as_bytes(), |_| {}).unwrap_err().to_string();
+        assert!(error.starts_with("line 2 is not a seed result"), "{error}");
+    }
+
+    #[test]
+    fn repair_moves_the_torn_line_aside_and_keeps_every_valid_line() {
+        let dir = std::env::temp_dir().join(format!("crashtest-cli-repair-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        std::fs::write(&path, format!("{}\n{}", line(1, "pass"), "{\"te")).unwrap();
+        let mut before = Vec::new();
+        let contents = read(&path, |r| before.push(r)).unwrap();
+        let aside = repair(&path, &contents).unwrap().unwrap();
+        assert_eq!(std::fs::read_to_string(&aside).unwrap(), "{\"te\n");
+        let mut after = Vec::new();
+        let again = read(&path, |r| after.push(r)).unwrap();
+        assert_eq!((again.results, after), (1, before));
+        assert!(again.torn_tail.is_none() && !again.missing_newline);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_tail_returns_only_complete_lines() {
+        let dir = std::env::temp_dir().join(format!("crashtest-cli-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("grow.jsonl");
+        std::fs::write(&path, "one\ntw").unwrap();
+        let mut tail = Tail::open(&path).unwrap();
+        assert_eq!(tail.read_lines().unwrap(), ["one"]);
+        let mut file = OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(b"o\nthree\n").unwrap();
+        assert_eq!(tail.read_lines().unwrap(), ["two", "three"]);
+        assert!(tail.read_lines().unwrap().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_headline_is_the_panic() {
+        let result = SeedResult {
+            failure: Some(
+                "seed 1 FAILED at virtual time 1s\n  node a\n  panicked at x.rs:1:2: boom\n".into(),
+            ),
+            ..SeedResult::default()
+        };
+        assert_eq!(result.headline(), "panicked at x.rs:1:2: boom");
+    }
+}

@@ -1,0 +1,176 @@
+//! What a sweep found, summed over its results: counts by status, the failing seeds, and
+//! coverage (which probes, `sometimes!` conditions and `buggify!` sites never fired).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::results::SeedResult;
+
+/// Failing seeds listed in full; the rest are counted.
+const FAILURES_SHOWN: usize = 10;
+
+/// Counts and failures over a set of results.
+#[derive(Debug, Default)]
+pub(crate) struct Summary {
+    pub(crate) by_status: BTreeMap<String, u64>,
+    /// The lowest failing seeds (any status but `pass`), with their status and headline;
+    /// only as many as are shown, so that a sweep of millions of failures stays small.
+    pub(crate) failures: BTreeMap<u64, (String, String)>,
+    failed: u64,
+    coverage: BTreeMap<(String, String, String), SiteTotals>,
+    seeds: u64,
+}
+
+#[derive(Debug, Default)]
+struct SiteTotals {
+    reached: u64,
+    fired: u64,
+    seeds_fired: u64,
+}
+
+impl Summary {
+    /// Adds one seed's result.
+    pub(crate) fn add(&mut self, result: &SeedResult) {
+        self.seeds += 1;
+        *self.by_status.entry(result.status.clone()).or_default() += 1;
+        if !result.passed() {
+            self.failed += 1;
+            self.failures
+                .insert(result.seed, (result.status.clone(), result.headline()));
+            if self.failures.len() > FAILURES_SHOWN {
+                self.failures.pop_last();
+            }
+        }
+        for site in &result.coverage {
+            let key = (site.location.clone(), site.kind.clone(), site.name.clone());
+            let totals = self.coverage.entry(key).or_default();
+            totals.reached += site.reached;
+            totals.fired += site.fired;
+            totals.seeds_fired += u64::from(site.fired > 0);
+        }
+    }
+
+    pub(crate) fn failed(&self) -> u64 {
+        self.failed
+    }
+
+    /// `40 seeds: 30 pass, 8 fail, 2 crashed`.
+    pub(crate) fn counts_line(&self) -> String {
+        let parts: Vec<String> = self
+            .by_status
+            .iter()
+            .map(|(status, n)| format!("{n} {status}"))
+            .collect();
+        format!("{} seeds: {}", self.seeds, parts.join(", "))
+    }
+
+    /// The failing seeds, lowest first.
+    pub(crate) fn failures_text(&self) -> String {
+        let mut out = String::new();
+        if self.failures.is_empty() {
+            return out;
+        }
+        let _ = writeln!(
+            out,
+            "failing seeds (lowest first, {} of {}):",
+            self.failures.len(),
+            self.failed
+        );
+        for (seed, (status, headline)) in &self.failures {
+            let _ = writeln!(out, "  seed {seed:<8} {status:<9} {headline}");
+        }
+        out
+    }
+
+    /// Coverage over the seeds: sites that never fired first, then the rest.
+    pub(crate) fn coverage_text(&self) -> String {
+        let mut out = String::new();
+        if self.coverage.is_empty() {
+            return out;
+        }
+        let _ = writeln!(out, "coverage over {} seeds:", self.seeds);
+        let never = |t: &SiteTotals| t.fired == 0;
+        for pass in [true, false] {
+            for ((location, kind, name), totals) in &self.coverage {
+                if never(totals) != pass {
+                    continue;
+                }
+                let what = if never(totals) {
+                    format!("NEVER fired (reached {} times)", totals.reached)
+                } else {
+                    format!(
+                        "fired in {} seeds ({} of {} times reached)",
+                        totals.seeds_fired, totals.fired, totals.reached
+                    )
+                };
+                let _ = writeln!(
+                    out,
+                    "  {kind:<9} {:<32} {location:<24} {what}",
+                    format!("{name:?}")
+                );
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Coverage;
+
+    fn result(seed: u64, status: &str, fired: u64) -> SeedResult {
+        SeedResult {
+            test: "t".into(),
+            seed,
+            status: status.into(),
+            failure: (status != "pass").then(|| "panicked at a.rs:1:1: boom".into()),
+            coverage: vec![
+                Coverage {
+                    kind: "sometimes".into(),
+                    name: "rare".into(),
+                    location: "a.rs:3".into(),
+                    reached: 2,
+                    fired,
+                },
+                Coverage {
+                    kind: "probe".into(),
+                    name: "never".into(),
+                    location: "a.rs:9".into(),
+                    reached: 1,
+                    fired: 0,
+                },
+            ],
+            ..SeedResult::default()
+        }
+    }
+
+    #[test]
+    fn coverage_lists_sites_that_never_fired_first() {
+        let mut summary = Summary::default();
+        summary.add(&result(1, "pass", 1));
+        summary.add(&result(2, "fail", 0));
+        for seed in 10..30 {
+            summary.add(&result(seed, "fail", 0));
+        }
+        assert_eq!(summary.failed(), 21);
+        assert_eq!(summary.failures.len(), FAILURES_SHOWN);
+        assert!(
+            summary
+                .failures_text()
+                .starts_with("failing seeds (lowest first, 10 of 21):")
+        );
+        let text = summary.coverage_text();
+        let never = text.find("NEVER fired (reached 22 times)").unwrap();
+        let fired = text
+            .find("fired in 1 seeds (1 of 44 times reached)")
+            .unwrap();
+        assert!(never < fired, "{text}");
+        assert_eq!(summary.counts_line(), "22 seeds: 21 fail, 1 pass");
+        assert!(
+            summary
+                .failures_text()
+                .contains("seed 2        fail      panicked at a.rs:1:1: boom")
+        );
+    }
+}

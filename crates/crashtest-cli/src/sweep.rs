@@ -1,0 +1,400 @@
+//! `crashtest sweep`: many seeds of one test on worker processes.
+//!
+//! The results file is the sweep's whole state. Workers run batches of contiguous seeds
+//! and write to files of their own (in `<results>.workers/`); the sweep merges each line
+//! into the results file as soon as it appears, so an interrupt, a killed sweep or a crashed
+//! worker loses at most the seeds that were running. `--resume` reads the results file,
+//! takes in whatever finished lines stray worker files still hold, and runs only the seeds
+//! missing: a sweep killed halfway and resumed ends with the same results as one that ran
+//! straight through.
+//!
+//! A worker that dies (crash, abort, watchdog) or goes silent costs only the seed it was
+//! running, which is recorded as `crashed` or `hung` ([`crate::pool`]).
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::cli::SweepArgs;
+use crate::determinism::Finished;
+use crate::pool::{Driver, Message, Queue};
+use crate::progress::Progress;
+use crate::results::{self, SeedResult};
+use crate::seeds::{self, SeedRange};
+use crate::summary::Summary;
+use crate::target::Target;
+use crate::worker::now;
+
+/// Seeds per batch when `--batch` is not given: about eight batches per worker, so that
+/// workers finish together, and at most this many, so that a crash costs little.
+const MAX_BATCH: u64 = 1000;
+
+/// Failures printed as they happen; the rest wait for the summary.
+const LIVE_FAILURES: usize = 20;
+
+/// Set by Ctrl-C.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Runs the sweep and prints its summary.
+pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
+    let target = crate::target::resolve(&args.target.select, &args.target.test)?;
+    let range = match args.shard {
+        None => args.seeds,
+        Some(shard) => match args.seeds.shard(shard) {
+            Some(part) => part,
+            None => {
+                println!(
+                    "shard {}/{} of seeds {} holds no seeds: nothing to do",
+                    shard.index, shard.count, args.seeds
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+        },
+    };
+    let jobs = args.jobs.unwrap_or_else(crate::cores);
+    let mut sweep = Sweep::open(&target, range, &args.out, args.resume)?;
+    let batch = args
+        .batch
+        .unwrap_or_else(|| (range.len() / (jobs * 8)).clamp(1, MAX_BATCH));
+    let done: Vec<u64> = sweep.done.iter().copied().collect();
+    let batches = seeds::batches(range, &done, batch);
+    println!(
+        "sweep of {} over seeds {range}{}: {} to run, {} already done; {jobs} workers; results in {}",
+        target.test,
+        args.shard
+            .map(|s| format!(" (shard {}/{} of {})", s.index, s.count, args.seeds))
+            .unwrap_or_default(),
+        range.len() - done.len() as u64,
+        done.len(),
+        args.out.display()
+    );
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    });
+    let started = now();
+    let stop = sweep.run_batches(
+        &target,
+        batches,
+        jobs,
+        args.stop_on_failure,
+        args.time_budget,
+        args.target.seed_timeout,
+    )?;
+    let elapsed = started.elapsed();
+    let summary = &sweep.summary;
+    println!(
+        "{} (this run: {} seeds in {:.2}s, {:.1} seeds/s, {jobs} workers)",
+        summary.counts_line(),
+        sweep.ran,
+        elapsed.as_secs_f64(),
+        sweep.ran as f64 / elapsed.as_secs_f64().max(1e-9)
+    );
+    print!("{}", summary.failures_text());
+    if let Some((&seed, _)) = summary.failures.first_key_value() {
+        println!(
+            "reproduce the lowest: {}",
+            target.reproduce(&format!("CRASHTEST_SEED={seed}"))
+        );
+        println!(
+            "take it apart: crashtest replay {test} {seed} / crashtest minimize {test} {seed}",
+            test = target.test
+        );
+    }
+    print!("{}", summary.coverage_text());
+    let missing = range.len() - sweep.done.len() as u64;
+    if let Some(reason) = stop.filter(|_| missing > 0) {
+        println!(
+            "stopped ({reason}): {missing} of {} seeds not run; run the same command with --resume to continue",
+            range.len()
+        );
+    }
+    let mut nondeterministic = 0;
+    if let (Some(sample), None | Some(Stop::Failure | Stop::Budget)) =
+        (args.check_determinism, stop)
+    {
+        nondeterministic = crate::determinism::check(
+            &target,
+            &sweep.finished,
+            sample,
+            jobs,
+            args.target.seed_timeout,
+        )?;
+    }
+    Ok(if stop == Some(Stop::Interrupted) {
+        ExitCode::from(130)
+    } else if summary.failed() > 0 || nondeterministic > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Why a sweep stopped before running every seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Failure,
+    Budget,
+    Interrupted,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::Failure => "--stop-on-failure",
+            Stop::Budget => "time budget spent",
+            Stop::Interrupted => "interrupted",
+        })
+    }
+}
+
+/// A sweep's results file and what it holds.
+struct Sweep {
+    test: String,
+    range: SeedRange,
+    out: File,
+    workers: PathBuf,
+    /// Seeds of the range with a result.
+    done: BTreeSet<u64>,
+    /// Counts, failures and coverage of the range's results (resumed and new).
+    summary: Summary,
+    /// Fingerprints of the range's finished runs, for the determinism check.
+    finished: Vec<Finished>,
+    /// Seeds run by this invocation.
+    ran: u64,
+}
+
+impl Sweep {
+    /// Opens (or, with `resume`, continues) the results file at `path`.
+    fn open(target: &Target, range: SeedRange, path: &Path, resume: bool) -> anyhow::Result<Sweep> {
+        let exists = path.metadata().is_ok_and(|m| m.len() > 0);
+        let mut earlier = Vec::new();
+        if exists {
+            let mut other_test = None;
+            let contents = results::read(path, |result| {
+                if result.test != target.test {
+                    other_test.get_or_insert(result.test);
+                } else if range.contains(result.seed) {
+                    earlier.push(result);
+                }
+            })?;
+            if !resume {
+                bail!(
+                    "the results file {} already holds {} results: pass --resume to continue that sweep, or choose another file with --out",
+                    path.display(),
+                    contents.results
+                );
+            }
+            if let Some(other) = other_test {
+                bail!(
+                    "the results file {} holds results of test {other:?}, not {:?}: resume it with that test, or choose another file with --out",
+                    path.display(),
+                    target.test
+                );
+            }
+            if let Some(aside) = results::repair(path, &contents)? {
+                eprintln!(
+                    "crashtest: the last line of {} was cut short (the sweep was killed while writing it); it was moved to {} and its seed will run again",
+                    path.display(),
+                    aside.display()
+                );
+            }
+        }
+        let out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open the results file {}", path.display()))?;
+        let mut sweep = Sweep {
+            test: target.test.clone(),
+            range,
+            out,
+            workers: worker_dir(path),
+            done: BTreeSet::new(),
+            summary: Summary::default(),
+            finished: Vec::new(),
+            ran: 0,
+        };
+        for result in earlier {
+            if sweep.done.insert(result.seed) {
+                sweep.take(&result);
+            }
+        }
+        sweep.salvage()?;
+        std::fs::create_dir_all(&sweep.workers)
+            .with_context(|| format!("cannot create {}", sweep.workers.display()))?;
+        Ok(sweep)
+    }
+
+    /// Takes the finished lines left in worker files by a sweep that was killed, then
+    /// removes those files.
+    fn salvage(&mut self) -> anyhow::Result<()> {
+        let Ok(entries) = std::fs::read_dir(&self.workers) else {
+            return Ok(());
+        };
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        let mut taken = 0;
+        for file in files {
+            let Ok(mut tail) = results::Tail::open(&file) else {
+                continue;
+            };
+            for line in tail.read_lines().unwrap_or_default() {
+                if let Ok(result) = serde_json::from_str::<SeedResult>(&line) {
+                    if result.test == self.test && self.record(&line, result)? {
+                        taken += 1;
+                    }
+                }
+            }
+        }
+        if taken > 0 {
+            eprintln!(
+                "crashtest: took {taken} finished seeds from the worker files of the interrupted sweep"
+            );
+        }
+        std::fs::remove_dir_all(&self.workers)
+            .with_context(|| format!("cannot clear {}", self.workers.display()))
+    }
+
+    /// Appends a result unless its seed is outside the range or done; returns whether it
+    /// was new.
+    fn record(&mut self, line: &str, result: SeedResult) -> anyhow::Result<bool> {
+        if !self.range.contains(result.seed) || !self.done.insert(result.seed) {
+            return Ok(false);
+        }
+        self.out
+            .write_all(format!("{line}\n").as_bytes())
+            .context("cannot write to the results file")?;
+        self.take(&result);
+        Ok(true)
+    }
+
+    /// Counts a result of the range in the summary.
+    fn take(&mut self, result: &SeedResult) {
+        self.summary.add(result);
+        if let Ok(fingerprint) = u64::from_str_radix(&result.fingerprint, 16) {
+            self.finished.push(Finished {
+                seed: result.seed,
+                fingerprint,
+                passed: result.passed(),
+            });
+        }
+    }
+
+    /// Runs the batches on `jobs` workers, merging results as they come; returns why it
+    /// stopped early, if it did.
+    fn run_batches(
+        &mut self,
+        target: &Target,
+        batches: Vec<SeedRange>,
+        jobs: u64,
+        stop_on_failure: bool,
+        budget: Option<Duration>,
+        silence: Duration,
+    ) -> anyhow::Result<Option<Stop>> {
+        let total = self.range.len();
+        let mut progress = Progress::new(total, self.done.len() as u64);
+        let queue = Queue::new(batches);
+        let stop = AtomicBool::new(false);
+        let started = now();
+        let mut why = None;
+        let mut error = None;
+        let mut failures_shown = 0;
+        let (tx, rx) = mpsc::channel::<Message>();
+        let dir = self.workers.clone();
+        std::thread::scope(|scope| {
+            for worker in 0..jobs {
+                let tx = tx.clone();
+                let (queue, stop, dir) = (&queue, &stop, &dir);
+                scope.spawn(move || {
+                    let driver = Driver {
+                        target,
+                        queue,
+                        stop,
+                        tx,
+                        dir,
+                        worker,
+                        silence,
+                    };
+                    driver.run();
+                });
+            }
+            drop(tx);
+            loop {
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(Message::Result(line, result)) => {
+                        let failed = !result.passed();
+                        if failed && failures_shown < LIVE_FAILURES {
+                            failures_shown += 1;
+                            progress.println(&format!(
+                                "seed {} {}: {}",
+                                result.seed,
+                                result.status,
+                                result.headline()
+                            ));
+                            if failures_shown == LIVE_FAILURES {
+                                progress.println(
+                                    "(further failures are in the results file and the summary)",
+                                );
+                            }
+                        }
+                        match self.record(&line, result) {
+                            Ok(true) => {
+                                self.ran += 1;
+                                progress.seed_done(failed);
+                            }
+                            Ok(false) => {}
+                            Err(e) => {
+                                error.get_or_insert(e);
+                                stop.store(true, Ordering::Relaxed);
+                            }
+                        }
+                        if failed && stop_on_failure && why.is_none() {
+                            why = Some(Stop::Failure);
+                        }
+                    }
+                    Ok(Message::Error(e)) => {
+                        error.get_or_insert(e);
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+                if why.is_none() && budget.is_some_and(|b| started.elapsed() >= b) {
+                    why = Some(Stop::Budget);
+                }
+                if INTERRUPTED.load(Ordering::Relaxed) {
+                    why = Some(Stop::Interrupted);
+                }
+                if why.is_some() || error.is_some() {
+                    stop.store(true, Ordering::Relaxed);
+                    queue.wake_all();
+                }
+            }
+        });
+        progress.finish();
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let _ = std::fs::remove_dir_all(&self.workers);
+        Ok(why)
+    }
+}
+
+/// `<results>.workers`: where the workers of a sweep writing `results` keep their files.
+fn worker_dir(results: &Path) -> PathBuf {
+    let mut name = results.file_name().unwrap_or_default().to_owned();
+    name.push(".workers");
+    results.with_file_name(name)
+}

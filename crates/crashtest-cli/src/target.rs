@@ -1,0 +1,330 @@
+//! Which executable holds the test, and how to run it.
+//!
+//! `#[crashtest::test]` tests are ordinary libtest tests, so the tool builds them the way
+//! `cargo test` does (`cargo test --no-run --message-format=json`, with the user's package and
+//! target filters), asks each test executable for its tests (`--list --format terse`), and
+//! resolves the name the user gave: a full libtest path, or a suffix after `::`. `--exe` skips
+//! cargo for a binary built elsewhere. A name that matches nothing, or more than one test, is
+//! an error that lists the candidates: running the wrong test would waste a whole sweep.
+
+use std::ffi::OsString;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use crate::cli::Select;
+
+/// A resolved test: the executable, the test's libtest path, and how cargo names it.
+#[derive(Clone, Debug)]
+pub(crate) struct Target {
+    pub(crate) exe: PathBuf,
+    /// The test's full libtest path, such as `raft::tests::agree`.
+    pub(crate) test: String,
+    /// The directory cargo runs the executable in (the package root), if known.
+    pub(crate) dir: Option<PathBuf>,
+    /// `cargo test` arguments selecting this target, such as `-p db --test cluster`; `None`
+    /// when the executable was given with `--exe`.
+    pub(crate) cargo_args: Option<String>,
+}
+
+impl Target {
+    /// The command that runs only this test, as a worker: one test thread, output not
+    /// captured (the runner's report goes to stderr), and the package root as the working
+    /// directory, as under `cargo test`.
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new(&self.exe);
+        command.args([&self.test, "--exact", "--nocapture", "--test-threads=1"]);
+        if let Some(dir) = &self.dir {
+            command.current_dir(dir).env("CARGO_MANIFEST_DIR", dir);
+        }
+        command
+    }
+
+    /// A shell line that reproduces a run, given the environment that selects it.
+    pub(crate) fn reproduce(&self, env: &str) -> String {
+        match &self.cargo_args {
+            Some(args) => format!("{env} cargo test {args} -- {} --exact", self.test),
+            None => format!("{env} {} {} --exact", self.exe.display(), self.test),
+        }
+    }
+}
+
+/// One test executable cargo built.
+#[derive(Clone, Debug)]
+struct Executable {
+    path: PathBuf,
+    dir: Option<PathBuf>,
+    /// `-p pkg --lib`, `-p pkg --test name`, ...
+    cargo_args: Option<String>,
+    /// How the executable is shown in lists.
+    label: String,
+}
+
+/// A test found in an executable.
+#[derive(Clone, Debug)]
+pub(crate) struct Listed {
+    pub(crate) label: String,
+    pub(crate) test: String,
+}
+
+/// Builds (unless `--exe`) and resolves the test `name`.
+pub(crate) fn resolve(select: &Select, name: &str) -> anyhow::Result<Target> {
+    let executables = executables(select)?;
+    let mut exact = Vec::new();
+    let mut suffix = Vec::new();
+    let mut all = Vec::new();
+    for exe in &executables {
+        for test in list_tests(exe)? {
+            if test == name {
+                exact.push((exe.clone(), test.clone()));
+            } else if test.ends_with(&format!("::{name}")) {
+                suffix.push((exe.clone(), test.clone()));
+            }
+            all.push(Listed {
+                label: exe.label.clone(),
+                test,
+            });
+        }
+    }
+    let matches = if exact.is_empty() { suffix } else { exact };
+    match matches.as_slice() {
+        [(exe, test)] => Ok(Target {
+            exe: exe.path.clone(),
+            test: test.clone(),
+            dir: exe.dir.clone(),
+            cargo_args: exe.cargo_args.clone(),
+        }),
+        [] => {
+            let near: Vec<String> = all
+                .iter()
+                .filter(|l| l.test.contains(name.rsplit("::").next().unwrap_or(name)))
+                .map(|l| format!("  {}  ({})", l.test, l.label))
+                .collect();
+            let shown = if near.is_empty() {
+                all.iter()
+                    .take(30)
+                    .map(|l| format!("  {}  ({})", l.test, l.label))
+                    .collect()
+            } else {
+                near
+            };
+            bail!(
+                "unknown test {name:?}: no test in {} executable(s) is named so or ends in ::{name}; {}:\n{}",
+                executables.len(),
+                if shown.is_empty() {
+                    "they hold no tests"
+                } else {
+                    "tests found"
+                },
+                shown.join("\n")
+            )
+        }
+        many => bail!(
+            "ambiguous test {name:?}: it matches {} tests; give the full path, or narrow with -p, --lib or --test:\n{}",
+            many.len(),
+            many.iter()
+                .map(|(exe, test)| format!("  {test}  ({})", exe.label))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    }
+}
+
+/// Every test of the selected executables (for `crashtest list`).
+pub(crate) fn list(select: &Select) -> anyhow::Result<Vec<Listed>> {
+    let mut out = Vec::new();
+    for exe in executables(select)? {
+        for test in list_tests(&exe)? {
+            out.push(Listed {
+                label: exe.label.clone(),
+                test,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn executables(select: &Select) -> anyhow::Result<Vec<Executable>> {
+    if let Some(path) = &select.exe {
+        if !path.is_file() {
+            bail!("--exe {}: no such file", path.display());
+        }
+        return Ok(vec![Executable {
+            path: path.clone(),
+            dir: None,
+            cargo_args: None,
+            label: path.display().to_string(),
+        }]);
+    }
+    build(select)
+}
+
+/// An artifact line of cargo's JSON messages (the fields used here).
+#[derive(Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    executable: Option<PathBuf>,
+    #[serde(default)]
+    profile: Option<Profile>,
+    #[serde(default)]
+    target: Option<TargetInfo>,
+    #[serde(default)]
+    package_id: Option<String>,
+    #[serde(default)]
+    manifest_path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+struct Profile {
+    test: bool,
+}
+
+#[derive(Deserialize)]
+struct TargetInfo {
+    name: String,
+    kind: Vec<String>,
+}
+
+/// Runs `cargo test --no-run` and collects the test executables it built.
+fn build(select: &Select) -> anyhow::Result<Vec<Executable>> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut command = Command::new(&cargo);
+    command.args([
+        "test",
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ]);
+    let filters = select.cargo_filters();
+    command.args(&filters);
+    command.stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let mut child = command.spawn().with_context(|| {
+        format!(
+            "cannot run {}; is cargo installed?",
+            cargo.to_string_lossy()
+        )
+    })?;
+    let stdout = child.stdout.take().expect("stdout was piped");
+    let mut executables = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.context("cannot read cargo's output")?;
+        let Ok(message) = serde_json::from_str::<Message>(&line) else {
+            continue;
+        };
+        if message.reason != "compiler-artifact" || !message.profile.is_some_and(|p| p.test) {
+            continue;
+        }
+        let (Some(path), Some(target)) = (message.executable, message.target) else {
+            continue;
+        };
+        let package = message.package_id.as_deref().map(package_name);
+        let selector = target_selector(&target);
+        let cargo_args = package.as_ref().map(|package| {
+            let mut args = vec![format!("-p {package}"), selector.clone()];
+            args.extend(select.reproduce_flags());
+            args.join(" ")
+        });
+        executables.push(Executable {
+            label: format!("{} {selector}", package.as_deref().unwrap_or("?")),
+            dir: message
+                .manifest_path
+                .as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf),
+            cargo_args,
+            path,
+        });
+    }
+    let status = child.wait().context("cargo did not finish")?;
+    if !status.success() {
+        bail!(
+            "`cargo test --no-run {}` failed ({status}); see cargo's messages above",
+            filters.join(" ")
+        );
+    }
+    if executables.is_empty() {
+        bail!(
+            "`cargo test --no-run {}` built no test executables; select a package with -p or a target with --lib/--test",
+            filters.join(" ")
+        );
+    }
+    Ok(executables)
+}
+
+/// `--lib`, `--test NAME`, `--bin NAME`, ... for a target.
+fn target_selector(target: &TargetInfo) -> String {
+    let kind = target.kind.first().map_or("lib", String::as_str);
+    match kind {
+        "test" | "bin" | "example" | "bench" => format!("--{kind} {}", target.name),
+        _ => "--lib".to_owned(),
+    }
+}
+
+/// The package name in a cargo package id: `path+file:///a/b#name@0.1.0`,
+/// `path+file:///a/name#0.1.0` (the name is the last path segment), or the older
+/// `name 0.1.0 (path+file:///a/b)`.
+fn package_name(id: &str) -> String {
+    if let Some((url, fragment)) = id.split_once('#') {
+        if let Some((name, _)) = fragment.split_once('@') {
+            return name.to_owned();
+        }
+        return url.rsplit('/').next().unwrap_or(url).to_owned();
+    }
+    id.split_whitespace().next().unwrap_or(id).to_owned()
+}
+
+/// The tests of one executable, by libtest path.
+fn list_tests(exe: &Executable) -> anyhow::Result<Vec<String>> {
+    let mut command = Command::new(&exe.path);
+    command.args(["--list", "--format", "terse"]);
+    if let Some(dir) = &exe.dir {
+        command.current_dir(dir);
+    }
+    let output = command
+        .output()
+        .with_context(|| format!("cannot run {}", exe.path.display()))?;
+    if !output.status.success() {
+        bail!(
+            "{} --list failed ({}); is it a libtest test executable?\n{}",
+            exe.path.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_come_out_of_every_id_form() {
+        assert_eq!(package_name("path+file:///w/crates/x#my-db@0.1.0"), "my-db");
+        assert_eq!(package_name("path+file:///w/crates/my-db#0.1.0"), "my-db");
+        assert_eq!(package_name("my-db 0.1.0 (path+file:///w)"), "my-db");
+        assert_eq!(
+            package_name("registry+https://github.com/rust-lang/crates.io-index#serde@1.0.0"),
+            "serde"
+        );
+    }
+
+    #[test]
+    fn targets_map_to_cargo_selectors() {
+        let target = |kind: &str| TargetInfo {
+            name: "cluster".into(),
+            kind: vec![kind.into()],
+        };
+        assert_eq!(target_selector(&target("lib")), "--lib");
+        assert_eq!(target_selector(&target("rlib")), "--lib");
+        assert_eq!(target_selector(&target("test")), "--test cluster");
+        assert_eq!(target_selector(&target("bin")), "--bin cluster");
+    }
+}

@@ -1,0 +1,192 @@
+//! One worker process: a test executable running a batch of seeds, watched from outside.
+//!
+//! The worker appends one line per finished seed to a results file of its own; the watcher
+//! tails that file while the process runs, so every finished seed reaches the caller at once
+//! and survives whatever happens to the process next. A worker that goes `silence` without
+//! finishing a seed is killed (hung). Its output goes to a log file, not a pipe (a pipe
+//! nobody drains would block it), and the log's end explains a crash.
+//!
+//! Each worker runs in a process group of its own, so that Ctrl-C in the terminal reaches
+//! only the tool, which then stops its workers itself instead of mistaking them for crashes.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::seeds::SeedRange;
+use crate::target::Target;
+
+/// Variables of the runner's protocol, cleared before each worker so that the user's shell
+/// cannot change what a worker runs.
+const PROTOCOL: [&str; 10] = [
+    "CRASHTEST_SEED",
+    "CRASHTEST_SEEDS",
+    "CRASHTEST_SEED_START",
+    "CRASHTEST_THREADS",
+    "CRASHTEST_CHECK_DETERMINISM",
+    "CRASHTEST_STOP_ON_FAILURE",
+    "CRASHTEST_RESULTS",
+    "CRASHTEST_TRACE",
+    "CRASHTEST_MASK",
+    "CRASHTEST_EXPLORE",
+];
+
+/// How often a running worker's results file is read.
+const TAIL_PERIOD: Duration = Duration::from_millis(20);
+/// How much of a worker's output a crash report keeps.
+const OUTPUT_TAIL_BYTES: u64 = 2048;
+
+/// What one worker runs.
+#[derive(Clone, Debug)]
+pub(crate) struct Job {
+    pub(crate) seeds: SeedRange,
+    /// Extra protocol variables (`CRASHTEST_MASK`, `CRASHTEST_EXPLORE`, `CRASHTEST_TRACE`).
+    pub(crate) env: Vec<(&'static str, String)>,
+    /// Where the worker writes its results; its log goes beside it.
+    pub(crate) results: PathBuf,
+    /// Kill the worker after this much wall time without a finished seed.
+    pub(crate) silence: Duration,
+}
+
+/// How a worker ended.
+#[derive(Debug)]
+pub(crate) enum End {
+    /// It exited by itself.
+    Exited(ExitStatus),
+    /// It went silent for too long and was killed.
+    Hung,
+    /// The caller asked it to stop, and it was killed.
+    Stopped,
+}
+
+/// The wall clock, for timeouts and rates only: nothing simulated reads it.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn now() -> Instant {
+    Instant::now()
+}
+
+impl Job {
+    /// The worker's log file (its stdout and stderr).
+    pub(crate) fn log(&self) -> PathBuf {
+        self.results.with_extension("log")
+    }
+
+    /// Runs the worker to its end, handing each results line to `on_line` as it appears.
+    /// `stop` kills the worker early.
+    pub(crate) fn run(
+        &self,
+        target: &Target,
+        stop: &AtomicBool,
+        mut on_line: impl FnMut(String),
+    ) -> anyhow::Result<End> {
+        File::create(&self.results)
+            .with_context(|| format!("cannot create {}", self.results.display()))?;
+        let log = File::create(self.log())
+            .with_context(|| format!("cannot create {}", self.log().display()))?;
+        let mut command = target.command();
+        for name in PROTOCOL {
+            command.env_remove(name);
+        }
+        command
+            .env("CRASHTEST_SEED_START", self.seeds.start.to_string())
+            .env("CRASHTEST_SEEDS", self.seeds.len().to_string())
+            .env("CRASHTEST_THREADS", "1")
+            .env("CRASHTEST_CHECK_DETERMINISM", "0")
+            .env("CRASHTEST_STOP_ON_FAILURE", "0")
+            .env("CRASHTEST_RESULTS", &self.results)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().context("cannot share the worker log")?)
+            .stderr(log);
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", target.exe.display()))?;
+        let mut tail = crate::results::Tail::open(&self.results)
+            .with_context(|| format!("cannot read {}", self.results.display()))?;
+        let mut last_progress = now();
+        let end = loop {
+            let lines = tail
+                .read_lines()
+                .context("cannot read a worker's results")?;
+            if !lines.is_empty() {
+                last_progress = now();
+            }
+            lines.into_iter().for_each(&mut on_line);
+            if let Some(status) = child.try_wait().context("cannot wait for a worker")? {
+                break End::Exited(status);
+            }
+            if stop.load(Ordering::Relaxed) {
+                kill(&mut child);
+                break End::Stopped;
+            }
+            if last_progress.elapsed() > self.silence {
+                kill(&mut child);
+                break End::Hung;
+            }
+            std::thread::sleep(TAIL_PERIOD);
+        };
+        tail.read_lines()
+            .context("cannot read a worker's results")?
+            .into_iter()
+            .for_each(on_line);
+        Ok(end)
+    }
+
+    /// The end of the worker's output, for a crash report.
+    pub(crate) fn output_tail(&self) -> String {
+        read_tail(&self.log(), OUTPUT_TAIL_BYTES)
+    }
+
+    /// Removes the worker's files once everything in them has been taken.
+    pub(crate) fn clean_up(&self) {
+        let _ = std::fs::remove_file(&self.results);
+        let _ = std::fs::remove_file(self.log());
+    }
+}
+
+fn kill(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The last `bytes` bytes of a file, from a line start where possible.
+fn read_tail(path: &Path, bytes: u64) -> String {
+    let Ok(mut file) = File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let start = len.saturating_sub(bytes);
+    let mut text = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err() || file.read_to_end(&mut text).is_err() {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&text).into_owned();
+    let text = match (start > 0, text.find('\n')) {
+        (true, Some(newline)) => text[newline + 1..].to_owned(),
+        _ => text,
+    };
+    text.trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_tail_starts_at_a_line() {
+        let dir = std::env::temp_dir().join(format!("crashtest-cli-worker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("out.log");
+        std::fs::write(&path, "first line\nsecond line\nthird\n").unwrap();
+        assert_eq!(read_tail(&path, 14), "third");
+        assert_eq!(read_tail(&path, 1000), "first line\nsecond line\nthird");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,360 @@
+//! `crashtest sweep` on the fixture's planted bug, crashes and hangs.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{STORE, crashtest, crashtest_with, exe, outcomes, results, stdout, tempdir};
+
+#[test]
+fn a_sweep_writes_one_line_per_seed_and_finds_the_planted_bug() {
+    let dir = tempdir("sweep-store");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        STORE,
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..60",
+        "-j",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "--check-determinism",
+        "4",
+    ]);
+    let text = stdout(&run);
+    assert_eq!(run.status.code(), Some(1), "failures exit 1:\n{text}");
+    let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
+    assert_eq!(seeds, (0..60).collect::<Vec<_>>());
+    let failed = outcomes(&out).iter().filter(|o| o.1 == "fail").count();
+    assert!(failed > 0 && failed < 60, "{failed} of 60 fail");
+    assert!(text.contains("acknowledged write"), "{text}");
+    assert!(
+        text.contains("reproduce the lowest: CRASHTEST_SEED="),
+        "{text}"
+    );
+    assert!(text.contains("coverage over 60 seeds"), "{text}");
+    assert!(text.contains("\"nothing was acknowledged\""), "{text}");
+    assert!(text.contains("NEVER fired"), "{text}");
+    assert!(text.contains("every fingerprint matches"), "{text}");
+}
+
+#[test]
+fn killing_a_sweep_halfway_and_resuming_gives_the_same_results() {
+    let dir = tempdir("sweep-resume");
+    let straight = dir.join("straight.jsonl");
+    let resumed = dir.join("resumed.jsonl");
+    let args = |out: &std::path::Path| {
+        vec![
+            "sweep".to_owned(),
+            STORE.to_owned(),
+            "--exe".to_owned(),
+            exe(),
+            "--seeds".to_owned(),
+            "0..240".to_owned(),
+            "-j".to_owned(),
+            "2".to_owned(),
+            "--batch".to_owned(),
+            "10".to_owned(),
+            "-o".to_owned(),
+            out.display().to_string(),
+        ]
+    };
+    let run = crashtest(
+        &args(&straight)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_crashtest"))
+        .args(args(&resumed))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let finished = || {
+        let text = std::fs::read_to_string(&resumed).unwrap_or_default();
+        text.matches('\n').count()
+    };
+    while finished() < 100 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let halfway = finished();
+    assert!(halfway < 240, "killed at {halfway} of 240");
+    let mut again = args(&resumed);
+    again.push("--resume".to_owned());
+    let run = crashtest(&again.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(run.status.code(), Some(1), "{}", stdout(&run));
+    assert!(stdout(&run).contains("already done"));
+    assert_eq!(outcomes(&resumed), outcomes(&straight));
+}
+
+#[test]
+fn a_torn_last_line_is_set_aside_and_its_seed_runs_again() {
+    let dir = tempdir("sweep-torn");
+    let out = dir.join("results.jsonl");
+    let first = crashtest(&[
+        "sweep",
+        STORE,
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..5",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(first.status.code().is_some());
+    let mut text = std::fs::read_to_string(&out).unwrap();
+    text.push_str("{\"test\":\"store::acknowledged_wr");
+    std::fs::write(&out, text).unwrap();
+    let run = crashtest(&[
+        "sweep",
+        STORE,
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..10",
+        "-o",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(
+        common::stderr(&run).contains("was cut short"),
+        "{}",
+        common::stderr(&run)
+    );
+    let aside = std::fs::read_to_string(dir.join("results.corrupt")).unwrap();
+    assert_eq!(aside, "{\"test\":\"store::acknowledged_wr\n");
+    let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
+    assert_eq!(seeds, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_crashing_worker_loses_no_result_and_its_seed_is_reported() {
+    let dir = tempdir("sweep-crash");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "aborts_on_some_seeds",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..30",
+        "-j",
+        "2",
+        "--batch",
+        "15",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let lines = results(&out);
+    assert_eq!(lines.len(), 30, "every seed has a result");
+    let crashed: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["status"] == "crashed").collect();
+    let mut crashed_seeds: Vec<u64> = crashed
+        .iter()
+        .map(|l| l["seed"].as_u64().unwrap())
+        .collect();
+    crashed_seeds.sort();
+    assert_eq!(
+        crashed_seeds,
+        [3, 8, 13, 18, 23, 28],
+        "the seeds that abort"
+    );
+    for line in &crashed {
+        let failure = line["failure"].as_str().unwrap();
+        assert!(
+            failure.contains("fixture: aborting the process"),
+            "{failure}"
+        );
+        assert!(failure.contains("worker process exited"), "{failure}");
+    }
+    let passed = lines.iter().filter(|l| l["status"] == "pass").count();
+    assert_eq!(passed + crashed.len(), 30);
+}
+
+#[test]
+fn a_stuck_poll_is_aborted_by_the_watchdog_and_reported() {
+    let dir = tempdir("sweep-watchdog");
+    let out = dir.join("results.jsonl");
+    let run = crashtest_with(
+        &[
+            "sweep",
+            "spins_forever_on_some_seeds",
+            "--exe",
+            &exe(),
+            "--seeds",
+            "6..10",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[("CRASHTEST_POLL_TIMEOUT_SECS", "1")],
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let lines = results(&out);
+    assert_eq!(lines.len(), 4);
+    let stuck = lines.iter().find(|l| l["seed"] == 8).unwrap();
+    assert_eq!(stuck["status"], "crashed");
+    assert!(
+        stuck["failure"]
+            .as_str()
+            .unwrap()
+            .contains("seed 8 is stuck"),
+        "{stuck}"
+    );
+}
+
+#[test]
+fn a_silent_worker_is_killed_and_its_seed_reported_hung() {
+    let dir = tempdir("sweep-hang");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "spins_forever_on_some_seeds",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "7..10",
+        "--seed-timeout",
+        "2s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let got: Vec<(u64, String)> = outcomes(&out).into_iter().map(|o| (o.0, o.1)).collect();
+    let want = [
+        (7, "pass".to_owned()),
+        (8, "hung".to_owned()),
+        (9, "pass".to_owned()),
+    ];
+    assert_eq!(got, want);
+    assert!(
+        stdout(&run).contains("seed 8        hung"),
+        "{}",
+        stdout(&run)
+    );
+}
+
+#[test]
+fn stop_on_failure_stops_at_the_first_failing_seed() {
+    let dir = tempdir("sweep-stop");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        STORE,
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..300",
+        "-j",
+        "1",
+        "--batch",
+        "1",
+        "--stop-on-failure",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    let got = outcomes(&out);
+    assert!(got.len() < 300);
+    assert_eq!(got.iter().filter(|o| o.1 != "pass").count(), 1, "{got:?}");
+    assert!(
+        stdout(&run).contains("stopped (--stop-on-failure)"),
+        "{}",
+        stdout(&run)
+    );
+}
+
+#[test]
+fn shards_split_a_range_without_gaps_or_overlaps() {
+    let dir = tempdir("sweep-shards");
+    let mut seen = BTreeSet::new();
+    let mut total = 0;
+    for k in 1..=3 {
+        let out = dir.join(format!("shard-{k}.jsonl"));
+        let shard = format!("{k}/3");
+        let run = crashtest(&[
+            "sweep",
+            "unstable::always_passes",
+            "--exe",
+            &exe(),
+            "--seeds",
+            "100..131",
+            "--shard",
+            &shard,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+        for outcome in outcomes(&out) {
+            seen.insert(outcome.0);
+            total += 1;
+        }
+    }
+    assert_eq!(total, 31);
+    assert_eq!(seen, (100..131).collect());
+}
+
+#[test]
+fn check_determinism_catches_a_test_that_differs_between_processes() {
+    let dir = tempdir("sweep-determinism");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "sleeps_by_a_process_random_amount",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "4",
+        "--check-determinism",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        stdout(&run).contains("NONDETERMINISTIC seed"),
+        "{}",
+        stdout(&run)
+    );
+}
+
+#[test]
+fn a_time_budget_stops_the_sweep_resumably() {
+    let dir = tempdir("sweep-budget");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "many_tasks_compute",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "100000",
+        "--batch",
+        "5",
+        "--time-budget",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    assert!(
+        stdout(&run).contains("stopped (time budget spent)"),
+        "{}",
+        stdout(&run)
+    );
+    assert!(stdout(&run).contains("--resume"));
+    let done = results(&out).len();
+    assert!(done > 0 && done < 100000, "{done}");
+}
