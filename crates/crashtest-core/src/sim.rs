@@ -32,6 +32,7 @@ pub struct Config {
     pub(crate) buggify: bool,
     pub(crate) sleep_stretch: Option<Duration>,
     pub(crate) masked_faults: BTreeSet<u64>,
+    pub(crate) kept_faults: Option<BTreeSet<u64>>,
     pub(crate) explore: Option<(u64, u64)>,
 }
 
@@ -51,6 +52,7 @@ impl Default for Config {
             buggify: true,
             sleep_stretch: None,
             masked_faults: BTreeSet::new(),
+            kept_faults: None,
             explore: None,
         }
     }
@@ -84,6 +86,25 @@ impl Config {
     /// ```
     pub fn sleep_stretch(mut self, max: Duration) -> Config {
         self.sleep_stretch = Some(max);
+        self
+    }
+
+    /// Replays with every fault masked except these ids, including faults that come up only
+    /// because the run changed (the complement of [`Config::mask_faults`], for a short
+    /// reproduce line of a minimized run).
+    ///
+    /// ```
+    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// let config = Config::default().keep_only_faults([1]);
+    /// Sim::with_config(1, config).run(async {
+    ///     let coin = || fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     assert_eq!((coin(), coin(), coin()), (false, true, false));
+    /// }).unwrap();
+    /// ```
+    pub fn keep_only_faults(mut self, ids: impl IntoIterator<Item = u64>) -> Config {
+        self.kept_faults
+            .get_or_insert_with(BTreeSet::new)
+            .extend(ids);
         self
     }
 

@@ -784,7 +784,12 @@ impl World {
         }
         let id = self.next_fault_id.get();
         self.next_fault_id.set(id + 1);
-        if self.config.masked_faults.contains(&id) {
+        let kept = self
+            .config
+            .kept_faults
+            .as_ref()
+            .is_none_or(|kept| kept.contains(&id));
+        if !kept || self.config.masked_faults.contains(&id) {
             let text = format!("masked fault #{id}");
             self.record_for(
                 node,

@@ -30,6 +30,27 @@
 
 pub mod nemesis;
 pub mod runner;
+
+/// Runs `f` on a fresh OS thread with the determinism guards linked in, and returns its
+/// result. Use it around [`Sim::run`] outside the test runner (which does this for every
+/// seed): std's `HashMap` keys and `rand`'s thread generator are drawn once per thread, so
+/// only a fresh thread lets the simulation's seed decide them.
+///
+/// ```
+/// use std::{cell::RefCell, collections::HashMap, rc::Rc};
+///
+/// let iteration_order = |seed| crashtest::on_fresh_thread(move || {
+///     let keys = Rc::new(RefCell::new(Vec::new()));
+///     let out = keys.clone();
+///     crashtest::Sim::new(seed).run(async move {
+///         let map: HashMap<u32, ()> = (0..16).map(|k| (k, ())).collect();
+///         out.borrow_mut().extend(map.keys().copied());
+///     }).unwrap();
+///     keys.take()
+/// });
+/// assert_eq!(iteration_order(1), iteration_order(1));
+/// ```
+pub use crashtest_guard::on_fresh_thread;
 pub mod swarm;
 
 pub use crashtest_core::{

@@ -173,6 +173,16 @@ impl Nemesis {
         self
     }
 
+    /// Only kills (and the restarts that undo them): the classic crash-recovery nemesis.
+    ///
+    /// ```
+    /// let nemesis = crashtest::nemesis::Nemesis::default().kills_only();
+    /// assert!(nemesis.to_string().starts_with("Killx1 every"));
+    /// ```
+    pub fn kills_only(self) -> Nemesis {
+        self.weights(1, 0, 0, 0, 0, 0)
+    }
+
     /// Clock actions either jump a node's wall clock by up to `max` either way or make it
     /// drift by up to 1000 ppm.
     ///

@@ -29,7 +29,9 @@ pin_project_lite::pin_project! {
 
 impl<F: Future> Cell<F> {
     pub(crate) fn new(future: F) -> Cell<F> {
-        Cell { stage: Stage::Running { future } }
+        Cell {
+            stage: Stage::Running { future },
+        }
     }
 }
 
@@ -60,7 +62,9 @@ where
             },
             StageProjection::Finished { .. } => panic!("a finished task was polled again"),
         };
-        stage.set(Stage::Finished { output: Some(output) });
+        stage.set(Stage::Finished {
+            output: Some(output),
+        });
         Poll::Ready(())
     }
 

@@ -106,6 +106,35 @@ pub struct FailureReport {
     pub test: String,
     /// The failure itself.
     pub cause: Cause,
+    /// Every seed that failed, lowest first (all of the range's failures when the run does
+    /// not stop on the first).
+    pub failed_seeds: Vec<u64>,
+}
+
+impl FailureReport {
+    /// What failed, in one line: the panic message, the check that failed, the deadlock.
+    ///
+    /// ```
+    /// use crashtest::runner::{run_seeds, Settings, TestSpec};
+    /// let spec = TestSpec {
+    ///     name: "t", module_path: "m", package: "p", crate_name: "m",
+    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    /// };
+    /// let settings = Settings { count: 1, check_determinism: false, ..Settings::default() };
+    /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
+    /// assert!(report.message().ends_with("lost a write"));
+    /// ```
+    pub fn message(&self) -> String {
+        match &self.cause {
+            Cause::Run(failure) => failure.kind.to_string(),
+            Cause::Nondeterminism(divergence) => {
+                format!(
+                    "nondeterminism: two runs part at event #{}",
+                    divergence.index
+                )
+            }
+        }
+    }
 }
 
 /// Why a seed failed.
@@ -221,6 +250,9 @@ where
     Fut: Future<Output = ()> + 'static,
 {
     let mut config = (spec.config)().mask_faults(settings.mask.iter().copied());
+    if let Some(keep) = &settings.keep {
+        config = config.keep_only_faults(keep.iter().copied());
+    }
     if let Some((at, sub_seed)) = settings.explore {
         config = config.explore_from(at, sub_seed);
     }
@@ -241,6 +273,7 @@ where
             command: spec.reproduce_command(seed),
             test: test.clone(),
             cause,
+            failed_seeds: vec![seed],
         })
     };
     crashtest_guard::install();
@@ -303,9 +336,15 @@ where
             });
         }
     });
-    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
-    match failures.into_iter().min_by_key(|f| f.summary.seed) {
-        Some(failure) => Err(report(failure.summary.seed, Cause::Run(failure))),
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort_by_key(|f| f.summary.seed);
+    let failed_seeds: Vec<u64> = failures.iter().map(|f| f.summary.seed).collect();
+    match failures.into_iter().next() {
+        Some(failure) => {
+            let mut report = report(failure.summary.seed, Cause::Run(failure));
+            report.failed_seeds = failed_seeds;
+            Err(report)
+        }
         None => Ok(Outcome {
             start: settings.start,
             seeds: settings.count,

@@ -12,6 +12,7 @@
 //! | `CRASHTEST_RESULTS` | append one JSON line per finished seed to this file |
 //! | `CRASHTEST_TRACE` | write every event of the run as JSON lines to this file |
 //! | `CRASHTEST_MASK` | fault ids to mask, comma-separated (`3,7`) |
+//! | `CRASHTEST_KEEP` | fault ids to keep, comma-separated: every other fault is masked |
 //! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED`: re-draw the future from that virtual time |
 //!
 //! The last four are the protocol between a test binary and the `crashtest` command-line
@@ -56,6 +57,8 @@ pub struct Settings {
     pub trace: Option<PathBuf>,
     /// Fault ids to mask.
     pub mask: Vec<u64>,
+    /// If set, the only fault ids applied.
+    pub keep: Option<Vec<u64>>,
     /// Re-draw the future from this virtual time with this sub-seed.
     pub explore: Option<(Duration, u64)>,
 }
@@ -72,6 +75,7 @@ impl Default for Settings {
             results: None,
             trace: None,
             mask: Vec::new(),
+            keep: None,
             explore: None,
         }
     }
@@ -122,6 +126,27 @@ fn parse<T: std::str::FromStr>(
     }
 }
 
+/// A list of fault ids such as `3,7`, if the variable is set.
+fn ids(
+    lookup: &dyn Fn(&str) -> Option<String>,
+    variable: &'static str,
+) -> Result<Option<Vec<u64>>, BadSetting> {
+    let Some(value) = lookup(variable) else {
+        return Ok(None);
+    };
+    value
+        .split(',')
+        .filter(|part| !part.trim().is_empty())
+        .map(|part| part.trim().parse::<u64>())
+        .collect::<Result<Vec<u64>, _>>()
+        .map(Some)
+        .map_err(|_| BadSetting {
+            variable,
+            value,
+            expected: "fault ids separated by commas, such as 3,7",
+        })
+}
+
 impl Settings {
     /// Resolves the plan from the attribute's values and an environment lookup.
     ///
@@ -162,19 +187,8 @@ impl Settings {
         )?;
         let env_check = parse::<u8>(lookup, "CRASHTEST_CHECK_DETERMINISM", "0 or 1", |n| *n <= 1)?;
         let env_stop = parse::<u8>(lookup, "CRASHTEST_STOP_ON_FAILURE", "0 or 1", |n| *n <= 1)?;
-        let mask = match lookup("CRASHTEST_MASK") {
-            None => Vec::new(),
-            Some(value) => value
-                .split(',')
-                .filter(|part| !part.trim().is_empty())
-                .map(|part| part.trim().parse::<u64>())
-                .collect::<Result<Vec<u64>, _>>()
-                .map_err(|_| BadSetting {
-                    variable: "CRASHTEST_MASK",
-                    value: value.clone(),
-                    expected: "fault ids separated by commas, such as 3,7",
-                })?,
-        };
+        let mask = ids(lookup, "CRASHTEST_MASK")?.unwrap_or_default();
+        let keep = ids(lookup, "CRASHTEST_KEEP")?;
         let explore = match lookup("CRASHTEST_EXPLORE") {
             None => None,
             Some(value) => {
@@ -215,6 +229,7 @@ impl Settings {
             results: lookup("CRASHTEST_RESULTS").map(PathBuf::from),
             trace: lookup("CRASHTEST_TRACE").map(PathBuf::from),
             mask,
+            keep,
             explore,
         })
     }
