@@ -1,0 +1,168 @@
+//! `KvMap`: a key-value map with get, put and delete, partitioned by key.
+//!
+//! Keys are independent, so the model partitions by key and its state is one key's value:
+//! a history of a thousand keys is a thousand small searches, not one huge one.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::marker::PhantomData;
+
+use crate::model::Model;
+
+/// An operation on a [`KvMap`].
+///
+/// ```
+/// use crashtest_check::KvOp;
+/// assert_eq!(*KvOp::Put("k", 1).key(), "k");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KvOp<K, V> {
+    /// Read a key; returns [`KvOutput::Value`].
+    Get(K),
+    /// Set a key; returns [`KvOutput::Done`].
+    Put(K, V),
+    /// Remove a key; returns [`KvOutput::Done`].
+    Delete(K),
+}
+
+impl<K, V> KvOp<K, V> {
+    /// The key the operation touches.
+    ///
+    /// ```
+    /// use crashtest_check::KvOp;
+    /// assert_eq!(*KvOp::<_, u8>::Delete(3).key(), 3);
+    /// ```
+    pub fn key(&self) -> &K {
+        match self {
+            KvOp::Get(key) | KvOp::Put(key, _) | KvOp::Delete(key) => key,
+        }
+    }
+}
+
+/// What an operation on a [`KvMap`] returns.
+///
+/// ```
+/// use crashtest_check::KvOutput;
+/// let missing: KvOutput<u8> = KvOutput::Value(None);
+/// assert_ne!(missing, KvOutput::Done);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KvOutput<V> {
+    /// A get found this value (`None`: the key is absent).
+    Value(Option<V>),
+    /// A put or delete was applied.
+    Done,
+}
+
+/// A key-value map where every key starts absent.
+///
+/// ```
+/// use crashtest_check::{History, KvMap, KvOp, KvOutput};
+///
+/// let history = History::new();
+/// let put = history.invoke(0, KvOp::Put("a", 1));
+/// history.ok(put, KvOutput::Done);
+/// let get = history.invoke(1, KvOp::Get("b"));
+/// history.ok(get, KvOutput::Value(None));
+/// assert!(history.check(&KvMap::new()).is_ok());
+/// ```
+#[derive(Debug)]
+pub struct KvMap<K, V> {
+    types: PhantomData<fn() -> (K, V)>,
+}
+
+impl<K, V> KvMap<K, V> {
+    /// The model of a map that starts empty.
+    ///
+    /// ```
+    /// use crashtest_check::{KvMap, Model};
+    /// assert_eq!(KvMap::<String, u64>::new().init(), None);
+    /// ```
+    pub fn new() -> KvMap<K, V> {
+        KvMap { types: PhantomData }
+    }
+}
+
+impl<K, V> Default for KvMap<K, V> {
+    fn default() -> KvMap<K, V> {
+        KvMap::new()
+    }
+}
+
+impl<K, V> Clone for KvMap<K, V> {
+    fn clone(&self) -> KvMap<K, V> {
+        KvMap::new()
+    }
+}
+
+impl<K, V> Model for KvMap<K, V>
+where
+    K: Ord + Debug,
+    V: Clone + Eq + Hash + Debug,
+{
+    /// One key's value (the model partitions by key).
+    type State = Option<V>;
+    type Input = KvOp<K, V>;
+    type Output = KvOutput<V>;
+
+    fn init(&self) -> Option<V> {
+        None
+    }
+
+    fn step(
+        &self,
+        value: &Option<V>,
+        op: &KvOp<K, V>,
+        output: Option<&KvOutput<V>>,
+    ) -> Option<Option<V>> {
+        match (op, output) {
+            (KvOp::Get(_), None) => Some(value.clone()),
+            (KvOp::Get(_), Some(KvOutput::Value(seen))) => (seen == value).then(|| value.clone()),
+            (KvOp::Put(_, new), None | Some(KvOutput::Done)) => Some(Some(new.clone())),
+            (KvOp::Delete(_), None | Some(KvOutput::Done)) => Some(None),
+            (op, Some(output)) => {
+                panic!(
+                    "a map cannot answer {op:?} with {output:?}: the history pairs an operation with an output of another kind"
+                )
+            }
+        }
+    }
+
+    fn partition(&self, op: &KvOp<K, V>) -> impl Ord + Debug {
+        op.key()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_on_one_key_share_a_partition_and_others_do_not() {
+        let map = KvMap::<u8, u8>::new();
+        assert!(map.partition(&KvOp::Get(1)) == map.partition(&KvOp::Delete(1)));
+        assert!(map.partition(&KvOp::Get(1)) < map.partition(&KvOp::Put(2, 0)));
+    }
+
+    #[test]
+    fn a_get_must_see_the_keys_value() {
+        let map = KvMap::<u8, u8>::new();
+        let seen = |v| KvOutput::Value(v);
+        assert_eq!(
+            map.step(&Some(1), &KvOp::Get(0), Some(&seen(Some(1)))),
+            Some(Some(1))
+        );
+        assert_eq!(map.step(&Some(1), &KvOp::Get(0), Some(&seen(None))), None);
+        assert_eq!(map.step(&Some(1), &KvOp::Delete(0), None), Some(None));
+        assert_eq!(
+            map.step(&None, &KvOp::Put(0, 2), Some(&KvOutput::Done)),
+            Some(Some(2))
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot answer Put(0, 1) with Value(None)")]
+    fn an_output_of_another_kind_is_a_recording_mistake() {
+        KvMap::<u8, u8>::new().step(&None, &KvOp::Put(0, 1), Some(&KvOutput::Value(None)));
+    }
+}
