@@ -1,5 +1,9 @@
 //! crashtest's oracles: what decides that a run went wrong.
 //!
+//! **Invariants** ([`invariant`]) are checked between the steps of a run; the **liveness
+//! phase** ([`liveness::converge`]) heals every fault and requires the system to converge by a
+//! virtual deadline.
+//!
 //! **Linearizability.** Clients record what they asked a shared object and what they saw in a
 //! [`History`]; [`History::check`] then searches for an order of the operations, each placed
 //! between its invocation and its return, that a sequential [`Model`] accepts. Operations
@@ -46,7 +50,9 @@
 //! ```
 
 mod history;
+pub mod invariant;
 mod linearizability;
+pub mod liveness;
 mod model;
 mod models;
 

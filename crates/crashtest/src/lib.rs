@@ -60,6 +60,10 @@ pub use crashtest_core::{
 };
 pub use crashtest_macros::test;
 
+/// Oracles: invariants checked between steps, the liveness phase (heal everything, then
+/// require convergence by a deadline), and a linearizability checker for recorded histories.
+pub use crashtest_check as check;
+
 /// The simulated network: TCP streams and UDP sockets shaped like `tokio::net`, node names
 /// resolved like DNS, and a fault model (latency tails, loss, duplication, reordering,
 /// partitions, clogging, resets, partial writes) drawn from the seed.

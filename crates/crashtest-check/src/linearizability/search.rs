@@ -409,11 +409,12 @@ impl<'m, 'o, 'h, M: Model> Search<'m, 'o, 'h, M> {
     }
 }
 
-/// True if `candidate`, of unknown outcome, would reach `next` just as well without the
-/// unknown operation linearized just before it (a write over a write): the configuration is
-/// then dominated by linearizing `candidate` alone, one step earlier, which the search tries
-/// from the parent configuration (both were candidates there, as nothing returned between).
-/// Without this rule the search would build every chain of timed-out writes.
+/// True if the operation linearized just before `candidate`, of unknown outcome, made no
+/// difference: `candidate` reaches `next` from the state before it too (a write over a
+/// timed-out write). The configuration is then dominated by linearizing `candidate` without it,
+/// from the parent configuration, where it was a candidate as well (nothing returned between),
+/// and which has one more unknown operation left to use. Without this rule the search would
+/// try every pending timed-out write before every operation at every dead end.
 fn absorbs<M: Model>(
     model: &M,
     stack: &[Frame<M::State>],
@@ -424,8 +425,11 @@ fn absorbs<M: Model>(
     let Some(top) = stack.last() else {
         return false;
     };
-    let both_unknown = candidate.output.is_none() && matches!(classes[top.op], Class::Unknown(_));
-    both_unknown && model.step(&top.previous, candidate.input, None).as_ref() == Some(next)
+    matches!(classes[top.op], Class::Unknown(_))
+        && model
+            .step(&top.previous, candidate.input, candidate.output)
+            .as_ref()
+            == Some(next)
 }
 
 #[cfg(test)]
