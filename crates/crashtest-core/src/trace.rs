@@ -140,10 +140,44 @@ impl fmt::Display for Event {
         let nanos = self.time_ns % 1_000_000_000;
         write!(
             f,
-            "#{:<8} {secs:>6}.{nanos:09}s {:<6} ",
-            self.index, self.node
-        )?;
-        match &self.kind {
+            "#{:<8} {secs:>6}.{nanos:09}s {:<6} {}",
+            self.index, self.node, self.kind
+        )
+    }
+}
+
+impl EventKind {
+    /// The node an event acts on, when it is not the node it happened on (the node a kill
+    /// hits, the node a task is spawned on).
+    ///
+    /// ```
+    /// use crashtest_core::{trace::EventKind, Config, Sim};
+    /// let summary = Sim::with_config(1, Config::default().record_trace(true))
+    ///     .run(async { crashtest_core::node::create("a", std::future::pending).kill() })
+    ///     .unwrap();
+    /// let kill = summary.trace.unwrap().into_iter()
+    ///     .find(|e| matches!(e.kind, EventKind::NodeKill { .. })).unwrap();
+    /// assert_eq!(kill.kind.target().map(|n| n.index()), Some(1));
+    /// ```
+    pub fn target(&self) -> Option<NodeId> {
+        match self {
+            EventKind::Spawn { node, .. }
+            | EventKind::NodeCreate { node }
+            | EventKind::NodeKill { node }
+            | EventKind::NodeRestart { node }
+            | EventKind::NodeUpgrade { node }
+            | EventKind::NodePause { node }
+            | EventKind::NodeResume { node }
+            | EventKind::ClockOffset { node, .. }
+            | EventKind::ClockDrift { node, .. } => Some(*node),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             EventKind::Spawn { task, node } => write!(f, "spawn {task} on {node}"),
             EventKind::Poll { task } => write!(f, "poll {task}"),
             EventKind::Complete { task } => write!(f, "complete {task}"),

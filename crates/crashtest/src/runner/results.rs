@@ -207,6 +207,10 @@ struct EventLine<'a> {
     node: usize,
     node_name: &'a str,
     kind: &'static str,
+    /// The node the event acts on (the one killed, the one a task is spawned on), if any.
+    target: Option<usize>,
+    /// What happened, without the index, time and node prefix of `text`.
+    detail: String,
     source: Option<&'static str>,
     words: Option<[u64; 3]>,
     text: String,
@@ -249,6 +253,8 @@ pub(crate) fn write_trace(path: &Path, events: &[Event], node_names: &[String]) 
                 .get(event.node.index())
                 .map_or("?", String::as_str),
             kind: kind_name(&event.kind),
+            target: event.kind.target().map(|node| node.index()),
+            detail: event.kind.to_string(),
             source,
             words,
             text: event.to_string(),
