@@ -103,6 +103,18 @@ pub(crate) fn with<R>(f: impl FnOnce(&FsState) -> R) -> R {
     f(&state)
 }
 
+/// Runs a fallible `f` on the file system of the run; once the run has ended (a handle
+/// outliving its simulation, closed by a destructor at teardown) it fails with an I/O error
+/// instead of panicking, so that the run's own failure report is what the user sees.
+pub(crate) fn with_io<R>(f: impl FnOnce(&FsState) -> io::Result<R>) -> io::Result<R> {
+    match state() {
+        Some(state) => f(&state),
+        None => Err(io::Error::other(
+            "the simulation this simulated file belongs to has ended",
+        )),
+    }
+}
+
 /// A crash point before a mutation by the calling node: true if exhaustive mode chose to
 /// crash the node here, in which case it has just been killed (its disk crashed) and the
 /// operation must not take effect.

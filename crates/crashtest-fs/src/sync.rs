@@ -151,7 +151,7 @@ impl File {
     /// ```
     pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         match &self.inner {
-            Inner::Sim(handle) => state::with(|s| s.read(handle, offset, buf)),
+            Inner::Sim(handle) => state::with_io(|s| s.read(handle, offset, buf)),
             Inner::Real(file) => {
                 let mut file = lock(file);
                 file.seek(SeekFrom::Start(offset))?;
@@ -174,7 +174,7 @@ impl File {
         match &self.inner {
             Inner::Sim(handle) => {
                 mutation()?;
-                state::with(|s| s.write(handle, offset, buf))?;
+                state::with_io(|s| s.write(handle, offset, buf))?;
                 Ok(buf.len())
             }
             Inner::Real(file) => {
@@ -248,7 +248,7 @@ impl File {
     )]
     pub fn len(&self) -> io::Result<u64> {
         match &self.inner {
-            Inner::Sim(handle) => state::with(|s| s.len(handle)),
+            Inner::Sim(handle) => state::with_io(|s| s.len(handle)),
             Inner::Real(file) => Ok(lock(file).metadata()?.len()),
         }
     }
@@ -266,7 +266,7 @@ impl File {
         match &self.inner {
             Inner::Sim(handle) => {
                 mutation()?;
-                state::with(|s| s.set_len(handle, len))
+                state::with_io(|s| s.set_len(handle, len))
             }
             Inner::Real(file) => lock(file).set_len(len),
         }
@@ -286,7 +286,7 @@ impl File {
         match &self.inner {
             Inner::Sim(handle) => {
                 mutation()?;
-                state::with(|s| s.sync(handle))
+                state::with_io(|s| s.sync(handle))
             }
             Inner::Real(file) => lock(file).sync_data(),
         }
@@ -305,7 +305,7 @@ impl File {
         match &self.inner {
             Inner::Sim(handle) => {
                 mutation()?;
-                state::with(|s| s.sync(handle))
+                state::with_io(|s| s.sync(handle))
             }
             Inner::Real(file) => lock(file).sync_all(),
         }
@@ -321,7 +321,7 @@ impl File {
     /// ```
     pub fn metadata(&self) -> io::Result<Metadata> {
         match &self.inner {
-            Inner::Sim(handle) => state::with(|s| s.handle_metadata(handle)),
+            Inner::Sim(handle) => state::with_io(|s| s.handle_metadata(handle)),
             Inner::Real(file) => Ok(Metadata::from_std(&lock(file).metadata()?)),
         }
     }
