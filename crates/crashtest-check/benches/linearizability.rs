@@ -7,9 +7,11 @@
 //! `{"bench":"linearizability","model":"kv","ops":1000,"clients":8,"seconds":...}`.
 //!
 //! The map has 100 keys, so it is 100 independent searches; the register is one search over
-//! every operation. Queues are left out: a queue is one partition whose search grows fast with
-//! overlapping enqueues (their order shows only when the first item reaches the front), so
-//! eight clients and thousands of operations are beyond a generic search.
+//! every operation, and stops at 10k: a timed-out write may take effect at any later point, so
+//! every dead end of the search retries every pending one, and the work grows with the square
+//! of the history (30k operations take minutes). Queues are left out: a queue is one partition
+//! whose search grows fast with overlapping enqueues (their order shows only when the first
+//! item reaches the front).
 //!
 //! Run with `cargo bench -p crashtest-check --bench linearizability`.
 
@@ -57,6 +59,8 @@ where
 fn main() {
     for ops in [1_000, 10_000, 100_000] {
         measure::<KvWorkload, _>("kv", &KvMap::new(), ops);
+    }
+    for ops in [1_000, 10_000] {
         measure::<RegisterWorkload, _>("register", &Register::new(0), ops);
     }
 }

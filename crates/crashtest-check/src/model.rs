@@ -98,6 +98,21 @@ pub trait Model {
         let _ = input;
     }
 
+    /// What `input` does to the state, as a hint that lets the search skip placements of
+    /// operations of unknown outcome that cannot matter. The default, [`Effect::Depends`], is
+    /// always correct; a wrong hint makes the check wrong.
+    ///
+    /// ```
+    /// use crashtest_check::{Effect, Model, Register, RegisterOp};
+    /// let register = Register::new(0);
+    /// assert_eq!(register.effect(&RegisterOp::Read), Effect::Reads);
+    /// assert_eq!(register.effect(&RegisterOp::Write(1)), Effect::Replaces);
+    /// ```
+    fn effect(&self, input: &Self::Input) -> Effect {
+        let _ = input;
+        Effect::Depends
+    }
+
     /// A one-line description of an operation for failure reports; `output` is `None` when the
     /// operation had not returned in the reported window.
     ///
@@ -114,4 +129,27 @@ pub trait Model {
             None => format!("{input:?} -> ?"),
         }
     }
+}
+
+/// What an operation does to the model's state, whatever it returns (see [`Model::effect`]).
+///
+/// With these hints, timed-out reads drop out of the search and a timed-out write is never
+/// tried just before an operation that would overwrite it, which keeps histories with many
+/// timeouts on one register or key cheap to check.
+///
+/// ```
+/// use crashtest_check::{Effect, KvMap, KvOp, Model};
+/// let map = KvMap::<u8, u8>::new();
+/// assert_eq!(map.effect(&KvOp::Get(1)), Effect::Reads);
+/// assert_eq!(map.effect(&KvOp::Delete(1)), Effect::Replaces);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Leaves the state as it was (a read): `step` returns `None` or the state it was given.
+    Reads,
+    /// Leaves a state that does not depend on the one before (a blind write): for a given
+    /// output, `step` returns the same `Some(state)` from every state.
+    Replaces,
+    /// Anything else.
+    Depends,
 }

@@ -16,7 +16,7 @@ pub use report::{NonLinearizable, WindowOp};
 use search::{SearchOp, UNLIMITED, Verdict, search};
 
 use crate::history::{Operation, Outcome};
-use crate::model::Model;
+use crate::model::{Effect, Model};
 
 /// One partition's operations, in invocation order.
 type Ops<'h, M> = &'h [&'h Operation<<M as Model>::Input, <M as Model>::Output>];
@@ -44,7 +44,7 @@ pub(crate) fn check<M: Model>(
     let failing: Vec<_> = partitions
         .iter()
         .filter(|(_, ops)| {
-            search(model, &cut(ops, 0, u64::MAX), UNLIMITED) != Verdict::Linearizable
+            search(model, &cut(model, ops, 0, u64::MAX), UNLIMITED) != Verdict::Linearizable
         })
         .collect();
     let Some((key, ops)) = failing.first() else {
@@ -74,23 +74,31 @@ fn returned<I, O>(op: &Operation<I, O>) -> Option<u64> {
 
 /// The operations of a partition as one search sees them: those invoked by the event `end`,
 /// where the first `relaxed` ones and those that had not returned by `end` are of unknown
-/// outcome (see the `window` module for why).
-fn cut<'h, I, O>(ops: &[&'h Operation<I, O>], relaxed: usize, end: u64) -> Vec<SearchOp<'h, I, O>> {
+/// outcome (see the `window` module for why). Reads of unknown outcome are left out: they
+/// change nothing and their output is not checked.
+fn cut<'h, M: Model>(
+    model: &M,
+    ops: &[&'h Operation<M::Input, M::Output>],
+    relaxed: usize,
+    end: u64,
+) -> Vec<SearchOp<'h, M::Input, M::Output>> {
     ops.iter()
         .take_while(|op| op.invoked.seq <= end)
         .enumerate()
-        .map(|(index, op)| {
+        .filter_map(|(index, op)| {
             let output = match &op.outcome {
                 Outcome::Ok(output) if index >= relaxed => Some(output),
                 _ => None,
             };
             let returned = returned(op).filter(|&seq| output.is_some() && seq <= end);
-            SearchOp {
+            let output = returned.and(output);
+            let inert = output.is_none() && model.effect(&op.input) == Effect::Reads;
+            (!inert).then_some(SearchOp {
                 input: &op.input,
-                output: returned.and(output),
+                output,
                 invoked: op.invoked.seq,
                 returned,
-            }
+            })
         })
         .collect()
 }

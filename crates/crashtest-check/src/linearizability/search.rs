@@ -21,7 +21,7 @@
 //! reverse order of their removal, so each finds its neighbours where it left them.
 
 use super::memo::{LinearizedSet, Memo};
-use crate::model::Model;
+use crate::model::{Effect, Model};
 
 /// One operation as the search sees it.
 #[derive(Debug)]
@@ -293,6 +293,8 @@ struct Search<'m, 'o, 'h, M: Model> {
     ops: &'o [SearchOp<'h, M::Input, M::Output>],
     entries: Entries,
     classes: Vec<Class>,
+    /// Per operation: its effect replaces the state (a blind write).
+    replaces: Vec<bool>,
     path: Path,
     memo: Memo<M::State>,
     state: M::State,
@@ -318,6 +320,10 @@ impl<'m, 'o, 'h, M: Model> Search<'m, 'o, 'h, M> {
             ops,
             entries,
             classes,
+            replaces: ops
+                .iter()
+                .map(|op| model.effect(op.input) == Effect::Replaces)
+                .collect(),
             path,
             memo,
             state,
@@ -370,6 +376,12 @@ impl<'m, 'o, 'h, M: Model> Search<'m, 'o, 'h, M> {
         );
         let candidate = &self.ops[op];
         let class = self.classes[op];
+        if self.replaces[op] && self.top_is_unknown() {
+            // The unknown operation just placed would be overwritten at once: the configuration
+            // is dominated, as in `absorbs`, and this costs no model step.
+            self.cursor = self.cursor.advance(&self.entries);
+            return;
+        }
         if let Some(next) = self
             .model
             .step(&self.state, candidate.input, candidate.output)
@@ -394,6 +406,12 @@ impl<'m, 'o, 'h, M: Model> Search<'m, 'o, 'h, M> {
             }
         }
         self.cursor = self.cursor.advance(&self.entries);
+    }
+
+    fn top_is_unknown(&self) -> bool {
+        self.stack
+            .last()
+            .is_some_and(|top| matches!(self.classes[top.op], Class::Unknown(_)))
     }
 
     /// Undoes the last choice and moves the cursor past it; false if there is none left.

@@ -36,7 +36,7 @@ pub(super) struct Window {
 /// The smallest failing window of `ops`, a partition whose full check failed.
 pub(super) fn smallest<M: Model>(model: &M, ops: Ops<'_, M>) -> Window {
     let fails = |relaxed, end| {
-        search(model, &cut(ops, relaxed, end), PROBE_BUDGET) == Verdict::NotLinearizable
+        search(model, &cut(model, ops, relaxed, end), PROBE_BUDGET) == Verdict::NotLinearizable
     };
     let mut returns: Vec<u64> = ops.iter().filter_map(|op| super::returned(op)).collect();
     returns.sort_unstable();

@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::marker::PhantomData;
 
-use crate::model::Model;
+use crate::model::{Effect, Model};
 
 /// An operation on a [`KvMap`].
 ///
@@ -131,6 +131,13 @@ where
     fn partition(&self, op: &KvOp<K, V>) -> impl Ord + Debug {
         op.key()
     }
+
+    fn effect(&self, op: &KvOp<K, V>) -> Effect {
+        match op {
+            KvOp::Get(_) => Effect::Reads,
+            KvOp::Put(..) | KvOp::Delete(_) => Effect::Replaces,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -158,6 +165,34 @@ mod tests {
             map.step(&None, &KvOp::Put(0, 2), Some(&KvOutput::Done)),
             Some(Some(2))
         );
+    }
+
+    #[test]
+    fn effect_hints_agree_with_step() {
+        let map = KvMap::<u8, u8>::new();
+        let states = [None, Some(1), Some(2)];
+        let ops = [
+            (KvOp::Get(0), KvOutput::Value(Some(1))),
+            (KvOp::Put(0, 2), KvOutput::Done),
+            (KvOp::Delete(0), KvOutput::Done),
+        ];
+        for (op, output) in ops {
+            for output in [None, Some(&output)] {
+                let after: Vec<_> = states.iter().map(|s| map.step(s, &op, output)).collect();
+                match map.effect(&op) {
+                    Effect::Reads => assert!(
+                        states
+                            .iter()
+                            .zip(&after)
+                            .all(|(s, a)| a.is_none() || a.as_ref() == Some(s))
+                    ),
+                    Effect::Replaces => {
+                        assert!(after.iter().all(|a| a.is_some() && *a == after[0]))
+                    }
+                    Effect::Depends => unreachable!("every map operation has a hint"),
+                }
+            }
+        }
     }
 
     #[test]

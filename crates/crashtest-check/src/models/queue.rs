@@ -40,10 +40,10 @@ pub enum QueueOutput<T> {
 ///
 /// A queue is one partition, and the order in which two overlapping enqueues took effect shows
 /// only when the first of their items reaches the front, so the search may have to revisit
-/// many choices: histories of a few hundred operations with a few clients check in
-/// milliseconds, but thousands of heavily overlapping enqueues, or many operations of unknown
-/// outcome, can take exponential time (as with Knossos and Porcupine). Keep queue histories
-/// short, or check a long run in independent stretches.
+/// many choices. Measured on generated correct histories: sixty operations from three clients
+/// check in at most a tenth of a second, but a hundred from five clients can take minutes, and
+/// operations of unknown outcome make it worse (as with Knossos and Porcupine). Keep queue
+/// histories short and lightly concurrent, or check a long run in independent stretches.
 ///
 /// ```
 /// use crashtest_check::{History, Queue, QueueOp, QueueOutput};

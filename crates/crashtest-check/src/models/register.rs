@@ -3,7 +3,7 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use crate::model::Model;
+use crate::model::{Effect, Model};
 
 /// An operation on a [`Register`].
 ///
@@ -107,6 +107,14 @@ impl<V: Clone + Eq + Hash + Debug> Model for Register<V> {
             }
         }
     }
+
+    fn effect(&self, op: &RegisterOp<V>) -> Effect {
+        match op {
+            RegisterOp::Read => Effect::Reads,
+            RegisterOp::Write(_) => Effect::Replaces,
+            RegisterOp::CompareAndSet { .. } => Effect::Depends,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +171,33 @@ mod tests {
         assert_eq!(step(0, cas, None), Some(0));
         assert_eq!(step(0, RegisterOp::Write(9), None), Some(9));
         assert_eq!(step(3, RegisterOp::Read, None), Some(3));
+    }
+
+    #[test]
+    fn effect_hints_agree_with_step() {
+        let register = Register::new(0u8);
+        let ops = [
+            (RegisterOp::Read, RegisterOutput::Value(1)),
+            (RegisterOp::Write(2), RegisterOutput::Written),
+        ];
+        for (op, output) in ops {
+            for output in [None, Some(&output)] {
+                let after: Vec<_> = (0..4u8).map(|v| register.step(&v, &op, output)).collect();
+                match register.effect(&op) {
+                    Effect::Reads => {
+                        assert!(
+                            (0..4u8)
+                                .zip(&after)
+                                .all(|(v, a)| a.is_none() || *a == Some(v))
+                        )
+                    }
+                    Effect::Replaces => {
+                        assert!(after.iter().all(|a| a.is_some() && *a == after[0]))
+                    }
+                    Effect::Depends => unreachable!("reads and writes have hints"),
+                }
+            }
+        }
     }
 
     #[test]
