@@ -60,7 +60,8 @@ impl Watch {
     pub(crate) fn enter_poll(&self, node: u32, task: u32) {
         self.node.store(node, Ordering::Relaxed);
         self.task.store(task, Ordering::Relaxed);
-        self.polls.fetch_add(1, Ordering::Relaxed);
+        // One writer (the simulation's thread): a load and a store, no locked instruction.
+        self.polls.store(self.polls.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
         self.in_poll.store(true, Ordering::Release);
     }
 
