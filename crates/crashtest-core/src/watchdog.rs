@@ -61,7 +61,10 @@ impl Watch {
         self.node.store(node, Ordering::Relaxed);
         self.task.store(task, Ordering::Relaxed);
         // One writer (the simulation's thread): a load and a store, no locked instruction.
-        self.polls.store(self.polls.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        self.polls.store(
+            self.polls.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
         self.in_poll.store(true, Ordering::Release);
     }
 
