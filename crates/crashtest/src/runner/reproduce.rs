@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// Where a test lives, as the macro captured it at the call site.
 ///
@@ -93,8 +94,14 @@ impl TestSpec {
 }
 
 /// The commit under test: `CRASHTEST_COMMIT`, else git's HEAD (with `-dirty` if the tree has
-/// changes), else `unknown`.
+/// changes), else `unknown`. Asked once per process: a minimizer replays a failing seed many
+/// times, and the answer cannot change while the process runs.
 pub(crate) fn commit() -> String {
+    static COMMIT: OnceLock<String> = OnceLock::new();
+    COMMIT.get_or_init(ask_commit).clone()
+}
+
+fn ask_commit() -> String {
     if let Ok(commit) = std::env::var("CRASHTEST_COMMIT") {
         return commit;
     }
