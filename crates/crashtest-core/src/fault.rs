@@ -54,7 +54,7 @@ pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
 pub fn inject(stream: &str, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
         let coin = w.with_stream(stream, |rng| rng.chance(ratio));
-        coin && w.apply_fault(node, describe)
+        coin && w.apply_fault(stream, node, describe)
     })
     .unwrap_or(false)
 }
@@ -65,7 +65,7 @@ pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
     let fired = world::with(|w| {
         let enabled = w.buggify_site_enabled(site);
         let coin = w.with_stream("buggify", |rng| rng.chance(ratio));
-        enabled && coin && w.apply_fault(w.current_node(), || format!("buggify {site}"))
+        enabled && coin && w.apply_fault("buggify", w.current_node(), || format!("buggify {site}"))
     });
     match fired {
         Some(fired) => reach(site, fired),

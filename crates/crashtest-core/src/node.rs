@@ -402,7 +402,7 @@ impl Node {
     /// ```
     pub fn kill(&self) {
         in_sim("Node::kill", |w| {
-            w.note_fault(self.id, None, "kill".into());
+            w.note_fault(self.id, None, None, "kill".into());
             w.kill_node(self.id);
         });
     }
@@ -450,7 +450,7 @@ impl Node {
     /// ```
     pub fn pause(&self) {
         in_sim("Node::pause", |w| {
-            w.note_fault(self.id, None, "pause".into());
+            w.note_fault(self.id, None, None, "pause".into());
             w.pause_node(self.id);
         });
     }

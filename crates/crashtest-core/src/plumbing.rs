@@ -321,7 +321,7 @@ where
 /// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
 /// ```
 pub fn note_fault(node: NodeId, text: String) {
-    world::with(|w| w.note_fault(node, None, text));
+    world::with(|w| w.note_fault(node, None, None, text));
 }
 
 /// The calling node's wall clock in nanoseconds since the Unix epoch (what

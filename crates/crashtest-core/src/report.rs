@@ -53,6 +53,9 @@ pub struct InjectedFault {
     /// The fault's id when it was drawn from the seed (maskable); `None` for faults the test
     /// applied by itself.
     pub id: Option<u64>,
+    /// The random stream the fault was drawn from (`"network"`, `"nemesis"`, `"buggify"`),
+    /// so that a minimizer can work on one kind of fault; `None` with `id`.
+    pub stream: Option<String>,
     /// Virtual time of the fault.
     pub time: Duration,
     /// The node it hit.

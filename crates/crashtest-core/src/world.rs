@@ -757,9 +757,16 @@ impl World {
     }
 
     /// Records an injected fault in the trace and in the list the failure report shows.
-    pub(crate) fn note_fault(&self, node: NodeId, id: Option<u64>, text: String) {
+    pub(crate) fn note_fault(
+        &self,
+        node: NodeId,
+        id: Option<u64>,
+        stream: Option<&str>,
+        text: String,
+    ) {
         let fault = InjectedFault {
             id,
+            stream: stream.map(str::to_owned),
             time: Duration::from_nanos(self.now_ns.get()),
             node: self.nodes.borrow().name(node).to_owned(),
             text,
@@ -778,7 +785,12 @@ impl World {
     }
 
     /// A fault came up: give it the next id, and apply it unless the run masks that id.
-    pub(crate) fn apply_fault(&self, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+    pub(crate) fn apply_fault(
+        &self,
+        stream: &str,
+        node: NodeId,
+        describe: impl FnOnce() -> String,
+    ) -> bool {
         if !self.faults_enabled.get() {
             return false;
         }
@@ -801,7 +813,7 @@ impl World {
             );
             return false;
         }
-        self.note_fault(node, Some(id), describe());
+        self.note_fault(node, Some(id), Some(stream), describe());
         true
     }
 

@@ -69,6 +69,11 @@ fn the_nemesis_acts_and_its_faults_are_numbered() {
         actions.iter().all(|f| f.id.is_some()),
         "every action is drawn, so numbered"
     );
+    assert!(
+        actions
+            .iter()
+            .all(|f| f.stream.as_deref() == Some("nemesis"))
+    );
     let kinds: BTreeSet<String> = actions
         .iter()
         .map(|f| f.text.split_whitespace().nth(1).unwrap().to_owned())

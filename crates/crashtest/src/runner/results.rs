@@ -60,6 +60,8 @@ pub struct SeedResult<'a> {
 pub struct FaultLine {
     /// The fault's id (maskable), if it was drawn from the seed.
     pub id: Option<u64>,
+    /// The stream it was drawn from, if it was.
+    pub stream: Option<String>,
     /// Virtual time, nanoseconds.
     pub time_ns: u64,
     /// The node it hit.
@@ -121,6 +123,7 @@ impl<'a> SeedResult<'a> {
                 .into_iter()
                 .map(|f| FaultLine {
                     id: f.id,
+                    stream: f.stream,
                     time_ns: u64::try_from(f.time.as_nanos()).unwrap_or(u64::MAX),
                     node: f.node,
                     text: f.text,
