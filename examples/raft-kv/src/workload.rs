@@ -27,6 +27,17 @@ fn command(op: &KvOp<u64, u64>) -> Command {
         KvOp::Get(key) => Command::Get(vec![*key]),
         KvOp::Put(key, value) => Command::Put(*key, *value),
         KvOp::Delete(key) => Command::Delete(*key),
+        KvOp::CompareAndSet {
+            key,
+            expected,
+            new: Some(new),
+        } => Command::Cas {
+            expect: vec![(*key, *expected)],
+            set: vec![(*key, *new)],
+        },
+        KvOp::CompareAndSet { new: None, .. } => {
+            unreachable!("the clients never compare-and-set a key to absent")
+        }
     }
 }
 
@@ -37,7 +48,7 @@ async fn record(history: &KvHistory, client: &mut Client, id: u64, op: KvOp<u64,
     match client.call(&request).await {
         Ok(Output::Values(values)) => history.ok(invoked, KvOutput::Value(values[0])),
         Ok(Output::Done) => history.ok(invoked, KvOutput::Done),
-        Ok(Output::Cas(_)) => panic!("the store answered a map operation like a CAS"),
+        Ok(Output::Cas(swapped)) => history.ok(invoked, KvOutput::Swapped(swapped)),
         Err(CallError::Refused) => {
             history.fail(invoked);
             return false;

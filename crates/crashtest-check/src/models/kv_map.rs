@@ -23,6 +23,16 @@ pub enum KvOp<K, V> {
     Put(K, V),
     /// Remove a key; returns [`KvOutput::Done`].
     Delete(K),
+    /// Set a key to `new` (`None` removes it) if it holds `expected` (`None`: absent);
+    /// returns [`KvOutput::Swapped`].
+    CompareAndSet {
+        /// The key.
+        key: K,
+        /// The value the key must hold for the swap to happen.
+        expected: Option<V>,
+        /// The value it then holds.
+        new: Option<V>,
+    },
 }
 
 impl<K, V> KvOp<K, V> {
@@ -34,7 +44,10 @@ impl<K, V> KvOp<K, V> {
     /// ```
     pub fn key(&self) -> &K {
         match self {
-            KvOp::Get(key) | KvOp::Put(key, _) | KvOp::Delete(key) => key,
+            KvOp::Get(key)
+            | KvOp::Put(key, _)
+            | KvOp::Delete(key)
+            | KvOp::CompareAndSet { key, .. } => key,
         }
     }
 }
@@ -52,6 +65,8 @@ pub enum KvOutput<V> {
     Value(Option<V>),
     /// A put or delete was applied.
     Done,
+    /// Whether a compare-and-set swapped.
+    Swapped(bool),
 }
 
 /// A key-value map where every key starts absent.
@@ -120,6 +135,19 @@ where
             (KvOp::Get(_), Some(KvOutput::Value(seen))) => (seen == value).then(|| value.clone()),
             (KvOp::Put(_, new), None | Some(KvOutput::Done)) => Some(Some(new.clone())),
             (KvOp::Delete(_), None | Some(KvOutput::Done)) => Some(None),
+            // An unknown compare-and-set took effect as it would have: swapped if it matched.
+            (KvOp::CompareAndSet { expected, new, .. }, None) => Some(if value == expected {
+                new.clone()
+            } else {
+                value.clone()
+            }),
+            (KvOp::CompareAndSet { expected, new, .. }, Some(KvOutput::Swapped(swapped))) => {
+                match (value == expected, *swapped) {
+                    (true, true) => Some(new.clone()),
+                    (false, false) => Some(value.clone()),
+                    _ => None,
+                }
+            }
             (op, Some(output)) => {
                 panic!(
                     "a map cannot answer {op:?} with {output:?}: the history pairs an operation with an output of another kind"
@@ -136,6 +164,7 @@ where
         match op {
             KvOp::Get(_) => Effect::Reads,
             KvOp::Put(..) | KvOp::Delete(_) => Effect::Replaces,
+            KvOp::CompareAndSet { .. } => Effect::Depends,
         }
     }
 }
@@ -143,6 +172,35 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_compare_and_set_swaps_only_on_a_match() {
+        let map = KvMap::<u8, u8>::new();
+        let cas = |expected, new| KvOp::CompareAndSet {
+            key: 0,
+            expected,
+            new,
+        };
+        let swapped = |b| KvOutput::Swapped(b);
+        assert_eq!(
+            map.step(&Some(1), &cas(Some(1), Some(2)), Some(&swapped(true))),
+            Some(Some(2))
+        );
+        assert_eq!(
+            map.step(&Some(1), &cas(Some(3), Some(2)), Some(&swapped(true))),
+            None
+        );
+        assert_eq!(
+            map.step(&Some(1), &cas(Some(3), Some(2)), Some(&swapped(false))),
+            Some(Some(1))
+        );
+        assert_eq!(
+            map.step(&Some(1), &cas(Some(1), Some(2)), Some(&swapped(false))),
+            None
+        );
+        assert_eq!(map.step(&None, &cas(None, Some(5)), None), Some(Some(5)));
+        assert_eq!(map.step(&Some(4), &cas(None, Some(5)), None), Some(Some(4)));
+    }
 
     #[test]
     fn operations_on_one_key_share_a_partition_and_others_do_not() {
