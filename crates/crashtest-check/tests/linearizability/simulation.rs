@@ -28,6 +28,7 @@ impl Store {
             KvOp::Put(key, value) => self.primary.insert(*key, *value),
             KvOp::Delete(key) => self.primary.remove(key),
             KvOp::Get(_) => unreachable!("reads returned above"),
+            KvOp::CompareAndSet { .. } => unreachable!("this store's clients do not swap"),
         };
         let snapshot = self.primary.clone();
         let replica = self.replica.clone();
