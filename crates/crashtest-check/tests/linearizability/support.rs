@@ -74,6 +74,16 @@ impl Workload for KvWorkload {
                 self.map.remove(key);
                 KvOutput::Done
             }
+            KvOp::CompareAndSet { key, expected, new } => {
+                let swapped = self.map.get(key) == expected.as_ref();
+                if swapped {
+                    match new {
+                        Some(value) => self.map.insert(*key, *value),
+                        None => self.map.remove(key),
+                    };
+                }
+                KvOutput::Swapped(swapped)
+            }
         }
     }
 }
