@@ -137,6 +137,63 @@ pub fn derive_seed(root: u64, name: &str) -> u64 {
     splitmix64(&mut state)
 }
 
+/// Implements the `rand_core` traits of versions 0.10 (`TryRng`), 0.9 and 0.6 (`RngCore`) on a
+/// type with inherent `next_u32`, `next_u64` and `fill_bytes`, so that generators plug into
+/// whichever `rand` the user's code depends on.
+macro_rules! rand_core_impls {
+    ($generator:ty) => {
+        impl rand_core::TryRng for $generator {
+            type Error = core::convert::Infallible;
+
+            fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+                Ok(<$generator>::next_u32(self))
+            }
+
+            fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+                Ok(<$generator>::next_u64(self))
+            }
+
+            fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+                <$generator>::fill_bytes(self, dst);
+                Ok(())
+            }
+        }
+
+        impl rand_core_09::RngCore for $generator {
+            fn next_u32(&mut self) -> u32 {
+                <$generator>::next_u32(self)
+            }
+
+            fn next_u64(&mut self) -> u64 {
+                <$generator>::next_u64(self)
+            }
+
+            fn fill_bytes(&mut self, dst: &mut [u8]) {
+                <$generator>::fill_bytes(self, dst)
+            }
+        }
+
+        impl rand_core_06::RngCore for $generator {
+            fn next_u32(&mut self) -> u32 {
+                <$generator>::next_u32(self)
+            }
+
+            fn next_u64(&mut self) -> u64 {
+                <$generator>::next_u64(self)
+            }
+
+            fn fill_bytes(&mut self, dst: &mut [u8]) {
+                <$generator>::fill_bytes(self, dst)
+            }
+
+            fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core_06::Error> {
+                <$generator>::fill_bytes(self, dst);
+                Ok(())
+            }
+        }
+    };
+}
+
 /// A xoshiro256++ generator.
 ///
 /// It implements the `rand_core` traits of versions 0.6, 0.9 (`RngCore`) and 0.10
@@ -327,55 +384,7 @@ impl Rng {
     }
 }
 
-impl rand_core::TryRng for Rng {
-    type Error = core::convert::Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok(Rng::next_u32(self))
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(Rng::next_u64(self))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        Rng::fill_bytes(self, dst);
-        Ok(())
-    }
-}
-
-impl rand_core_09::RngCore for Rng {
-    fn next_u32(&mut self) -> u32 {
-        Rng::next_u32(self)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        Rng::next_u64(self)
-    }
-
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        Rng::fill_bytes(self, dst)
-    }
-}
-
-impl rand_core_06::RngCore for Rng {
-    fn next_u32(&mut self) -> u32 {
-        Rng::next_u32(self)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        Rng::next_u64(self)
-    }
-
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        Rng::fill_bytes(self, dst)
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core_06::Error> {
-        Rng::fill_bytes(self, dst);
-        Ok(())
-    }
-}
+rand_core_impls!(Rng);
 
 /// The named streams of one simulation, all derived from its root seed.
 ///
@@ -491,6 +500,27 @@ impl NodeRng {
         self.with(Rng::next_u64)
     }
 
+    /// The next 32 random bits.
+    ///
+    /// ```
+    /// let mut rng = crashtest_core::rng::node_rng();
+    /// let _ = rng.next_u32();
+    /// ```
+    pub fn next_u32(&mut self) -> u32 {
+        self.with(Rng::next_u32)
+    }
+
+    /// Fills `dest` with random bytes.
+    ///
+    /// ```
+    /// let mut rng = crashtest_core::rng::node_rng();
+    /// let mut buf = [0u8; 16];
+    /// rng.fill_bytes(&mut buf);
+    /// ```
+    pub fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.with(|rng| rng.fill_bytes(dest))
+    }
+
     /// Runs `f` on the underlying generator (for the other [`Rng`] methods).
     ///
     /// ```
@@ -513,55 +543,7 @@ impl NodeRng {
     }
 }
 
-impl rand_core::TryRng for NodeRng {
-    type Error = core::convert::Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-        Ok(self.with(Rng::next_u32))
-    }
-
-    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        Ok(self.with(Rng::next_u64))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-        self.with(|r| r.fill_bytes(dst));
-        Ok(())
-    }
-}
-
-impl rand_core_09::RngCore for NodeRng {
-    fn next_u32(&mut self) -> u32 {
-        self.with(Rng::next_u32)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.with(Rng::next_u64)
-    }
-
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.with(|r| r.fill_bytes(dst))
-    }
-}
-
-impl rand_core_06::RngCore for NodeRng {
-    fn next_u32(&mut self) -> u32 {
-        self.with(Rng::next_u32)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.with(Rng::next_u64)
-    }
-
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        self.with(|r| r.fill_bytes(dst))
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), rand_core_06::Error> {
-        self.with(|r| r.fill_bytes(dst));
-        Ok(())
-    }
-}
+rand_core_impls!(NodeRng);
 
 #[cfg(test)]
 mod tests {
@@ -591,6 +573,24 @@ mod tests {
                 assert_eq!(ours.next_u64(), reference.next_u64(), "seed {seed}");
             }
         }
+    }
+
+    #[test]
+    fn every_rand_core_version_draws_the_same_numbers() {
+        let mut inherent = Rng::seed_from(5);
+        let mut v06 = Rng::seed_from(5);
+        let mut v09 = Rng::seed_from(5);
+        let mut v10 = Rng::seed_from(5);
+        for _ in 0..4 {
+            let want = inherent.next_u64();
+            assert_eq!(rand_core_06::RngCore::next_u64(&mut v06), want);
+            assert_eq!(rand_core_09::RngCore::next_u64(&mut v09), want);
+            assert_eq!(rand_core::TryRng::try_next_u64(&mut v10), Ok(want));
+        }
+        let mut bytes = [0u8; 9];
+        rand_core_06::RngCore::fill_bytes(&mut v06, &mut bytes);
+        let mut node = node_rng();
+        let _ = rand_core_09::RngCore::next_u32(&mut node);
     }
 
     #[test]
