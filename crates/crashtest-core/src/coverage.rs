@@ -94,6 +94,26 @@ impl Site {
         self.kind
     }
 
+    /// The source file of the site.
+    ///
+    /// ```
+    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 1).file(), "f.rs");
+    /// ```
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// The source line of the site.
+    ///
+    /// ```
+    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 7).line(), 7);
+    /// ```
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
     /// The site's identity across processes: kind, location and name.
     pub(crate) fn key(&self) -> SiteKey {
         SiteKey {

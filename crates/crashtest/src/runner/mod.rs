@@ -304,8 +304,12 @@ where
     let coverage = Mutex::new(CoverageReport::new());
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
-    let record = |result: Result<RunSummary, Box<RunFailure>>| {
-        sink.write(&SeedResult::from_run(&test, &result));
+    let record = |result: Result<RunSummary, Box<RunFailure>>, list_every_site: bool| {
+        let mut line = SeedResult::from_run(&test, &result);
+        if list_every_site {
+            line.list_unreached_sites();
+        }
+        sink.write(&line);
         match result {
             Ok(summary) => lock(&coverage).add(&summary.coverage),
             Err(failure) => {
@@ -318,7 +322,9 @@ where
         Ok(summary) => summary.fingerprint,
         Err(failure) => failure.summary.fingerprint,
     };
-    record(first_result);
+    // The first line of a process also lists the linked sites this seed never reached (with
+    // zero counts), so a tool summing results files knows every site there is.
+    record(first_result, true);
     let next = AtomicU64::new(1);
     std::thread::scope(|scope| {
         for _ in 0..settings.threads {
@@ -329,9 +335,10 @@ where
                         break;
                     }
                     let seed = settings.start + index;
-                    record(crashtest_guard::on_fresh_thread(|| {
+                    let result = crashtest_guard::on_fresh_thread(|| {
                         Sim::with_config(seed, config.clone()).run(body())
-                    }));
+                    });
+                    record(result, false);
                 }
             });
         }

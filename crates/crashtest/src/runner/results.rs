@@ -143,6 +143,34 @@ impl<'a> SeedResult<'a> {
         }
     }
 
+    /// Adds every coverage site linked into the program that this run never reached, with
+    /// zero counts, so that a reader summing many lines learns of sites no seed reached.
+    ///
+    /// ```
+    /// let result = crashtest::Sim::new(1).run(async {});
+    /// let mut line = crashtest::runner::results::SeedResult::from_run("t", &result);
+    /// line.list_unreached_sites();
+    /// assert!(line.coverage.iter().all(|site| site.reached == 0));
+    /// ```
+    pub fn list_unreached_sites(&mut self) {
+        for site in crashtest_core::coverage::SITES.iter() {
+            let location = format!("{}:{}", site.file(), site.line());
+            let known = self
+                .coverage
+                .iter()
+                .any(|c| c.name == site.name() && c.location == location);
+            if !known {
+                self.coverage.push(CoverageLine {
+                    kind: site.kind().to_string(),
+                    name: site.name(),
+                    location,
+                    reached: 0,
+                    fired: 0,
+                });
+            }
+        }
+    }
+
     /// The line for a seed whose two runs differed.
     ///
     /// ```
