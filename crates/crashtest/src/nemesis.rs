@@ -51,6 +51,7 @@ pub struct Nemesis {
     clog: u32,
     swizzle: u32,
     clock_jump: u32,
+    power_failure: u32,
     max_clock_jump: Duration,
 }
 
@@ -69,6 +70,7 @@ impl Default for Nemesis {
             clog: 1,
             swizzle: 1,
             clock_jump: 1,
+            power_failure: 0,
             max_clock_jump: Duration::from_secs(2),
         }
     }
@@ -83,6 +85,7 @@ enum Action {
     Clog,
     Swizzle,
     ClockJump,
+    PowerFailure,
 }
 
 impl Nemesis {
@@ -173,6 +176,20 @@ impl Nemesis {
         self
     }
 
+    /// Adds correlated failures with relative weight `weight` (default 0, off): every node the
+    /// nemesis may touch dies at once, whatever `max_down` says, and all restart together
+    /// (a rack or a data centre losing power). Bugs in fsync discipline often show only when
+    /// a majority crashes together.
+    ///
+    /// ```
+    /// let nemesis = crashtest::nemesis::Nemesis::default().power_failures(1);
+    /// assert!(nemesis.to_string().contains("PowerFailurex1"));
+    /// ```
+    pub fn power_failures(mut self, weight: u32) -> Nemesis {
+        self.power_failure = weight;
+        self
+    }
+
     /// Only kills (and the restarts that undo them): the classic crash-recovery nemesis.
     ///
     /// ```
@@ -195,7 +212,7 @@ impl Nemesis {
         self
     }
 
-    fn weighted(&self) -> [(Action, u32); 6] {
+    fn weighted(&self) -> [(Action, u32); 7] {
         [
             (Action::Kill, self.kill),
             (Action::Pause, self.pause),
@@ -203,6 +220,7 @@ impl Nemesis {
             (Action::Clog, self.clog),
             (Action::Swizzle, self.swizzle),
             (Action::ClockJump, self.clock_jump),
+            (Action::PowerFailure, self.power_failure),
         ]
     }
 
@@ -367,6 +385,27 @@ fn apply(
                 time::sleep(lasting).await;
                 for other in others {
                     crashtest_net::heal(id, other);
+                }
+            });
+        }
+        Action::PowerFailure => {
+            let struck: Vec<Node> = targets
+                .iter()
+                .copied()
+                .filter(|n| n.status() != NodeStatus::Dead)
+                .collect();
+            for node in &struck {
+                plumbing::kill(node.id());
+                down.borrow_mut().insert(node.id());
+            }
+            let down = down.clone();
+            task::spawn_local(async move {
+                time::sleep(lasting).await;
+                for node in struck {
+                    down.borrow_mut().remove(&node.id());
+                    if node.status() == NodeStatus::Dead {
+                        plumbing::restart(node.id());
+                    }
                 }
             });
         }

@@ -157,3 +157,37 @@ fn swarm_profiles_differ_across_seeds_and_appear_in_reports() {
     assert!(profiles.len() > 20, "{profiles:?}");
     assert_eq!(profile_of(4), profile_of(4));
 }
+
+#[test]
+fn a_power_failure_takes_every_node_down_at_once_and_back_up() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let all_down_seen = Rc::new(Cell::new(false));
+    let seen = all_down_seen.clone();
+    Sim::new(5)
+        .run(async move {
+            let nodes = cluster(3);
+            let watched = nodes.clone();
+            plumbing::add_step_check("watch for a blackout", 1, move || {
+                if watched.iter().all(|n| n.status() == NodeStatus::Dead) {
+                    seen.set(true);
+                }
+                Ok(())
+            });
+            Nemesis::default()
+                .weights(0, 0, 0, 0, 0, 1)
+                .power_failures(4)
+                .every(Duration::from_millis(200), Duration::from_millis(500))
+                .lasting(Duration::from_millis(100), Duration::from_millis(300))
+                .start(&nodes);
+            time::sleep(Duration::from_secs(10)).await;
+            plumbing::heal_all();
+            time::sleep(Duration::from_secs(1)).await;
+            assert!(nodes.iter().all(|n| n.status() == NodeStatus::Running));
+        })
+        .unwrap();
+    assert!(
+        all_down_seen.get(),
+        "no power failure in 10 s at weight 4 of 5"
+    );
+}
