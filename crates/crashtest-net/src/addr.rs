@@ -213,6 +213,26 @@ async fn resolve_real(target: Target) -> io::Result<Vec<SocketAddr>> {
 }
 
 /// Resolves `addrs` for a socket call, failing on an empty list as the OS would.
+/// Binds to the first of `addrs` that `bind` accepts, as the real calls do; the last error
+/// if none does.
+///
+/// # Panics
+///
+/// Panics if `addrs` is empty (`resolve_all` never returns an empty list).
+pub(crate) fn bind_first<T>(
+    addrs: Vec<SocketAddr>,
+    mut bind: impl FnMut(SocketAddr) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut last = None;
+    for addr in addrs {
+        match bind(addr) {
+            Ok(bound) => return Ok(bound),
+            Err(err) => last = Some(err),
+        }
+    }
+    Err(last.expect("resolve_all returns at least one address"))
+}
+
 pub(crate) async fn resolve_all<A: ToSocketAddrs + ?Sized>(
     addrs: &A,
 ) -> io::Result<Vec<SocketAddr>> {

@@ -22,7 +22,7 @@ use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::{self, TimerKey};
 use tokio::io::ReadBuf;
 
-use crate::addr::{Place, ToSocketAddrs, check_bind_ip, place_of, resolve_all, v4_of};
+use crate::addr::{Place, ToSocketAddrs, bind_first, check_bind_ip, place_of, resolve_all, v4_of};
 use crate::config::nanos;
 use crate::fabric::{
     self, Net, State, Wakers, applies, current_node, drawn, latency_ns, now, pack, register, trace,
@@ -138,14 +138,7 @@ impl UdpSocket {
                 inner: Inner::Real(socket),
             });
         }
-        let mut last = None;
-        for addr in addrs {
-            match bind_one(addr) {
-                Ok(socket) => return Ok(socket),
-                Err(err) => last = Some(err),
-            }
-        }
-        Err(last.expect("resolve_all returns at least one address"))
+        bind_first(addrs, bind_one)
     }
 
     /// Sets the default destination of [`UdpSocket::send`] and keeps only datagrams from it.

@@ -18,7 +18,7 @@ use crashtest_core::plumbing;
 
 use super::conn::{Handle, error};
 use super::stream::TcpStream;
-use crate::addr::{ToSocketAddrs, check_bind_ip, resolve_all};
+use crate::addr::{ToSocketAddrs, bind_first, check_bind_ip, resolve_all};
 use crate::fabric::{self, Net, State, Wakers, current_node, pack, register, trace};
 use crate::ports::Proto;
 
@@ -124,14 +124,7 @@ impl TcpListener {
                 inner: Inner::Real(listener),
             });
         }
-        let mut last = None;
-        for addr in addrs {
-            match bind_one(addr) {
-                Ok(listener) => return Ok(listener),
-                Err(err) => last = Some(err),
-            }
-        }
-        Err(last.expect("resolve_all returns at least one address"))
+        bind_first(addrs, bind_one)
     }
 
     /// Waits for a connection; returns the stream and the peer's address.
