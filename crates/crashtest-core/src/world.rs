@@ -297,12 +297,15 @@ impl World {
                 return;
             }
             let node = slot.node;
+            let (incarnation, status) = {
+                let nodes = self.nodes.borrow();
+                (nodes.incarnation(node), nodes.status(node))
+            };
             assert_eq!(
-                slot.incarnation,
-                self.nodes.borrow().incarnation(node),
+                slot.incarnation, incarnation,
                 "task {id} outlived the incarnation of its node"
             );
-            if self.nodes.borrow().status(node) == NodeStatus::Paused {
+            if status == NodeStatus::Paused {
                 self.nodes.borrow_mut().park(node, id);
                 return;
             }
