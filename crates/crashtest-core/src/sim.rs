@@ -34,6 +34,7 @@ pub struct Config {
     pub(crate) masked_faults: BTreeSet<u64>,
     pub(crate) kept_faults: Option<BTreeSet<u64>>,
     pub(crate) explore: Option<(u64, u64)>,
+    pub(crate) scheduling_window: usize,
 }
 
 impl Default for Config {
@@ -54,6 +55,7 @@ impl Default for Config {
             masked_faults: BTreeSet::new(),
             kept_faults: None,
             explore: None,
+            scheduling_window: crate::task::DEFAULT_WINDOW,
         }
     }
 }
@@ -184,6 +186,32 @@ impl Config {
         assert!(min <= max, "poll cost range {min:?}..={max:?} is empty");
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).expect("poll cost fits in u64 ns");
         self.poll_cost_ns = (nanos(min), nanos(max));
+        self
+    }
+
+    /// Makes the scheduler pick uniformly among the oldest `tasks` ready tasks (default 256).
+    ///
+    /// Up to that many ready tasks, every pick is uniform over all of them. A window of 1 runs
+    /// ready tasks first in, first out; `usize::MAX` picks uniformly over any number. A
+    /// narrower window is faster when a program readies very many tasks at once, since the
+    /// tasks polled one after another sit close together in memory.
+    ///
+    /// ```
+    /// let config = crashtest_core::Config::default().scheduling_window(1);
+    /// crashtest_core::Sim::with_config(1, config).run(async {
+    ///     let handles: Vec<_> = (0..4).map(|i| crashtest_core::spawn(async move { i })).collect();
+    ///     // First in, first out: the yielding body goes back behind the four tasks.
+    ///     crashtest_core::task::yield_now().await;
+    ///     assert!(handles.iter().all(|h| h.is_finished()));
+    /// }).unwrap();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if `tasks` is zero.
+    pub fn scheduling_window(mut self, tasks: usize) -> Config {
+        assert!(tasks > 0, "the scheduling window holds at least one task");
+        self.scheduling_window = tasks;
         self
     }
 

@@ -5,7 +5,7 @@
 //! once on many threads.
 //!
 //! The run loop: fire every timer that is due; if tasks are ready, the scheduler stream picks
-//! one uniformly and polls it; if none is ready, the clock jumps to the next timer; if there is
+//! one uniformly among the oldest few (see `task::ready`) and polls it; if none is ready, the clock jumps to the next timer; if there is
 //! no timer either, the run is deadlocked. The run ends when the body (the first task)
 //! finishes, or on the first failure.
 //!
@@ -34,7 +34,7 @@ use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
-use crate::task::{Outcome, TaskFuture, TaskId, TaskState, TaskTable};
+use crate::task::{Outcome, ReadyQueue, TaskFuture, TaskId, TaskState, TaskTable};
 use crate::time::timer_heap::{TimerHeap, TimerKey};
 use crate::trace::{EventKind, Trace};
 use crate::watchdog::Watch;
@@ -125,7 +125,7 @@ pub(crate) struct World {
     streams: RefCell<Streams>,
     scheduler: RefCell<Rng>,
     tasks: RefCell<TaskTable>,
-    ready: RefCell<Vec<TaskId>>,
+    ready: RefCell<ReadyQueue>,
     timers: RefCell<TimerHeap<Alarm>>,
     pub(crate) nodes: RefCell<NodeTable>,
     trace: RefCell<Trace>,
@@ -174,7 +174,7 @@ impl World {
             streams: RefCell::new(streams),
             scheduler: RefCell::new(scheduler),
             tasks: RefCell::new(TaskTable::default()),
-            ready: RefCell::new(Vec::new()),
+            ready: RefCell::new(ReadyQueue::new(config.scheduling_window)),
             timers: RefCell::new(TimerHeap::default()),
             nodes: RefCell::new(nodes),
             trace: RefCell::new(trace),
@@ -229,15 +229,10 @@ impl World {
                 explore = None;
             }
             self.fire_due_timers();
-            let next = {
-                let mut ready = self.ready.borrow_mut();
-                if ready.is_empty() {
-                    None
-                } else {
-                    let index = self.scheduler.borrow_mut().index(ready.len());
-                    Some(ready.swap_remove(index))
-                }
-            };
+            let next = self
+                .ready
+                .borrow_mut()
+                .pick(&mut self.scheduler.borrow_mut());
             if let Some(id) = next {
                 self.poll_task(id);
                 continue;

@@ -9,6 +9,7 @@
 //! the bug it exists to find), so a `JoinHandle` never reports a panic inside a simulation.
 
 mod cell;
+mod ready;
 mod table;
 pub(crate) mod waker;
 
@@ -18,6 +19,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
 pub(crate) use table::{Outcome, TaskFuture, TaskState, TaskTable};
 
 use crate::world;

@@ -41,9 +41,8 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-/// One task: 64 bytes, one cache line, so that the scheduler's random pick among many ready
-/// tasks touches one line per task (names, rarely set, live in a side table).
-#[repr(align(64))]
+/// One task in 48 bytes (names, rarely set, live in a side table): tasks spawned together
+/// sit together, and the scheduler's window polls them close together (see `ready`).
 pub(crate) struct TaskSlot {
     pub(crate) serial: u32,
     pub(crate) node: NodeId,
@@ -77,7 +76,7 @@ impl std::fmt::Debug for TaskSlot {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 64);
+const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 48);
 
 impl TaskSlot {
     fn flag(&self, flag: u8) -> bool {
