@@ -11,8 +11,11 @@
 //!
 //! Keeping every event would cost memory in long runs, so the trace keeps a ring of the last
 //! [`Trace::TAIL_LEN`] events for failure reports and records everything only on request
-//! (replay, determinism checks).
+//! (replay, determinism checks). The ring holds events packed into 32 bytes of integers
+//! (a note's text waits in a small side ring), so recording costs two multiplies and a few
+//! stores: the executor records several events per poll.
 
+use std::collections::VecDeque;
 use std::fmt;
 
 use crate::node::NodeId;
@@ -222,41 +225,117 @@ fn fold2(hash: u64, a: u64, b: u64) -> u64 {
     (product as u64) ^ ((product >> 64) as u64)
 }
 
+/// Event codes in the packed tail and the fingerprint (stable: a fingerprint must mean the
+/// same thing on every build).
+mod code {
+    pub(super) const SPAWN: u32 = 1;
+    pub(super) const POLL: u32 = 2;
+    pub(super) const COMPLETE: u32 = 3;
+    pub(super) const CANCEL: u32 = 4;
+    pub(super) const CLOCK_JUMP: u32 = 5;
+    pub(super) const NODE_CREATE: u32 = 6;
+    pub(super) const NODE_KILL: u32 = 7;
+    pub(super) const NODE_RESTART: u32 = 8;
+    pub(super) const NODE_UPGRADE: u32 = 9;
+    pub(super) const NODE_PAUSE: u32 = 10;
+    pub(super) const NODE_RESUME: u32 = 11;
+    pub(super) const CLOCK_OFFSET: u32 = 12;
+    pub(super) const PANIC: u32 = 13;
+    pub(super) const NOTE: u32 = 14;
+    pub(super) const CLOCK_DRIFT: u32 = 15;
+}
+
+/// An event in 32 bytes with nothing to drop: what the tail ring holds, so that recording an
+/// event (several per poll, on the simulator's hottest path) is a few stores.
+#[derive(Clone, Copy, Debug, Default)]
+struct Packed {
+    time_ns: u64,
+    /// The first integer fact (a task or node id); for a note, the hash of all its facts.
+    a: u64,
+    /// The second integer fact; 0 for a note.
+    b: u64,
+    node: u32,
+    code: u32,
+}
+
 impl EventKind {
-    /// The integer words that identify this event kind, for hashing.
-    fn words(&self) -> [u64; 4] {
+    /// The event's code and integer facts. A note's text is hashed into `a` by the caller.
+    #[inline(always)]
+    fn pack(&self) -> (u32, u64, u64) {
+        let node_fact = |node: &NodeId| u64::from(node.0);
         match self {
-            EventKind::Spawn { task, node } => [1, task.to_u64(), u64::from(node.0), 0],
-            EventKind::Poll { task } => [2, task.to_u64(), 0, 0],
-            EventKind::Complete { task } => [3, task.to_u64(), 0, 0],
-            EventKind::Cancel { task } => [4, task.to_u64(), 0, 0],
-            EventKind::ClockJump => [5, 0, 0, 0],
-            EventKind::NodeCreate { node } => [6, u64::from(node.0), 0, 0],
-            EventKind::NodeKill { node } => [7, u64::from(node.0), 0, 0],
-            EventKind::NodeRestart { node } => [8, u64::from(node.0), 0, 0],
-            EventKind::NodeUpgrade { node } => [9, u64::from(node.0), 0, 0],
-            EventKind::NodePause { node } => [10, u64::from(node.0), 0, 0],
-            EventKind::NodeResume { node } => [11, u64::from(node.0), 0, 0],
+            EventKind::Spawn { task, node } => (code::SPAWN, task.to_u64(), node_fact(node)),
+            EventKind::Poll { task } => (code::POLL, task.to_u64(), 0),
+            EventKind::Complete { task } => (code::COMPLETE, task.to_u64(), 0),
+            EventKind::Cancel { task } => (code::CANCEL, task.to_u64(), 0),
+            EventKind::ClockJump => (code::CLOCK_JUMP, 0, 0),
+            EventKind::NodeCreate { node } => (code::NODE_CREATE, node_fact(node), 0),
+            EventKind::NodeKill { node } => (code::NODE_KILL, node_fact(node), 0),
+            EventKind::NodeRestart { node } => (code::NODE_RESTART, node_fact(node), 0),
+            EventKind::NodeUpgrade { node } => (code::NODE_UPGRADE, node_fact(node), 0),
+            EventKind::NodePause { node } => (code::NODE_PAUSE, node_fact(node), 0),
+            EventKind::NodeResume { node } => (code::NODE_RESUME, node_fact(node), 0),
             EventKind::ClockOffset { node, offset_ns } => {
-                [12, u64::from(node.0), *offset_ns as u64, 0]
+                (code::CLOCK_OFFSET, node_fact(node), *offset_ns as u64)
             }
-            EventKind::Panic { task } => [13, task.to_u64(), 0, 0],
-            EventKind::ClockDrift { node, ppm } => [15, u64::from(node.0), *ppm as u64, 0],
-            EventKind::Note {
-                source,
-                words,
-                text,
-            } => {
-                let mut text_hash = 0;
-                for chunk in source.as_bytes().chunks(8).chain(text.as_bytes().chunks(8)) {
-                    let mut word = [0u8; 8];
-                    word[..chunk.len()].copy_from_slice(chunk);
-                    text_hash = fold(text_hash, u64::from_le_bytes(word));
-                }
-                [14 ^ (text_hash << 8), words[0], words[1], words[2]]
+            EventKind::ClockDrift { node, ppm } => {
+                (code::CLOCK_DRIFT, node_fact(node), *ppm as u64)
             }
+            EventKind::Panic { task } => (code::PANIC, task.to_u64(), 0),
+            EventKind::Note { .. } => (code::NOTE, 0, 0),
         }
     }
+
+    /// The kind a packed event stands for; `None` for a note (its text lives elsewhere).
+    fn unpack(code: u32, a: u64, b: u64) -> Option<EventKind> {
+        let task = TaskId {
+            slot: a as u32,
+            serial: (a >> 32) as u32,
+        };
+        let node = NodeId(a as u32);
+        Some(match code {
+            code::SPAWN => EventKind::Spawn {
+                task,
+                node: NodeId(b as u32),
+            },
+            code::POLL => EventKind::Poll { task },
+            code::COMPLETE => EventKind::Complete { task },
+            code::CANCEL => EventKind::Cancel { task },
+            code::CLOCK_JUMP => EventKind::ClockJump,
+            code::NODE_CREATE => EventKind::NodeCreate { node },
+            code::NODE_KILL => EventKind::NodeKill { node },
+            code::NODE_RESTART => EventKind::NodeRestart { node },
+            code::NODE_UPGRADE => EventKind::NodeUpgrade { node },
+            code::NODE_PAUSE => EventKind::NodePause { node },
+            code::NODE_RESUME => EventKind::NodeResume { node },
+            code::CLOCK_OFFSET => EventKind::ClockOffset {
+                node,
+                offset_ns: b as i64,
+            },
+            code::CLOCK_DRIFT => EventKind::ClockDrift {
+                node,
+                ppm: b as i64,
+            },
+            code::PANIC => EventKind::Panic { task },
+            code::NOTE => return None,
+            other => unreachable!("unknown event code {other}"),
+        })
+    }
+}
+
+/// The hash of a note's facts: its source, text and words.
+fn note_hash(source: &str, words: &[u64; 3], text: &str) -> u64 {
+    let mut hash = 0;
+    for chunk in source.as_bytes().chunks(8).chain(text.as_bytes().chunks(8)) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        hash = fold(hash, u64::from_le_bytes(word));
+    }
+    fold2(
+        fold2(hash, words[0], words[1]),
+        words[2],
+        u64::from(code::NOTE),
+    )
 }
 
 /// The record of a run in progress: the fingerprint, the tail, and optional full records.
@@ -265,7 +344,10 @@ pub(crate) struct Trace {
     fingerprint: u64,
     events: u64,
     /// A ring of the last `TAIL_LEN` events: slot `i % TAIL_LEN` holds event `i`.
-    tail: Vec<Event>,
+    tail: Box<[Packed; Trace::TAIL_LEN]>,
+    /// The last `TAIL_LEN` notes with their event indices, oldest first (a note's text does
+    /// not fit in the packed ring).
+    notes: VecDeque<(u64, EventKind)>,
     /// Every event, when the run records them (replay).
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
@@ -273,47 +355,94 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
-    /// How many of the last events a failure report shows.
+    /// How many of the last events a failure report shows (a power of two: the ring's index
+    /// is a mask).
     pub(crate) const TAIL_LEN: usize = 64;
 
     pub(crate) fn new(seed: u64, record_events: bool, record_hashes: bool) -> Trace {
         Trace {
             fingerprint: fold(0x6372_6173_6874_6573, seed),
             events: 0,
-            tail: Vec::with_capacity(Self::TAIL_LEN),
+            tail: Box::new([Packed::default(); Trace::TAIL_LEN]),
+            notes: VecDeque::new(),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
         }
     }
 
     /// Appends an event: folds it into the fingerprint and keeps it in the tail.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record(&mut self, time_ns: u64, node: NodeId, kind: EventKind) {
-        let words = kind.words();
-        let mut hash = fold2(self.fingerprint, time_ns, u64::from(node.0));
-        hash = fold2(hash, words[0], words[1]);
-        hash = fold2(hash, words[2], words[3]);
+        if matches!(kind, EventKind::Note { .. }) {
+            return self.record_note(time_ns, node, kind);
+        }
+        let (code, a, b) = kind.pack();
+        self.push(Packed {
+            time_ns,
+            a,
+            b,
+            node: node.0,
+            code,
+        });
+        if let Some(full) = &mut self.full {
+            full.push(Event {
+                index: self.events - 1,
+                time_ns,
+                node,
+                kind,
+            });
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_note(&mut self, time_ns: u64, node: NodeId, kind: EventKind) {
+        let EventKind::Note {
+            source,
+            words,
+            text,
+        } = &kind
+        else {
+            unreachable!("record_note takes notes")
+        };
+        let hash = note_hash(source, words, text);
+        let index = self.events;
+        self.push(Packed {
+            time_ns,
+            a: hash,
+            b: 0,
+            node: node.0,
+            code: code::NOTE,
+        });
+        if let Some(full) = &mut self.full {
+            full.push(Event {
+                index,
+                time_ns,
+                node,
+                kind: kind.clone(),
+            });
+        }
+        if self.notes.len() == Self::TAIL_LEN {
+            self.notes.pop_front();
+        }
+        self.notes.push_back((index, kind));
+    }
+
+    /// Folds a packed event into the fingerprint and writes it into the ring.
+    #[inline(always)]
+    fn push(&mut self, packed: Packed) {
+        let head = (u64::from(packed.code) << 32) | u64::from(packed.node);
+        let hash = fold2(
+            fold2(self.fingerprint, packed.time_ns, head),
+            packed.a,
+            packed.b,
+        );
         self.fingerprint = hash;
         if let Some(hashes) = &mut self.hashes {
             hashes.push(hash);
         }
-        let event = Event {
-            index: self.events,
-            time_ns,
-            node,
-            kind,
-        };
+        self.tail[(self.events as usize) & (Self::TAIL_LEN - 1)] = packed;
         self.events += 1;
-        if let Some(full) = &mut self.full {
-            full.push(event.clone());
-        }
-        let slot = (event.index % Self::TAIL_LEN as u64) as usize;
-        if slot < self.tail.len() {
-            self.tail[slot] = event;
-        } else {
-            assert_eq!(slot, self.tail.len(), "the tail ring fills in order");
-            self.tail.push(event);
-        }
     }
 
     pub(crate) fn fingerprint(&self) -> u64 {
@@ -326,14 +455,25 @@ impl Trace {
 
     /// The last events, oldest first.
     pub(crate) fn tail(&self) -> Vec<Event> {
-        let split = (self.events % Self::TAIL_LEN as u64) as usize;
-        if self.tail.len() < Self::TAIL_LEN {
-            return self.tail.clone();
-        }
-        self.tail[split..]
-            .iter()
-            .chain(&self.tail[..split])
-            .cloned()
+        let first = self.events.saturating_sub(Self::TAIL_LEN as u64);
+        (first..self.events)
+            .map(|index| {
+                let packed = self.tail[(index as usize) & (Self::TAIL_LEN - 1)];
+                let kind =
+                    EventKind::unpack(packed.code, packed.a, packed.b).unwrap_or_else(|| {
+                        self.notes
+                            .iter()
+                            .find(|(at, _)| *at == index)
+                            .map(|(_, note)| note.clone())
+                            .expect("the tail's notes are kept")
+                    });
+                Event {
+                    index,
+                    time_ns: packed.time_ns,
+                    node: NodeId(packed.node),
+                    kind,
+                }
+            })
             .collect()
     }
 
@@ -376,6 +516,51 @@ mod tests {
             t.record(time, NodeId(node), note(text));
             assert_ne!(t.fingerprint(), base, "{seed} {time} {node} {text}");
         }
+    }
+
+    #[test]
+    fn the_tail_gives_back_every_kind_and_the_texts_of_notes() {
+        let task = TaskId { slot: 3, serial: 9 };
+        let node = NodeId(2);
+        let kinds = vec![
+            EventKind::Spawn { task, node },
+            EventKind::Poll { task },
+            note("first"),
+            EventKind::Complete { task },
+            EventKind::Cancel { task },
+            EventKind::ClockJump,
+            EventKind::NodeCreate { node },
+            EventKind::NodeKill { node },
+            EventKind::NodeRestart { node },
+            EventKind::NodeUpgrade { node },
+            EventKind::NodePause { node },
+            EventKind::NodeResume { node },
+            EventKind::ClockOffset {
+                node,
+                offset_ns: -5,
+            },
+            EventKind::ClockDrift { node, ppm: -100 },
+            EventKind::Panic { task },
+            note("second"),
+        ];
+        let mut t = Trace::new(0, true, false);
+        for _ in 0..Trace::TAIL_LEN {
+            t.record(1, NodeId(0), note("pushed out"));
+        }
+        for (i, kind) in kinds.iter().enumerate() {
+            t.record(100 + i as u64, NodeId(1), kind.clone());
+        }
+        let tail = t.tail();
+        let tail_kinds: Vec<EventKind> = tail[tail.len() - kinds.len()..]
+            .iter()
+            .map(|e| e.kind.clone())
+            .collect();
+        assert_eq!(tail_kinds, kinds);
+        let full = t.take_full().unwrap();
+        assert_eq!(
+            &full[full.len() - kinds.len()..],
+            &tail[tail.len() - kinds.len()..]
+        );
     }
 
     #[test]

@@ -673,7 +673,9 @@ impl World {
         self.now_ns.get()
     }
 
-    #[inline]
+    /// Records an event on the current node. Always inlined: the kind is then known at each
+    /// call site and packs into registers (see `trace`).
+    #[inline(always)]
     pub(crate) fn record(&self, kind: EventKind) {
         self.trace
             .borrow_mut()
