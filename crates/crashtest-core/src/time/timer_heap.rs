@@ -1,20 +1,37 @@
-//! The timer queue: a min-heap of alarms keyed by `(deadline, sequence)`.
+//! The timer queue: a radix heap of alarms keyed by `(deadline, sequence)`.
 //!
 //! An alarm is whatever the caller stores (the world stores a waker or a callback).
 //!
 //! Timers fire in deadline order, and timers with the same deadline fire in the order they
-//! were armed (the sequence number), so the order never depends on the heap's layout.
+//! were armed (the sequence number), so the order never depends on the queue's layout.
+//!
+//! Virtual time never goes backwards, so the queue is *monotone*: no timer is armed before
+//! the deadline last taken out. A radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster
+//! algorithms for the shortest path problem", JACM 1990) exploits that, here with 6-bit
+//! digits, which makes it a hierarchical timing wheel anchored at the queue's `floor` (a
+//! lower bound of every deadline). An entry whose deadline equals the floor waits in `due`;
+//! any other sits in the bucket named by the highest 6-bit digit in which its deadline differs
+//! from the floor (the *level*) and its own value of that digit (the *slot*). Arming is a
+//! push. The lowest occupied bucket holds the earliest deadlines, and taking the next timer
+//! spreads that bucket into lower levels around a new floor, so an entry moves at most
+//! eleven times, and for deadlines up to a second away at most five. A binary heap would
+//! instead sift through `log2(n)` unpredictable comparisons on every fire, and a one-bit
+//! radix heap would move an entry once per bit of its distance.
+//!
+//! Invariants:
+//! - `floor <= deadline` of every entry. An entry at level `l` has the same bits as `floor`
+//!   above digit `l`, and a larger digit `l`, which is its slot.
+//! - `due` holds entries whose deadline is `floor`, in arming order.
+//! - `floor` only grows: `pop_due(now)` moves it to at most `now`, and `next_deadline` to the
+//!   earliest deadline, to which the run loop then moves the clock.
 //!
 //! Cancellation frees the timer's slot at once (its alarm is dropped and the slot reused);
-//! the heap entry left behind is recognised as stale by its generation and skipped when it
-//! reaches the top. Stale entries are bounded: when they outnumber the live ones the heap is
-//! rebuilt without them, so a program that arms and cancels many timeouts keeps the heap at
-//! most twice its live size (amortised O(1) per cancel). This beats an indexed heap, whose
-//! every sift step must also update a position table: the simulator's hottest loop is
-//! arm-then-fire, which pays nothing here for cancellation.
+//! the entry left behind is recognised as stale by its generation and skipped when it is
+//! reached. Stale entries are bounded: when they outnumber the live ones the buckets are
+//! rebuilt without them, so a program that arms and cancels many timeouts keeps the queue at
+//! most twice its live size (amortised O(1) per cancel).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 /// Identifies an armed timer (opaque).
 ///
@@ -37,83 +54,118 @@ struct Slot<T> {
     alarm: Option<T>,
 }
 
-/// A heap entry. It is ordered by `order` alone: the deadline in the high 64 bits and the
-/// arming sequence in the low 64, one integer comparison per sift step.
+/// A queued timer: its deadline, its arming sequence (to order equal deadlines), and the slot
+/// and generation that say whether it is still armed.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    order: u128,
+    deadline_ns: u64,
+    sequence: u64,
     slot: u32,
     generation: u32,
 }
 
-impl Entry {
-    fn deadline_ns(&self) -> u64 {
-        (self.order >> 64) as u64
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Entry) -> bool {
-        self.order == other.order
-    }
-}
-
-impl Eq for Entry {}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Entry) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
-        self.order.cmp(&other.order)
-    }
-}
+/// Bits per digit, slots per level, and levels (enough digits for 64 bits).
+const DIGIT_BITS: u32 = 6;
+const SLOTS: usize = 1 << DIGIT_BITS;
+const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
 #[derive(Debug)]
 pub(crate) struct TimerHeap<T> {
-    heap: BinaryHeap<Reverse<Entry>>,
+    floor: u64,
+    due: VecDeque<Entry>,
+    /// `buckets[level * SLOTS + slot]`.
+    buckets: Box<[Vec<Entry>]>,
+    /// Per level, bit `slot` is set when that bucket is not empty.
+    occupied: [u64; LEVELS],
+    /// Bit `level` is set when any bucket of that level is not empty.
+    occupied_levels: u32,
+    /// Entries in `due` and the buckets, live or stale.
+    entries: usize,
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     next_sequence: u64,
-    /// Entries in `heap` whose timer was cancelled.
+    /// Entries whose timer was cancelled.
     stale: usize,
+    /// Where a bucket's entries wait while they are spread into lower levels (kept to reuse
+    /// its allocation).
+    scratch: Vec<Entry>,
 }
 
 impl<T> Default for TimerHeap<T> {
     fn default() -> Self {
         TimerHeap {
-            heap: BinaryHeap::new(),
+            floor: 0,
+            due: VecDeque::new(),
+            buckets: (0..LEVELS * SLOTS).map(|_| Vec::new()).collect(),
+            occupied: [0; LEVELS],
+            occupied_levels: 0,
+            entries: 0,
             slots: Vec::new(),
             free: Vec::new(),
             next_sequence: 0,
             stale: 0,
+            scratch: Vec::new(),
         }
     }
 }
 
-/// Below this many stale entries the heap is never rebuilt (rebuilding a tiny heap often
+/// Below this many stale entries the queue is never rebuilt (rebuilding a tiny queue often
 /// would cost more than skipping its stale entries).
 const STALE_FLOOR: usize = 64;
+
+/// The level and slot of `deadline` around `floor`: the highest digit in which they differ,
+/// and the deadline's value of that digit.
+#[inline]
+fn bucket_of(floor: u64, deadline: u64) -> (usize, usize) {
+    debug_assert!(deadline > floor);
+    let level = (63 - (deadline ^ floor).leading_zeros()) / DIGIT_BITS;
+    let slot = (deadline >> (level * DIGIT_BITS)) as usize & (SLOTS - 1);
+    (level as usize, slot)
+}
+
+/// The smallest deadline bucket `(level, slot)` around `floor` can hold.
+#[inline]
+fn bucket_low(floor: u64, level: usize, slot: usize) -> u64 {
+    let shift = level as u32 * DIGIT_BITS;
+    let above = (floor >> shift).checked_shr(DIGIT_BITS).unwrap_or(0) << DIGIT_BITS;
+    (above | slot as u64) << shift
+}
 
 impl<T> TimerHeap<T> {
     /// Armed timers.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.heap.len() - self.stale
+        self.entries - self.stale
     }
 
     /// The earliest deadline, if any timer is armed.
+    ///
+    /// Moves the floor up to it: the caller must arm no timer before the deadline returned
+    /// (the run loop moves the clock there at once).
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
-        self.drop_stale_top();
-        self.heap.peek().map(|Reverse(e)| e.deadline_ns())
+        loop {
+            self.drop_stale_due();
+            if !self.due.is_empty() {
+                return Some(self.floor);
+            }
+            if !self.spread_lowest(u64::MAX) {
+                return None;
+            }
+        }
     }
 
     /// Arms a timer that gives back `alarm` at `deadline_ns`.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `deadline_ns` is before a deadline already reached (time went backwards).
     pub(crate) fn insert(&mut self, deadline_ns: u64, alarm: T) -> TimerKey {
+        assert!(
+            deadline_ns >= self.floor,
+            "a timer armed at {deadline_ns} ns, before the queue's floor {} ns",
+            self.floor
+        );
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -131,13 +183,27 @@ impl<T> TimerHeap<T> {
         let generation = entry.generation;
         let sequence = self.next_sequence;
         self.next_sequence += 1;
-        let order = (u128::from(deadline_ns) << 64) | u128::from(sequence);
-        self.heap.push(Reverse(Entry {
-            order,
+        self.place(Entry {
+            deadline_ns,
+            sequence,
             slot,
             generation,
-        }));
+        });
+        self.entries += 1;
         TimerKey { slot, generation }
+    }
+
+    /// Puts an entry in its bucket around the current floor.
+    #[inline]
+    fn place(&mut self, entry: Entry) {
+        if entry.deadline_ns == self.floor {
+            self.due.push_back(entry);
+        } else {
+            let (level, slot) = bucket_of(self.floor, entry.deadline_ns);
+            self.buckets[level * SLOTS + slot].push(entry);
+            self.occupied[level] |= 1 << slot;
+            self.occupied_levels |= 1 << level;
+        }
     }
 
     /// Whether `key` names a timer that is still armed.
@@ -164,11 +230,8 @@ impl<T> TimerHeap<T> {
         }
         let alarm = self.release(key.slot);
         self.stale += 1;
-        if self.stale > STALE_FLOOR && self.stale * 2 > self.heap.len() {
-            let slots = &self.slots;
-            self.heap
-                .retain(|Reverse(e)| slots[e.slot as usize].generation == e.generation);
-            self.stale = 0;
+        if self.stale > STALE_FLOOR && self.stale * 2 > self.entries {
+            self.drop_all_stale();
         }
         Some(alarm)
     }
@@ -176,25 +239,105 @@ impl<T> TimerHeap<T> {
     /// Removes and returns the alarm of the earliest timer if its deadline is `<= now_ns`.
     #[inline]
     pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<T> {
-        self.drop_stale_top();
-        let Reverse(first) = self.heap.peek()?;
-        if first.deadline_ns() > now_ns {
-            return None;
+        loop {
+            self.drop_stale_due();
+            if let Some(first) = self.due.front() {
+                if first.deadline_ns > now_ns {
+                    return None;
+                }
+                let entry = self.due.pop_front().expect("looked at the front");
+                self.entries -= 1;
+                return Some(self.release(entry.slot));
+            }
+            if !self.spread_lowest(now_ns) {
+                return None;
+            }
         }
-        let Reverse(entry) = self.heap.pop().expect("peeked");
-        Some(self.release(entry.slot))
     }
 
-    /// Pops cancelled entries off the top, so that the top is a live timer.
+    fn is_live(&self, entry: &Entry) -> bool {
+        self.slots[entry.slot as usize].generation == entry.generation
+    }
+
+    /// Pops cancelled entries off the front of `due`.
     #[inline]
-    fn drop_stale_top(&mut self) {
-        while let Some(Reverse(top)) = self.heap.peek() {
-            if self.slots[top.slot as usize].generation == top.generation {
+    fn drop_stale_due(&mut self) {
+        while let Some(front) = self.due.front() {
+            if self.is_live(front) {
                 return;
             }
-            self.heap.pop();
+            self.due.pop_front();
+            self.entries -= 1;
             self.stale -= 1;
         }
+    }
+
+    /// Empties the lowest non-empty bucket into lower levels around a new floor: its earliest
+    /// live deadline, or `limit` if that is earlier (the floor never passes the clock in
+    /// `pop_due`). Returns false, changing nothing, if no bucket holds entries or the lowest
+    /// cannot hold a deadline up to `limit`. Requires `due` to be empty.
+    fn spread_lowest(&mut self, limit: u64) -> bool {
+        debug_assert!(self.due.is_empty());
+        if self.occupied_levels == 0 {
+            return false;
+        }
+        let level = self.occupied_levels.trailing_zeros() as usize;
+        let slot = self.occupied[level].trailing_zeros() as usize;
+        let low = bucket_low(self.floor, level, slot);
+        if low > limit {
+            return false;
+        }
+        let bucket = level * SLOTS + slot;
+        let mut spread =
+            std::mem::replace(&mut self.buckets[bucket], std::mem::take(&mut self.scratch));
+        self.occupied[level] &= !(1 << slot);
+        if self.occupied[level] == 0 {
+            self.occupied_levels &= !(1 << level);
+        }
+        let before = spread.len();
+        spread.retain(|entry| self.slots[entry.slot as usize].generation == entry.generation);
+        let dropped = before - spread.len();
+        self.entries -= dropped;
+        self.stale -= dropped;
+        let earliest = spread.iter().map(|e| e.deadline_ns).min();
+        if let Some(earliest) = earliest {
+            let floor = earliest.min(limit);
+            assert!(
+                floor >= low && floor >= self.floor,
+                "the timer queue's floor went backwards"
+            );
+            self.floor = floor;
+            for &entry in &spread {
+                self.place(entry);
+            }
+            if self.due.len() > 1 {
+                self.due
+                    .make_contiguous()
+                    .sort_unstable_by_key(|e| e.sequence);
+            }
+        }
+        spread.clear();
+        self.scratch = spread;
+        true
+    }
+
+    /// Rebuilds the queue without its stale entries.
+    fn drop_all_stale(&mut self) {
+        let slots = &self.slots;
+        let live = |entry: &Entry| slots[entry.slot as usize].generation == entry.generation;
+        self.due.retain(live);
+        self.occupied = [0; LEVELS];
+        self.occupied_levels = 0;
+        for (index, bucket) in self.buckets.iter_mut().enumerate() {
+            bucket.retain(live);
+            if !bucket.is_empty() {
+                let (level, slot) = (index / SLOTS, index % SLOTS);
+                self.occupied[level] |= 1 << slot;
+                self.occupied_levels |= 1 << level;
+            }
+        }
+        self.entries -= self.stale;
+        self.stale = 0;
     }
 
     /// Frees an armed slot and returns its alarm; the slot's generation moves on, so entries
@@ -239,7 +382,7 @@ mod tests {
         let want: Vec<u64> = (0..100).rev().filter(|i| i % 2 == 1).collect();
         assert_eq!(fired, want);
         // Slots are reused; old keys must not touch the new timers.
-        let fresh = heap.insert(5, 7);
+        let fresh = heap.insert(2000, 7);
         assert!(heap.remove(keys[1]).is_none(), "key 1 already fired");
         assert!(heap.is_armed(fresh));
     }
@@ -260,9 +403,54 @@ mod tests {
         for i in 0..100_000 {
             let key = heap.insert(1_000 + i, i);
             assert_eq!(heap.remove(key), Some(i));
-            assert!(heap.heap.len() <= 2 * heap.len() + STALE_FLOOR + 1);
+            assert!(heap.entries <= 2 * heap.len() + STALE_FLOOR + 1);
         }
         assert!(heap.is_armed(keep));
         assert_eq!(heap.next_deadline(), Some(u64::MAX));
+    }
+
+    #[test]
+    fn matches_a_sorted_model_under_random_arming_cancelling_and_firing() {
+        use std::collections::BTreeMap;
+        for seed in 0..20 {
+            let mut rng = crate::rng::Rng::seed_from(seed);
+            let mut heap = TimerHeap::<u64>::default();
+            let mut model = BTreeMap::new();
+            let mut keys = Vec::new();
+            let mut now = 0u64;
+            for step in 0..5_000u64 {
+                match rng.below_inclusive(9) {
+                    0..=4 => {
+                        let spans = [0, 1, 1_000, 1 << 20, 1 << 40];
+                        let span = spans[rng.index(spans.len())];
+                        let deadline = now + rng.below_inclusive(span);
+                        keys.push((heap.insert(deadline, step), deadline, step));
+                        model.insert((deadline, step), step);
+                    }
+                    5 if !keys.is_empty() => {
+                        let (key, deadline, tag) = keys.swap_remove(rng.index(keys.len()));
+                        let removed = heap.remove(key);
+                        assert_eq!(removed, model.remove(&(deadline, tag)));
+                    }
+                    6 => {
+                        assert_eq!(heap.next_deadline(), model.keys().next().map(|k| k.0));
+                        if let Some(&(deadline, _)) = model.keys().next() {
+                            now = deadline;
+                        }
+                    }
+                    _ => {
+                        now += rng.below_inclusive(1 << 21);
+                        while let Some(tag) = heap.pop_due(now) {
+                            let (&first, &want) = model.iter().next().expect("model has it");
+                            assert!(first.0 <= now);
+                            assert_eq!(tag, want, "seed {seed} step {step}");
+                            model.remove(&first);
+                        }
+                        assert!(model.keys().next().is_none_or(|k| k.0 > now));
+                    }
+                }
+                assert_eq!(heap.len(), model.len());
+            }
+        }
     }
 }
