@@ -12,10 +12,9 @@
 //! Keeping every event would cost memory in long runs, so the trace keeps a ring of the last
 //! [`Trace::TAIL_LEN`] events for failure reports and records everything only on request
 //! (replay, determinism checks). The ring holds events packed into 32 bytes of integers
-//! (a note's text waits in a small side ring), so recording costs two multiplies and a few
+//! (a note's text waits in a ring beside it), so recording costs two multiplies and a few
 //! stores: the executor records several events per poll.
 
-use std::collections::VecDeque;
 use std::fmt;
 
 use crate::node::NodeId;
@@ -323,6 +322,24 @@ impl EventKind {
     }
 }
 
+/// What a note says, kept beside the packed ring.
+#[derive(Debug, Default)]
+struct NoteBody {
+    source: &'static str,
+    words: [u64; 3],
+    text: String,
+}
+
+impl NoteBody {
+    fn to_kind(&self) -> EventKind {
+        EventKind::Note {
+            source: self.source,
+            words: self.words,
+            text: self.text.clone(),
+        }
+    }
+}
+
 /// The hash of a note's facts: its source, text and words.
 fn note_hash(source: &str, words: &[u64; 3], text: &str) -> u64 {
     let mut hash = 0;
@@ -345,9 +362,9 @@ pub(crate) struct Trace {
     events: u64,
     /// A ring of the last `TAIL_LEN` events: slot `i % TAIL_LEN` holds event `i`.
     tail: Box<[Packed; Trace::TAIL_LEN]>,
-    /// The last `TAIL_LEN` notes with their event indices, oldest first (a note's text does
-    /// not fit in the packed ring).
-    notes: VecDeque<(u64, EventKind)>,
+    /// Beside the ring: slot `i % TAIL_LEN` holds the source, words and text of event `i` if
+    /// it is a note (they do not fit in a packed event).
+    notes: Box<[NoteBody; Trace::TAIL_LEN]>,
     /// Every event, when the run records them (replay).
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
@@ -364,7 +381,7 @@ impl Trace {
             fingerprint: fold(0x6372_6173_6874_6573, seed),
             events: 0,
             tail: Box::new([Packed::default(); Trace::TAIL_LEN]),
-            notes: VecDeque::new(),
+            notes: Box::new(std::array::from_fn(|_| NoteBody::default())),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
         }
@@ -401,31 +418,32 @@ impl Trace {
             source,
             words,
             text,
-        } = &kind
+        } = kind
         else {
             unreachable!("record_note takes notes")
         };
-        let hash = note_hash(source, words, text);
         let index = self.events;
         self.push(Packed {
             time_ns,
-            a: hash,
+            a: note_hash(source, &words, &text),
             b: 0,
             node: node.0,
             code: code::NOTE,
         });
+        let body = NoteBody {
+            source,
+            words,
+            text,
+        };
         if let Some(full) = &mut self.full {
             full.push(Event {
                 index,
                 time_ns,
                 node,
-                kind: kind.clone(),
+                kind: body.to_kind(),
             });
         }
-        if self.notes.len() == Self::TAIL_LEN {
-            self.notes.pop_front();
-        }
-        self.notes.push_back((index, kind));
+        self.notes[(index as usize) & (Self::TAIL_LEN - 1)] = body;
     }
 
     /// Folds a packed event into the fingerprint and writes it into the ring.
@@ -458,15 +476,10 @@ impl Trace {
         let first = self.events.saturating_sub(Self::TAIL_LEN as u64);
         (first..self.events)
             .map(|index| {
-                let packed = self.tail[(index as usize) & (Self::TAIL_LEN - 1)];
-                let kind =
-                    EventKind::unpack(packed.code, packed.a, packed.b).unwrap_or_else(|| {
-                        self.notes
-                            .iter()
-                            .find(|(at, _)| *at == index)
-                            .map(|(_, note)| note.clone())
-                            .expect("the tail's notes are kept")
-                    });
+                let slot = (index as usize) & (Self::TAIL_LEN - 1);
+                let packed = self.tail[slot];
+                let kind = EventKind::unpack(packed.code, packed.a, packed.b)
+                    .unwrap_or_else(|| self.notes[slot].to_kind());
                 Event {
                     index,
                     time_ns: packed.time_ns,
