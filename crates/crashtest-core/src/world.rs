@@ -62,19 +62,22 @@ struct StepCheck {
 type Failed = (FailureKind, Option<NodeId>, Option<TaskId>);
 
 thread_local! {
-    static CURRENT: RefCell<Option<Rc<World>>> = const { RefCell::new(None) };
+    /// The world of the run going on on this thread, or null. A plain pointer (the run's
+    /// `Enter` guard owns the world) makes every access a single load: the simulator reads it
+    /// several times per poll, and a thread-local with a destructor would also check its
+    /// destructor's state on every read.
+    static CURRENT: Cell<*const World> = const { Cell::new(std::ptr::null()) };
     static RUNS_ON_THREAD: Cell<u16> = const { Cell::new(0) };
 }
 
 /// Runs `f` on the world of the run going on on this thread, if any.
 #[inline]
 pub(crate) fn with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
-    // `try_with`: code running while the thread's locals are destroyed (a destructor reading
-    // the clock through an interposed libc call) finds no simulation instead of panicking.
-    CURRENT
-        .try_with(|current| current.borrow().as_deref().map(f))
-        .ok()
-        .flatten()
+    let world = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is non-null only between `Enter::new` and `Enter::drop`, while the
+    // `Enter` guard holds the `Rc` that keeps this world alive; it is a thread-local, and a
+    // world never leaves its thread (`World` is not `Send`).
+    (!world.is_null()).then(|| f(unsafe { &*world }))
 }
 
 /// Like [`with`], for callers that do nothing outside a simulation.
@@ -86,34 +89,34 @@ pub(crate) fn try_with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
 /// True while a simulation runs on this thread.
 #[inline]
 pub(crate) fn is_simulation() -> bool {
-    CURRENT
-        .try_with(|current| current.try_borrow().is_ok_and(|w| w.is_some()))
-        .unwrap_or(false)
+    !CURRENT.with(Cell::get).is_null()
 }
 
-/// Clears the thread-local on every exit path of a run, panics included.
-struct Enter;
+/// Makes a world this thread's current one for the duration of a run, and clears it on every
+/// exit path, panics included.
+struct Enter {
+    world: Option<Rc<World>>,
+}
 
 impl Enter {
     fn new(world: Rc<World>) -> Enter {
         CURRENT.with(|current| {
-            let mut current = current.borrow_mut();
             assert!(
-                current.is_none(),
+                current.get().is_null(),
                 "a simulation is already running on this thread"
             );
-            *current = Some(world);
+            current.set(Rc::as_ptr(&world));
         });
-        Enter
+        Enter { world: Some(world) }
     }
 }
 
 impl Drop for Enter {
     fn drop(&mut self) {
-        let world = CURRENT.with(|current| current.borrow_mut().take());
+        CURRENT.with(|current| current.set(std::ptr::null()));
         // Dropping the world drops every remaining task, whose destructors may look for the
         // world: they find none and do nothing.
-        drop(world);
+        drop(self.world.take());
     }
 }
 
