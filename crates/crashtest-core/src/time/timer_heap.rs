@@ -144,12 +144,17 @@ impl<T> TimerHeap<T> {
     /// (the run loop moves the clock there at once).
     #[inline]
     pub(crate) fn next_deadline(&mut self) -> Option<u64> {
+        let floor = self.floor;
         loop {
             self.drop_stale_due();
             if !self.due.is_empty() {
                 return Some(self.floor);
             }
             if !self.spread_lowest(u64::MAX) {
+                // Only stale entries were left, and the floor may have followed them past the
+                // clock; the queue is empty now, so the old floor bounds it again.
+                debug_assert_eq!(self.entries, 0);
+                self.floor = floor;
                 return None;
             }
         }
@@ -273,7 +278,7 @@ impl<T> TimerHeap<T> {
     }
 
     /// Empties the lowest non-empty bucket into lower levels around a new floor: its earliest
-    /// live deadline, or `limit` if that is earlier (the floor never passes the clock in
+    /// deadline (of a live or a stale entry), or `limit` if that is earlier (the floor never passes the clock in
     /// `pop_due`). Returns false, changing nothing, if no bucket holds entries or the lowest
     /// cannot hold a deadline up to `limit`. Requires `due` to be empty.
     fn spread_lowest(&mut self, limit: u64) -> bool {
@@ -294,27 +299,26 @@ impl<T> TimerHeap<T> {
         if self.occupied[level] == 0 {
             self.occupied_levels &= !(1 << level);
         }
-        let before = spread.len();
-        spread.retain(|entry| self.slots[entry.slot as usize].generation == entry.generation);
-        let dropped = before - spread.len();
-        self.entries -= dropped;
-        self.stale -= dropped;
-        let earliest = spread.iter().map(|e| e.deadline_ns).min();
-        if let Some(earliest) = earliest {
-            let floor = earliest.min(limit);
-            assert!(
-                floor >= low && floor >= self.floor,
-                "the timer queue's floor went backwards"
-            );
-            self.floor = floor;
-            for &entry in &spread {
-                self.place(entry);
-            }
-            if self.due.len() > 1 {
-                self.due
-                    .make_contiguous()
-                    .sort_unstable_by_key(|e| e.sequence);
-            }
+        // Stale entries move along with live ones: checking each against its slot here would
+        // cost a random access per entry per move; `due` drops them when they reach its front.
+        let earliest = spread
+            .iter()
+            .map(|e| e.deadline_ns)
+            .min()
+            .expect("an occupied bucket holds entries");
+        let floor = earliest.min(limit);
+        assert!(
+            floor >= low && floor >= self.floor,
+            "the timer queue's floor went backwards"
+        );
+        self.floor = floor;
+        for &entry in &spread {
+            self.place(entry);
+        }
+        if self.due.len() > 1 {
+            self.due
+                .make_contiguous()
+                .sort_unstable_by_key(|e| e.sequence);
         }
         spread.clear();
         self.scratch = spread;
