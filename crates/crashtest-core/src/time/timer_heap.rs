@@ -86,9 +86,6 @@ pub(crate) struct TimerHeap<T> {
     next_sequence: u64,
     /// Entries whose timer was cancelled.
     stale: usize,
-    /// Where a bucket's entries wait while they are spread into lower levels (kept to reuse
-    /// its allocation).
-    scratch: Vec<Entry>,
 }
 
 impl<T> Default for TimerHeap<T> {
@@ -104,10 +101,12 @@ impl<T> Default for TimerHeap<T> {
             free: Vec::new(),
             next_sequence: 0,
             stale: 0,
-            scratch: Vec::new(),
         }
     }
 }
+
+/// Entries a bucket keeps room for once spread; larger allocations are given back.
+const KEPT_CAPACITY: usize = 256;
 
 /// Below this many stale entries the queue is never rebuilt (rebuilding a tiny queue often
 /// would cost more than skipping its stale entries).
@@ -293,8 +292,9 @@ impl<T> TimerHeap<T> {
             return false;
         }
         let bucket = level * SLOTS + slot;
-        let mut spread =
-            std::mem::replace(&mut self.buckets[bucket], std::mem::take(&mut self.scratch));
+        // Spreading never places an entry back in this bucket (only at lower levels), so it
+        // can be taken out and given back with its allocation.
+        let mut spread = std::mem::take(&mut self.buckets[bucket]);
         self.occupied[level] &= !(1 << slot);
         if self.occupied[level] == 0 {
             self.occupied_levels &= !(1 << level);
@@ -321,7 +321,13 @@ impl<T> TimerHeap<T> {
                 .sort_unstable_by_key(|e| e.sequence);
         }
         spread.clear();
-        self.scratch = spread;
+        if spread.capacity() > KEPT_CAPACITY {
+            // A bucket of a high level fills once per lap of the level below and then sits
+            // empty for a long time: keeping every such allocation would hold memory for
+            // many times the timers armed.
+            spread = Vec::new();
+        }
+        self.buckets[bucket] = spread;
         true
     }
 
