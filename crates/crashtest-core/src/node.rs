@@ -18,7 +18,7 @@ use std::future::Future;
 use std::rc::Rc;
 
 use crate::rng::{Rng, Streams, derive_seed};
-use crate::task::{TaskFuture, TaskId, box_unit};
+use crate::task::{BoxedUnit, TaskId};
 use crate::trace::EventKind;
 use crate::world;
 
@@ -80,7 +80,7 @@ pub enum NodeStatus {
 }
 
 /// The main future of a node, made anew at every (re)start.
-pub(crate) type Factory = Rc<dyn Fn() -> TaskFuture>;
+pub(crate) type Factory = Rc<dyn Fn() -> BoxedUnit>;
 
 /// A wall clock's drift: `ppm` since `since_ns`, on top of what earlier rates gained.
 #[derive(Clone, Copy, Debug, Default)]
@@ -319,7 +319,7 @@ where
     F: Fn() -> Fut + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    Rc::new(move || box_unit(factory()))
+    Rc::new(move || Box::pin(factory()))
 }
 
 fn in_sim<R>(what: &str, f: impl FnOnce(&world::World) -> R) -> R {

@@ -6,7 +6,6 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::report::{RunFailure, RunSummary};
-use crate::task::box_unit;
 use crate::trace::Event;
 use crate::world::World;
 
@@ -311,7 +310,7 @@ impl Sim {
     where
         F: Future<Output = ()> + 'static,
     {
-        World::run(self.seed, self.config.clone(), box_unit(body)).0
+        World::run(self.seed, self.config.clone(), Box::pin(body)).0
     }
 }
 
@@ -393,7 +392,7 @@ where
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name(format!("crashtest-seed-{seed}"))
-                .spawn_scoped(scope, || World::run(seed, config, box_unit(body())))
+                .spawn_scoped(scope, || World::run(seed, config, Box::pin(body())))
                 .expect("could not start a thread for a determinism run")
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

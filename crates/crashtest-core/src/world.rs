@@ -34,7 +34,7 @@ use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
-use crate::task::{Outcome, ReadyQueue, TaskFuture, TaskId, TaskState, TaskTable};
+use crate::task::{BoxedUnit, Outcome, ReadyQueue, TaskFuture, TaskId, TaskState, TaskTable};
 use crate::time::timer_heap::{TimerHeap, TimerKey};
 use crate::trace::{EventKind, Trace};
 use crate::watchdog::Watch;
@@ -208,7 +208,7 @@ impl World {
     pub(crate) fn run(
         seed: u64,
         config: Config,
-        body: TaskFuture,
+        body: BoxedUnit,
     ) -> (Result<RunSummary, Box<RunFailure>>, Option<Vec<u64>>) {
         panic_capture::install();
         let world = Rc::new(World::new(seed, config));
@@ -308,7 +308,7 @@ impl World {
                 return;
             }
             slot.state = TaskState::Running;
-            tasks.take_future(id).map(|future| (future, node))
+            slot.take_future().map(|future| (future, node))
         };
         let Some((mut future, node)) = taken else {
             panic!("queued task {id} has no future");
@@ -327,7 +327,7 @@ impl World {
         match polled {
             Ok(Poll::Ready(())) => {
                 let leftover = self.finish_task(id, Outcome::Output(future));
-                drop(leftover);
+                self.drop_outcome(leftover);
             }
             Ok(Poll::Pending) => self.after_pending(id, future),
             Err(_) if self.cancel_requested(id) => {
@@ -336,8 +336,8 @@ impl World {
                 // off by the crash. A dead process's last panic is not a bug: it is the
                 // crash, so the task ends cancelled.
                 let leftover = self.finish_task(id, Outcome::Cancelled);
-                let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(future)));
-                drop(leftover);
+                let _ = panic::catch_unwind(AssertUnwindSafe(|| self.drop_cell(future)));
+                self.drop_outcome(leftover);
             }
             Err(panic) => {
                 self.record(EventKind::Panic { task: id });
@@ -352,7 +352,7 @@ impl World {
                     ));
                 }
                 // The future is in an unknown state; its destructor may panic too.
-                let _ = panic::catch_unwind(AssertUnwindSafe(move || drop(future)));
+                let _ = panic::catch_unwind(AssertUnwindSafe(|| self.drop_cell(future)));
             }
         }
         self.current_task.set(None);
@@ -387,14 +387,14 @@ impl World {
                     }
                     state => panic!("task {id} left its poll in state {state:?}"),
                 }
-                tasks.put_future(id, future);
+                slot.put_future(future);
                 return;
             }
         };
         assert!(cancelled);
         let leftover = self.finish_task(id, Outcome::Cancelled);
-        drop(future);
-        drop(leftover);
+        self.drop_cell(future);
+        self.drop_outcome(leftover);
     }
 
     /// Replaces every random stream with one drawn from `sub_seed`: the run so far is the
@@ -535,12 +535,26 @@ impl World {
         }
     }
 
-    pub(crate) fn spawn_on(
-        &self,
-        node: NodeId,
-        name: Option<Box<str>>,
-        future: TaskFuture,
-    ) -> TaskId {
+    /// Drops a task's cell, which may run user code, with no borrow held, then reuses its
+    /// memory.
+    fn drop_cell(&self, cell: TaskFuture) {
+        if let Some(block) = cell.drop_in_place() {
+            self.tasks.borrow_mut().give_back(block);
+        }
+    }
+
+    /// Drops what `finish_task` left over (an output nobody will read).
+    fn drop_outcome(&self, leftover: Option<Outcome>) {
+        if let Some(Outcome::Output(cell)) = leftover {
+            self.drop_cell(cell);
+        }
+    }
+
+    pub(crate) fn spawn_on<F>(&self, node: NodeId, name: Option<Box<str>>, future: F) -> TaskId
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
         let (status, incarnation) = {
             let nodes = self.nodes.borrow();
             (nodes.status(node), nodes.incarnation(node))
@@ -605,11 +619,17 @@ impl World {
                 .expect("an idle or queued task holds its future")
         };
         let leftover = self.finish_task(id, Outcome::Cancelled);
-        drop(future);
-        drop(leftover);
+        self.drop_cell(future);
+        self.drop_outcome(leftover);
     }
 
-    pub(crate) fn poll_join(&self, id: TaskId, cx: &mut Context<'_>) -> Poll<Outcome> {
+    /// The output of a finished task (`None` if it was cancelled), or `Pending` after
+    /// registering the handle's waker.
+    pub(crate) fn poll_join<T: 'static>(
+        &self,
+        id: TaskId,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<T>> {
         let mut tasks = self.tasks.borrow_mut();
         let slot = tasks
             .get_mut(id)
@@ -617,7 +637,20 @@ impl World {
         if slot.state == TaskState::Done {
             let outcome = slot.take_outcome();
             tasks.free(id);
-            return Poll::Ready(outcome);
+            return Poll::Ready(match outcome {
+                Outcome::Output(mut cell) => {
+                    let output = cell
+                        .as_mut()
+                        .output()
+                        .downcast_mut::<Option<T>>()
+                        .expect("a task's output has the handle's type")
+                        .take()
+                        .expect("a task's output is taken once");
+                    tasks.recycle(cell);
+                    Some(output)
+                }
+                Outcome::Cancelled => None,
+            });
         }
         match &slot.join_waker {
             Some(waker) if waker.will_wake(cx.waker()) => {}
@@ -641,7 +674,7 @@ impl World {
                 None
             }
         };
-        drop(leftover);
+        self.drop_outcome(leftover);
     }
 
     pub(crate) fn is_finished(&self, id: TaskId) -> bool {

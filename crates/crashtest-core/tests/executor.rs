@@ -64,6 +64,60 @@ fn a_task_aborting_itself_stops_at_its_next_await() {
 }
 
 /// The order in which three ready tasks first run, for a seed.
+/// Spawns a task when dropped: a destructor that needs the executor.
+struct SpawnsOnDrop(Rc<RefCell<Vec<&'static str>>>);
+
+impl Drop for SpawnsOnDrop {
+    fn drop(&mut self) {
+        let log = self.0.clone();
+        drop(task::spawn_local(async move {
+            log.borrow_mut().push("spawned by a destructor")
+        }));
+    }
+}
+
+#[test]
+fn destructors_of_outputs_and_cancelled_futures_may_use_the_executor() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(3)
+        .run(async move {
+            // An output nobody reads, a future cancelled by abort, and one by a node kill:
+            // each destructor runs with no table borrow held and spawns a task.
+            let unread = task::spawn_local({
+                let log = log.clone();
+                async move { SpawnsOnDrop(log) }
+            });
+            drop(unread);
+            let guard = SpawnsOnDrop(log.clone());
+            let aborted = task::spawn_local(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await
+            });
+            task::yield_now().await;
+            aborted.abort();
+            let for_node = log.clone();
+            let victim = node::create("victim", move || {
+                let guard = SpawnsOnDrop(for_node.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await
+                }
+            });
+            time::sleep(Duration::from_millis(1)).await;
+            victim.kill();
+            // Many short tasks reuse the memory of the finished ones.
+            for round in 0..100u64 {
+                let handles: Vec<_> = (0..50).map(|i| spawn(async move { i * round })).collect();
+                for (i, handle) in handles.into_iter().enumerate() {
+                    assert_eq!(handle.await.unwrap(), i as u64 * round);
+                }
+            }
+        })
+        .unwrap();
+    assert_eq!(seen.borrow().len(), 3, "{:?}", seen.borrow());
+}
+
 fn first_poll_order(seed: u64) -> Vec<u32> {
     let order = Rc::new(RefCell::new(Vec::new()));
     let seen = order.clone();

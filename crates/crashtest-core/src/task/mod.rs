@@ -8,6 +8,7 @@
 //! A panic in a simulated task fails the whole run (a simulator that carried on would hide
 //! the bug it exists to find), so a `JoinHandle` never reports a panic inside a simulation.
 
+mod arena;
 mod cell;
 mod ready;
 mod table;
@@ -246,25 +247,16 @@ impl<T: 'static> Future for JoinHandle<T> {
                         w.same_run(*run),
                         "JoinHandle awaited in another simulation run"
                     );
-                    w.poll_join(*id, cx)
+                    w.poll_join::<T>(*id, cx)
                 })
                 .expect("a simulated task's JoinHandle was awaited outside its simulation");
                 match polled {
                     Poll::Pending => Poll::Pending,
-                    Poll::Ready(outcome) => {
+                    Poll::Ready(output) => {
                         *taken = true;
-                        Poll::Ready(match outcome {
-                            Outcome::Output(mut cell) => Ok(cell
-                                .as_mut()
-                                .output()
-                                .downcast_mut::<Option<T>>()
-                                .expect("a task's output has the handle's type")
-                                .take()
-                                .expect("a task's output is taken once")),
-                            Outcome::Cancelled => Err(JoinError {
-                                repr: JoinErrorRepr::Cancelled,
-                            }),
-                        })
+                        Poll::Ready(output.ok_or(JoinError {
+                            repr: JoinErrorRepr::Cancelled,
+                        }))
                     }
                 }
             }
@@ -289,14 +281,6 @@ impl<T> Drop for JoinHandle<T> {
             world::try_with(|w| w.same_run(*run).then(|| w.detach(*id)));
         }
     }
-}
-
-fn boxed<F>(future: F) -> TaskFuture
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    Box::pin(cell::Cell::new(future))
 }
 
 /// Spawns a task on the current node (inside a simulation) or on tokio (outside one).
@@ -461,13 +445,8 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let (run, id) = world::with(|w| {
-        (
-            w.run_tag(),
-            w.spawn_on(node, name.map(Box::from), boxed(future)),
-        )
-    })
-    .expect("simulated tasks are spawned inside a simulation");
+    let (run, id) = world::with(|w| (w.run_tag(), w.spawn_on(node, name.map(Box::from), future)))
+        .expect("simulated tasks are spawned inside a simulation");
     JoinHandle {
         inner: JoinInner::Sim {
             run,
@@ -478,6 +457,6 @@ where
     }
 }
 
-pub(crate) fn box_unit<F: Future<Output = ()> + 'static>(future: F) -> TaskFuture {
-    boxed(future)
-}
+/// A task's future before it is spawned, when it is made outside the world (a run's body, a
+/// node's main task): boxed, since its type is erased until the world spawns it.
+pub(crate) type BoxedUnit = Pin<Box<dyn Future<Output = ()>>>;

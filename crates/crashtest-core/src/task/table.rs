@@ -9,15 +9,16 @@
 //! is never borrowed across user code.
 
 use std::collections::BTreeMap;
-use std::pin::Pin;
+use std::future::Future;
 use std::task::Waker;
 
 use super::TaskId;
-use super::cell::TaskCell;
+use super::arena::{CellArena, CellBox, FreedBlock};
+use super::cell::Cell;
 use crate::node::NodeId;
 
-/// A task's one allocation: its future, then its output (see `cell`).
-pub(crate) type TaskFuture = Pin<Box<dyn TaskCell>>;
+/// A task's one allocation: its future, then its output (see `cell` and `arena`).
+pub(crate) type TaskFuture = CellBox;
 
 /// Where a task is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +92,19 @@ impl TaskSlot {
         }
     }
 
+    /// Takes the future out (to poll or drop it outside the table).
+    #[inline]
+    pub(crate) fn take_future(&mut self) -> Option<TaskFuture> {
+        self.future.take()
+    }
+
+    /// Puts the future back after a poll that returned `Pending`.
+    #[inline]
+    pub(crate) fn put_future(&mut self, future: TaskFuture) {
+        assert!(self.future.is_none(), "a task slot holds two futures");
+        self.future = Some(future);
+    }
+
     /// Whether the task was cancelled while it was being polled.
     pub(crate) fn cancel_requested(&self) -> bool {
         self.flag(CANCEL_REQUESTED)
@@ -143,6 +157,8 @@ pub(crate) struct TaskTable {
     names: BTreeMap<u32, Box<str>>,
     free: Vec<u32>,
     next_serial: u32,
+    /// Where the cells live; declared last so that it drops after the slots' cells.
+    arena: CellArena,
 }
 
 impl std::fmt::Debug for TaskTable {
@@ -154,13 +170,19 @@ impl std::fmt::Debug for TaskTable {
 }
 
 impl TaskTable {
-    pub(crate) fn insert(
+    /// Adds a task running `future`, its cell in the table's arena.
+    pub(crate) fn insert<F>(
         &mut self,
         node: NodeId,
         incarnation: u32,
         name: Option<Box<str>>,
-        future: TaskFuture,
-    ) -> TaskId {
+        future: F,
+    ) -> TaskId
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let future = self.arena.alloc(Cell::new(future));
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
         let slot = match self.free.pop() {
@@ -235,17 +257,20 @@ impl TaskTable {
     /// Takes the future out of a task's slot (to poll or drop it outside the table).
     #[inline]
     pub(crate) fn take_future(&mut self, id: TaskId) -> Option<TaskFuture> {
-        self.get_mut(id)?.future.take()
+        self.get_mut(id)?.take_future()
     }
 
-    /// Puts a future back after a poll that returned `Pending`.
+    /// Drops a finished cell whose output was taken (its destructor runs no user code) and
+    /// reuses its memory.
     #[inline]
-    pub(crate) fn put_future(&mut self, id: TaskId, future: TaskFuture) {
-        let slot = self
-            .get_mut(id)
-            .expect("put a future back into a freed slot");
-        assert!(slot.future.is_none(), "a task slot holds two futures");
-        slot.future = Some(future);
+    pub(crate) fn recycle(&mut self, cell: CellBox) {
+        self.arena.recycle(cell);
+    }
+
+    /// Reuses the memory of a cell dropped outside the table.
+    #[inline]
+    pub(crate) fn give_back(&mut self, block: FreedBlock) {
+        self.arena.give_back(block);
     }
 
     /// Frees a slot; its id becomes stale.
