@@ -13,7 +13,6 @@ use crate::node::NodeStatus;
 use crate::report::FailureKind;
 use crate::rng::Rng;
 pub use crate::time::timer_heap::TimerKey;
-use crate::trace::EventKind;
 use crate::world;
 
 /// Told of node life-cycle changes, after the change is done.
@@ -135,13 +134,7 @@ pub fn with_stream<R>(name: &str, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
 /// }).unwrap();
 /// ```
 pub fn record(source: &'static str, words: [u64; 3], text: String) {
-    world::with(|w| {
-        w.record(EventKind::Note {
-            source,
-            words,
-            text,
-        })
-    });
+    world::with(|w| w.note(w.current_node(), source, words, text));
 }
 
 /// The running simulation's extension of type `T`, created with `T::default()` on first use.
@@ -251,16 +244,7 @@ pub fn cancel(key: TimerKey) {
 /// }).unwrap();
 /// ```
 pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: String) {
-    world::with(|w| {
-        w.record_for(
-            node,
-            EventKind::Note {
-                source,
-                words,
-                text,
-            },
-        )
-    });
+    world::with(|w| w.note(node, source, words, text));
 }
 
 /// The status of `node` in the running simulation.

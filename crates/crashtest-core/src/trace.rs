@@ -340,14 +340,20 @@ impl NoteBody {
     }
 }
 
-/// The hash of a note's facts: its source, text and words.
-fn note_hash(source: &str, words: &[u64; 3], text: &str) -> u64 {
-    let mut hash = 0;
-    for chunk in source.as_bytes().chunks(8).chain(text.as_bytes().chunks(8)) {
+/// Folds bytes into a hash, eight at a time.
+fn bytes_hash(mut hash: u64, bytes: &[u8]) -> u64 {
+    for chunk in bytes.chunks(8) {
         let mut word = [0u8; 8];
         word[..chunk.len()].copy_from_slice(chunk);
         hash = fold(hash, u64::from_le_bytes(word));
     }
+    hash
+}
+
+/// The hash of a note's facts: its source (already hashed), text and words.
+#[inline]
+fn note_hash(source_hash: u64, words: &[u64; 3], text: &str) -> u64 {
+    let hash = bytes_hash(source_hash, text.as_bytes());
     fold2(
         fold2(hash, words[0], words[1]),
         words[2],
@@ -365,6 +371,8 @@ pub(crate) struct Trace {
     /// Beside the ring: slot `i % TAIL_LEN` holds the source, words and text of event `i` if
     /// it is a note (they do not fit in a packed event).
     notes: Box<[NoteBody; Trace::TAIL_LEN]>,
+    /// The last note source seen and its hash (see `source_hash`).
+    last_source: (&'static str, u64),
     /// Every event, when the run records them (replay).
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
@@ -382,6 +390,7 @@ impl Trace {
             events: 0,
             tail: Box::new([Packed::default(); Trace::TAIL_LEN]),
             notes: Box::new(std::array::from_fn(|_| NoteBody::default())),
+            last_source: ("", 0),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
         }
@@ -422,19 +431,31 @@ impl Trace {
         else {
             unreachable!("record_note takes notes")
         };
+        self.note(time_ns, node, source, words, text);
+    }
+
+    /// Appends a note: what `record` does for an `EventKind::Note`, without building one.
+    pub(crate) fn note(
+        &mut self,
+        time_ns: u64,
+        node: NodeId,
+        source: &'static str,
+        words: [u64; 3],
+        text: String,
+    ) {
         let index = self.events;
+        let source_hash = self.source_hash(source);
         self.push(Packed {
             time_ns,
-            a: note_hash(source, &words, &text),
+            a: note_hash(source_hash, &words, &text),
             b: 0,
             node: node.0,
             code: code::NOTE,
         });
-        let body = NoteBody {
-            source,
-            words,
-            text,
-        };
+        let body = &mut self.notes[(index as usize) & (Self::TAIL_LEN - 1)];
+        body.source = source;
+        body.words = words;
+        body.text = text;
         if let Some(full) = &mut self.full {
             full.push(Event {
                 index,
@@ -443,7 +464,20 @@ impl Trace {
                 kind: body.to_kind(),
             });
         }
-        self.notes[(index as usize) & (Self::TAIL_LEN - 1)] = body;
+    }
+
+    /// The hash of a note's source, remembered for the last source seen: components record
+    /// many notes from one `&'static str` in a row. The hash depends on the bytes only (the
+    /// address is just the memo's key), so it is the same in every process.
+    #[inline]
+    fn source_hash(&mut self, source: &'static str) -> u64 {
+        let (last, hash) = self.last_source;
+        if std::ptr::eq(last, source) {
+            return hash;
+        }
+        let hash = bytes_hash(0, source.as_bytes());
+        self.last_source = (source, hash);
+        hash
     }
 
     /// Folds a packed event into the fingerprint and writes it into the ring.

@@ -718,6 +718,14 @@ impl World {
             .record(self.now_ns.get(), self.current_node.get(), kind);
     }
 
+    /// Records a note on behalf of `node` (the network's hot path records two per message).
+    #[inline]
+    pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
+        self.trace
+            .borrow_mut()
+            .note(self.now_ns.get(), node, source, words, text);
+    }
+
     pub(crate) fn record_for(&self, node: NodeId, kind: EventKind) {
         self.trace
             .borrow_mut()
