@@ -34,7 +34,9 @@ use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
-use crate::task::{BoxedUnit, Outcome, ReadyQueue, TaskFuture, TaskId, TaskState, TaskTable};
+use crate::task::{
+    BoxedUnit, Outcome, ReadyQueue, TaskFuture, TaskId, TaskSlot, TaskState, TaskTable,
+};
 use crate::time::timer_heap::{TimerHeap, TimerKey};
 use crate::trace::{EventKind, Trace};
 use crate::watchdog::Watch;
@@ -272,7 +274,12 @@ impl World {
             let Some(alarm) = alarm else { break };
             self.polls_since_clock_moved.set(0);
             match alarm {
-                Alarm::Wake(waker) => waker.wake(),
+                // A simulator waker names its task: wake it here, without the call through
+                // the waker's vtable and the thread-local that leads back to this world.
+                Alarm::Wake(waker) => match crate::task::waker::task_of(&waker) {
+                    Some((run, slot, serial_low)) => self.wake_packed(run, slot, serial_low),
+                    None => waker.wake(),
+                },
                 Alarm::Call(callback) => {
                     if let Err(panic) = panic_capture::catch(callback) {
                         self.fail(FailureKind::Panic {
@@ -573,22 +580,19 @@ impl World {
         id
     }
 
+    #[inline]
     pub(crate) fn wake_packed(&self, run: u16, slot: u32, serial_low: u32) {
         if run != self.run_tag {
             return;
         }
-        let id = self.tasks.borrow().resolve(slot, serial_low);
-        if let Some(id) = id {
-            self.wake(id);
+        let mut tasks = self.tasks.borrow_mut();
+        if let Some((id, slot)) = tasks.resolve(slot, serial_low) {
+            self.wake_slot(id, slot);
         }
     }
 
     #[inline]
-    pub(crate) fn wake(&self, id: TaskId) {
-        let mut tasks = self.tasks.borrow_mut();
-        let Some(slot) = tasks.get_mut(id) else {
-            return;
-        };
+    fn wake_slot(&self, id: TaskId, slot: &mut TaskSlot) {
         match slot.state {
             TaskState::Idle => {
                 slot.state = TaskState::Queued;

@@ -21,7 +21,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
-pub(crate) use table::{Outcome, TaskFuture, TaskState, TaskTable};
+pub(crate) use table::{Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};
 
 use crate::world;
 

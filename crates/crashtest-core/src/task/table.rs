@@ -242,13 +242,18 @@ impl TaskTable {
 
     /// Finds a live slot from a waker's truncated serial (see `waker`).
     #[inline]
-    pub(crate) fn resolve(&self, slot: u32, serial_low: u32) -> Option<TaskId> {
-        match self.slots.get(slot as usize) {
+    pub(crate) fn resolve(
+        &mut self,
+        slot: u32,
+        serial_low: u32,
+    ) -> Option<(TaskId, &mut TaskSlot)> {
+        match self.slots.get_mut(slot as usize) {
             Some(Some(task)) if task.serial & super::waker::SERIAL_MASK == serial_low => {
-                Some(TaskId {
+                let id = TaskId {
                     slot,
                     serial: task.serial,
-                })
+                };
+                Some((id, task))
             }
             _ => None,
         }

@@ -54,6 +54,12 @@ fn wake(data: *const ()) {
 fn drop(_: *const ()) {}
 
 /// The waker of task `id` in run `run`.
+/// The run, slot and serial a simulator waker names, or `None` for any other waker.
+#[inline]
+pub(crate) fn task_of(waker: &Waker) -> Option<(u16, u32, u32)> {
+    std::ptr::eq(waker.vtable(), &VTABLE).then(|| unpack(waker.data()))
+}
+
 pub(crate) fn waker_for(run: u16, id: TaskId) -> Waker {
     let raw = RawWaker::new(pack(run, id) as *const (), &VTABLE);
     // SAFETY: the vtable's functions never dereference the data word (it is a packed
@@ -78,5 +84,7 @@ mod tests {
             (run, slot, serial_low),
             (7, 12345, 0xABCD_EF12 & SERIAL_MASK)
         );
+        assert_eq!(task_of(&waker_for(7, id)), Some((run, slot, serial_low)));
+        assert_eq!(task_of(Waker::noop()), None);
     }
 }
