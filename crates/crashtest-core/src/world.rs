@@ -688,10 +688,12 @@ impl World {
             .is_none_or(|slot| slot.state == TaskState::Done)
     }
 
+    #[inline]
     pub(crate) fn same_run(&self, run: u16) -> bool {
         run == self.run_tag
     }
 
+    #[inline]
     pub(crate) fn run_tag(&self) -> u16 {
         self.run_tag
     }
@@ -704,6 +706,7 @@ impl World {
         self.current_task.get()
     }
 
+    #[inline]
     pub(crate) fn current_node(&self) -> NodeId {
         self.current_node.get()
     }
@@ -740,6 +743,7 @@ impl World {
         f(self.streams.borrow_mut().get(name))
     }
 
+    #[inline]
     pub(crate) fn arm_timer(&self, deadline_ns: u64, waker: Waker) -> TimerKey {
         assert!(
             deadline_ns >= self.now_ns.get(),
@@ -751,6 +755,7 @@ impl World {
     }
 
     /// Replaces the waker of an armed sleep; false if the timer already fired.
+    #[inline]
     pub(crate) fn refresh_timer(&self, key: TimerKey, waker: &Waker) -> bool {
         match self.timers.borrow_mut().alarm_mut(key) {
             Some(Alarm::Wake(current)) => {
@@ -773,6 +778,7 @@ impl World {
 
     /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures
     /// may have destructors that use the world.
+    #[inline]
     pub(crate) fn cancel_timer(&self, key: TimerKey) {
         let removed = self.timers.borrow_mut().remove(key);
         drop(removed);
@@ -878,10 +884,16 @@ impl World {
     }
 
     /// The deadline a sleep really fires at: stretched now and then when the run says so.
+    #[inline]
     pub(crate) fn stretched_deadline(&self, deadline_ns: u64) -> u64 {
-        let Some(max) = self.config.sleep_stretch else {
-            return deadline_ns;
-        };
+        match self.config.sleep_stretch {
+            None => deadline_ns,
+            Some(max) => self.stretch(deadline_ns, max),
+        }
+    }
+
+    #[cold]
+    fn stretch(&self, deadline_ns: u64, max: Duration) -> u64 {
         let extra = self.with_stream("buggify", |rng| {
             rng.chance(crate::fault::STRETCH_CHANCE)
                 .then(|| crate::fault::stretch(rng, max))
