@@ -84,6 +84,7 @@ mod addr;
 mod config;
 mod control;
 mod fabric;
+mod id_map;
 mod links;
 mod nemesis;
 mod ports;

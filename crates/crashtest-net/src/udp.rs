@@ -27,6 +27,7 @@ use crate::config::nanos;
 use crate::fabric::{
     self, Net, State, Wakers, applies, current_node, drawn, latency_ns, now, pack, register, trace,
 };
+use crate::id_map::IdMap;
 use crate::links::Verdict;
 use crate::ports::Proto;
 
@@ -36,7 +37,7 @@ const MAX_DATAGRAM: usize = 65_507;
 /// The UDP part of the network's state.
 #[derive(Debug, Default)]
 pub(crate) struct UdpTables {
-    sockets: BTreeMap<u64, SocketState>,
+    sockets: IdMap<SocketState>,
     /// Datagrams held by a clog, by sequence number: what an unclog releases.
     held: BTreeMap<u64, (TimerKey, Box<Datagram>)>,
     next_held: u64,
@@ -562,7 +563,7 @@ impl Net {
     pub(crate) fn udp_node_killed(&self, node: NodeId, wakers: &mut Wakers) {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
-        for (&id, socket) in st.udp.sockets.iter_mut() {
+        for (id, socket) in st.udp.sockets.iter_mut() {
             if socket.node == node && !socket.killed {
                 socket.killed = true;
                 socket.queue.clear();

@@ -18,6 +18,8 @@ mod transfer;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::id_map::IdMap;
+
 pub use listener::TcpListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use stream::TcpStream;
@@ -25,7 +27,7 @@ pub use stream::TcpStream;
 /// The TCP part of the network's state.
 #[derive(Debug, Default)]
 pub(crate) struct TcpTables {
-    conns: BTreeMap<u64, conn::Conn>,
+    conns: IdMap<conn::Conn>,
     listeners: BTreeMap<u64, listener::ListenerState>,
     connecting: BTreeMap<u64, connect::Connecting>,
     /// Pipes whose delivery is on hold, by (connection, direction): what a heal releases.

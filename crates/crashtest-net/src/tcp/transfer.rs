@@ -285,7 +285,7 @@ impl Net {
             .tcp
             .conns
             .iter()
-            .flat_map(|(&id, conn)| {
+            .flat_map(|(id, conn)| {
                 (0..2)
                     .filter(move |&side| conn.ends[side].node == node)
                     .map(move |side| (id, side))
