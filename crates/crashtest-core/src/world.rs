@@ -5,8 +5,8 @@
 //! once on many threads.
 //!
 //! The run loop: fire every timer that is due; if tasks are ready, the scheduler stream picks
-//! one uniformly among the oldest few (see `task::ready`) and polls it; if none is ready, the clock jumps to the next timer; if there is
-//! no timer either, the run is deadlocked. The run ends when the body (the first task)
+//! one uniformly among the oldest few (see `task::ready`) and polls it; if none is ready, the
+//! clock jumps to the next timer; if there is no timer either, the run is deadlocked. The run ends when the body (the first task)
 //! finishes, or on the first failure.
 //!
 //! Invariants:
