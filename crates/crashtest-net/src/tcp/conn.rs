@@ -23,6 +23,8 @@ use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::TimerKey;
 use tokio::io::ReadBuf;
 
+use super::byte_queue::ByteQueue;
+
 /// What a segment carries besides bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mark {
@@ -53,7 +55,7 @@ pub(crate) enum Hold {
 /// One direction of a connection.
 #[derive(Debug, Default)]
 pub(crate) struct Pipe {
-    buf: VecDeque<u8>,
+    buf: ByteQueue,
     read: u64,
     delivered: u64,
     written: u64,
@@ -167,11 +169,7 @@ impl Pipe {
     #[inline]
     pub(crate) fn read_into(&mut self, out: &mut ReadBuf<'_>) -> usize {
         let n = self.readable().min(out.remaining());
-        let (front, back) = self.buf.as_slices();
-        let from_front = n.min(front.len());
-        out.put_slice(&front[..from_front]);
-        out.put_slice(&back[..n - from_front]);
-        self.buf.drain(..n);
+        self.buf.drain_into(n, |bytes| out.put_slice(bytes));
         self.read += n as u64;
         n
     }
@@ -179,7 +177,7 @@ impl Pipe {
     /// Throws away what has arrived and not been read (the reader is gone).
     pub(crate) fn discard_delivered(&mut self) {
         let n = self.readable();
-        self.buf.drain(..n);
+        self.buf.drain(n);
         self.read = self.delivered;
     }
 

@@ -9,6 +9,7 @@
 //! `transfer` moves bytes (writes, deliveries, reads, closes, resets), `connect` does the
 //! handshake, and `listener`, `stream` and `split` are the public types.
 
+mod byte_queue;
 mod conn;
 mod connect;
 mod listener;

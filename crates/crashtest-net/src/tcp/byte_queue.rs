@@ -1,0 +1,138 @@
+//! A first-in, first-out queue of bytes in fixed-size chunks: a TCP pipe's buffer.
+//!
+//! A `VecDeque<u8>` doubles and copies everything queued each time it fills, and a stream
+//! buffer fills from empty to its limit (256 KiB by default) at the start of every busy
+//! connection: in the fanout benchmark the copies were a twentieth of all instructions.
+//! Chunks never move: writing appends to the last chunk (or a new one), reading drains the
+//! first and hands an emptied chunk back for reuse.
+//!
+//! Invariant: the queued bytes are `len` bytes starting at offset `head` of the first chunk,
+//! running on through the following chunks; `head < CHUNK` and the chunks hold exactly the
+//! bytes from `head` to `head + len`, rounded out to whole chunks.
+
+use std::collections::VecDeque;
+
+/// Bytes per chunk.
+const CHUNK: usize = 4096;
+
+type Chunk = Box<[u8; CHUNK]>;
+
+#[derive(Default)]
+pub(crate) struct ByteQueue {
+    chunks: VecDeque<Chunk>,
+    head: usize,
+    len: usize,
+    /// One emptied chunk kept for the next write, so that a steady stream allocates nothing.
+    spare: Option<Chunk>,
+}
+
+impl std::fmt::Debug for ByteQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ByteQueue")
+            .field("len", &self.len)
+            .field("chunks", &self.chunks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ByteQueue {
+    /// Bytes queued.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn extend(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let end = self.head + self.len;
+            let (chunk, offset) = (end / CHUNK, end % CHUNK);
+            if chunk == self.chunks.len() {
+                let fresh = self.spare.take().unwrap_or_else(|| Box::new([0; CHUNK]));
+                self.chunks.push_back(fresh);
+            }
+            let n = bytes.len().min(CHUNK - offset);
+            self.chunks[chunk][offset..offset + n].copy_from_slice(&bytes[..n]);
+            self.len += n;
+            bytes = &bytes[n..];
+        }
+    }
+
+    /// Calls `sink` with the first `n` queued bytes, in order, a slice per chunk, then
+    /// removes them.
+    ///
+    /// # Panics
+    ///
+    /// Panics if fewer than `n` bytes are queued.
+    pub(crate) fn drain_into(&mut self, mut n: usize, mut sink: impl FnMut(&[u8])) {
+        assert!(n <= self.len, "drained {n} bytes of {}", self.len);
+        while n > 0 {
+            let take = n.min(CHUNK - self.head);
+            sink(&self.chunks[0][self.head..self.head + take]);
+            self.consume(take);
+            n -= take;
+        }
+    }
+
+    /// Removes the first `n` queued bytes.
+    pub(crate) fn drain(&mut self, n: usize) {
+        self.drain_into(n, |_| {});
+    }
+
+    /// Removes everything.
+    pub(crate) fn clear(&mut self) {
+        self.chunks.clear();
+        self.head = 0;
+        self.len = 0;
+    }
+
+    fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.len && self.head + n <= CHUNK);
+        self.head += n;
+        self.len -= n;
+        if self.head == CHUNK || self.len == 0 {
+            // The first chunk is used up (or holds nothing queued): start over at the next
+            // one, or at the start of this one if it is the last.
+            if self.head == CHUNK || self.chunks.len() > 1 {
+                self.spare = self.chunks.pop_front();
+            }
+            self.head = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_a_byte_deque_under_random_writes_and_reads() {
+        let mut rng = crashtest_core::rng::Rng::seed_from(4);
+        let mut queue = ByteQueue::default();
+        let mut model: VecDeque<u8> = VecDeque::new();
+        let mut next = 0u8;
+        for _ in 0..20_000 {
+            if rng.boolean() {
+                let n = rng.range_inclusive(0, 3 * CHUNK as u64) as usize;
+                let bytes: Vec<u8> = (0..n)
+                    .map(|_| {
+                        next = next.wrapping_add(1);
+                        next
+                    })
+                    .collect();
+                queue.extend(&bytes);
+                model.extend(&bytes);
+            } else {
+                let n = rng.range_inclusive(0, model.len() as u64) as usize;
+                let mut got = Vec::new();
+                queue.drain_into(n, |slice| got.extend_from_slice(slice));
+                let want: Vec<u8> = model.drain(..n).collect();
+                assert_eq!(got, want);
+            }
+            assert_eq!(queue.len(), model.len());
+            assert!(queue.chunks.len() <= model.len().div_ceil(CHUNK) + 1);
+        }
+        queue.clear();
+        assert_eq!(queue.len(), 0);
+    }
+}
