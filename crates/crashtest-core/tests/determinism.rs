@@ -50,6 +50,52 @@ fn poll_cost_changes_the_run_but_stays_deterministic() {
     assert_ne!(a.fingerprint, plain.fingerprint);
 }
 
+/// More tasks ready at once than the default scheduling window holds; returns a digest of
+/// the order they ran in, and the run's fingerprint.
+fn crowd(seed: u64, window: usize) -> (u64, u64) {
+    let digest = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let out = digest.clone();
+    let config = Config::default().scheduling_window(window);
+    let summary = Sim::with_config(seed, config)
+        .run(async move {
+            let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let handles: Vec<_> = (0..1_000u64)
+                .map(|i| {
+                    let order = order.clone();
+                    task::spawn_local(async move {
+                        task::yield_now().await;
+                        order.borrow_mut().push(i);
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.await.unwrap();
+            }
+            let digest = order
+                .borrow()
+                .iter()
+                .fold(0u64, |h, &i| h.rotate_left(5) ^ i);
+            out.set(digest);
+        })
+        .unwrap();
+    (digest.get(), summary.fingerprint)
+}
+
+#[test]
+fn every_scheduling_window_is_deterministic_and_only_fifo_ignores_the_seed() {
+    for window in [1, 16, 256, usize::MAX] {
+        assert_eq!(crowd(7, window), crowd(7, window), "window {window}");
+        let (order_7, _) = crowd(7, window);
+        let (order_8, _) = crowd(8, window);
+        if window == 1 {
+            assert_eq!(order_7, order_8, "a window of one is first in, first out");
+        } else {
+            assert_ne!(order_7, order_8, "window {window}");
+        }
+    }
+    assert_ne!(crowd(7, 16).0, crowd(7, usize::MAX).0);
+}
+
 #[test]
 fn check_determinism_passes_a_deterministic_run() {
     let summary = check_determinism(3, Config::default(), busy_cluster)
