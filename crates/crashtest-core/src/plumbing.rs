@@ -393,6 +393,23 @@ pub fn faults_enabled() -> bool {
     world::with(|w| w.faults_enabled()).unwrap_or(false)
 }
 
+/// Changes the scheduling window of the running simulation from now on (see
+/// [`Config::scheduling_window`](crate::Config::scheduling_window)), and records the change
+/// in the trace. A swarm profile draws it; a window of 1 runs ready tasks first in, first out.
+///
+/// # Panics
+///
+/// Panics if `tasks` is zero.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::set_scheduling_window(1);
+/// }).unwrap();
+/// ```
+pub fn set_scheduling_window(tasks: usize) {
+    world::with(|w| w.set_scheduling_window(tasks));
+}
+
 /// Adds a line describing how the run was set up (a swarm profile, a nemesis schedule); the
 /// failure report prints these lines.
 ///

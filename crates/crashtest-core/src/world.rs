@@ -466,6 +466,15 @@ impl World {
         self.healers.borrow_mut().push(healer);
     }
 
+    pub(crate) fn set_scheduling_window(&self, tasks: usize) {
+        self.ready.borrow_mut().set_window(tasks);
+        self.record(EventKind::Note {
+            source: "scheduler",
+            words: [tasks as u64, 0, 0],
+            text: String::new(),
+        });
+    }
+
     pub(crate) fn add_context(&self, line: String) {
         self.context.borrow_mut().push(line);
     }

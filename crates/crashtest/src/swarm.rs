@@ -8,7 +8,9 @@
 //!
 //! Only the kinds of fault the program claims to tolerate are drawn ([`FaultKinds`]): a
 //! program that treats an I/O error as fatal is not wrong, so disk errors are drawn only when
-//! allowed. The profile is printed in the failure report.
+//! allowed. The scheduling policy is drawn too, always: every order of ready tasks is a legal
+//! execution, and first in, first out or a narrow window reaches interleavings a uniform
+//! pick rarely does (and the other way round). The profile is printed in the failure report.
 
 use std::fmt;
 use std::time::Duration;
@@ -83,6 +85,9 @@ pub struct Profile {
     pub disk: DiskConfig,
     /// The nemesis, if process or clock faults are on.
     pub nemesis: Option<Nemesis>,
+    /// The scheduling window, when the profile narrows it (1: first in, first out); `None`
+    /// keeps the run's own.
+    pub scheduling_window: Option<usize>,
     /// What was turned on, one phrase each, for the report.
     pub summary: Vec<String>,
     disk_errors: bool,
@@ -195,10 +200,25 @@ impl Profile {
         if summary.is_empty() {
             summary.push("no faults".into());
         }
+        // Drawn last, so that adding it left every earlier draw of a seed as it was. Any
+        // order of ready tasks is a legal execution, so this is always allowed: a third of
+        // the profiles run first in, first out (as FoundationDB's and tokio's schedulers
+        // do), a third pick within a narrow window, the rest keep the run's own.
+        let scheduling_window = match rng.below_inclusive(2) {
+            0 => Some(1),
+            1 => Some(rng.range_inclusive(2, 16) as usize),
+            _ => None,
+        };
+        match scheduling_window {
+            Some(1) => summary.push("scheduler first in, first out".into()),
+            Some(window) => summary.push(format!("scheduler window {window}")),
+            None => {}
+        }
         Profile {
             net,
             disk,
             nemesis,
+            scheduling_window,
             summary,
             disk_errors,
         }
@@ -217,8 +237,9 @@ impl Profile {
         self.disk_errors
     }
 
-    /// Installs the profile in the running simulation: configures the network and the disks,
-    /// starts the nemesis on `nodes`, and adds the profile to the failure report.
+    /// Installs the profile in the running simulation: configures the network, the disks and
+    /// the scheduler, starts the nemesis on `nodes`, and adds the profile to the failure
+    /// report.
     ///
     /// ```
     /// use crashtest::swarm::{FaultKinds, Profile};
@@ -231,6 +252,9 @@ impl Profile {
         plumbing::add_context(format!("swarm: {self}"));
         crashtest_net::configure(self.net.clone());
         crashtest_fs::configure(self.disk);
+        if let Some(window) = self.scheduling_window {
+            plumbing::set_scheduling_window(window);
+        }
         if let Some(nemesis) = &self.nemesis {
             nemesis.start(nodes);
         }
@@ -263,6 +287,15 @@ mod tests {
     }
 
     #[test]
+    fn profiles_draw_every_scheduling_choice() {
+        let windows: BTreeSet<Option<usize>> = (0..100)
+            .map(|seed| Profile::draw_from(&mut Rng::seed_from(seed), FaultKinds::ALL))
+            .map(|profile| profile.scheduling_window.map(|w| w.min(2)))
+            .collect();
+        assert_eq!(windows, BTreeSet::from([None, Some(1), Some(2)]));
+    }
+
+    #[test]
     fn disallowed_kinds_are_never_drawn() {
         for seed in 0..200 {
             let profile = Profile::draw_from(&mut Rng::seed_from(seed), FaultKinds::CRASH_TOLERANT);
@@ -277,7 +310,7 @@ mod tests {
             disk_corruption: false,
         };
         let profile = Profile::draw_from(&mut Rng::seed_from(1), nothing);
-        assert_eq!(profile.to_string(), "no faults");
+        assert!(profile.to_string().starts_with("no faults"), "{profile}");
         assert!(profile.nemesis.is_none());
     }
 }

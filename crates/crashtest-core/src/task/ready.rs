@@ -48,6 +48,16 @@ impl ReadyQueue {
         }
     }
 
+    /// Picks among the oldest `window` tasks from now on.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `window` is zero.
+    pub(crate) fn set_window(&mut self, window: usize) {
+        assert!(window > 0, "the scheduling window holds at least one task");
+        self.window = window;
+    }
+
     #[inline]
     pub(crate) fn push(&mut self, id: TaskId) {
         self.queue.push_back(id);
