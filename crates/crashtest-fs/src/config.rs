@@ -150,6 +150,7 @@ pub struct DiskConfig {
     pub(crate) all_survive: Ratio,
     pub(crate) truncate_survives: Ratio,
     pub(crate) dir_change_survives: Ratio,
+    pub(crate) torn_garbage: bool,
     pub(crate) latency: Latency,
     pub(crate) faults: Faults,
 }
@@ -163,6 +164,7 @@ impl Default for DiskConfig {
             // FoundationDB applies a pending truncate with probability 0.5 otherwise.
             truncate_survives: Ratio::new(1, 2),
             dir_change_survives: Ratio::new(1, 2),
+            torn_garbage: true,
             latency: Latency::default(),
             faults: Faults::default(),
         }
@@ -211,6 +213,20 @@ impl DiskConfig {
     /// ```
     pub fn dir_change_survives(mut self, ratio: Ratio) -> DiskConfig {
         self.dir_change_survives = ratio;
+        self
+    }
+
+    /// Under the strong model, whether the bytes of a torn sector that the write did not
+    /// reach may hold garbage (the default, as FoundationDB's `AsyncFileNonDurable`), or only
+    /// their old contents. Turn it off to test software under the hardware model it states:
+    /// redb, for one, assumes that each byte of an interrupted write ends up old or new. The
+    /// crash draws the same coins either way, so a seed keeps its other decisions.
+    ///
+    /// ```
+    /// let _ = crashtest_fs::DiskConfig::default().torn_sector_garbage(false);
+    /// ```
+    pub fn torn_sector_garbage(mut self, on: bool) -> DiskConfig {
+        self.torn_garbage = on;
         self
     }
 

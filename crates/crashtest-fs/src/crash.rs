@@ -171,9 +171,9 @@ pub(crate) struct Outcome {
 }
 
 /// Crashes `disk`: settles every unsynced change by `model` and `choices`, then reboots it.
-pub(crate) fn crash(disk: &mut Disk, model: CrashModel, choices: &mut dyn Choices) -> Outcome {
-    let outcome = match model {
-        CrashModel::Strong => crash_strong(disk, choices),
+pub(crate) fn crash(disk: &mut Disk, config: &DiskConfig, choices: &mut dyn Choices) -> Outcome {
+    let outcome = match config.model {
+        CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices),
         CrashModel::Weak => crash_weak(disk, choices),
     };
     disk.reboot();
@@ -188,7 +188,7 @@ fn files_with_pending(disk: &Disk) -> Vec<Ino> {
         .collect()
 }
 
-fn crash_strong(disk: &mut Disk, choices: &mut dyn Choices) -> Outcome {
+fn crash_strong(disk: &mut Disk, torn_garbage: bool, choices: &mut dyn Choices) -> Outcome {
     let mut outcome = Outcome::default();
     for ino in files_with_pending(disk) {
         let file = disk.file_mut(ino).expect("listed as a file");
@@ -223,7 +223,7 @@ fn crash_strong(disk: &mut Disk, choices: &mut dyn Choices) -> Outcome {
                             &mut file.durable,
                             *offset,
                             bytes,
-                            drop_only,
+                            (drop_only, torn_garbage),
                             choices,
                             &mut result,
                         );
@@ -253,11 +253,14 @@ fn sectors_in(bytes: &[u8]) -> u64 {
 }
 
 /// Walks one unsynced write page by page, and a corrupted page sector by sector.
+///
+/// `drop_only`: the file's pages are only kept or dropped; `torn_garbage`: a torn sector's bad
+/// part may hold garbage (else its old bytes, whatever the tear drew).
 fn settle_write(
     durable: &mut Vec<u8>,
     offset: u64,
     bytes: &[u8],
-    drop_only: bool,
+    (drop_only, torn_garbage): (bool, bool),
     choices: &mut dyn Choices,
     result: &mut FileOutcome,
 ) {
@@ -286,7 +289,8 @@ fn settle_write(
                         }
                         SectorFate::Dropped => result.sectors_dropped += 1,
                         SectorFate::Torn(tear) => {
-                            tear_sector(durable, sector.start, slice(&sector), tear, choices);
+                            let data = slice(&sector);
+                            tear_sector(durable, sector.start, data, tear, torn_garbage, choices);
                             result.sectors_torn += 1;
                         }
                     }
@@ -296,12 +300,14 @@ fn settle_write(
     }
 }
 
-/// Writes the good part of a torn sector, and garbage over the bad part if the tear has it.
+/// Writes the good part of a torn sector, and garbage over the bad part if the tear has it
+/// and the disk allows garbage (the garbage is drawn either way, to keep later draws aligned).
 fn tear_sector(
     durable: &mut Vec<u8>,
     start: u64,
     data: &[u8],
     tear: Tear,
+    garbage_allowed: bool,
     choices: &mut dyn Choices,
 ) {
     let len = data.len() as u64;
@@ -314,10 +320,13 @@ fn tear_sector(
         good_end - good_start < len,
         "a torn sector has at least one bad byte"
     );
+    let mut noise = Vec::new();
     if tear.garbage {
-        let mut written = data.to_vec();
-        let mut noise = vec![0; data.len()];
+        noise.resize(data.len(), 0);
         choices.garbage(&mut noise);
+    }
+    if tear.garbage && garbage_allowed {
+        let mut written = data.to_vec();
         for (i, byte) in written.iter_mut().enumerate() {
             let i = i as u64;
             if i < good_start || i >= good_end {
@@ -423,11 +432,14 @@ mod tests {
     }
 
     fn crash_seed(disk: &mut Disk, model: CrashModel, seed: u64) -> Outcome {
-        let config = DiskConfig::default();
+        crash_seed_with(disk, DiskConfig::default().crash_model(model), seed)
+    }
+
+    fn crash_seed_with(disk: &mut Disk, config: DiskConfig, seed: u64) -> Outcome {
         let mut rng = Rng::seed_from(seed);
         crash(
             disk,
-            model,
+            &config,
             &mut Sampled {
                 rng: &mut rng,
                 config: &config,
@@ -467,6 +479,41 @@ mod tests {
             assert!(content[..100].iter().all(|&b| b == 7), "seed {seed}");
             assert!(content[150..].iter().all(|&b| b == 7), "seed {seed}");
         }
+    }
+
+    #[test]
+    fn without_torn_garbage_every_byte_ends_old_or_new_with_the_same_draws() {
+        let (mut torn, mut garbage_seen) = (0, false);
+        for seed in 0..500 {
+            let run = |config: DiskConfig| {
+                let (mut disk, ino) = disk_with_file();
+                disk.write(ino, 0, &[7; 8192]).unwrap();
+                disk.sync_file(ino);
+                disk.write(ino, 0, &[1; 8192]).unwrap();
+                let outcome = crash_seed_with(&mut disk, config, seed);
+                (outcome, disk.file(ino).unwrap().cache.clone())
+            };
+            let (strict, strict_bytes) = run(DiskConfig::default().torn_sector_garbage(false));
+            assert!(
+                strict_bytes.iter().all(|&b| b == 7 || b == 1),
+                "seed {seed}"
+            );
+            let (harsh, harsh_bytes) = run(DiskConfig::default());
+            garbage_seen |= harsh_bytes.iter().any(|&b| b != 7 && b != 1);
+            assert_eq!(strict.files.len(), harsh.files.len());
+            for (a, b) in strict.files.iter().zip(&harsh.files) {
+                assert_eq!(
+                    (a.sectors_kept, a.sectors_dropped, a.sectors_torn),
+                    (b.sectors_kept, b.sectors_dropped, b.sectors_torn),
+                    "seed {seed}: the same draws"
+                );
+                torn += a.sectors_torn;
+            }
+        }
+        assert!(
+            torn > 0 && garbage_seen,
+            "{torn} torn sectors, garbage {garbage_seen}"
+        );
     }
 
     #[test]

@@ -166,11 +166,14 @@ impl Explore {
     }
 
     /// The crash decisions of this case, enumerated (garbage bytes come from `rng`).
-    pub(crate) fn enumerated<'a>(&'a self, rng: &'a mut Rng) -> Enumerated<'a> {
+    /// `garbage`: torn sectors may hold garbage (the disk configuration's
+    /// `torn_sector_garbage`); when they may not, those cases are not enumerated.
+    pub(crate) fn enumerated<'a>(&'a self, rng: &'a mut Rng, garbage: bool) -> Enumerated<'a> {
         Enumerated {
             choices: self.choices.borrow_mut(),
             rng,
             tears: self.tears,
+            garbage,
         }
     }
 }
@@ -181,6 +184,7 @@ pub(crate) struct Enumerated<'a> {
     choices: RefMut<'a, Enumerator>,
     rng: &'a mut Rng,
     tears: bool,
+    garbage: bool,
 }
 
 impl Choices for Enumerated<'_> {
@@ -205,6 +209,14 @@ impl Choices for Enumerated<'_> {
         }
         let half = len / 2;
         let torn = |good, garbage| SectorFate::Torn(Tear { good, garbage });
+        if !self.garbage {
+            return match self.choices.choose(3) {
+                0 => SectorFate::Kept,
+                1 => SectorFate::Dropped,
+                2 => torn((0, half), false),
+                _ => torn((half.max(1), len), false),
+            };
+        }
         match self.choices.choose(6) {
             0 => SectorFate::Kept,
             1 => SectorFate::Dropped,

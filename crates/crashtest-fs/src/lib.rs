@@ -59,7 +59,9 @@
 //!    written but not synced holds its old value, its new value, or garbage; a crash never
 //!    changes a byte no unsynced write or truncate covered ("powersafe overwrite"). A file's
 //!    length after a crash lies between what was synced and what was written; a gap reads as
-//!    zeros. Checksum records to tell a torn one.
+//!    zeros. Checksum records to tell a torn one. ([`DiskConfig::torn_sector_garbage`]
+//!    takes garbage out, for software whose stated hardware model is "each byte old or
+//!    new".)
 //! 4. **Changes of one directory survive in order.** If a later change to a directory
 //!    survives a crash, so did every earlier one to the same directory. There is no such
 //!    order between files, between a file's data and its entry, or between the writes of

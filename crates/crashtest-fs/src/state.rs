@@ -495,13 +495,17 @@ impl FsState {
             let mut disks = self.disks.borrow_mut();
             let disk = disks.get_mut(&node)?;
             let outcome = match &explore {
-                Some(explore) => crash::crash(disk, config.model, &mut explore.enumerated(rng)),
+                Some(explore) => crash::crash(
+                    disk,
+                    &config,
+                    &mut explore.enumerated(rng, config.torn_garbage),
+                ),
                 None => {
                     let mut choices = Sampled {
                         rng,
                         config: &config,
                     };
-                    crash::crash(disk, config.model, &mut choices)
+                    crash::crash(disk, &config, &mut choices)
                 }
             };
             Some(outcome)
