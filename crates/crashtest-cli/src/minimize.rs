@@ -11,7 +11,8 @@
 //! Each failing run's own list of applied faults is therefore the new current set: faults
 //! masked once stay masked, faults that appeared stay in play, and the final set is exactly
 //! what the last failing run applied. The candidates of one step run in parallel, and the
-//! first failing one in a fixed order wins, so the result does not depend on timing.
+//! first failing one in a fixed order wins, so the result does not depend on timing. (In a
+//! single process, over a fixed set, `crashtest::minimize::ddmin` is the same search.)
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;

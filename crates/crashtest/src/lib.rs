@@ -28,6 +28,7 @@
 //! The [`runner`] module documents the environment variables (`CRASHTEST_SEED`,
 //! `CRASHTEST_SEEDS`, ...) and what a failure report holds.
 
+pub mod minimize;
 pub mod nemesis;
 pub mod runner;
 

@@ -14,6 +14,7 @@
 
 use std::ops::Range;
 
+use crashtest::minimize::ddmin;
 use crashtest::runner::{Cause, FailureReport, Settings, TestSpec, run_seeds};
 use crashtest::{Config, FailureKind, InjectedFault};
 
@@ -138,45 +139,4 @@ pub fn minimize(setup: Setup, failure: &FailureReport) -> Option<Minimized> {
         ),
         keep,
     })
-}
-
-/// Delta debugging: a small subset of `items` for which `fails` holds, assuming it holds for
-/// `items`. It tries chunks, then complements of chunks, at finer and finer granularity.
-///
-/// ```
-/// // Fails when both 3 and 7 are in.
-/// let kept = raft_kv::hunt::ddmin((0..10).collect(), |s| s.contains(&3) && s.contains(&7));
-/// assert_eq!(kept, [3, 7]);
-/// ```
-pub fn ddmin(mut items: Vec<u64>, mut fails: impl FnMut(&[u64]) -> bool) -> Vec<u64> {
-    if fails(&[]) {
-        return Vec::new();
-    }
-    let mut parts = 2;
-    while items.len() >= 2 {
-        let size = items.len().div_ceil(parts);
-        let chunks: Vec<&[u64]> = items.chunks(size).collect();
-        if let Some(chunk) = chunks.iter().find(|chunk| fails(chunk)) {
-            items = chunk.to_vec();
-            parts = 2;
-            continue;
-        }
-        let complement = |skip: usize| -> Vec<u64> {
-            let kept = chunks.iter().enumerate().filter(|(i, _)| *i != skip);
-            kept.flat_map(|(_, chunk)| chunk.iter().copied()).collect()
-        };
-        let smaller = (chunks.len() > 2)
-            .then(|| (0..chunks.len()).map(complement).find(|c| fails(c)))
-            .flatten();
-        if let Some(smaller) = smaller {
-            items = smaller;
-            parts = (parts - 1).max(2);
-            continue;
-        }
-        if parts >= items.len() {
-            break;
-        }
-        parts = (parts * 2).min(items.len());
-    }
-    items
 }

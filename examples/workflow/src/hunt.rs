@@ -17,6 +17,7 @@
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+use crashtest::minimize::ddmin;
 use crashtest::runner::{Cause, FailureReport, Settings, TestSpec, run_seeds};
 use crashtest::{Config, FailureKind, InjectedFault};
 
@@ -172,48 +173,4 @@ pub fn minimize(setup: Setup, failure: &FailureReport) -> Option<Minimized> {
         command: format!("{setup}{masked} {}", replayed.command),
         mask,
     })
-}
-
-/// Delta debugging: a smallest-found subset of `items` for which `fails` holds, assuming it
-/// holds for `items`. It tries halves, then complements, at finer and finer granularity.
-///
-/// ```
-/// // Fails when both 3 and 7 are in.
-/// let kept = workflow::hunt::ddmin((0..10).collect(), |s| s.contains(&3) && s.contains(&7));
-/// assert_eq!(kept, [3, 7]);
-/// ```
-pub fn ddmin(mut items: Vec<u64>, mut fails: impl FnMut(&[u64]) -> bool) -> Vec<u64> {
-    if fails(&[]) {
-        return Vec::new();
-    }
-    let mut parts = 2;
-    while items.len() >= 2 {
-        let size = items.len().div_ceil(parts);
-        let chunks: Vec<Vec<u64>> = items.chunks(size).map(<[u64]>::to_vec).collect();
-        if let Some(chunk) = chunks.iter().find(|chunk| fails(chunk)) {
-            items = chunk.clone();
-            parts = 2;
-            continue;
-        }
-        let complement = (0..chunks.len()).map(|skip| {
-            chunks
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| *i != skip)
-                .flat_map(|(_, chunk)| chunk.iter().copied())
-                .collect::<Vec<u64>>()
-        });
-        if chunks.len() > 2 {
-            if let Some(smaller) = complement.into_iter().find(|c| fails(c)) {
-                items = smaller;
-                parts = (parts - 1).max(2);
-                continue;
-            }
-        }
-        if parts >= items.len() {
-            break;
-        }
-        parts = (parts * 2).min(items.len());
-    }
-    items
 }
