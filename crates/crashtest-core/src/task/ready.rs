@@ -17,8 +17,6 @@
 //! newest (as `Vec::swap_remove` does), above it with the oldest, which slides the window
 //! forward in readiness order.
 
-use std::collections::VecDeque;
-
 use super::TaskId;
 use crate::rng::Rng;
 
@@ -28,9 +26,14 @@ use crate::rng::Rng;
 pub(crate) const DEFAULT_WINDOW: usize = 256;
 
 /// Ready task ids in readiness order, with a seeded windowed pick.
+///
+/// The ids are `queue[start..]`: a vector with a moving front, cheaper on the hot path than a
+/// ring buffer (no wrap-around arithmetic). The consumed prefix is dropped once it is at
+/// least half the vector, so memory stays within twice the ready set (amortised O(1)).
 #[derive(Debug)]
 pub(crate) struct ReadyQueue {
-    queue: VecDeque<TaskId>,
+    queue: Vec<TaskId>,
+    start: usize,
     window: usize,
 }
 
@@ -43,7 +46,8 @@ impl ReadyQueue {
     pub(crate) fn new(window: usize) -> ReadyQueue {
         assert!(window > 0, "the scheduling window holds at least one task");
         ReadyQueue {
-            queue: VecDeque::new(),
+            queue: Vec::new(),
+            start: 0,
             window,
         }
     }
@@ -60,7 +64,7 @@ impl ReadyQueue {
 
     #[inline]
     pub(crate) fn push(&mut self, id: TaskId) {
-        self.queue.push_back(id);
+        self.queue.push(id);
     }
 
     pub(crate) fn extend(&mut self, ids: impl IntoIterator<Item = TaskId>) {
@@ -71,19 +75,32 @@ impl ReadyQueue {
     /// `None` (without a draw) if none is ready.
     #[inline]
     pub(crate) fn pick(&mut self, scheduler: &mut Rng) -> Option<TaskId> {
-        let len = self.queue.len();
+        let len = self.queue.len() - self.start;
         if len == 0 {
             return None;
         }
         let picked = if len <= self.window {
-            let index = scheduler.index(len);
-            self.queue.swap_remove_back(index)
+            // The chosen task's place goes to the newest (`Vec::swap_remove`).
+            let index = self.start + scheduler.index(len);
+            self.queue.swap_remove(index)
         } else {
-            let index = scheduler.index(self.window);
-            self.queue.swap_remove_front(index)
+            // The chosen task's place goes to the oldest, and the front moves on.
+            let index = self.start + scheduler.index(self.window);
+            self.queue.swap(index, self.start);
+            self.start += 1;
+            let picked = self.queue[self.start - 1];
+            if self.start >= 1024 && self.start * 2 >= self.queue.len() {
+                self.queue.drain(..self.start);
+                self.start = 0;
+            }
+            picked
         };
-        debug_assert_eq!(self.queue.len(), len - 1);
-        picked
+        if self.start == self.queue.len() {
+            self.queue.clear();
+            self.start = 0;
+        }
+        debug_assert_eq!(self.queue.len() - self.start, len - 1);
+        Some(picked)
     }
 }
 
