@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::Instant;
 use super::timer_heap::TimerKey;
-use crate::world;
+use crate::world::{self, World};
 
 /// Waits until `duration` has elapsed.
 ///
@@ -27,10 +27,29 @@ use crate::world;
 /// }).unwrap();
 /// ```
 pub fn sleep(duration: Duration) -> Sleep {
-    let deadline = Instant::now()
-        .checked_add(duration)
-        .unwrap_or(Instant::from_nanos(u64::MAX));
-    sleep_until(deadline)
+    let after = |now: Instant| {
+        now.checked_add(duration)
+            .unwrap_or(Instant::from_nanos(u64::MAX))
+    };
+    // One visit to the world for the clock and the timer's state: sleeps are the hottest
+    // call of most simulated programs.
+    let sim = world::with(|w| {
+        let deadline = after(Instant::from_nanos(w.now_ns()));
+        (deadline, sim_state(w, deadline))
+    });
+    match sim {
+        Some((deadline, state)) => Sleep { deadline, state },
+        None => sleep_until(after(Instant::now())),
+    }
+}
+
+/// A simulated sleep's state before its first poll.
+fn sim_state(w: &World, deadline: Instant) -> State {
+    State::Sim {
+        run: w.run_tag(),
+        key: None,
+        fire_at_ns: w.stretched_deadline(deadline.as_nanos_since_start()),
+    }
 }
 
 /// Waits until `deadline`.
@@ -44,20 +63,9 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # }).unwrap();
 /// ```
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    let sim = world::with(|w| {
-        (
-            w.run_tag(),
-            w.stretched_deadline(deadline.as_nanos_since_start()),
-        )
+    let state = world::with(|w| sim_state(w, deadline)).unwrap_or_else(|| {
+        State::Real(Box::pin(tokio::time::sleep_until(deadline.to_std().into())))
     });
-    let state = match sim {
-        Some((run, fire_at_ns)) => State::Sim {
-            run,
-            key: None,
-            fire_at_ns,
-        },
-        None => State::Real(Box::pin(tokio::time::sleep_until(deadline.to_std().into()))),
-    };
     Sleep { deadline, state }
 }
 
