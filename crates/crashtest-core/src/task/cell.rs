@@ -6,32 +6,40 @@
 //! `Option<T>` it downcasts). The executor sees cells only as `dyn TaskCell`.
 
 use std::any::Any;
+use std::cell::UnsafeCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-pin_project_lite::pin_project! {
-    /// The stages of a task's life inside its allocation.
-    #[project = StageProjection]
-    enum Stage<F: Future> {
-        Running { #[pin] future: F },
-        Finished { output: Option<F::Output> },
-    }
+/// The stages of a task's life inside its allocation.
+enum Stage<F: Future> {
+    Running(F),
+    Finished(Option<F::Output>),
 }
 
-pin_project_lite::pin_project! {
-    /// A task's future, then its output.
-    pub(crate) struct Cell<F: Future> {
-        #[pin]
-        stage: Stage<F>,
-    }
+/// A task's future, then its output.
+///
+/// The stage sits in an `UnsafeCell`: the arena reads a live cell's size through a shared
+/// reference (`Layout::for_value`) before dropping it, and under Rust's aliasing rules a
+/// shared reference to plain memory would freeze it, invalidating the `&mut`s a future keeps
+/// into its own state. Interior mutability tells the compiler the memory may still change.
+pub(crate) struct Cell<F: Future> {
+    stage: UnsafeCell<Stage<F>>,
 }
 
 impl<F: Future> Cell<F> {
     pub(crate) fn new(future: F) -> Cell<F> {
         Cell {
-            stage: Stage::Running { future },
+            stage: UnsafeCell::new(Stage::Running(future)),
         }
+    }
+
+    /// The stage, mutably, still pinned in place.
+    fn stage(self: Pin<&mut Self>) -> &mut Stage<F> {
+        // SAFETY: `&mut self` is exclusive, so no other reference to the stage exists; the
+        // caller keeps the pin's promise: the future is only ever polled in place (through
+        // `Pin::new_unchecked` below) and dropped in place (by assignment), never moved out.
+        unsafe { &mut *self.get_unchecked_mut().stage.get() }
     }
 }
 
@@ -54,24 +62,27 @@ where
     F::Output: 'static,
 {
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut stage = self.project().stage;
-        let output = match stage.as_mut().project() {
-            StageProjection::Running { future } => match future.poll(cx) {
-                Poll::Ready(output) => output,
-                Poll::Pending => return Poll::Pending,
-            },
-            StageProjection::Finished { .. } => panic!("a finished task was polled again"),
+        let stage = self.stage();
+        let output = match stage {
+            Stage::Running(future) => {
+                // SAFETY: the future lives in the pinned cell and is never moved out of it
+                // (see `stage`).
+                match unsafe { Pin::new_unchecked(future) }.poll(cx) {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            Stage::Finished(_) => panic!("a finished task was polled again"),
         };
-        stage.set(Stage::Finished {
-            output: Some(output),
-        });
+        // Drops the future in place, as `Pin::set` does, and keeps the output where it was.
+        *stage = Stage::Finished(Some(output));
         Poll::Ready(())
     }
 
     fn output(self: Pin<&mut Self>) -> &mut dyn Any {
-        match self.project().stage.project() {
-            StageProjection::Finished { output } => output,
-            StageProjection::Running { .. } => panic!("a running task has no output yet"),
+        match self.stage() {
+            Stage::Finished(output) => output,
+            Stage::Running(_) => panic!("a running task has no output yet"),
         }
     }
 }
