@@ -18,9 +18,9 @@
 
 use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
-use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -63,13 +63,18 @@ struct StepCheck {
 /// The first failure of a run: what, and on which node and task.
 type Failed = (FailureKind, Option<NodeId>, Option<TaskId>);
 
+/// Numbers the runs of the process, so that a join handle or a sleep made in one run and
+/// used in another (on any thread) is recognised as foreign. Wakers carry only its low 16
+/// bits: a waker smuggled into another run whose number matches them may wake a task there
+/// spuriously, which a future must tolerate anyway.
+static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
 thread_local! {
     /// The world of the run going on on this thread, or null. A plain pointer (the run's
     /// `Enter` guard owns the world) makes every access a single load: the simulator reads it
     /// several times per poll, and a thread-local with a destructor would also check its
     /// destructor's state on every read.
     static CURRENT: Cell<*const World> = const { Cell::new(std::ptr::null()) };
-    static RUNS_ON_THREAD: Cell<u16> = const { Cell::new(0) };
 }
 
 /// Runs `f` on the world of the run going on on this thread, if any.
@@ -123,7 +128,8 @@ impl Drop for Enter {
 }
 
 pub(crate) struct World {
-    run_tag: u16,
+    /// This run's number in the process (see `NEXT_RUN`).
+    run_tag: u64,
     seed: u64,
     config: Config,
     now_ns: Cell<u64>,
@@ -163,11 +169,7 @@ pub(crate) struct World {
 
 impl World {
     fn new(seed: u64, config: Config) -> World {
-        let run_tag = RUNS_ON_THREAD.with(|runs| {
-            let tag = runs.get().wrapping_add(1);
-            runs.set(tag);
-            tag
-        });
+        let run_tag = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
         let mut streams = Streams::new(seed);
         let scheduler = streams.get("scheduler").clone();
         let trace = Trace::new(seed, config.record_trace, config.record_hashes);
@@ -323,7 +325,7 @@ impl World {
         self.current_task.set(Some(id));
         self.current_node.set(node);
         self.record(EventKind::Poll { task: id });
-        let waker = waker_for(self.run_tag, id);
+        let waker = waker_for(self.run_tag as u16, id);
         let mut cx = Context::from_waker(&waker);
         self.watch.enter_poll(node.0, id.serial);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
@@ -334,7 +336,7 @@ impl World {
         match polled {
             Ok(Poll::Ready(())) => {
                 let leftover = self.finish_task(id, Outcome::Output(future));
-                self.drop_outcome(leftover);
+                self.drop_outcome(leftover, node);
             }
             Ok(Poll::Pending) => self.after_pending(id, future),
             Err(_) if self.cancel_requested(id) => {
@@ -343,8 +345,8 @@ impl World {
                 // off by the crash. A dead process's last panic is not a bug: it is the
                 // crash, so the task ends cancelled.
                 let leftover = self.finish_task(id, Outcome::Cancelled);
-                let _ = panic::catch_unwind(AssertUnwindSafe(|| self.drop_cell(future)));
-                self.drop_outcome(leftover);
+                self.drop_panicked_cell(future);
+                self.drop_outcome(leftover, node);
             }
             Err(panic) => {
                 self.record(EventKind::Panic { task: id });
@@ -358,8 +360,7 @@ impl World {
                         Some(id),
                     ));
                 }
-                // The future is in an unknown state; its destructor may panic too.
-                let _ = panic::catch_unwind(AssertUnwindSafe(|| self.drop_cell(future)));
+                self.drop_panicked_cell(future);
             }
         }
         self.current_task.set(None);
@@ -380,11 +381,11 @@ impl World {
     }
 
     fn after_pending(&self, id: TaskId, future: TaskFuture) {
-        let cancelled = {
+        let node = {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id).expect("a running task keeps its slot");
             if slot.cancel_requested() {
-                true
+                slot.node
             } else {
                 match slot.state {
                     TaskState::Running => slot.state = TaskState::Idle,
@@ -398,10 +399,9 @@ impl World {
                 return;
             }
         };
-        assert!(cancelled);
         let leftover = self.finish_task(id, Outcome::Cancelled);
-        self.drop_cell(future);
-        self.drop_outcome(leftover);
+        self.drop_cell(future, node);
+        self.drop_outcome(leftover, node);
     }
 
     /// Replaces every random stream with one drawn from `sub_seed`: the run so far is the
@@ -553,16 +553,35 @@ impl World {
 
     /// Drops a task's cell, which may run user code, with no borrow held, then reuses its
     /// memory.
-    fn drop_cell(&self, cell: TaskFuture) {
-        if let Some(block) = cell.drop_in_place() {
+    ///
+    /// A destructor that panics fails the run, like a panic in a poll, unless the task's
+    /// `node` is dead: a killed process runs no destructors, and those the simulator runs to
+    /// free its tasks may fail as they like (typically unwrapping an error from the dead
+    /// disk). The block of a cell whose destructor panicked is not reused.
+    fn drop_cell(&self, cell: TaskFuture, node: NodeId) {
+        match panic_capture::catch(|| cell.drop_in_place()) {
+            Ok(Some(block)) => self.tasks.borrow_mut().give_back(block),
+            Ok(None) => {}
+            Err(_) if self.nodes.borrow().status(node) == NodeStatus::Dead => {}
+            Err(panic) => self.fail(FailureKind::Panic {
+                message: format!("a task's destructor panicked: {}", panic.message),
+                location: panic.location,
+            }),
+        }
+    }
+
+    /// Drops the cell of a future that panicked in its poll: its state is unknown, so its
+    /// destructor may panic too, and that second panic is not reported.
+    fn drop_panicked_cell(&self, cell: TaskFuture) {
+        if let Ok(Some(block)) = panic_capture::catch(|| cell.drop_in_place()) {
             self.tasks.borrow_mut().give_back(block);
         }
     }
 
     /// Drops what `finish_task` left over (an output nobody will read).
-    fn drop_outcome(&self, leftover: Option<Outcome>) {
+    fn drop_outcome(&self, leftover: Option<Outcome>, node: NodeId) {
         if let Some(Outcome::Output(cell)) = leftover {
-            self.drop_cell(cell);
+            self.drop_cell(cell, node);
         }
     }
 
@@ -591,7 +610,7 @@ impl World {
 
     #[inline]
     pub(crate) fn wake_packed(&self, run: u16, slot: u32, serial_low: u32) {
-        if run != self.run_tag {
+        if run != self.run_tag as u16 {
             return;
         }
         let mut tasks = self.tasks.borrow_mut();
@@ -614,7 +633,7 @@ impl World {
 
     /// Cancels a task: drops its future now, or after its poll if it is running.
     pub(crate) fn abort(&self, id: TaskId) {
-        let future = {
+        let (future, node) = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(id) else {
                 return;
@@ -627,13 +646,15 @@ impl World {
                 }
                 TaskState::Idle | TaskState::Queued => {}
             }
-            tasks
-                .take_future(id)
-                .expect("an idle or queued task holds its future")
+            let node = slot.node;
+            let future = slot
+                .take_future()
+                .expect("an idle or queued task holds its future");
+            (future, node)
         };
         let leftover = self.finish_task(id, Outcome::Cancelled);
-        self.drop_cell(future);
-        self.drop_outcome(leftover);
+        self.drop_cell(future, node);
+        self.drop_outcome(leftover, node);
     }
 
     /// The output of a finished task (`None` if it was cancelled), or `Pending` after
@@ -648,22 +669,29 @@ impl World {
             .get_mut(id)
             .expect("a join handle keeps its task's slot");
         if slot.state == TaskState::Done {
+            let node = slot.node;
             let outcome = slot.take_outcome();
             tasks.free(id);
-            return Poll::Ready(match outcome {
-                Outcome::Output(mut cell) => {
-                    let output = cell
-                        .as_mut()
-                        .output()
-                        .downcast_mut::<Option<T>>()
-                        .expect("a task's output has the handle's type")
-                        .take()
-                        .expect("a task's output is taken once");
-                    tasks.recycle(cell);
-                    Some(output)
-                }
-                Outcome::Cancelled => None,
-            });
+            let Outcome::Output(mut cell) = outcome else {
+                return Poll::Ready(None);
+            };
+            let output = cell
+                .as_mut()
+                .output()
+                .downcast_mut::<Option<T>>()
+                .and_then(Option::take);
+            if output.is_some() {
+                // The future is gone and its output taken: dropping the cell runs no user code.
+                tasks.recycle(cell);
+            } else {
+                // Not reachable through the API (run numbers keep handles in their run); if
+                // it were, the cell's drop must not run user code under the borrow.
+                drop(tasks);
+                self.drop_cell(cell, node);
+            }
+            return Poll::Ready(Some(
+                output.expect("a task's output has the handle's type and is taken once"),
+            ));
         }
         match &slot.join_waker {
             Some(waker) if waker.will_wake(cx.waker()) => {}
@@ -673,21 +701,22 @@ impl World {
     }
 
     pub(crate) fn detach(&self, id: TaskId) {
-        let leftover = {
+        let (leftover, node) = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(id) else {
                 return;
             };
+            let node = slot.node;
             if slot.state == TaskState::Done {
                 let outcome = slot.take_outcome();
                 tasks.free(id);
-                Some(outcome)
+                (Some(outcome), node)
             } else {
                 slot.detach();
-                None
+                (None, node)
             }
         };
-        self.drop_outcome(leftover);
+        self.drop_outcome(leftover, node);
     }
 
     pub(crate) fn is_finished(&self, id: TaskId) -> bool {
@@ -698,12 +727,12 @@ impl World {
     }
 
     #[inline]
-    pub(crate) fn same_run(&self, run: u16) -> bool {
+    pub(crate) fn same_run(&self, run: u64) -> bool {
         run == self.run_tag
     }
 
     #[inline]
-    pub(crate) fn run_tag(&self) -> u16 {
+    pub(crate) fn run_tag(&self) -> u64 {
         self.run_tag
     }
 

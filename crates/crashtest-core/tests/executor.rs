@@ -118,6 +118,90 @@ fn destructors_of_outputs_and_cancelled_futures_may_use_the_executor() {
     assert_eq!(seen.borrow().len(), 3, "{:?}", seen.borrow());
 }
 
+/// Panics when dropped.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("a destructor that panics");
+    }
+}
+
+#[test]
+fn a_destructor_panicking_on_abort_fails_the_run_instead_of_escaping_it() {
+    let failure = Sim::new(4)
+        .run(async {
+            let guard = PanicsOnDrop;
+            let handle = task::spawn_local(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await
+            });
+            task::yield_now().await;
+            handle.abort();
+            task::yield_now().await;
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&failure.kind, FailureKind::Panic { message, .. }
+            if message.contains("a task's destructor panicked: a destructor that panics")),
+        "{failure}"
+    );
+}
+
+#[test]
+fn a_killed_nodes_destructors_may_panic() {
+    Sim::new(5)
+        .run(async {
+            let victim = node::create("victim", || {
+                let guard = PanicsOnDrop;
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await
+                }
+            });
+            time::sleep(Duration::from_millis(1)).await;
+            victim.kill();
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_join_handle_from_a_run_on_another_thread_is_refused() {
+    let stash: std::sync::Arc<std::sync::Mutex<Option<task::JoinHandle<u32>>>> = Default::default();
+    let first = stash.clone();
+    // Each run is the first on its own thread, as the runner's seeds are.
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            Sim::new(1)
+                .run(async move {
+                    *first.lock().unwrap() = Some(spawn(async { 5 }));
+                })
+                .unwrap();
+        });
+    });
+    let failure = std::thread::scope(|scope| {
+        scope
+            .spawn(move || {
+                Sim::new(1)
+                    .run(async move {
+                        let mine = spawn(async { 7 });
+                        let foreign = stash.lock().unwrap().take().unwrap();
+                        let _ = foreign.await;
+                        let _ = mine.await;
+                    })
+                    .unwrap_err()
+                    .to_string()
+            })
+            .join()
+            .unwrap()
+    });
+    assert!(
+        failure.contains("JoinHandle awaited in another simulation run"),
+        "{failure}"
+    );
+}
+
 fn first_poll_order(seed: u64) -> Vec<u32> {
     let order = Rc::new(RefCell::new(Vec::new()));
     let seen = order.clone();

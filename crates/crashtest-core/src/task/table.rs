@@ -259,12 +259,6 @@ impl TaskTable {
         }
     }
 
-    /// Takes the future out of a task's slot (to poll or drop it outside the table).
-    #[inline]
-    pub(crate) fn take_future(&mut self, id: TaskId) -> Option<TaskFuture> {
-        self.get_mut(id)?.take_future()
-    }
-
     /// Drops a finished cell whose output was taken (its destructor runs no user code) and
     /// reuses its memory.
     #[inline]

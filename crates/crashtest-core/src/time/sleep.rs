@@ -85,7 +85,7 @@ pub struct Sleep {
 enum State {
     /// `fire_at_ns` is the deadline, possibly stretched (`Config::sleep_stretch`).
     Sim {
-        run: u16,
+        run: u64,
         key: Option<TimerKey>,
         fire_at_ns: u64,
     },
