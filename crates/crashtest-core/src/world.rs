@@ -20,7 +20,7 @@ use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -64,10 +64,10 @@ struct StepCheck {
 type Failed = (FailureKind, Option<NodeId>, Option<TaskId>);
 
 /// Numbers the runs of the process, so that a join handle or a sleep made in one run and
-/// used in another (on any thread) is recognised as foreign. Wakers carry only its low 16
-/// bits: a waker smuggled into another run whose number matches them may wake a task there
-/// spuriously, which a future must tolerate anyway.
-static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+/// used in another (on any thread) is recognised as foreign; it wraps after four billion
+/// runs. Wakers carry only its low 16 bits: a waker smuggled into another run whose number
+/// matches them may wake a task there spuriously, which a future must tolerate anyway.
+static NEXT_RUN: AtomicU32 = AtomicU32::new(1);
 
 thread_local! {
     /// The world of the run going on on this thread, or null. A plain pointer (the run's
@@ -129,7 +129,7 @@ impl Drop for Enter {
 
 pub(crate) struct World {
     /// This run's number in the process (see `NEXT_RUN`).
-    run_tag: u64,
+    run_tag: u32,
     seed: u64,
     config: Config,
     now_ns: Cell<u64>,
@@ -727,12 +727,12 @@ impl World {
     }
 
     #[inline]
-    pub(crate) fn same_run(&self, run: u64) -> bool {
+    pub(crate) fn same_run(&self, run: u32) -> bool {
         run == self.run_tag
     }
 
     #[inline]
-    pub(crate) fn run_tag(&self) -> u64 {
+    pub(crate) fn run_tag(&self) -> u32 {
         self.run_tag
     }
 

@@ -174,7 +174,7 @@ pub struct JoinHandle<T> {
 
 enum JoinInner<T> {
     Sim {
-        run: u64,
+        run: u32,
         id: TaskId,
         taken: bool,
         _output: PhantomData<fn() -> T>,

