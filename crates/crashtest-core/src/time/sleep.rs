@@ -166,9 +166,10 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         match &mut self.get_mut().state {
-            State::Real(sleep) => sleep.as_mut().poll(cx),
+            State::Real(sleep) => poll_real(sleep, cx),
             State::Sim {
                 run,
                 key,
@@ -195,7 +196,15 @@ impl Future for Sleep {
     }
 }
 
+/// A tokio sleep's poll, kept out of line: the simulated path is the hot one.
+#[cold]
+#[inline(never)]
+fn poll_real(sleep: &mut Pin<Box<tokio::time::Sleep>>, cx: &mut Context<'_>) -> Poll<()> {
+    sleep.as_mut().poll(cx)
+}
+
 impl Drop for Sleep {
+    #[inline]
     fn drop(&mut self) {
         if let State::Sim {
             run,
