@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{STORE, crashtest, exe, stderr, tempdir};
+use common::{STORE, assert_contains, crashtest, exe, stderr, tempdir};
 
 #[test]
 fn an_unknown_test_lists_the_candidates() {
@@ -61,16 +61,8 @@ fn a_corrupt_results_file_is_named_and_left_untouched() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.status.code(), Some(2));
-    assert!(
-        stderr(&run).contains("corrupt results file"),
-        "{}",
-        stderr(&run)
-    );
-    assert!(
-        stderr(&run).contains("line 2 is not a seed result"),
-        "{}",
-        stderr(&run)
-    );
+    assert_contains(&stderr(&run), "corrupt results file");
+    assert_contains(&stderr(&run), "line 2 is not a seed result");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
 }
 
@@ -103,11 +95,7 @@ fn an_existing_results_file_is_never_overwritten() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(other.status.code(), Some(2));
-    assert!(
-        stderr(&other).contains("holds results of test"),
-        "{}",
-        stderr(&other)
-    );
+    assert_contains(&stderr(&other), "holds results of test");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
 }
 
@@ -115,11 +103,7 @@ fn an_existing_results_file_is_never_overwritten() {
 fn a_passing_seed_has_nothing_to_minimize() {
     let run = crashtest(&["minimize", "unstable::always_passes", "3", "--exe", &exe()]);
     assert_eq!(run.status.code(), Some(2));
-    assert!(
-        stderr(&run).contains("passes: there is no failure to minimize"),
-        "{}",
-        stderr(&run)
-    );
+    assert_contains(&stderr(&run), "passes: there is no failure to minimize");
 }
 
 #[test]
@@ -137,10 +121,6 @@ fn a_test_that_writes_no_results_is_named_not_counted_as_crashes() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.status.code(), Some(2));
-    assert!(
-        stderr(&run).contains("is it a #[crashtest::test]?"),
-        "{}",
-        stderr(&run)
-    );
+    assert_contains(&stderr(&run), "is it a #[crashtest::test]?");
     assert_eq!(std::fs::read_to_string(&out).unwrap_or_default(), "");
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{STORE, crashtest, crashtest_with, exe, outcomes, results, stdout, tempdir};
+use common::{
+    STORE, assert_contains, crashtest, crashtest_with, exe, outcomes, results, stdout, tempdir,
+};
 
 #[test]
 fn a_sweep_writes_one_line_per_seed_and_finds_the_planted_bug() {
@@ -129,11 +131,7 @@ fn a_torn_last_line_is_set_aside_and_its_seed_runs_again() {
         out.to_str().unwrap(),
         "--resume",
     ]);
-    assert!(
-        common::stderr(&run).contains("was cut short"),
-        "{}",
-        common::stderr(&run)
-    );
+    assert_contains(&common::stderr(&run), "was cut short");
     let aside = std::fs::read_to_string(dir.join("results.corrupt")).unwrap();
     assert_eq!(aside, "{\"test\":\"store::acknowledged_wr\n");
     let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
@@ -240,11 +238,7 @@ fn a_silent_worker_is_killed_and_its_seed_reported_hung() {
         (9, "pass".to_owned()),
     ];
     assert_eq!(got, want);
-    assert!(
-        stdout(&run).contains("seed 8        hung"),
-        "{}",
-        stdout(&run)
-    );
+    assert_contains(&stdout(&run), "seed 8        hung");
 }
 
 #[test]
@@ -270,11 +264,7 @@ fn stop_on_failure_stops_at_the_first_failing_seed() {
     let got = outcomes(&out);
     assert!(got.len() < 300);
     assert_eq!(got.iter().filter(|o| o.1 != "pass").count(), 1, "{got:?}");
-    assert!(
-        stdout(&run).contains("stopped (--stop-on-failure)"),
-        "{}",
-        stdout(&run)
-    );
+    assert_contains(&stdout(&run), "stopped (--stop-on-failure)");
 }
 
 #[test]
@@ -323,11 +313,7 @@ fn check_determinism_catches_a_test_that_differs_between_processes() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.status.code(), Some(1));
-    assert!(
-        stdout(&run).contains("NONDETERMINISTIC seed"),
-        "{}",
-        stdout(&run)
-    );
+    assert_contains(&stdout(&run), "NONDETERMINISTIC seed");
 }
 
 #[test]
@@ -349,11 +335,7 @@ fn a_time_budget_stops_the_sweep_resumably() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
-    assert!(
-        stdout(&run).contains("stopped (time budget spent)"),
-        "{}",
-        stdout(&run)
-    );
+    assert_contains(&stdout(&run), "stopped (time budget spent)");
     assert!(stdout(&run).contains("--resume"));
     let done = results(&out).len();
     assert!(done > 0 && done < 100000, "{done}");
