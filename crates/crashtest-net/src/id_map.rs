@@ -18,7 +18,6 @@ use std::collections::VecDeque;
 pub(crate) struct IdMap<T> {
     base: u64,
     slots: VecDeque<Option<Box<T>>>,
-    len: usize,
 }
 
 impl<T> Default for IdMap<T> {
@@ -26,7 +25,6 @@ impl<T> Default for IdMap<T> {
         IdMap {
             base: 0,
             slots: VecDeque::new(),
-            len: 0,
         }
     }
 }
@@ -65,17 +63,12 @@ impl<T> IdMap<T> {
         if offset >= self.slots.len() {
             self.slots.resize_with(offset + 1, || None);
         }
-        let old = self.slots[offset].replace(Box::new(value));
-        if old.is_none() {
-            self.len += 1;
-        }
-        old.map(|b| *b)
+        self.slots[offset].replace(Box::new(value)).map(|b| *b)
     }
 
     pub(crate) fn remove(&mut self, id: &u64) -> Option<T> {
         let index = self.index(*id)?;
         let value = self.slots[index].take()?;
-        self.len -= 1;
         while let Some(None) = self.slots.front() {
             self.slots.pop_front();
             self.base += 1;
@@ -129,7 +122,7 @@ mod tests {
             }
             let probe = rng.range_inclusive(0, next + 2);
             assert_eq!(map.get(&probe), model.get(&probe));
-            assert_eq!(map.len, model.len());
+            assert_eq!(map.iter().count(), model.len());
         }
         let listed: Vec<(u64, u64)> = map.iter().map(|(k, &v)| (k, v)).collect();
         let want: Vec<(u64, u64)> = model.iter().map(|(&k, &v)| (k, v)).collect();
