@@ -64,6 +64,14 @@ struct Entry {
     generation: u32,
 }
 
+impl Entry {
+    /// Whether the timer is still armed: its slot has not moved on to a later generation.
+    #[inline]
+    fn is_live<T>(&self, slots: &[Slot<T>]) -> bool {
+        slots[self.slot as usize].generation == self.generation
+    }
+}
+
 /// Bits per digit, slots per level, and levels (enough digits for 64 bits).
 const DIGIT_BITS: u32 = 6;
 const SLOTS: usize = 1 << DIGIT_BITS;
@@ -260,15 +268,11 @@ impl<T> TimerHeap<T> {
         }
     }
 
-    fn is_live(&self, entry: &Entry) -> bool {
-        self.slots[entry.slot as usize].generation == entry.generation
-    }
-
     /// Pops cancelled entries off the front of `due`.
     #[inline]
     fn drop_stale_due(&mut self) {
         while let Some(front) = self.due.front() {
-            if self.is_live(front) {
+            if front.is_live(&self.slots) {
                 return;
             }
             self.due.pop_front();
@@ -335,7 +339,7 @@ impl<T> TimerHeap<T> {
     /// Rebuilds the queue without its stale entries.
     fn drop_all_stale(&mut self) {
         let slots = &self.slots;
-        let live = |entry: &Entry| slots[entry.slot as usize].generation == entry.generation;
+        let live = |entry: &Entry| entry.is_live(slots);
         self.due.retain(live);
         self.occupied = [0; LEVELS];
         self.occupied_levels = 0;
