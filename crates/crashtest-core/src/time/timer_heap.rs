@@ -94,6 +94,10 @@ pub(crate) struct TimerHeap<T> {
     next_sequence: u64,
     /// Entries whose timer was cancelled.
     stale: usize,
+    /// A lower bound of every bucketed deadline, from the last failed spread: until the clock
+    /// reaches it, `pop_due` with `due` empty answers at once instead of searching the buckets
+    /// (the run loop asks before every poll). Arming lowers it.
+    quiet_until: u64,
 }
 
 impl<T> Default for TimerHeap<T> {
@@ -109,6 +113,7 @@ impl<T> Default for TimerHeap<T> {
             free: Vec::new(),
             next_sequence: 0,
             stale: 0,
+            quiet_until: 0,
         }
     }
 }
@@ -202,6 +207,7 @@ impl<T> TimerHeap<T> {
             generation,
         });
         self.entries += 1;
+        self.quiet_until = self.quiet_until.min(deadline_ns);
         TimerKey { slot, generation }
     }
 
@@ -262,7 +268,7 @@ impl<T> TimerHeap<T> {
                 self.entries -= 1;
                 return Some(self.release(entry.slot));
             }
-            if !self.spread_lowest(now_ns) {
+            if now_ns < self.quiet_until || !self.spread_lowest(now_ns) {
                 return None;
             }
         }
@@ -288,12 +294,15 @@ impl<T> TimerHeap<T> {
     fn spread_lowest(&mut self, limit: u64) -> bool {
         debug_assert!(self.due.is_empty());
         if self.occupied_levels == 0 {
+            self.quiet_until = u64::MAX;
             return false;
         }
         let level = self.occupied_levels.trailing_zeros() as usize;
         let slot = self.occupied[level].trailing_zeros() as usize;
         let low = bucket_low(self.floor, level, slot);
         if low > limit {
+            // Every other bucket lies above this one.
+            self.quiet_until = low;
             return false;
         }
         let bucket = level * SLOTS + slot;
