@@ -180,7 +180,7 @@ impl World {
             now_ns: Cell::new(0),
             streams: RefCell::new(streams),
             scheduler: RefCell::new(scheduler),
-            tasks: RefCell::new(TaskTable::default()),
+            tasks: RefCell::new(TaskTable::new()),
             ready: RefCell::new(ReadyQueue::new(config.scheduling_window)),
             timers: RefCell::new(TimerHeap::default()),
             nodes: RefCell::new(nodes),

@@ -4,7 +4,8 @@
 //! is slow for that pattern: a burst of a million small allocations comes from its slow path,
 //! and freeing them in another order makes it consolidate. The arena instead carves cells out
 //! of 64 KiB chunks in 16-byte size classes and keeps a free list per class, so a spawn and a
-//! join each cost a few instructions and memory is reused at once.
+//! join each cost a few instructions and memory is reused at once. Chunks come from and go
+//! back to `spare`, so the next run on the thread reuses them too.
 //!
 //! A [`CellBox`] is where a cell lives: in the arena when its layout fits a class (at most
 //! [`MAX_POOLED`] bytes, alignment at most 16), on the heap otherwise. The home follows from
@@ -17,19 +18,19 @@
 //! - No `CellBox` in the arena outlives the arena: cells live in the task table, which owns
 //!   the arena and drops its slots first, or for the length of one call of the world.
 
-use std::alloc::{self, Layout};
+use std::alloc::Layout;
 use std::pin::Pin;
 use std::ptr::NonNull;
 
 use super::cell::TaskCell;
+use super::spare;
 
 /// Size classes are multiples of this many bytes (and every block is aligned to it).
 const GRANULE: usize = 16;
+const _: () = assert!(spare::CHUNK_ALIGN >= GRANULE && spare::CHUNK % GRANULE == 0);
 /// The largest cell the arena holds; larger ones go to the heap.
 pub(crate) const MAX_POOLED: usize = 512;
 const CLASSES: usize = MAX_POOLED / GRANULE;
-/// Bytes the arena takes from the heap at a time.
-const CHUNK: usize = 64 * 1024;
 
 /// The size class of a layout, or `None` if it does not fit the arena.
 #[inline]
@@ -56,10 +57,6 @@ pub(crate) struct CellArena {
     /// Unused bytes at the end of the newest chunk: `[next, next + left)`.
     next: Option<NonNull<u8>>,
     left: usize,
-}
-
-fn chunk_layout() -> Layout {
-    Layout::from_size_align(CHUNK, GRANULE).expect("the chunk layout is valid")
 }
 
 impl CellArena {
@@ -106,14 +103,10 @@ impl CellArena {
 
     #[cold]
     fn new_chunk(&mut self) {
-        // SAFETY: the chunk layout has a non-zero size.
-        let chunk = unsafe { alloc::alloc(chunk_layout()) };
-        let Some(chunk) = NonNull::new(chunk) else {
-            alloc::handle_alloc_error(chunk_layout());
-        };
+        let chunk = spare::new_chunk();
         self.chunks.push(chunk);
         self.next = Some(chunk);
-        self.left = CHUNK;
+        self.left = spare::CHUNK;
     }
 
     /// Takes a dropped cell's block back for reuse.
@@ -143,9 +136,9 @@ impl CellArena {
 impl Drop for CellArena {
     fn drop(&mut self) {
         for chunk in self.chunks.drain(..) {
-            // SAFETY: every chunk was allocated with `chunk_layout()` by `new_chunk`, and no
-            // cell in it is used any more (invariant: no `CellBox` outlives the arena).
-            unsafe { alloc::dealloc(chunk.as_ptr(), chunk_layout()) };
+            // SAFETY: every chunk came from `spare::new_chunk`, and no cell in it is used any
+            // more (invariant: no `CellBox` outlives the arena).
+            unsafe { spare::drop_chunk(chunk) };
         }
     }
 }

@@ -11,6 +11,7 @@
 mod arena;
 mod cell;
 mod ready;
+mod spare;
 mod table;
 pub(crate) mod waker;
 

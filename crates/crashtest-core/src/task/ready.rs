@@ -37,6 +37,13 @@ pub(crate) struct ReadyQueue {
     window: usize,
 }
 
+impl Drop for ReadyQueue {
+    /// Keeps the queue's memory for the thread's next run (see `spare`).
+    fn drop(&mut self) {
+        super::spare::keep_ready(std::mem::take(&mut self.queue));
+    }
+}
+
 impl ReadyQueue {
     /// An empty queue whose picks choose among the oldest `window` tasks.
     ///
@@ -46,7 +53,7 @@ impl ReadyQueue {
     pub(crate) fn new(window: usize) -> ReadyQueue {
         assert!(window > 0, "the scheduling window holds at least one task");
         ReadyQueue {
-            queue: Vec::new(),
+            queue: super::spare::take_ready(),
             start: 0,
             window,
         }

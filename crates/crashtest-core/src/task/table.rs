@@ -15,6 +15,7 @@ use std::task::Waker;
 use super::TaskId;
 use super::arena::{CellArena, CellBox, FreedBlock};
 use super::cell::Cell;
+use super::spare;
 use crate::node::NodeId;
 
 /// A task's one allocation: its future, then its output (see `cell` and `arena`).
@@ -151,7 +152,6 @@ impl TaskSlot {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct TaskTable {
     slots: Vec<Option<TaskSlot>>,
     names: BTreeMap<u32, Box<str>>,
@@ -169,7 +169,29 @@ impl std::fmt::Debug for TaskTable {
     }
 }
 
+impl Drop for TaskTable {
+    /// Drops the tasks left (while the arena still holds their cells) and keeps the slots'
+    /// memory for the thread's next run.
+    fn drop(&mut self) {
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.clear();
+        spare::keep_slots(slots);
+        spare::keep_free_slots(std::mem::take(&mut self.free));
+    }
+}
+
 impl TaskTable {
+    /// An empty table, reusing memory a past run on this thread left (see `spare`).
+    pub(crate) fn new() -> TaskTable {
+        TaskTable {
+            slots: spare::take_slots(),
+            names: BTreeMap::new(),
+            free: spare::take_free_slots(),
+            next_serial: 0,
+            arena: CellArena::default(),
+        }
+    }
+
     /// Adds a task running `future`, its cell in the table's arena.
     pub(crate) fn insert<F>(
         &mut self,

@@ -1,0 +1,205 @@
+//! Memory one run leaves behind for the next run on the same thread.
+//!
+//! A sweep runs thousands of simulations one after another on each thread, and a big run grows
+//! big buffers: the task table, the ready queue, the cell arena's chunks. Handing them back to
+//! the allocator when a run ends and taking them again in the next run makes the kernel fault
+//! in and zero every page again: a run that spawns a million tasks spent a quarter of its time
+//! there. So a world's buffers go to this per-thread store when it drops, and the next world
+//! on the thread takes them, emptied, with their capacity.
+//!
+//! Invariants:
+//! - Only empty vectors are stored (their capacity is what is kept), and a stored chunk holds
+//!   no live cell.
+//! - The store holds at most [`LIMIT`] bytes; what does not fit goes back to the allocator, so
+//!   a thread that once ran a huge simulation keeps at most that much.
+//! - Nothing here changes what a run does: no order depends on which memory a run got.
+
+use std::alloc::{self, Layout};
+use std::cell::RefCell;
+use std::ptr::NonNull;
+
+use super::TaskId;
+use super::table::TaskSlot;
+
+/// The most bytes a thread keeps between runs.
+pub(crate) const LIMIT: usize = 128 << 20;
+
+/// Bytes in one arena chunk.
+pub(crate) const CHUNK: usize = 64 * 1024;
+
+/// The alignment of a chunk (and of every arena block carved from one).
+pub(crate) const CHUNK_ALIGN: usize = 16;
+
+fn chunk_layout() -> Layout {
+    Layout::from_size_align(CHUNK, CHUNK_ALIGN).expect("the chunk layout is valid")
+}
+
+#[derive(Default)]
+struct Store {
+    bytes: usize,
+    chunks: Vec<NonNull<u8>>,
+    slots: Vec<Option<TaskSlot>>,
+    ready: Vec<TaskId>,
+    free_slots: Vec<u32>,
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        for chunk in self.chunks.drain(..) {
+            // SAFETY: every stored chunk came from `new_chunk` (allocated with
+            // `chunk_layout()`) and was given back by an arena that no longer uses it.
+            unsafe { alloc::dealloc(chunk.as_ptr(), chunk_layout()) };
+        }
+    }
+}
+
+thread_local! {
+    static STORE: RefCell<Store> = RefCell::new(Store::default());
+}
+
+/// A chunk of [`CHUNK`] bytes aligned to [`CHUNK_ALIGN`]: one a past run left, or a new one.
+/// Its contents are unspecified.
+pub(crate) fn new_chunk() -> NonNull<u8> {
+    let kept = STORE
+        .try_with(|store| {
+            let mut store = store.borrow_mut();
+            let chunk = store.chunks.pop()?;
+            store.bytes -= CHUNK;
+            Some(chunk)
+        })
+        .ok()
+        .flatten();
+    if let Some(chunk) = kept {
+        return chunk;
+    }
+    // SAFETY: the chunk layout has a non-zero size.
+    let chunk = unsafe { alloc::alloc(chunk_layout()) };
+    NonNull::new(chunk).unwrap_or_else(|| alloc::handle_alloc_error(chunk_layout()))
+}
+
+/// Keeps a chunk for a later run, or frees it if the store is full.
+///
+/// # Safety
+///
+/// `chunk` came from [`new_chunk`], and nothing uses its memory any more.
+pub(crate) unsafe fn drop_chunk(chunk: NonNull<u8>) {
+    let kept = STORE
+        .try_with(|store| {
+            let mut store = store.borrow_mut();
+            if store.bytes + CHUNK > LIMIT {
+                return false;
+            }
+            store.bytes += CHUNK;
+            store.chunks.push(chunk);
+            true
+        })
+        .unwrap_or(false);
+    if !kept {
+        // SAFETY: the caller promises the chunk came from `new_chunk` (so from
+        // `alloc::alloc(chunk_layout())` or the store, which holds only such chunks) and is
+        // unused.
+        unsafe { alloc::dealloc(chunk.as_ptr(), chunk_layout()) };
+    }
+}
+
+/// An empty vector, with the capacity a past run left if there is one.
+fn take<T>(field: fn(&mut Store) -> &mut Vec<T>) -> Vec<T> {
+    STORE
+        .try_with(|store| {
+            let mut store = store.borrow_mut();
+            let vec = std::mem::take(field(&mut store));
+            store.bytes -= bytes_of(&vec);
+            vec
+        })
+        .unwrap_or_default()
+}
+
+/// Empties `vec` and keeps it for a later run if it is bigger than the one kept and fits.
+fn keep<T>(mut vec: Vec<T>, field: fn(&mut Store) -> &mut Vec<T>) {
+    vec.clear();
+    // An unkept vector is freed when the closure drops it (the store's borrow ends first).
+    let _unkept = STORE.try_with(move |store| {
+        let mut store = store.borrow_mut();
+        let kept = bytes_of(field(&mut store));
+        let offered = bytes_of(&vec);
+        if offered <= kept || store.bytes - kept + offered > LIMIT {
+            return Some(vec);
+        }
+        store.bytes = store.bytes - kept + offered;
+        let old = std::mem::replace(field(&mut store), vec);
+        drop(store);
+        drop(old);
+        None
+    });
+}
+
+fn bytes_of<T>(vec: &Vec<T>) -> usize {
+    vec.capacity() * size_of::<T>()
+}
+
+pub(crate) fn take_slots() -> Vec<Option<TaskSlot>> {
+    take(|store| &mut store.slots)
+}
+
+pub(crate) fn keep_slots(slots: Vec<Option<TaskSlot>>) {
+    keep(slots, |store| &mut store.slots);
+}
+
+pub(crate) fn take_free_slots() -> Vec<u32> {
+    take(|store| &mut store.free_slots)
+}
+
+pub(crate) fn keep_free_slots(free: Vec<u32>) {
+    keep(free, |store| &mut store.free_slots);
+}
+
+pub(crate) fn take_ready() -> Vec<TaskId> {
+    take(|store| &mut store.ready)
+}
+
+pub(crate) fn keep_ready(ready: Vec<TaskId>) {
+    keep(ready, |store| &mut store.ready);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_vector_comes_back_empty_with_its_capacity() {
+        let mut ready = take_ready();
+        ready.extend((0..1000).map(|n| TaskId { slot: n, serial: n }));
+        let capacity = ready.capacity();
+        keep_ready(ready);
+        let again = take_ready();
+        assert!(again.is_empty());
+        assert_eq!(again.capacity(), capacity);
+        assert!(
+            take_ready().capacity() == 0,
+            "a kept vector is handed out once"
+        );
+        keep_ready(again);
+    }
+
+    #[test]
+    fn a_smaller_vector_does_not_replace_a_bigger_one() {
+        keep_free_slots(Vec::with_capacity(1000));
+        keep_free_slots(Vec::with_capacity(10));
+        assert!(take_free_slots().capacity() >= 1000);
+    }
+
+    #[test]
+    fn the_store_never_holds_more_than_its_limit() {
+        let chunks: Vec<_> = (0..LIMIT / CHUNK + 8).map(|_| new_chunk()).collect();
+        for chunk in chunks {
+            // SAFETY: each chunk came from `new_chunk` and is unused.
+            unsafe { drop_chunk(chunk) };
+        }
+        keep_slots(Vec::with_capacity(1 << 20));
+        STORE.with(|store| {
+            let store = store.borrow();
+            assert!(store.bytes <= LIMIT);
+            assert!(store.chunks.len() <= LIMIT / CHUNK);
+        });
+    }
+}
