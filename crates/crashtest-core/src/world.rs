@@ -539,7 +539,7 @@ impl World {
         slot.state = TaskState::Done;
         if slot.handle_alive() {
             slot.set_outcome(outcome);
-            let waker = slot.join_waker.take();
+            let waker = tasks.take_join_waker(id);
             drop(tasks);
             if let Some(waker) = waker {
                 waker.wake();
@@ -693,10 +693,7 @@ impl World {
                 output.expect("a task's output has the handle's type and is taken once"),
             ));
         }
-        match &slot.join_waker {
-            Some(waker) if waker.will_wake(cx.waker()) => {}
-            _ => slot.join_waker = Some(cx.waker().clone()),
-        }
+        tasks.set_join_waker(id, cx.waker());
         Poll::Pending
     }
 

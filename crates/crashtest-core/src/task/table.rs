@@ -43,8 +43,9 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-/// One task in 48 bytes (names, rarely set, live in a side table): tasks spawned together
-/// sit together, and the scheduler's window polls them close together (see `ready`).
+/// One task in 32 bytes (names and join wakers, touched rarely or once, live in side tables):
+/// tasks spawned together sit together, and the scheduler's window polls them close together
+/// (see `ready`).
 pub(crate) struct TaskSlot {
     pub(crate) serial: u32,
     pub(crate) node: NodeId,
@@ -55,7 +56,6 @@ pub(crate) struct TaskSlot {
     flags: u8,
     /// The task's cell: its future while it runs, its output once it completed.
     future: Option<TaskFuture>,
-    pub(crate) join_waker: Option<Waker>,
 }
 
 /// The task was aborted, or its node killed, while it was being polled.
@@ -78,7 +78,7 @@ impl std::fmt::Debug for TaskSlot {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 48);
+const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 32);
 
 impl TaskSlot {
     fn flag(&self, flag: u8) -> bool {
@@ -155,6 +155,9 @@ impl TaskSlot {
 pub(crate) struct TaskTable {
     slots: Vec<Option<TaskSlot>>,
     names: BTreeMap<u32, Box<str>>,
+    /// Per slot, the waker of a join handle waiting for the task; grown only as far as the
+    /// highest slot a handle waited on, so a task nobody waits for costs it nothing.
+    join_wakers: Vec<Option<Waker>>,
     free: Vec<u32>,
     next_serial: u32,
     /// Where the cells live; declared last so that it drops after the slots' cells.
@@ -186,6 +189,7 @@ impl TaskTable {
         TaskTable {
             slots: spare::take_slots(),
             names: BTreeMap::new(),
+            join_wakers: Vec::new(),
             free: spare::take_free_slots(),
             next_serial: 0,
             arena: CellArena::default(),
@@ -232,7 +236,6 @@ impl TaskTable {
             state: TaskState::Queued,
             flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
             future: Some(future),
-            join_waker: None,
         });
         TaskId { slot, serial }
     }
@@ -294,6 +297,25 @@ impl TaskTable {
         self.arena.give_back(block);
     }
 
+    /// Remembers the waker of the join handle waiting for the live task `id`.
+    pub(crate) fn set_join_waker(&mut self, id: TaskId, waker: &Waker) {
+        debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
+        let index = id.slot as usize;
+        if self.join_wakers.len() <= index {
+            self.join_wakers.resize_with(index + 1, || None);
+        }
+        match &self.join_wakers[index] {
+            Some(kept) if kept.will_wake(waker) => {}
+            _ => self.join_wakers[index] = Some(waker.clone()),
+        }
+    }
+
+    /// Takes the waker of the join handle waiting for the live task `id`, if one waits.
+    pub(crate) fn take_join_waker(&mut self, id: TaskId) -> Option<Waker> {
+        debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
+        self.join_wakers.get_mut(id.slot as usize)?.take()
+    }
+
     /// Frees a slot; its id becomes stale.
     pub(crate) fn free(&mut self, id: TaskId) {
         let slot = self.get(id).expect("freed a stale task id");
@@ -303,6 +325,9 @@ impl TaskTable {
         );
         if slot.flag(NAMED) {
             self.names.remove(&id.slot);
+        }
+        if let Some(waker) = self.join_wakers.get_mut(id.slot as usize) {
+            *waker = None;
         }
         self.slots[id.slot as usize] = None;
         self.free.push(id.slot);
