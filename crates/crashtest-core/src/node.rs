@@ -153,6 +153,7 @@ impl NodeTable {
         }
     }
 
+    #[inline]
     fn get(&self, node: NodeId) -> &NodeRecord {
         self.nodes
             .get(node.index())
@@ -165,10 +166,12 @@ impl NodeTable {
             .expect("a node id names a node of this run")
     }
 
+    #[inline]
     pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
         self.get(node).status
     }
 
+    #[inline]
     pub(crate) fn incarnation(&self, node: NodeId) -> u32 {
         self.get(node).incarnation
     }

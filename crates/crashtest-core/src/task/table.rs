@@ -211,32 +211,35 @@ impl TaskTable {
         let future = self.arena.alloc(Cell::new(future));
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                let slot = u32::try_from(self.slots.len()).expect("too many tasks");
-                assert!(
-                    slot < super::waker::MAX_SLOTS,
-                    "more than 2^24 tasks alive at once"
-                );
-                self.slots.push(None);
-                slot
-            }
-        };
         let named = name.is_some();
-        if let Some(name) = name {
-            self.names.insert(slot, name);
-        }
-        let entry = &mut self.slots[slot as usize];
-        assert!(entry.is_none(), "reused a busy task slot");
-        *entry = Some(TaskSlot {
+        let task = TaskSlot {
             serial,
             node,
             incarnation,
             state: TaskState::Queued,
             flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
             future: Some(future),
-        });
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                let entry = &mut self.slots[slot as usize];
+                assert!(entry.is_none(), "reused a busy task slot");
+                *entry = Some(task);
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.slots.len()).expect("too many tasks");
+                assert!(
+                    slot < super::waker::MAX_SLOTS,
+                    "more than 2^24 tasks alive at once"
+                );
+                self.slots.push(Some(task));
+                slot
+            }
+        };
+        if let Some(name) = name {
+            self.names.insert(slot, name);
+        }
         TaskId { slot, serial }
     }
 
