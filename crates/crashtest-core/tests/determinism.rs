@@ -50,6 +50,34 @@ fn poll_cost_changes_the_run_but_stays_deterministic() {
     assert_ne!(a.fingerprint, plain.fingerprint);
 }
 
+/// Spawns and joins many tasks, leaving big buffers behind for the thread's next run.
+async fn spawn_crowd() {
+    let handles: Vec<_> = (0..50_000u64)
+        .map(|i| task::spawn_local(async move { i }))
+        .collect();
+    for (i, handle) in (0..50_000u64).zip(handles) {
+        assert_eq!(handle.await.unwrap(), i);
+    }
+}
+
+#[test]
+fn memory_a_past_run_left_on_the_thread_changes_nothing() {
+    let fresh = std::thread::scope(|s| {
+        s.spawn(|| Sim::new(7).run(busy_cluster()).unwrap())
+            .join()
+            .unwrap()
+    });
+    let after_a_big_run = std::thread::scope(|s| {
+        s.spawn(|| {
+            Sim::new(1).run(spawn_crowd()).unwrap();
+            Sim::new(7).run(busy_cluster()).unwrap()
+        })
+        .join()
+        .unwrap()
+    });
+    assert_eq!(fresh, after_a_big_run);
+}
+
 /// More tasks ready at once than the default scheduling window holds; returns a digest of
 /// the order they ran in, and the run's fingerprint.
 fn crowd(seed: u64, window: usize) -> (u64, u64) {
