@@ -15,7 +15,8 @@ Usage: bench/compare/run.sh [--runs N] [--workload NAME]... [--out DIR]
 
   --runs N         runs of each workload; each binary reports the median (default 3)
   --workload NAME  only these workloads: pingpong timers spawn fanout seeds sweep
-                   (default: all; "sweep" is the 1-vs-2-process scaling of seeds)
+                   (default: all; "sweep" is the 1-vs-2-thread and 1-vs-2-process
+                   scaling of seeds)
   --out DIR        where the raw JSON lines and logs go
                    (default: bench/target-compare/<date-time>, git-ignored)
 EOF
@@ -152,31 +153,34 @@ measure() {
     fi
 }
 
-# Sweep scaling: the seeds workload in one process alone, then in two processes at once.
-# Processes rather than threads, because it is the one method all three binaries support
-# unchanged; each process is one simulation thread, as each simulator runs a seed. Each
-# process is also timed by bash (wall, user and system seconds, in <sim>.<file>.time), so
-# the report can tell how many cores the processes actually got on a shared machine.
+# Sweep scaling: the seeds workload in one process on one thread, then spread over two
+# threads of one process (the target's definition: a sweep runner's threads), then in two
+# processes at once (which no state shared inside a process can slow down, so the two
+# figures side by side show what sharing a process costs). Each process is also timed by
+# bash (wall, user and system seconds, in <sim>.<file>.time), so the report can tell how
+# many cores the processes actually got on a shared machine.
 sweep_process() {
-    local sim=$1 file=$2 TIMEFORMAT='%R %U %S'
+    local sim=$1 file=$2 workload=$3 TIMEFORMAT='%R %U %S'
     {
-        time "${BIN[$sim]}" --workload seeds --runs "$RUNS" \
+        time "${BIN[$sim]}" --workload "$workload" --runs "$RUNS" \
             >"$OUT/$sim.$file.json" 2>"$OUT/$sim.$file.log"
     } 2>"$OUT/$sim.$file.time"
 }
 
 sweep() {
     local sim=$1 pid_a pid_b status=0
-    echo "  $sim seeds, 1 process then 2 at once (--runs $RUNS)..." >&2
-    sweep_process "$sim" sweep-1 || die "$sim's seeds run failed (log: $OUT/$sim.sweep-1.log)"
-    sweep_process "$sim" sweep-2a &
+    echo "  $sim seeds on 1 thread, on 2 threads, then in 2 processes at once (--runs $RUNS)..." >&2
+    sweep_process "$sim" sweep-1 seeds || die "$sim's seeds run failed (log: $OUT/$sim.sweep-1.log)"
+    sweep_process "$sim" sweep-threads seeds-threads ||
+        die "$sim's seeds-threads run failed (log: $OUT/$sim.sweep-threads.log)"
+    sweep_process "$sim" sweep-2a seeds &
     pid_a=$!
-    sweep_process "$sim" sweep-2b &
+    sweep_process "$sim" sweep-2b seeds &
     pid_b=$!
     wait "$pid_a" || status=$?
     wait "$pid_b" || status=$?
     ((status == 0)) || die "$sim's concurrent seeds runs failed (logs: $OUT/$sim.sweep-2?.log)"
-    for file in sweep-1 sweep-2a sweep-2b; do
+    for file in sweep-1 sweep-threads sweep-2a sweep-2b; do
         [[ -s $OUT/$sim.$file.json ]] || die "$sim's seeds run printed no result line (log: $OUT/$sim.$file.log)"
     done
 }

@@ -31,6 +31,8 @@ pub(crate) enum Workload {
     Fanout,
     /// 200 separate simulations of 2 nodes x 1,000 round trips over TCP.
     Seeds,
+    /// The seeds workload spread over 2 OS threads of one process.
+    SeedsThreads,
     /// 1,000 tasks sleeping seeded 1 ms..1 s at a time for one hour of virtual time.
     Hour,
 }
@@ -45,12 +47,13 @@ pub(crate) struct Measured {
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 6] = [
+    pub(crate) const ALL: [Workload; 7] = [
         Workload::Pingpong,
         Workload::Timers,
         Workload::Spawn,
         Workload::Fanout,
         Workload::Seeds,
+        Workload::SeedsThreads,
         Workload::Hour,
     ];
 
@@ -61,6 +64,7 @@ impl Workload {
             Workload::Spawn => "spawn",
             Workload::Fanout => "fanout",
             Workload::Seeds => "seeds",
+            Workload::SeedsThreads => "seeds-threads",
             Workload::Hour => "hour",
         }
     }
@@ -102,6 +106,16 @@ impl Workload {
                     (0..spec::SEEDS)
                         .map(|seed| run_sim(seed, pingpong(spec::SEED_ROUND_TRIPS)))
                         .sum()
+                },
+            ),
+            Workload::SeedsThreads => (
+                spec::SEEDS,
+                "seeds/s",
+                "the seeds workload's 200 simulations spread over 2 OS threads of one process",
+                || {
+                    spec::on_threads(spec::SWEEP_THREADS, |seed| {
+                        run_sim(seed, pingpong(spec::SEED_ROUND_TRIPS))
+                    })
                 },
             ),
             Workload::Hour => (

@@ -8,6 +8,7 @@
 //! simulator whatever order its scheduler runs the tasks in, so the logical work is
 //! identical, not merely alike in distribution.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One-way latency of every simulated link.
@@ -51,6 +52,34 @@ pub const FANOUT_SEED: u64 = 5;
 pub const SEEDS: u64 = 200;
 /// Round trips in each of the seeds workload's simulations.
 pub const SEED_ROUND_TRIPS: u64 = 1_000;
+
+/// OS threads of one process the seeds-threads workload spreads the seeds workload over.
+pub const SWEEP_THREADS: u64 = 2;
+
+/// Runs `simulate(seed)` for every seed of the seeds workload on `threads` OS threads of this
+/// process, each thread taking the next seed no other has taken (as a sweep runner hands
+/// out seeds), and returns the virtual time of all the simulations together.
+pub fn on_threads(threads: u64, simulate: impl Fn(u64) -> Duration + Sync) -> Duration {
+    assert!(threads > 0, "at least one thread");
+    let next = AtomicU64::new(0);
+    let worker = || {
+        let mut covered = Duration::ZERO;
+        loop {
+            let seed = next.fetch_add(1, Ordering::Relaxed);
+            if seed >= SEEDS {
+                return covered;
+            }
+            covered += simulate(seed);
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a sweep thread panicked"))
+            .sum()
+    })
+}
 
 /// Virtual time no workload comes near; simulators that stop at a time limit get this one.
 pub const VIRTUAL_TIME_LIMIT: Duration = Duration::from_secs(24 * 3600);
@@ -161,6 +190,19 @@ mod tests {
             sorted.dedup();
             assert_eq!(sorted.len() as u64, FANOUT_NODES - 1);
         }
+    }
+
+    #[test]
+    fn on_threads_runs_every_seed_once() {
+        let seen = std::sync::Mutex::new(Vec::new());
+        let covered = on_threads(3, |seed| {
+            seen.lock().unwrap().push(seed);
+            Duration::from_millis(1)
+        });
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen, (0..SEEDS).collect::<Vec<_>>());
+        assert_eq!(covered, Duration::from_millis(SEEDS));
     }
 
     #[test]

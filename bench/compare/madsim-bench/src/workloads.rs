@@ -26,7 +26,7 @@ const LATENCY_NOTE: &str = "link latency: madsim draws it from the half-open ran
     madsim applies no latency to connection setup";
 
 /// The workloads, in crashtest-bench's order.
-pub(crate) const ALL: [Workload; 5] = [
+pub(crate) const ALL: [Workload; 6] = [
     Workload {
         name: "pingpong",
         what: "2 nodes, 200000 request/reply round trips of 64 bytes over simulated TCP, \
@@ -76,6 +76,18 @@ pub(crate) const ALL: [Workload; 5] = [
             (0..spec::SEEDS)
                 .map(|seed| simulate(seed, pingpong(spec::SEED_ROUND_TRIPS)))
                 .sum()
+        },
+    },
+    Workload {
+        name: "seeds-threads",
+        what: "the seeds workload's 200 simulations spread over 2 OS threads of one process",
+        units: spec::SEEDS,
+        rate_unit: "seeds/s",
+        note: Some(LATENCY_NOTE),
+        run: || {
+            spec::on_threads(spec::SWEEP_THREADS, |seed| {
+                simulate(seed, pingpong(spec::SEED_ROUND_TRIPS))
+            })
         },
     },
 ];

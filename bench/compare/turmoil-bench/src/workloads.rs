@@ -26,7 +26,7 @@ const TICK_NOTE: &str = "turmoil steps every host in fixed 1 ms ticks (its defau
     min and max message latency are both 1 ms";
 
 /// The workloads, in crashtest-bench's order.
-pub(crate) const ALL: [Workload; 5] = [
+pub(crate) const ALL: [Workload; 6] = [
     Workload {
         name: "pingpong",
         what: "2 nodes, 200000 request/reply round trips of 64 bytes over simulated TCP, \
@@ -78,6 +78,18 @@ pub(crate) const ALL: [Workload; 5] = [
             (0..spec::SEEDS)
                 .map(|seed| pingpong(seed, spec::SEED_ROUND_TRIPS))
                 .sum()
+        },
+    },
+    Workload {
+        name: "seeds-threads",
+        what: "the seeds workload's 200 simulations spread over 2 OS threads of one process",
+        units: spec::SEEDS,
+        rate_unit: "seeds/s",
+        note: Some("each simulation is a new turmoil::Sim; 1 ms ticks, 1 ms latency"),
+        run: || {
+            spec::on_threads(spec::SWEEP_THREADS, |seed| {
+                pingpong(seed, spec::SEED_ROUND_TRIPS)
+            })
         },
     },
 ];
