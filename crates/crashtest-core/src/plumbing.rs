@@ -308,6 +308,30 @@ pub fn note_fault(node: NodeId, text: String) {
     world::with(|w| w.note_fault(node, None, None, text));
 }
 
+/// Numbers a fault that follows from another one and says whether to apply it: `false` if
+/// the run masks its id (`Config::mask_faults`), so that a minimizer can tell which part of
+/// the damage matters. The damage a crash does to a disk's unsynced writes follows from the
+/// kill: the disk offers each part of it here. Unlike a fault drawn by `fault::inject`, it
+/// applies after `heal` too, because a program may still kill a node then. Outside a
+/// simulation it always applies.
+///
+/// ```
+/// use crashtest_core::{Config, Sim, plumbing};
+/// let failure = Sim::with_config(1, Config::default().mask_faults([1]))
+///     .run(async {
+///         let node = plumbing::current_node().unwrap();
+///         assert!(plumbing::consequent_fault("disk", node, || "page dropped".into()));
+///         assert!(!plumbing::consequent_fault("disk", node, || "page torn".into()));
+///         panic!("report the faults");
+///     })
+///     .unwrap_err();
+/// assert_eq!(failure.faults.len(), 1);
+/// assert_eq!(failure.faults[0].id, Some(0));
+/// ```
+pub fn consequent_fault(stream: &str, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+    world::with(|w| w.number_fault(stream, node, describe)).unwrap_or(true)
+}
+
 /// The calling node's wall clock in nanoseconds since the Unix epoch (what
 /// [`crate::time::system_time`] returns), or `None` outside a simulation.
 ///

@@ -873,7 +873,8 @@ impl World {
         self.faults.borrow_mut().push(fault);
     }
 
-    /// A fault came up: give it the next id, and apply it unless the run masks that id.
+    /// A fault came up: give it the next id, and apply it unless the run masks that id or
+    /// faults were healed.
     pub(crate) fn apply_fault(
         &self,
         stream: &str,
@@ -883,6 +884,17 @@ impl World {
         if !self.faults_enabled.get() {
             return false;
         }
+        self.number_fault(stream, node, describe)
+    }
+
+    /// Gives a fault the next id, and applies it (noting it for the report) unless the run
+    /// masks that id.
+    pub(crate) fn number_fault(
+        &self,
+        stream: &str,
+        node: NodeId,
+        describe: impl FnOnce() -> String,
+    ) -> bool {
         let id = self.next_fault_id.get();
         self.next_fault_id.set(id + 1);
         let kept = self
