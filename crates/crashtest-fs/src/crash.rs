@@ -19,7 +19,10 @@
 //! The weak model keeps a prefix of all unsynced operations of the disk, each whole.
 //!
 //! Every decision goes through [`Choices`], so the same walk is sampled from the seed or
-//! enumerated exhaustively ([`crate::exhaustive`]).
+//! enumerated exhaustively ([`crate::exhaustive`]). Once a part of the damage is drawn (a
+//! file's, the directory log's, the weak model's cut), a [`Judge`] may spare it: the part's
+//! changes then survive whole, and no draw changes, so a masked fault leaves the rest of the
+//! run aligned.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -170,11 +173,58 @@ pub(crate) struct Outcome {
     pub(crate) dir_changes_dropped: u64,
 }
 
+/// A part of a crash's damage, offered to the crash's judge once its choices are drawn.
+#[derive(Debug)]
+pub(crate) enum Damage<'a> {
+    /// Some of a file's unsynced writes or truncates did not survive whole.
+    File(&'a FileOutcome),
+    /// The strong model undoes `dropped` of the disk's unsynced directory changes.
+    DirChanges { kept: u64, dropped: u64 },
+    /// The weak model keeps only the first `kept` of the disk's `pending` unsynced
+    /// operations.
+    Cut { kept: usize, pending: usize },
+}
+
+impl Damage<'_> {
+    /// What the damage did, for the fault list.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Damage::File(file) => format!(
+                "crash: inode {} kept {} sectors, dropped {}, tore {}; truncates kept {}, \
+                 dropped {}",
+                file.ino,
+                file.sectors_kept,
+                file.sectors_dropped,
+                file.sectors_torn,
+                file.truncates_kept,
+                file.truncates_dropped
+            ),
+            Damage::DirChanges { kept, dropped } => {
+                format!("crash: {dropped} directory changes undone, {kept} kept")
+            }
+            Damage::Cut { kept, pending } => format!(
+                "crash: kept the first {kept} of {pending} unsynced operations, lost the rest"
+            ),
+        }
+    }
+}
+
+/// Decides each part of a crash's damage after its choices are drawn: `true` applies it,
+/// `false` spares it (everything that part would have lost survives whole). Sparing draws
+/// nothing, so what follows the crash stays aligned with the unspared run.
+pub(crate) type Judge<'a> = &'a mut dyn FnMut(&Damage<'_>) -> bool;
+
 /// Crashes `disk`: settles every unsynced change by `model` and `choices`, then reboots it.
-pub(crate) fn crash(disk: &mut Disk, config: &DiskConfig, choices: &mut dyn Choices) -> Outcome {
+/// `judge`, if given, may spare each part of the damage; without one, all of it applies.
+pub(crate) fn crash(
+    disk: &mut Disk,
+    config: &DiskConfig,
+    choices: &mut dyn Choices,
+    judge: Option<Judge<'_>>,
+) -> Outcome {
     let outcome = match config.model {
-        CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices),
-        CrashModel::Weak => crash_weak(disk, choices),
+        CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
+        CrashModel::Weak => crash_weak(disk, choices, judge),
     };
     disk.reboot();
     outcome
@@ -188,64 +238,112 @@ fn files_with_pending(disk: &Disk) -> Vec<Ino> {
         .collect()
 }
 
-fn crash_strong(disk: &mut Disk, torn_garbage: bool, choices: &mut dyn Choices) -> Outcome {
+fn crash_strong(
+    disk: &mut Disk,
+    torn_garbage: bool,
+    choices: &mut dyn Choices,
+    mut judge: Option<Judge<'_>>,
+) -> Outcome {
     let mut outcome = Outcome::default();
     for ino in files_with_pending(disk) {
         let file = disk.file_mut(ino).expect("listed as a file");
         let ops = std::mem::take(&mut file.pending);
+        if choices.all_survive() {
+            outcome
+                .files
+                .push(survive_whole(ino, &ops, &mut file.durable));
+            continue;
+        }
+        // Kept only if a judge may spare the damage, to put the file back before its writes.
+        let before = judge.is_some().then(|| file.durable.clone());
         let mut result = FileOutcome {
             ino,
             ..FileOutcome::default()
         };
-        if choices.all_survive() {
-            result.all_survived = true;
-            for op in &ops {
-                op.apply(&mut file.durable);
-                match op {
-                    DataOp::Write { bytes, .. } => result.sectors_kept += sectors_in(bytes),
-                    DataOp::SetLen { .. } => result.truncates_kept += 1,
+        let drop_only = choices.drop_only();
+        for op in &ops {
+            match op {
+                DataOp::SetLen { len, .. } => {
+                    if choices.truncate_survives() {
+                        page::set_len(&mut file.durable, *len);
+                        result.truncates_kept += 1;
+                    } else {
+                        result.truncates_dropped += 1;
+                    }
                 }
-            }
-        } else {
-            let drop_only = choices.drop_only();
-            for op in &ops {
-                match op {
-                    DataOp::SetLen { len, .. } => {
-                        if choices.truncate_survives() {
-                            page::set_len(&mut file.durable, *len);
-                            result.truncates_kept += 1;
-                        } else {
-                            result.truncates_dropped += 1;
-                        }
-                    }
-                    DataOp::Write { offset, bytes, .. } => {
-                        settle_write(
-                            &mut file.durable,
-                            *offset,
-                            bytes,
-                            (drop_only, torn_garbage),
-                            choices,
-                            &mut result,
-                        );
-                    }
+                DataOp::Write { offset, bytes, .. } => {
+                    settle_write(
+                        &mut file.durable,
+                        *offset,
+                        bytes,
+                        (drop_only, torn_garbage),
+                        choices,
+                        &mut result,
+                    );
                 }
             }
         }
+        if let (Some(judge), Some(before)) = (judge.as_mut(), before)
+            && result.lost_data()
+            && !judge(&Damage::File(&result))
+        {
+            file.durable = before;
+            result = survive_whole(ino, &ops, &mut file.durable);
+        }
         outcome.files.push(result);
     }
+    // Every change's fate is drawn first (a change to a directory survives only if every
+    // earlier pending change to that directory did), then the survivors are applied in order.
+    let changes = std::mem::take(&mut disk.dir_log);
     let mut broken: BTreeSet<Ino> = BTreeSet::new();
-    for change in std::mem::take(&mut disk.dir_log) {
-        let dirs = change.dirs();
-        let follows_its_dirs = dirs.iter().all(|dir| !broken.contains(dir));
-        if follows_its_dirs && choices.dir_change_survives() {
-            disk.apply_durably(&change);
+    let mut survives: Vec<bool> = changes
+        .iter()
+        .map(|change| {
+            let dirs = change.dirs();
+            let follows_its_dirs = dirs.iter().all(|dir| !broken.contains(dir));
+            let kept = follows_its_dirs && choices.dir_change_survives();
+            if !kept {
+                broken.extend(dirs);
+            }
+            kept
+        })
+        .collect();
+    let dropped = survives.iter().filter(|&&kept| !kept).count() as u64;
+    if dropped > 0
+        && let Some(judge) = judge.as_mut()
+        && !judge(&Damage::DirChanges {
+            kept: changes.len() as u64 - dropped,
+            dropped,
+        })
+    {
+        survives.fill(true);
+    }
+    for (change, kept) in changes.iter().zip(survives) {
+        if kept {
+            disk.apply_durably(change);
             outcome.dir_changes_kept += 1;
         } else {
-            broken.extend(dirs);
             outcome.dir_changes_dropped += 1;
         }
     }
     outcome
+}
+
+/// Applies every unsynced operation of a file whole.
+fn survive_whole(ino: Ino, ops: &[DataOp], durable: &mut Vec<u8>) -> FileOutcome {
+    let mut result = FileOutcome {
+        ino,
+        all_survived: true,
+        ..FileOutcome::default()
+    };
+    for op in ops {
+        op.apply(durable);
+        match op {
+            DataOp::Write { bytes, .. } => result.sectors_kept += sectors_in(bytes),
+            DataOp::SetLen { .. } => result.truncates_kept += 1,
+        }
+    }
+    result
 }
 
 fn sectors_in(bytes: &[u8]) -> u64 {
@@ -346,7 +444,7 @@ enum Unsynced {
     Dir(DirChange),
 }
 
-fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices) -> Outcome {
+fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Option<Judge<'_>>) -> Outcome {
     let mut all: Vec<(u64, Unsynced)> = Vec::new();
     for ino in files_with_pending(disk) {
         let file = disk.file_mut(ino).expect("listed as a file");
@@ -358,8 +456,17 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices) -> Outcome {
         all.push((change.seq, Unsynced::Dir(change)));
     }
     all.sort_by_key(|(seq, _)| *seq);
-    let cut = choices.weak_cut(all.len());
+    let mut cut = choices.weak_cut(all.len());
     assert!(cut <= all.len(), "the weak model keeps a prefix");
+    if cut < all.len()
+        && let Some(judge) = judge
+        && !judge(&Damage::Cut {
+            kept: cut,
+            pending: all.len(),
+        })
+    {
+        cut = all.len();
+    }
     let mut outcome = Outcome::default();
     let mut files: Vec<FileOutcome> = Vec::new();
     for (i, (_, op)) in all.into_iter().enumerate() {
@@ -444,7 +551,94 @@ mod tests {
                 rng: &mut rng,
                 config: &config,
             },
+            None,
         )
+    }
+
+    /// Crashes with a judge that answers `apply` to every part of the damage; returns the
+    /// outcome, the parts offered, and the next draw of the stream (to compare alignment).
+    fn crash_judged(
+        disk: &mut Disk,
+        model: CrashModel,
+        seed: u64,
+        apply: bool,
+    ) -> (Outcome, Vec<String>, u64) {
+        let config = DiskConfig::default().crash_model(model);
+        let mut rng = Rng::seed_from(seed);
+        let mut offered = Vec::new();
+        let mut judge = |damage: &Damage<'_>| {
+            offered.push(damage.describe());
+            apply
+        };
+        let outcome = crash(
+            disk,
+            &config,
+            &mut Sampled {
+                rng: &mut rng,
+                config: &config,
+            },
+            Some(&mut judge),
+        );
+        (outcome, offered, rng.next_u64())
+    }
+
+    #[test]
+    fn spared_damage_leaves_every_unsynced_write_whole_and_draws_the_same() {
+        let mut spared = 0;
+        for model in [CrashModel::Strong, CrashModel::Weak] {
+            for seed in 0..100 {
+                let setup = || {
+                    let (mut disk, ino) = disk_with_file();
+                    disk.write(ino, 0, &[7; 8192]).unwrap();
+                    disk.sync_file(ino);
+                    disk.write(ino, 0, &[1; 5000]).unwrap();
+                    disk.write(ino, 9000, &[2; 100]).unwrap();
+                    (disk, ino)
+                };
+                let (mut applied, ino) = setup();
+                let (_, offered, next_applied) = crash_judged(&mut applied, model, seed, true);
+                let (mut kept, _) = setup();
+                let (outcome, _, next_kept) = crash_judged(&mut kept, model, seed, false);
+                assert_eq!(
+                    next_applied, next_kept,
+                    "{model:?} seed {seed}: draws differ"
+                );
+                let mut expected = vec![1; 5000];
+                expected.extend([7; 3192]);
+                expected.extend([0; 808]);
+                expected.extend([2; 100]);
+                assert!(
+                    kept.file(ino).unwrap().cache == expected,
+                    "{model:?} seed {seed}: a spared crash lost data"
+                );
+                assert!(outcome.files.iter().all(|f| !f.lost_data()));
+                spared += offered.len();
+                let (mut plain, _) = setup();
+                crash_seed(&mut plain, model, seed);
+                assert!(
+                    plain.file(ino).unwrap().cache == applied.file(ino).unwrap().cache,
+                    "{model:?} seed {seed}: applied damage differs from unjudged damage"
+                );
+            }
+        }
+        assert!(spared > 50, "only {spared} parts of damage were offered");
+    }
+
+    #[test]
+    fn spared_directory_damage_keeps_every_change() {
+        let mut offered_any = false;
+        for seed in 0..50 {
+            let mut disk = Disk::default();
+            let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+            disk.create_dir(&n("/a")).unwrap();
+            disk.create_dir(&n("/a/b")).unwrap();
+            disk.rename(&n("/a/b"), &n("/c")).unwrap();
+            let (outcome, offered, _) = crash_judged(&mut disk, CrashModel::Strong, seed, false);
+            offered_any |= !offered.is_empty();
+            assert_eq!(outcome.dir_changes_dropped, 0, "seed {seed}");
+            assert!(disk.resolve(&n("/a")).is_ok() && disk.resolve(&n("/c")).is_ok());
+        }
+        assert!(offered_any);
     }
 
     #[test]

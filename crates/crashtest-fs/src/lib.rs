@@ -92,6 +92,12 @@
 //! `"disk-faults"`, latencies from `"disk-latency"`, listing orders from `"disk-readdir"`;
 //! every disk operation, fault and crash is a trace event, so it feeds the run's
 //! fingerprint.
+//!
+//! A crash's damage is listed as faults with ids, one per file that lost or tore unsynced
+//! data and one for undone directory changes (for the weak model, one for its cut). Masking
+//! such a fault (`Config::mask_faults`, or `crashtest minimize`) spares that part: its
+//! unsynced changes survive whole, and every draw stays as it was, so the rest of the run
+//! replays unchanged up to where the spared data is read.
 
 mod config;
 mod crash;

@@ -26,7 +26,7 @@ use crashtest_core::plumbing::{self, NodeHook};
 use crashtest_core::rng::Ratio;
 
 use crate::config::{DiskConfig, Faults, Latency};
-use crate::crash::{self, Sampled};
+use crate::crash::{self, Damage, Sampled};
 use crate::disk::{Disk, Ino, OpenFlags};
 use crate::errors;
 use crate::exhaustive::Explore;
@@ -488,6 +488,11 @@ impl FsState {
     // ----- crash -----
 
     /// Applies the crash model to `node`'s disk (its node was just killed).
+    ///
+    /// Each part of the damage (a file's lost or torn writes, the undone directory changes,
+    /// the weak model's cut) is a fault with an id of its own, which a run may mask: masked,
+    /// what that part would have lost survives whole, and every draw stays as it was.
+    /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
         let config = self.config();
         let explore = self.explore.borrow().clone();
@@ -499,13 +504,17 @@ impl FsState {
                     disk,
                     &config,
                     &mut explore.enumerated(rng, config.torn_garbage),
+                    None,
                 ),
                 None => {
                     let mut choices = Sampled {
                         rng,
                         config: &config,
                     };
-                    crash::crash(disk, &config, &mut choices)
+                    let mut judge = |damage: &Damage<'_>| {
+                        plumbing::consequent_fault("disk", node, || damage.describe())
+                    };
+                    crash::crash(disk, &config, &mut choices, Some(&mut judge))
                 }
             };
             Some(outcome)
@@ -514,26 +523,23 @@ impl FsState {
         let Some(outcome) = outcome else {
             return;
         };
-        let mut lost = Vec::new();
-        for file in &outcome.files {
-            if file.lost_data() {
-                lost.push(format!(
-                    "crash: inode {} kept {} sectors, dropped {}, tore {}; truncates kept {}, \
-                     dropped {}",
-                    file.ino,
-                    file.sectors_kept,
-                    file.sectors_dropped,
-                    file.sectors_torn,
-                    file.truncates_kept,
-                    file.truncates_dropped
-                ));
+        if explore.is_some() {
+            let mut lost: Vec<String> = outcome
+                .files
+                .iter()
+                .filter(|file| file.lost_data())
+                .map(|file| Damage::File(file).describe())
+                .collect();
+            if outcome.dir_changes_dropped > 0 {
+                lost.push(
+                    Damage::DirChanges {
+                        kept: outcome.dir_changes_kept,
+                        dropped: outcome.dir_changes_dropped,
+                    }
+                    .describe(),
+                );
             }
-        }
-        if outcome.dir_changes_dropped > 0 {
-            lost.push(format!(
-                "crash: {} directory changes undone, {} kept",
-                outcome.dir_changes_dropped, outcome.dir_changes_kept
-            ));
+            note_faults(node, lost);
         }
         record(
             node,
@@ -548,6 +554,5 @@ impl FsState {
                 outcome.dir_changes_kept + outcome.dir_changes_dropped
             ),
         );
-        note_faults(node, lost);
     }
 }

@@ -1,11 +1,14 @@
 //! Faults injected while the disk runs.
 
+use std::cell::{Cell, RefCell};
 use std::io::ErrorKind;
+use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::rng::Ratio;
-use crashtest_core::{Sim, node, plumbing, time};
+use crashtest_core::{Config, InjectedFault, Sim, node, plumbing, time};
 use crashtest_fs::DiskConfig;
+use tokio::io::AsyncWriteExt;
 
 /// Runs `body` as the main of a node under `config`; the run's failure report if it fails.
 fn on_node<F>(seed: u64, config: DiskConfig, body: impl Fn() -> F + 'static) -> Result<(), String>
@@ -150,4 +153,88 @@ fn healing_the_run_stops_running_faults() {
         assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"x");
     })
     .unwrap();
+}
+
+/// Syncs an empty file into place on a node's first boot, writes three pages to it without
+/// syncing, and has the node killed; returns what the file holds on the next boot and the
+/// faults the run listed (it fails on purpose, to report them).
+fn unsynced_write_then_kill(seed: u64, config: Config) -> (Vec<u8>, Vec<InjectedFault>) {
+    let survived: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let out = survived.clone();
+    let failure = Sim::with_config(seed, config)
+        .run(async move {
+            let boots = Rc::new(Cell::new(0));
+            let n = node::create("n", move || {
+                let (boots, out) = (boots.clone(), out.clone());
+                async move {
+                    boots.set(boots.get() + 1);
+                    if boots.get() > 1 {
+                        *out.borrow_mut() = Some(crashtest_fs::read("/data").await.unwrap());
+                        return;
+                    }
+                    let mut file = crashtest_fs::File::create("/data").await.unwrap();
+                    file.sync_all().await.unwrap();
+                    crashtest_fs::sync_dir("/").await.unwrap();
+                    file.write_all(&[1; 3 * 4096]).await.unwrap();
+                    time::sleep(Duration::from_secs(60)).await;
+                }
+            });
+            time::sleep(Duration::from_secs(1)).await;
+            n.restart();
+            time::sleep(Duration::from_secs(1)).await;
+            panic!("report the faults");
+        })
+        .unwrap_err();
+    let survived = survived.take().expect("the node booted twice");
+    (survived, failure.faults)
+}
+
+#[test]
+fn a_crash_lists_its_damage_as_a_fault_that_masking_spares() {
+    let crash_damage = |faults: &[InjectedFault]| -> Vec<u64> {
+        faults
+            .iter()
+            .filter(|f| f.text.starts_with("crash: "))
+            .map(|f| f.id.expect("crash damage has a fault id"))
+            .collect()
+    };
+    let mut damaged_seeds = 0;
+    for seed in 0..20 {
+        let (survived, faults) = unsynced_write_then_kill(seed, Config::default());
+        let again = unsynced_write_then_kill(seed, Config::default());
+        assert!(
+            again.0 == survived,
+            "seed {seed}: the same seed crashed differently"
+        );
+        assert_eq!(
+            again.1, faults,
+            "seed {seed}: the same seed listed other faults"
+        );
+        let damage = crash_damage(&faults);
+        if survived == [1; 3 * 4096] {
+            assert!(damage.is_empty(), "seed {seed}: damage listed, none done");
+            continue;
+        }
+        damaged_seeds += 1;
+        assert_eq!(damage.len(), 1, "seed {seed}: one file damaged");
+        let (spared, spared_faults) =
+            unsynced_write_then_kill(seed, Config::default().mask_faults(damage.clone()));
+        assert!(
+            spared == [1; 3 * 4096],
+            "seed {seed}: masked damage lost data"
+        );
+        assert!(crash_damage(&spared_faults).is_empty());
+        let others = |faults: &[InjectedFault]| -> Vec<(Option<u64>, String)> {
+            faults
+                .iter()
+                .filter(|f| !f.text.starts_with("crash: "))
+                .map(|f| (f.id, f.text.clone()))
+                .collect()
+        };
+        assert_eq!(others(&faults), others(&spared_faults), "seed {seed}");
+    }
+    assert!(
+        damaged_seeds >= 5,
+        "only {damaged_seeds} of 20 crashes did damage"
+    );
 }
