@@ -181,8 +181,14 @@ pub(crate) enum Damage<'a> {
     /// The strong model undoes `dropped` of the disk's unsynced directory changes.
     DirChanges { kept: u64, dropped: u64 },
     /// The weak model keeps only the first `kept` of the disk's `pending` unsynced
-    /// operations.
-    Cut { kept: usize, pending: usize },
+    /// operations; the rest would have changed the data of `files` and `dir_changes`
+    /// directory entries.
+    Cut {
+        kept: usize,
+        pending: usize,
+        files: Vec<Ino>,
+        dir_changes: usize,
+    },
 }
 
 impl Damage<'_> {
@@ -202,8 +208,14 @@ impl Damage<'_> {
             Damage::DirChanges { kept, dropped } => {
                 format!("crash: {dropped} directory changes undone, {kept} kept")
             }
-            Damage::Cut { kept, pending } => format!(
-                "crash: kept the first {kept} of {pending} unsynced operations, lost the rest"
+            Damage::Cut {
+                kept,
+                pending,
+                files,
+                dir_changes,
+            } => format!(
+                "crash: kept the first {kept} of {pending} unsynced operations; lost changes \
+                 to inodes {files:?} and {dir_changes} directory changes"
             ),
         }
     }
@@ -254,8 +266,6 @@ fn crash_strong(
                 .push(survive_whole(ino, &ops, &mut file.durable));
             continue;
         }
-        // Kept only if a judge may spare the damage, to put the file back before its writes.
-        let before = judge.is_some().then(|| file.durable.clone());
         let mut result = FileOutcome {
             ino,
             ..FileOutcome::default()
@@ -283,11 +293,14 @@ fn crash_strong(
                 }
             }
         }
-        if let (Some(judge), Some(before)) = (judge.as_mut(), before)
+        if let Some(judge) = judge.as_mut()
             && result.lost_data()
             && !judge(&Damage::File(&result))
         {
-            file.durable = before;
+            // Replaying every operation over the damaged image gives what they give over the
+            // image before the crash: the damage only touched bytes inside a write's range or
+            // past a truncate's length, and replaying in order rewrites or cuts every one of
+            // them. So sparing needs no copy of the file.
             result = survive_whole(ino, &ops, &mut file.durable);
         }
         outcome.files.push(result);
@@ -463,6 +476,19 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Option<Judge<'_
         && !judge(&Damage::Cut {
             kept: cut,
             pending: all.len(),
+            files: all[cut..]
+                .iter()
+                .filter_map(|(_, op)| match op {
+                    Unsynced::Data(ino, _) => Some(*ino),
+                    Unsynced::Dir(_) => None,
+                })
+                .collect::<BTreeSet<Ino>>()
+                .into_iter()
+                .collect(),
+            dir_changes: all[cut..]
+                .iter()
+                .filter(|(_, op)| matches!(op, Unsynced::Dir(_)))
+                .count(),
         })
     {
         cut = all.len();
@@ -518,6 +544,7 @@ mod tests {
     use super::*;
     use crate::disk::OpenFlags;
     use crate::path::Names;
+    use crashtest_core::rng::Ratio;
     use std::path::Path;
 
     const CREATE: OpenFlags = OpenFlags {
@@ -622,6 +649,68 @@ mod tests {
             }
         }
         assert!(spared > 50, "only {spared} parts of damage were offered");
+    }
+
+    #[test]
+    fn sparing_some_files_gives_each_spared_file_exactly_its_full_survival() {
+        let (mut spared_files, mut damaged_files) = (0, 0);
+        for seed in 0..300 {
+            let setup = || {
+                let mut disk = Disk::default();
+                let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+                let inos: Vec<Ino> = ["/a", "/b", "/c"]
+                    .iter()
+                    .map(|p| disk.open(&n(p), CREATE).unwrap())
+                    .collect();
+                disk.sync_dir(crate::disk::ROOT);
+                for (i, &ino) in inos.iter().enumerate() {
+                    disk.write(ino, 0, &vec![7; 9000 + i * 1000]).unwrap();
+                    disk.sync_file(ino);
+                    disk.write(ino, 100, &[1; 5000]).unwrap();
+                    disk.set_len(ino, 3000 + i as u64 * 4000).unwrap();
+                    disk.write(ino, 2500, &[2; 3000]).unwrap();
+                }
+                (disk, inos)
+            };
+            let (mut whole, inos) = setup();
+            let config = DiskConfig::default().all_survive(Ratio::ALWAYS);
+            let mut rng = Rng::seed_from(seed);
+            let mut choices = Sampled {
+                rng: &mut rng,
+                config: &config,
+            };
+            crash(&mut whole, &config, &mut choices, None);
+            // Spare the file named by the seed; apply every other file's damage.
+            let spare = inos[seed as usize % inos.len()];
+            let (mut judged, _) = setup();
+            let config = DiskConfig::default();
+            let mut rng = Rng::seed_from(seed);
+            let mut judge = |damage: &Damage<'_>| match damage {
+                Damage::File(file) => file.ino != spare,
+                _ => true,
+            };
+            let outcome = crash(
+                &mut judged,
+                &config,
+                &mut Sampled {
+                    rng: &mut rng,
+                    config: &config,
+                },
+                Some(&mut judge),
+            );
+            assert!(
+                judged.file(spare).unwrap().cache == whole.file(spare).unwrap().cache,
+                "seed {seed}: a spared file differs from its full survival"
+            );
+            for file in &outcome.files {
+                if file.ino == spare {
+                    spared_files += usize::from(!file.lost_data());
+                } else {
+                    damaged_files += usize::from(file.lost_data());
+                }
+            }
+        }
+        assert!(spared_files > 250 && damaged_files > 250);
     }
 
     #[test]
