@@ -358,3 +358,36 @@ impl TaskTable {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Wake, Waker};
+
+    use super::*;
+
+    struct Counter(AtomicUsize);
+
+    impl Wake for Counter {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_freed_slot_forgets_its_join_waker() {
+        let mut table = TaskTable::new();
+        let first = table.insert(NodeId::SUPERVISOR, 0, None, async {});
+        let woken = Arc::new(Counter(AtomicUsize::new(0)));
+        table.set_join_waker(first, &Waker::from(woken.clone()));
+        let future = table.get_mut(first).unwrap().take_future().unwrap();
+        table.recycle(future);
+        table.free(first);
+        let second = table.insert(NodeId::SUPERVISOR, 0, None, async {});
+        assert_eq!(second.slot, first.slot, "the slot is reused");
+        assert!(table.take_join_waker(second).is_none());
+        assert_eq!(woken.0.load(Ordering::Relaxed), 0);
+        assert_eq!(Arc::strong_count(&woken), 1, "the old waker was dropped");
+    }
+}
