@@ -1,6 +1,6 @@
 //! Memory one run leaves behind for the next run on the same thread.
 //!
-//! A sweep runs thousands of simulations one after another on each thread, and a big run grows
+//! A benchmark or a test loop runs simulations one after another on a thread, and a big run grows
 //! big buffers: the task table, the ready queue, the cell arena's chunks. Handing them back to
 //! the allocator when a run ends and taking them again in the next run makes the kernel fault
 //! in and zero every page again: a run that spawns a million tasks spent a quarter of its time
@@ -10,19 +10,29 @@
 //! Invariants:
 //! - Only empty vectors are stored (their capacity is what is kept), and a stored chunk holds
 //!   no live cell.
-//! - The store holds at most [`LIMIT`] bytes; what does not fit goes back to the allocator, so
-//!   a thread that once ran a huge simulation keeps at most that much.
+//! - A thread's store holds at most [`LIMIT`] bytes, and all threads' stores together at most
+//!   [`PROCESS_LIMIT`]; what does not fit goes back to the allocator, so a thread that once
+//!   ran a huge simulation keeps at most that much, and a pool of such threads no more than
+//!   the process limit. (`crashtest`'s own sweeps run each seed on a fresh thread, whose store
+//!   goes with it.)
 //! - Nothing here changes what a run does: no order depends on which memory a run got.
 
 use std::alloc::{self, Layout};
 use std::cell::RefCell;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::TaskId;
 use super::table::TaskSlot;
 
 /// The most bytes a thread keeps between runs.
 pub(crate) const LIMIT: usize = 128 << 20;
+
+/// The most bytes all threads' stores keep together.
+pub(crate) const PROCESS_LIMIT: usize = 256 << 20;
+
+/// Bytes kept in all threads' stores.
+static KEPT: AtomicUsize = AtomicUsize::new(0);
 
 /// Bytes in one arena chunk.
 pub(crate) const CHUNK: usize = 64 * 1024;
@@ -43,8 +53,32 @@ struct Store {
     free_slots: Vec<u32>,
 }
 
+impl Store {
+    /// Counts `bytes` more as kept, if both limits allow it.
+    fn reserve(&mut self, bytes: usize) -> bool {
+        if self.bytes + bytes > LIMIT {
+            return false;
+        }
+        let process = KEPT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |kept| {
+            (kept + bytes <= PROCESS_LIMIT).then_some(kept + bytes)
+        });
+        if process.is_err() {
+            return false;
+        }
+        self.bytes += bytes;
+        true
+    }
+
+    /// Counts `bytes` fewer as kept.
+    fn release(&mut self, bytes: usize) {
+        self.bytes -= bytes;
+        KEPT.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
 impl Drop for Store {
     fn drop(&mut self) {
+        KEPT.fetch_sub(self.bytes, Ordering::Relaxed);
         for chunk in self.chunks.drain(..) {
             // SAFETY: every stored chunk came from `new_chunk` (allocated with
             // `chunk_layout()`) and was given back by an arena that no longer uses it.
@@ -64,7 +98,7 @@ pub(crate) fn new_chunk() -> NonNull<u8> {
         .try_with(|store| {
             let mut store = store.borrow_mut();
             let chunk = store.chunks.pop()?;
-            store.bytes -= CHUNK;
+            store.release(CHUNK);
             Some(chunk)
         })
         .ok()
@@ -86,10 +120,9 @@ pub(crate) unsafe fn drop_chunk(chunk: NonNull<u8>) {
     let kept = STORE
         .try_with(|store| {
             let mut store = store.borrow_mut();
-            if store.bytes + CHUNK > LIMIT {
+            if !store.reserve(CHUNK) {
                 return false;
             }
-            store.bytes += CHUNK;
             store.chunks.push(chunk);
             true
         })
@@ -108,7 +141,7 @@ fn take<T>(field: fn(&mut Store) -> &mut Vec<T>) -> Vec<T> {
         .try_with(|store| {
             let mut store = store.borrow_mut();
             let vec = std::mem::take(field(&mut store));
-            store.bytes -= bytes_of(&vec);
+            store.release(bytes_of(&vec));
             vec
         })
         .unwrap_or_default()
@@ -122,10 +155,9 @@ fn keep<T>(mut vec: Vec<T>, field: fn(&mut Store) -> &mut Vec<T>) {
         let mut store = store.borrow_mut();
         let kept = bytes_of(field(&mut store));
         let offered = bytes_of(&vec);
-        if offered <= kept || store.bytes - kept + offered > LIMIT {
+        if offered <= kept || !store.reserve(offered - kept) {
             return Some(vec);
         }
-        store.bytes = store.bytes - kept + offered;
         let old = std::mem::replace(field(&mut store), vec);
         drop(store);
         drop(old);
@@ -201,5 +233,6 @@ mod tests {
             assert!(store.bytes <= LIMIT);
             assert!(store.chunks.len() <= LIMIT / CHUNK);
         });
+        assert!(KEPT.load(Ordering::Relaxed) <= PROCESS_LIMIT);
     }
 }
