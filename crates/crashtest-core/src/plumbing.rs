@@ -308,9 +308,9 @@ pub fn note_fault(node: NodeId, text: String) {
     world::with(|w| w.note_fault(node, None, None, text));
 }
 
-/// Numbers a fault that follows from another one and says whether to apply it: `false` if
+/// Numbers a fault that is part of another event and says whether to apply it: `false` if
 /// the run masks its id (`Config::mask_faults`), so that a minimizer can tell which part of
-/// the damage matters. The damage a crash does to a disk's unsynced writes follows from the
+/// the damage matters. The damage a crash does to a disk's unsynced writes is part of the
 /// kill: the disk offers each part of it here. Unlike a fault drawn by `fault::inject`, it
 /// applies after `heal` too, because a program may still kill a node then. Outside a
 /// simulation it always applies.

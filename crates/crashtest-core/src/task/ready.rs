@@ -29,7 +29,8 @@ pub(crate) const DEFAULT_WINDOW: usize = 256;
 ///
 /// The ids are `queue[start..]`: a vector with a moving front, cheaper on the hot path than a
 /// ring buffer (no wrap-around arithmetic). The consumed prefix is dropped once it is at
-/// least half the vector, so memory stays within twice the ready set (amortised O(1)).
+/// least half the vector, so memory stays within twice the ready set (amortised O(1)), or
+/// the capacity a past run on the thread left (see `spare`).
 #[derive(Debug)]
 pub(crate) struct ReadyQueue {
     queue: Vec<TaskId>,
