@@ -155,14 +155,14 @@ impl Driver<'_> {
             job.clean_up();
             return Ok(Vec::new());
         }
-        if let End::Exited(exit) = end {
-            if exit.success() {
-                bail!(
-                    "{} ran and exited cleanly but wrote no result for seed {first}: is it a #[crashtest::test]? Its output ends with:\n{}",
-                    self.target.test,
-                    job.output_tail()
-                );
-            }
+        if let End::Exited(exit) = end
+            && exit.success()
+        {
+            bail!(
+                "{} ran and exited cleanly but wrote no result for seed {first}: is it a #[crashtest::test]? Its output ends with:\n{}",
+                self.target.test,
+                job.output_tail()
+            );
         }
         let single = SeedRange {
             start: first,

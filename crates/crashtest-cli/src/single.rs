@@ -115,15 +115,15 @@ pub(crate) fn run_one(
             format!("the test wrote a results line this tool cannot read: {text}")
         })?,
         None => {
-            if let End::Exited(exit) = end {
-                if exit.success() {
-                    anyhow::bail!(
-                        "{} ran and exited cleanly but wrote no result for seed {}: is it a #[crashtest::test]? Its output ends with:\n{}",
-                        target.test,
-                        request.seed,
-                        job.output_tail()
-                    );
-                }
+            if let End::Exited(exit) = end
+                && exit.success()
+            {
+                anyhow::bail!(
+                    "{} ran and exited cleanly but wrote no result for seed {}: is it a #[crashtest::test]? Its output ends with:\n{}",
+                    target.test,
+                    request.seed,
+                    job.output_tail()
+                );
             }
             let status = match end {
                 End::Hung => "hung",

@@ -252,10 +252,11 @@ impl Sweep {
                 continue;
             };
             for line in tail.read_lines().unwrap_or_default() {
-                if let Ok(result) = serde_json::from_str::<SeedResult>(&line) {
-                    if result.test == self.test && self.record(&line, result)? {
-                        taken += 1;
-                    }
+                if let Ok(result) = serde_json::from_str::<SeedResult>(&line)
+                    && result.test == self.test
+                    && self.record(&line, result)?
+                {
+                    taken += 1;
                 }
             }
         }

@@ -329,7 +329,7 @@ impl DiskConfig {
     /// ```
     pub fn zone_size(mut self, bytes: u64) -> DiskConfig {
         assert!(
-            bytes > 0 && bytes % crate::page::SECTOR_SIZE == 0,
+            bytes > 0 && bytes.is_multiple_of(crate::page::SECTOR_SIZE),
             "a zone is a non-zero number of 512-byte sectors, not {bytes} bytes"
         );
         self.faults.zone_size = bytes;

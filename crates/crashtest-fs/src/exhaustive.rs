@@ -158,10 +158,10 @@ impl Explore {
     }
 
     fn leave(&self, node: NodeId, boot: u64) {
-        if let Some(scope) = self.scopes.borrow_mut().get_mut(&node) {
-            if scope.0 == boot {
-                scope.1 = scope.1.saturating_sub(1);
-            }
+        if let Some(scope) = self.scopes.borrow_mut().get_mut(&node)
+            && scope.0 == boot
+        {
+            scope.1 = scope.1.saturating_sub(1);
         }
     }
 

@@ -61,10 +61,10 @@ impl fmt::Debug for File {
 
 impl Drop for File {
     fn drop(&mut self) {
-        if let Inner::Sim(handle) = &self.inner {
-            if let Some(state) = state::state() {
-                state.release(handle);
-            }
+        if let Inner::Sim(handle) = &self.inner
+            && let Some(state) = state::state()
+        {
+            state.release(handle);
         }
     }
 }

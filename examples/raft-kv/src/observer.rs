@@ -98,11 +98,11 @@ impl Observer {
     /// Server `id` won the election of `term`.
     pub(crate) fn became_leader(&self, term: u64, id: usize) {
         let mut state = self.state.borrow_mut();
-        if let Some(other) = state.leaders.insert(term, id) {
-            if other != id {
-                let violation = format!("two leaders in term {term}: s{other} and s{id}");
-                Observer::violated(&mut state, violation);
-            }
+        if let Some(other) = state.leaders.insert(term, id)
+            && other != id
+        {
+            let violation = format!("two leaders in term {term}: s{other} and s{id}");
+            Observer::violated(&mut state, violation);
         }
     }
 

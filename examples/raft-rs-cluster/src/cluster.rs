@@ -129,7 +129,7 @@ async fn client(commands: Vec<Vec<u8>>, oracle: Rc<Oracle>, mailboxes: Mailboxes
     for command in commands {
         while !oracle.applied_anywhere(&command) {
             let target = match oracle.latest_leader() {
-                Some(leader) if tries % 2 == 0 => leader,
+                Some(leader) if tries.is_multiple_of(2) => leader,
                 _ => MEMBERS[tries / 2 % MEMBERS.len()],
             };
             mailboxes

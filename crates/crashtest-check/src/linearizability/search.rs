@@ -385,25 +385,24 @@ impl<'m, 'o, 'h, M: Model> Search<'m, 'o, 'h, M> {
         if let Some(next) = self
             .model
             .step(&self.state, candidate.input, candidate.output)
+            && !absorbs(self.model, &self.stack, &self.classes, candidate, &next)
         {
-            if !absorbs(self.model, &self.stack, &self.classes, candidate, &next) {
-                self.path.add(class);
-                if self
-                    .memo
-                    .first_visit(&self.path.definite, &next, &self.path.unknown)
-                {
-                    let previous = std::mem::replace(&mut self.state, next);
-                    self.stack.push(Frame {
-                        op,
-                        previous,
-                        at: self.cursor,
-                    });
-                    self.entries.lift(op);
-                    self.cursor = Cursor::Definite(self.entries.next[DEFINITE_HEAD]);
-                    return;
-                }
-                self.path.remove(class);
+            self.path.add(class);
+            if self
+                .memo
+                .first_visit(&self.path.definite, &next, &self.path.unknown)
+            {
+                let previous = std::mem::replace(&mut self.state, next);
+                self.stack.push(Frame {
+                    op,
+                    previous,
+                    at: self.cursor,
+                });
+                self.entries.lift(op);
+                self.cursor = Cursor::Definite(self.entries.next[DEFINITE_HEAD]);
+                return;
             }
+            self.path.remove(class);
         }
         self.cursor = self.cursor.advance(&self.entries);
     }

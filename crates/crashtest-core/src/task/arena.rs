@@ -27,7 +27,7 @@ use super::spare;
 
 /// Size classes are multiples of this many bytes (and every block is aligned to it).
 const GRANULE: usize = 16;
-const _: () = assert!(spare::CHUNK_ALIGN >= GRANULE && spare::CHUNK % GRANULE == 0);
+const _: () = assert!(spare::CHUNK_ALIGN >= GRANULE && spare::CHUNK.is_multiple_of(GRANULE));
 /// The largest cell the arena holds; larger ones go to the heap.
 pub(crate) const MAX_POOLED: usize = 512;
 const CLASSES: usize = MAX_POOLED / GRANULE;

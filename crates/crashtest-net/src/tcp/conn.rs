@@ -95,11 +95,12 @@ impl Pipe {
         self.buf.extend(bytes);
         self.written += bytes.len() as u64;
         let at = at.max(self.last_at);
-        if let Some(last) = self.segments.back_mut() {
-            if last.mark == Mark::Data && last.at == at {
-                last.end = self.written;
-                return (at, false);
-            }
+        if let Some(last) = self.segments.back_mut()
+            && last.mark == Mark::Data
+            && last.at == at
+        {
+            last.end = self.written;
+            return (at, false);
         }
         self.push(Segment {
             at,

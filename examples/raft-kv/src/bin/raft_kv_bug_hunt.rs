@@ -82,16 +82,16 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
     line["failing_seed"] = json!(failure.seed);
     line["failure"] = json!(hunt::message(&failure));
     line["reproduce"] = json!(format!("{setup} {}", failure.command));
-    if args.minimize {
-        if let Some(minimized) = hunt::minimize(setup, &failure) {
-            let faults: Vec<String> = minimized.faults.iter().map(ToString::to_string).collect();
-            line["minimized"] = json!({
-                "faults": faults,
-                "keep": minimized.keep,
-                "failure": minimized.message,
-                "reproduce": minimized.command,
-            });
-        }
+    if args.minimize
+        && let Some(minimized) = hunt::minimize(setup, &failure)
+    {
+        let faults: Vec<String> = minimized.faults.iter().map(ToString::to_string).collect();
+        line["minimized"] = json!({
+            "faults": faults,
+            "keep": minimized.keep,
+            "failure": minimized.message,
+            "reproduce": minimized.command,
+        });
     }
     line
 }

@@ -276,11 +276,11 @@ impl Core {
                 continue;
             };
             let output = self.kv.apply(command);
-            if let Some(waiter) = self.waiters.remove(&self.applied) {
-                if waiter.term == entry.term {
-                    // The client may have given up; then nobody needs the answer.
-                    let _ = waiter.reply.send(output);
-                }
+            if let Some(waiter) = self.waiters.remove(&self.applied)
+                && waiter.term == entry.term
+            {
+                // The client may have given up; then nobody needs the answer.
+                let _ = waiter.reply.send(output);
             }
         }
     }
