@@ -186,7 +186,7 @@ pub(crate) enum Damage<'a> {
     Cut {
         kept: usize,
         pending: usize,
-        files: Vec<Ino>,
+        files: BTreeSet<Ino>,
         dir_changes: usize,
     },
 }
@@ -227,12 +227,12 @@ impl Damage<'_> {
 pub(crate) type Judge<'a> = &'a mut dyn FnMut(&Damage<'_>) -> bool;
 
 /// Crashes `disk`: settles every unsynced change by `model` and `choices`, then reboots it.
-/// `judge`, if given, may spare each part of the damage; without one, all of it applies.
+/// `judge` may spare each part of the damage.
 pub(crate) fn crash(
     disk: &mut Disk,
     config: &DiskConfig,
     choices: &mut dyn Choices,
-    judge: Option<Judge<'_>>,
+    judge: Judge<'_>,
 ) -> Outcome {
     let outcome = match config.model {
         CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
@@ -254,7 +254,7 @@ fn crash_strong(
     disk: &mut Disk,
     torn_garbage: bool,
     choices: &mut dyn Choices,
-    mut judge: Option<Judge<'_>>,
+    judge: Judge<'_>,
 ) -> Outcome {
     let mut outcome = Outcome::default();
     for ino in files_with_pending(disk) {
@@ -293,10 +293,7 @@ fn crash_strong(
                 }
             }
         }
-        if let Some(judge) = judge.as_mut()
-            && result.lost_data()
-            && !judge(&Damage::File(&result))
-        {
+        if result.lost_data() && !judge(&Damage::File(&result)) {
             // Replaying every operation over the damaged image gives what they give over the
             // image before the crash: the damage only touched bytes inside a write's range or
             // past a truncate's length, and replaying in order rewrites or cuts every one of
@@ -323,7 +320,6 @@ fn crash_strong(
         .collect();
     let dropped = survives.iter().filter(|&&kept| !kept).count() as u64;
     if dropped > 0
-        && let Some(judge) = judge.as_mut()
         && !judge(&Damage::DirChanges {
             kept: changes.len() as u64 - dropped,
             dropped,
@@ -457,7 +453,7 @@ enum Unsynced {
     Dir(DirChange),
 }
 
-fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Option<Judge<'_>>) -> Outcome {
+fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> Outcome {
     let mut all: Vec<(u64, Unsynced)> = Vec::new();
     for ino in files_with_pending(disk) {
         let file = disk.file_mut(ino).expect("listed as a file");
@@ -472,7 +468,6 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Option<Judge<'_
     let mut cut = choices.weak_cut(all.len());
     assert!(cut <= all.len(), "the weak model keeps a prefix");
     if cut < all.len()
-        && let Some(judge) = judge
         && !judge(&Damage::Cut {
             kept: cut,
             pending: all.len(),
@@ -482,8 +477,6 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Option<Judge<'_
                     Unsynced::Data(ino, _) => Some(*ino),
                     Unsynced::Dir(_) => None,
                 })
-                .collect::<BTreeSet<Ino>>()
-                .into_iter()
                 .collect(),
             dir_changes: all[cut..]
                 .iter()
@@ -570,33 +563,18 @@ mod tests {
     }
 
     fn crash_seed_with(disk: &mut Disk, config: DiskConfig, seed: u64) -> Outcome {
-        let mut rng = Rng::seed_from(seed);
-        crash(
-            disk,
-            &config,
-            &mut Sampled {
-                rng: &mut rng,
-                config: &config,
-            },
-            None,
-        )
+        crash_judged(disk, config, seed, &mut |_| true).0
     }
 
-    /// Crashes with a judge that answers `apply` to every part of the damage; returns the
-    /// outcome, the parts offered, and the next draw of the stream (to compare alignment).
+    /// Crashes `disk` with `judge` deciding each part of the damage; returns the outcome and
+    /// the next draw of the stream (to compare alignment).
     fn crash_judged(
         disk: &mut Disk,
-        model: CrashModel,
+        config: DiskConfig,
         seed: u64,
-        apply: bool,
-    ) -> (Outcome, Vec<String>, u64) {
-        let config = DiskConfig::default().crash_model(model);
+        judge: Judge<'_>,
+    ) -> (Outcome, u64) {
         let mut rng = Rng::seed_from(seed);
-        let mut offered = Vec::new();
-        let mut judge = |damage: &Damage<'_>| {
-            offered.push(damage.describe());
-            apply
-        };
         let outcome = crash(
             disk,
             &config,
@@ -604,9 +582,9 @@ mod tests {
                 rng: &mut rng,
                 config: &config,
             },
-            Some(&mut judge),
+            judge,
         );
-        (outcome, offered, rng.next_u64())
+        (outcome, rng.next_u64())
     }
 
     #[test]
@@ -622,10 +600,15 @@ mod tests {
                     disk.write(ino, 9000, &[2; 100]).unwrap();
                     (disk, ino)
                 };
+                let config = DiskConfig::default().crash_model(model);
                 let (mut applied, ino) = setup();
-                let (_, offered, next_applied) = crash_judged(&mut applied, model, seed, true);
+                let mut offered = 0;
+                let (_, next_applied) = crash_judged(&mut applied, config, seed, &mut |_| {
+                    offered += 1;
+                    true
+                });
                 let (mut kept, _) = setup();
-                let (outcome, _, next_kept) = crash_judged(&mut kept, model, seed, false);
+                let (outcome, next_kept) = crash_judged(&mut kept, config, seed, &mut |_| false);
                 assert_eq!(
                     next_applied, next_kept,
                     "{model:?} seed {seed}: draws differ"
@@ -639,7 +622,7 @@ mod tests {
                     "{model:?} seed {seed}: a spared crash lost data"
                 );
                 assert!(outcome.files.iter().all(|f| !f.lost_data()));
-                spared += offered.len();
+                spared += offered;
                 let (mut plain, _) = setup();
                 crash_seed(&mut plain, model, seed);
                 assert!(
@@ -673,30 +656,22 @@ mod tests {
                 (disk, inos)
             };
             let (mut whole, inos) = setup();
-            let config = DiskConfig::default().all_survive(Ratio::ALWAYS);
-            let mut rng = Rng::seed_from(seed);
-            let mut choices = Sampled {
-                rng: &mut rng,
-                config: &config,
-            };
-            crash(&mut whole, &config, &mut choices, None);
+            crash_seed_with(
+                &mut whole,
+                DiskConfig::default().all_survive(Ratio::ALWAYS),
+                seed,
+            );
             // Spare the file named by the seed; apply every other file's damage.
             let spare = inos[seed as usize % inos.len()];
             let (mut judged, _) = setup();
-            let config = DiskConfig::default();
-            let mut rng = Rng::seed_from(seed);
-            let mut judge = |damage: &Damage<'_>| match damage {
-                Damage::File(file) => file.ino != spare,
-                _ => true,
-            };
-            let outcome = crash(
+            let (outcome, _) = crash_judged(
                 &mut judged,
-                &config,
-                &mut Sampled {
-                    rng: &mut rng,
-                    config: &config,
+                DiskConfig::default(),
+                seed,
+                &mut |damage| match damage {
+                    Damage::File(file) => file.ino != spare,
+                    _ => true,
                 },
-                Some(&mut judge),
             );
             assert!(
                 judged.file(spare).unwrap().cache == whole.file(spare).unwrap().cache,
@@ -722,8 +697,10 @@ mod tests {
             disk.create_dir(&n("/a")).unwrap();
             disk.create_dir(&n("/a/b")).unwrap();
             disk.rename(&n("/a/b"), &n("/c")).unwrap();
-            let (outcome, offered, _) = crash_judged(&mut disk, CrashModel::Strong, seed, false);
-            offered_any |= !offered.is_empty();
+            let (outcome, _) = crash_judged(&mut disk, DiskConfig::default(), seed, &mut |_| {
+                offered_any = true;
+                false
+            });
             assert_eq!(outcome.dir_changes_dropped, 0, "seed {seed}");
             assert!(disk.resolve(&n("/a")).is_ok() && disk.resolve(&n("/c")).is_ok());
         }

@@ -158,12 +158,6 @@ fn record(node: NodeId, words: [u64; 3], text: String) {
     plumbing::record_for(node, "disk", words, text);
 }
 
-fn note_faults(node: NodeId, texts: Vec<String>) {
-    for text in texts {
-        plumbing::note_fault(node, text);
-    }
-}
-
 impl FsState {
     pub(crate) fn configure(&self, config: DiskConfig) {
         self.config.set(config);
@@ -496,6 +490,13 @@ impl FsState {
     fn crash(&self, node: NodeId) {
         let config = self.config();
         let explore = self.explore.borrow().clone();
+        let mut judge = |damage: &Damage<'_>| match &explore {
+            Some(_) => {
+                plumbing::note_fault(node, damage.describe());
+                true
+            }
+            None => plumbing::consequent_fault("disk", node, || damage.describe()),
+        };
         let outcome = plumbing::with_stream("disk", |rng| {
             let mut disks = self.disks.borrow_mut();
             let disk = disks.get_mut(&node)?;
@@ -504,17 +505,14 @@ impl FsState {
                     disk,
                     &config,
                     &mut explore.enumerated(rng, config.torn_garbage),
-                    None,
+                    &mut judge,
                 ),
                 None => {
                     let mut choices = Sampled {
                         rng,
                         config: &config,
                     };
-                    let mut judge = |damage: &Damage<'_>| {
-                        plumbing::consequent_fault("disk", node, || damage.describe())
-                    };
-                    crash::crash(disk, &config, &mut choices, Some(&mut judge))
+                    crash::crash(disk, &config, &mut choices, &mut judge)
                 }
             };
             Some(outcome)
@@ -523,24 +521,6 @@ impl FsState {
         let Some(outcome) = outcome else {
             return;
         };
-        if explore.is_some() {
-            let mut lost: Vec<String> = outcome
-                .files
-                .iter()
-                .filter(|file| file.lost_data())
-                .map(|file| Damage::File(file).describe())
-                .collect();
-            if outcome.dir_changes_dropped > 0 {
-                lost.push(
-                    Damage::DirChanges {
-                        kept: outcome.dir_changes_kept,
-                        dropped: outcome.dir_changes_dropped,
-                    }
-                    .describe(),
-                );
-            }
-            note_faults(node, lost);
-        }
         record(
             node,
             [
