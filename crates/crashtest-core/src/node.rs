@@ -102,7 +102,6 @@ impl Drift {
 struct NodeRecord {
     name: String,
     status: NodeStatus,
-    incarnation: u32,
     factory: Option<Factory>,
     upgraded: bool,
     parked: Vec<TaskId>,
@@ -138,7 +137,6 @@ impl NodeTable {
         let supervisor = NodeRecord {
             name: "supervisor".to_owned(),
             status: NodeStatus::Running,
-            incarnation: 0,
             factory: None,
             upgraded: false,
             parked: Vec::new(),
@@ -169,11 +167,6 @@ impl NodeTable {
     #[inline]
     pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
         self.get(node).status
-    }
-
-    #[inline]
-    pub(crate) fn incarnation(&self, node: NodeId) -> u32 {
-        self.get(node).incarnation
     }
 
     pub(crate) fn name(&self, node: NodeId) -> &str {
@@ -225,7 +218,6 @@ impl NodeTable {
     pub(crate) fn mark_dead(&mut self, node: NodeId) {
         let record = self.get_mut(node);
         record.status = NodeStatus::Dead;
-        record.incarnation += 1;
         record.parked.clear();
     }
 
@@ -264,11 +256,15 @@ impl NodeTable {
             "a node named {name:?} already exists"
         );
         let name_for_rng = name.clone();
-        let id = NodeId(u32::try_from(self.nodes.len()).expect("too many nodes"));
+        // Task slots keep their node in 16 bits.
+        let id = NodeId(
+            u16::try_from(self.nodes.len())
+                .map(u32::from)
+                .expect("a simulation has at most 65,536 nodes"),
+        );
         self.nodes.push(NodeRecord {
             name,
             status: NodeStatus::Running,
-            incarnation: 0,
             factory: Some(factory),
             upgraded: false,
             parked: Vec::new(),

@@ -303,15 +303,8 @@ impl World {
             if slot.state != TaskState::Queued {
                 return;
             }
-            let node = slot.node;
-            let (incarnation, status) = {
-                let nodes = self.nodes.borrow();
-                (nodes.incarnation(node), nodes.status(node))
-            };
-            assert_eq!(
-                slot.incarnation, incarnation,
-                "task {id} outlived the incarnation of its node"
-            );
+            let node = slot.node();
+            let status = self.nodes.borrow().status(node);
             if status == NodeStatus::Paused {
                 self.nodes.borrow_mut().park(node, id);
                 return;
@@ -385,7 +378,7 @@ impl World {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id).expect("a running task keeps its slot");
             if slot.cancel_requested() {
-                slot.node
+                slot.node()
             } else {
                 match slot.state {
                     TaskState::Running => slot.state = TaskState::Idle,
@@ -590,14 +583,8 @@ impl World {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let (status, incarnation) = {
-            let nodes = self.nodes.borrow();
-            (nodes.status(node), nodes.incarnation(node))
-        };
-        let id = self
-            .tasks
-            .borrow_mut()
-            .insert(node, incarnation, name, future);
+        let status = self.nodes.borrow().status(node);
+        let id = self.tasks.borrow_mut().insert(node, name, future);
         self.record(EventKind::Spawn { task: id, node });
         if status == NodeStatus::Dead {
             // A task spawned by the destructor of a killed node's task dies with the node.
@@ -646,7 +633,7 @@ impl World {
                 }
                 TaskState::Idle | TaskState::Queued => {}
             }
-            let node = slot.node;
+            let node = slot.node();
             let future = slot
                 .take_future()
                 .expect("an idle or queued task holds its future");
@@ -669,7 +656,7 @@ impl World {
             .get_mut(id)
             .expect("a join handle keeps its task's slot");
         if slot.state == TaskState::Done {
-            let node = slot.node;
+            let node = slot.node();
             let outcome = slot.take_outcome();
             tasks.free(id);
             let Outcome::Output(mut cell) = outcome else {
@@ -703,7 +690,7 @@ impl World {
             let Some(slot) = tasks.get_mut(id) else {
                 return;
             };
-            let node = slot.node;
+            let node = slot.node();
             if slot.state == TaskState::Done {
                 let outcome = slot.take_outcome();
                 tasks.free(id);
@@ -974,6 +961,18 @@ impl World {
         for id in victims {
             self.abort(id);
         }
+        // No task of the dead process may run again, even once the node restarts: every one
+        // is finished now, or is the one being polled and ends cancelled when its poll returns.
+        let tasks = self.tasks.borrow();
+        let survivor = tasks
+            .iter_unfinished()
+            .find(|(_, slot)| slot.node() == node && !slot.cancel_requested());
+        assert!(
+            survivor.is_none(),
+            "task {} outlived the kill of its node",
+            survivor.map_or(String::new(), |(id, _)| id.to_string())
+        );
+        drop(tasks);
         for hook in self.hooks() {
             hook.node_killed(node);
         }
@@ -1048,7 +1047,7 @@ impl World {
             .take(32)
             .map(|(id, slot)| {
                 let name = tasks.name(id).unwrap_or("unnamed");
-                format!("{id} ({name}) on {}", nodes.name(slot.node))
+                format!("{id} ({name}) on {}", nodes.name(slot.node()))
             })
             .collect()
     }

@@ -43,14 +43,14 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-/// One task in 32 bytes (names and join wakers, touched rarely or once, live in side tables):
+/// One task in 24 bytes (names and join wakers, touched rarely or once, live in side tables):
 /// tasks spawned together sit together, and the scheduler's window polls them close together
-/// (see `ready`).
+/// (see `ready`). A run streams through its slots, so every byte counts: the node fits 16 bits
+/// (the node table refuses more nodes), and the state byte's spare values make
+/// `Option<TaskSlot>` no larger than the slot.
 pub(crate) struct TaskSlot {
     pub(crate) serial: u32,
-    pub(crate) node: NodeId,
-    /// The node's incarnation when the task was spawned: a restart makes older tasks stale.
-    pub(crate) incarnation: u32,
+    node: u16,
     pub(crate) state: TaskState,
     /// `CANCEL_REQUESTED | HANDLE_ALIVE | NAMED | CANCELLED`, packed to keep the slot small.
     flags: u8,
@@ -71,16 +71,22 @@ impl std::fmt::Debug for TaskSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TaskSlot")
             .field("serial", &self.serial)
-            .field("node", &self.node)
+            .field("node", &self.node())
             .field("state", &self.state)
             .field("flags", &self.flags)
             .finish_non_exhaustive()
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 32);
+const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 24);
 
 impl TaskSlot {
+    /// The node the task runs on.
+    #[inline]
+    pub(crate) fn node(&self) -> NodeId {
+        NodeId(u32::from(self.node))
+    }
+
     fn flag(&self, flag: u8) -> bool {
         self.flags & flag != 0
     }
@@ -197,13 +203,7 @@ impl TaskTable {
     }
 
     /// Adds a task running `future`, its cell in the table's arena.
-    pub(crate) fn insert<F>(
-        &mut self,
-        node: NodeId,
-        incarnation: u32,
-        name: Option<Box<str>>,
-        future: F,
-    ) -> TaskId
+    pub(crate) fn insert<F>(&mut self, node: NodeId, name: Option<Box<str>>, future: F) -> TaskId
     where
         F: Future + 'static,
         F::Output: 'static,
@@ -214,8 +214,7 @@ impl TaskTable {
         let named = name.is_some();
         let task = TaskSlot {
             serial,
-            node,
-            incarnation,
+            node: u16::try_from(node.0).expect("the node table holds at most 2^16 nodes"),
             state: TaskState::Queued,
             flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
             future: Some(future),
@@ -339,7 +338,7 @@ impl TaskTable {
     /// The ids of the unfinished tasks of `node`, in slot order.
     pub(crate) fn unfinished_on(&self, node: NodeId) -> Vec<TaskId> {
         self.iter_unfinished()
-            .filter(|(_, slot)| slot.node == node)
+            .filter(|(_, slot)| slot.node() == node)
             .map(|(id, _)| id)
             .collect()
     }
@@ -378,13 +377,13 @@ mod tests {
     #[test]
     fn a_freed_slot_forgets_its_join_waker() {
         let mut table = TaskTable::new();
-        let first = table.insert(NodeId::SUPERVISOR, 0, None, async {});
+        let first = table.insert(NodeId::SUPERVISOR, None, async {});
         let woken = Arc::new(Counter(AtomicUsize::new(0)));
         table.set_join_waker(first, &Waker::from(woken.clone()));
         let future = table.get_mut(first).unwrap().take_future().unwrap();
         table.recycle(future);
         table.free(first);
-        let second = table.insert(NodeId::SUPERVISOR, 0, None, async {});
+        let second = table.insert(NodeId::SUPERVISOR, None, async {});
         assert_eq!(second.slot, first.slot, "the slot is reused");
         assert!(table.take_join_waker(second).is_none());
         assert_eq!(woken.0.load(Ordering::Relaxed), 0);
