@@ -55,6 +55,7 @@ pub mod fault;
 pub mod node;
 mod panic_capture;
 pub mod plumbing;
+mod prefetch;
 pub mod report;
 pub mod rng;
 mod sim;

@@ -611,6 +611,7 @@ impl World {
         match slot.state {
             TaskState::Idle => {
                 slot.state = TaskState::Queued;
+                slot.prefetch_future();
                 self.ready.borrow_mut().push(id);
             }
             TaskState::Running => slot.state = TaskState::RunningWoken,

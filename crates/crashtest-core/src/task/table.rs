@@ -112,6 +112,14 @@ impl TaskSlot {
         self.future = Some(future);
     }
 
+    /// Starts loading the task's future into cache (see `CellBox::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch_future(&self) {
+        if let Some(future) = &self.future {
+            future.prefetch();
+        }
+    }
+
     /// Whether the task was cancelled while it was being polled.
     pub(crate) fn cancel_requested(&self) -> bool {
         self.flag(CANCEL_REQUESTED)

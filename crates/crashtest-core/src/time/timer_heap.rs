@@ -216,6 +216,11 @@ impl<T> TimerHeap<T> {
     #[inline(always)]
     fn place(&mut self, entry: Entry) {
         if entry.deadline_ns == self.floor {
+            // The entry fires soon, and firing reads its slot: start loading it now, so the
+            // timers that share a deadline wait for their slots together, not one by one.
+            if let Some(slot) = self.slots.get(entry.slot as usize) {
+                crate::prefetch::prefetch(slot);
+            }
             self.due.push_back(entry);
         } else {
             let (level, slot) = bucket_of(self.floor, entry.deadline_ns);
