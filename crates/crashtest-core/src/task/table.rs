@@ -169,9 +169,10 @@ impl TaskSlot {
 pub(crate) struct TaskTable {
     slots: Vec<Option<TaskSlot>>,
     names: BTreeMap<u32, Box<str>>,
-    /// Per slot, the waker of a join handle waiting for the task; grown only as far as the
-    /// highest slot a handle waited on, so a task nobody waits for costs it nothing.
-    join_wakers: Vec<Option<Waker>>,
+    /// The wakers of join handles waiting for their task, by slot. A map, not a vector by
+    /// slot: a handle awaited while a million tasks are alive would otherwise cost a
+    /// million-entry vector, and few handles wait at any one time.
+    join_wakers: BTreeMap<u32, Waker>,
     free: Vec<u32>,
     next_serial: u32,
     /// Where the cells live; declared last so that it drops after the slots' cells.
@@ -191,7 +192,16 @@ impl Drop for TaskTable {
     /// memory for the thread's next run.
     fn drop(&mut self) {
         let mut slots = std::mem::take(&mut self.slots);
-        slots.clear();
+        if self.free.len() == slots.len() {
+            // Every slot is on the free list, so none holds anything to drop; skipping the
+            // walk over them saves a pass over a large run's slots.
+            // SAFETY: shrinking a vector's length is always sound (the elements cut off are
+            // forgotten, not read), and the free list holds exactly the vacant slots, so
+            // nothing is leaked.
+            unsafe { slots.set_len(0) };
+        } else {
+            slots.clear();
+        }
         spare::keep_slots(slots);
         spare::keep_free_slots(std::mem::take(&mut self.free));
     }
@@ -203,7 +213,7 @@ impl TaskTable {
         TaskTable {
             slots: spare::take_slots(),
             names: BTreeMap::new(),
-            join_wakers: Vec::new(),
+            join_wakers: BTreeMap::new(),
             free: spare::take_free_slots(),
             next_serial: 0,
             arena: CellArena::default(),
@@ -310,20 +320,22 @@ impl TaskTable {
     /// Remembers the waker of the join handle waiting for the live task `id`.
     pub(crate) fn set_join_waker(&mut self, id: TaskId, waker: &Waker) {
         debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
-        let index = id.slot as usize;
-        if self.join_wakers.len() <= index {
-            self.join_wakers.resize_with(index + 1, || None);
-        }
-        match &self.join_wakers[index] {
+        match self.join_wakers.get_mut(&id.slot) {
             Some(kept) if kept.will_wake(waker) => {}
-            _ => self.join_wakers[index] = Some(waker.clone()),
+            Some(kept) => kept.clone_from(waker),
+            None => {
+                self.join_wakers.insert(id.slot, waker.clone());
+            }
         }
     }
 
     /// Takes the waker of the join handle waiting for the live task `id`, if one waits.
     pub(crate) fn take_join_waker(&mut self, id: TaskId) -> Option<Waker> {
         debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
-        self.join_wakers.get_mut(id.slot as usize)?.take()
+        if self.join_wakers.is_empty() {
+            return None;
+        }
+        self.join_wakers.remove(&id.slot)
     }
 
     /// Frees a slot; its id becomes stale.
@@ -336,8 +348,8 @@ impl TaskTable {
         if slot.flag(NAMED) {
             self.names.remove(&id.slot);
         }
-        if let Some(waker) = self.join_wakers.get_mut(id.slot as usize) {
-            *waker = None;
+        if !self.join_wakers.is_empty() {
+            self.join_wakers.remove(&id.slot);
         }
         self.slots[id.slot as usize] = None;
         self.free.push(id.slot);
@@ -396,5 +408,47 @@ mod tests {
         assert!(table.take_join_waker(second).is_none());
         assert_eq!(woken.0.load(Ordering::Relaxed), 0);
         assert_eq!(Arc::strong_count(&woken), 1, "the old waker was dropped");
+    }
+
+    #[test]
+    fn dropping_a_table_drops_the_tasks_left_and_only_those() {
+        let alive = std::rc::Rc::new(());
+        for finish_all in [false, true] {
+            let mut table = TaskTable::new();
+            let ids: Vec<TaskId> = (0..3)
+                .map(|_| {
+                    let guard = alive.clone();
+                    table.insert(NodeId::SUPERVISOR, None, async move { drop(guard) })
+                })
+                .collect();
+            assert_eq!(std::rc::Rc::strong_count(&alive), 4);
+            let finished = if finish_all { &ids[..] } else { &ids[..1] };
+            for &id in finished {
+                let future = table.get_mut(id).unwrap().take_future().unwrap();
+                table.recycle(future);
+                table.free(id);
+            }
+            drop(table);
+            assert_eq!(
+                std::rc::Rc::strong_count(&alive),
+                1,
+                "every cell was dropped"
+            );
+        }
+    }
+
+    #[test]
+    fn a_join_waker_on_a_high_slot_is_kept_and_taken() {
+        let mut table = TaskTable::new();
+        let ids: Vec<TaskId> = (0..1_000)
+            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}))
+            .collect();
+        let woken = Arc::new(Counter(AtomicUsize::new(0)));
+        let last = *ids.last().unwrap();
+        table.set_join_waker(last, &Waker::from(woken.clone()));
+        assert!(table.take_join_waker(ids[0]).is_none());
+        table.take_join_waker(last).expect("kept").wake();
+        assert!(table.take_join_waker(last).is_none(), "taken once");
+        assert_eq!(woken.0.load(Ordering::Relaxed), 1);
     }
 }
