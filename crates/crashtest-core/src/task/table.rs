@@ -192,16 +192,20 @@ impl Drop for TaskTable {
     /// memory for the thread's next run.
     fn drop(&mut self) {
         let mut slots = std::mem::take(&mut self.slots);
-        if self.free.len() == slots.len() {
-            // Every slot is on the free list, so none holds anything to drop; skipping the
-            // walk over them saves a pass over a large run's slots.
-            // SAFETY: shrinking a vector's length is always sound (the elements cut off are
-            // forgotten, not read), and the free list holds exactly the vacant slots, so
-            // nothing is leaked.
-            unsafe { slots.set_len(0) };
-        } else {
-            slots.clear();
+        // Only the slots off the free list hold tasks (often just the run's body): drop those
+        // and stop, instead of walking every slot of a large run.
+        let mut occupied = slots.len() - self.free.len();
+        for slot in &mut slots {
+            if occupied == 0 {
+                break;
+            }
+            if slot.take().is_some() {
+                occupied -= 1;
+            }
         }
+        // SAFETY: shrinking a vector's length is always sound (the elements cut off are
+        // forgotten, not read), and every slot left is vacant, so nothing is leaked.
+        unsafe { slots.set_len(0) };
         spare::keep_slots(slots);
         spare::keep_free_slots(std::mem::take(&mut self.free));
     }
