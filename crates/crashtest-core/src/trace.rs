@@ -377,6 +377,9 @@ pub(crate) struct Trace {
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
     hashes: Option<Vec<u64>>,
+    /// Whether `full` or `hashes` was asked for: one flag for the hot path to test, since
+    /// most runs keep neither.
+    recording: bool,
 }
 
 impl Trace {
@@ -393,6 +396,7 @@ impl Trace {
             last_source: ("", 0),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
+            recording: record_events || record_hashes,
         }
     }
 
@@ -410,6 +414,18 @@ impl Trace {
             node: node.0,
             code,
         });
+        if self.recording {
+            self.keep(time_ns, node, kind);
+        }
+    }
+
+    /// Keeps the event just pushed, and the fingerprint after it, in the records asked for.
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, time_ns: u64, node: NodeId, kind: EventKind) {
+        if let Some(hashes) = &mut self.hashes {
+            hashes.push(self.fingerprint);
+        }
         if let Some(full) = &mut self.full {
             full.push(Event {
                 index: self.events - 1,
@@ -456,13 +472,9 @@ impl Trace {
         body.source = source;
         body.words = words;
         body.text = text;
-        if let Some(full) = &mut self.full {
-            full.push(Event {
-                index,
-                time_ns,
-                node,
-                kind: body.to_kind(),
-            });
+        if self.recording {
+            let kind = body.to_kind();
+            self.keep(time_ns, node, kind);
         }
     }
 
@@ -490,9 +502,6 @@ impl Trace {
             packed.b,
         );
         self.fingerprint = hash;
-        if let Some(hashes) = &mut self.hashes {
-            hashes.push(hash);
-        }
         self.tail[(self.events as usize) & (Self::TAIL_LEN - 1)] = packed;
         self.events += 1;
     }
