@@ -23,7 +23,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::TaskId;
-use super::table::TaskSlot;
+use super::table::SlotEntry;
 
 /// The most bytes a thread keeps between runs.
 pub(crate) const LIMIT: usize = 128 << 20;
@@ -48,9 +48,8 @@ fn chunk_layout() -> Layout {
 struct Store {
     bytes: usize,
     chunks: Vec<NonNull<u8>>,
-    slots: Vec<Option<TaskSlot>>,
+    slots: Vec<SlotEntry>,
     ready: Vec<TaskId>,
-    free_slots: Vec<u32>,
 }
 
 impl Store {
@@ -169,20 +168,12 @@ fn bytes_of<T>(vec: &Vec<T>) -> usize {
     vec.capacity() * size_of::<T>()
 }
 
-pub(crate) fn take_slots() -> Vec<Option<TaskSlot>> {
+pub(crate) fn take_slots() -> Vec<SlotEntry> {
     take(|store| &mut store.slots)
 }
 
-pub(crate) fn keep_slots(slots: Vec<Option<TaskSlot>>) {
+pub(crate) fn keep_slots(slots: Vec<SlotEntry>) {
     keep(slots, |store| &mut store.slots);
-}
-
-pub(crate) fn take_free_slots() -> Vec<u32> {
-    take(|store| &mut store.free_slots)
-}
-
-pub(crate) fn keep_free_slots(free: Vec<u32>) {
-    keep(free, |store| &mut store.free_slots);
 }
 
 pub(crate) fn take_ready() -> Vec<TaskId> {
@@ -215,9 +206,9 @@ mod tests {
 
     #[test]
     fn a_smaller_vector_does_not_replace_a_bigger_one() {
-        keep_free_slots(Vec::with_capacity(1000));
-        keep_free_slots(Vec::with_capacity(10));
-        assert!(take_free_slots().capacity() >= 1000);
+        keep_ready(Vec::with_capacity(1000));
+        keep_ready(Vec::with_capacity(10));
+        assert!(take_ready().capacity() >= 1000);
     }
 
     #[test]

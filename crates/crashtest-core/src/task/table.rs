@@ -46,8 +46,8 @@ pub(crate) enum Outcome {
 /// One task in 24 bytes (names and join wakers, touched rarely or once, live in side tables):
 /// tasks spawned together sit together, and the scheduler's window polls them close together
 /// (see `ready`). A run streams through its slots, so every byte counts: the node fits 16 bits
-/// (the node table refuses more nodes), and the state byte's spare values make
-/// `Option<TaskSlot>` no larger than the slot.
+/// (the node table refuses more nodes), and the state byte's spare values make a
+/// [`SlotEntry`] no larger than the slot.
 pub(crate) struct TaskSlot {
     pub(crate) serial: u32,
     node: u16,
@@ -78,7 +78,21 @@ impl std::fmt::Debug for TaskSlot {
     }
 }
 
-const _: () = assert!(std::mem::size_of::<Option<TaskSlot>>() == 24);
+/// A place in the table: a task, or free, linked to the next free place. The free places
+/// form a stack threaded through the table itself, so freeing a task writes nothing outside
+/// its own slot.
+pub(crate) enum SlotEntry {
+    Vacant {
+        /// The next free place, or [`NO_FREE`].
+        next: u32,
+    },
+    Occupied(TaskSlot),
+}
+
+const _: () = assert!(std::mem::size_of::<SlotEntry>() == 24);
+
+/// The end of the free stack.
+const NO_FREE: u32 = u32::MAX;
 
 impl TaskSlot {
     /// The node the task runs on.
@@ -167,13 +181,16 @@ impl TaskSlot {
 }
 
 pub(crate) struct TaskTable {
-    slots: Vec<Option<TaskSlot>>,
+    slots: Vec<SlotEntry>,
     names: BTreeMap<u32, Box<str>>,
     /// The wakers of join handles waiting for their task, by slot. A map, not a vector by
     /// slot: a handle awaited while a million tasks are alive would otherwise cost a
     /// million-entry vector, and few handles wait at any one time.
     join_wakers: BTreeMap<u32, Waker>,
-    free: Vec<u32>,
+    /// The most recently freed place (the top of the free stack), or [`NO_FREE`].
+    free_top: u32,
+    /// Places on the free stack.
+    vacant: usize,
     next_serial: u32,
     /// Where the cells live; declared last so that it drops after the slots' cells.
     arena: CellArena,
@@ -192,22 +209,22 @@ impl Drop for TaskTable {
     /// memory for the thread's next run.
     fn drop(&mut self) {
         let mut slots = std::mem::take(&mut self.slots);
-        // Only the slots off the free list hold tasks (often just the run's body): drop those
-        // and stop, instead of walking every slot of a large run.
-        let mut occupied = slots.len() - self.free.len();
-        for slot in &mut slots {
+        // Only the places off the free stack hold tasks (often just the run's body): drop
+        // those and stop, instead of walking every place of a large run.
+        let mut occupied = slots.len() - self.vacant;
+        for entry in &mut slots {
             if occupied == 0 {
                 break;
             }
-            if slot.take().is_some() {
+            let old = std::mem::replace(entry, SlotEntry::Vacant { next: NO_FREE });
+            if matches!(old, SlotEntry::Occupied(_)) {
                 occupied -= 1;
             }
         }
         // SAFETY: shrinking a vector's length is always sound (the elements cut off are
-        // forgotten, not read), and every slot left is vacant, so nothing is leaked.
+        // forgotten, not read), and every place left is vacant, so nothing is leaked.
         unsafe { slots.set_len(0) };
         spare::keep_slots(slots);
-        spare::keep_free_slots(std::mem::take(&mut self.free));
     }
 }
 
@@ -218,7 +235,8 @@ impl TaskTable {
             slots: spare::take_slots(),
             names: BTreeMap::new(),
             join_wakers: BTreeMap::new(),
-            free: spare::take_free_slots(),
+            free_top: NO_FREE,
+            vacant: 0,
             next_serial: 0,
             arena: CellArena::default(),
         }
@@ -234,30 +252,37 @@ impl TaskTable {
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
         let named = name.is_some();
-        let task = TaskSlot {
+        let node = u16::try_from(node.0).expect("the node table holds at most 2^16 nodes");
+        let reused = self.free_top != NO_FREE;
+        let slot = if reused {
+            self.free_top
+        } else {
+            let slot = u32::try_from(self.slots.len()).expect("too many tasks");
+            assert!(
+                slot < super::waker::MAX_SLOTS,
+                "more than 2^24 tasks alive at once"
+            );
+            self.slots.push(SlotEntry::Vacant { next: NO_FREE });
+            slot
+        };
+        let entry = &mut self.slots[slot as usize];
+        let SlotEntry::Vacant { next } = *entry else {
+            panic!("reused a busy task slot");
+        };
+        // Written straight into its place, known vacant (so nothing is dropped first), rather
+        // than built aside and copied: the copy would read the slot's small fields back as
+        // one word right after storing them one by one, which stalls the CPU on every spawn.
+        *entry = SlotEntry::Occupied(TaskSlot {
             serial,
-            node: u16::try_from(node.0).expect("the node table holds at most 2^16 nodes"),
+            node,
             state: TaskState::Queued,
             flags: HANDLE_ALIVE | if named { NAMED } else { 0 },
             future: Some(future),
-        };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                let entry = &mut self.slots[slot as usize];
-                assert!(entry.is_none(), "reused a busy task slot");
-                *entry = Some(task);
-                slot
-            }
-            None => {
-                let slot = u32::try_from(self.slots.len()).expect("too many tasks");
-                assert!(
-                    slot < super::waker::MAX_SLOTS,
-                    "more than 2^24 tasks alive at once"
-                );
-                self.slots.push(Some(task));
-                slot
-            }
-        };
+        });
+        if reused {
+            self.free_top = next;
+            self.vacant -= 1;
+        }
         if let Some(name) = name {
             self.names.insert(slot, name);
         }
@@ -267,7 +292,7 @@ impl TaskTable {
     #[inline]
     pub(crate) fn get(&self, id: TaskId) -> Option<&TaskSlot> {
         match self.slots.get(id.slot as usize) {
-            Some(Some(slot)) if slot.serial == id.serial => Some(slot),
+            Some(SlotEntry::Occupied(slot)) if slot.serial == id.serial => Some(slot),
             _ => None,
         }
     }
@@ -275,7 +300,7 @@ impl TaskTable {
     #[inline]
     pub(crate) fn get_mut(&mut self, id: TaskId) -> Option<&mut TaskSlot> {
         match self.slots.get_mut(id.slot as usize) {
-            Some(Some(slot)) if slot.serial == id.serial => Some(slot),
+            Some(SlotEntry::Occupied(slot)) if slot.serial == id.serial => Some(slot),
             _ => None,
         }
     }
@@ -297,7 +322,9 @@ impl TaskTable {
         serial_low: u32,
     ) -> Option<(TaskId, &mut TaskSlot)> {
         match self.slots.get_mut(slot as usize) {
-            Some(Some(task)) if task.serial & super::waker::SERIAL_MASK == serial_low => {
+            Some(SlotEntry::Occupied(task))
+                if task.serial & super::waker::SERIAL_MASK == serial_low =>
+            {
                 let id = TaskId {
                     slot,
                     serial: task.serial,
@@ -344,19 +371,29 @@ impl TaskTable {
 
     /// Frees a slot; its id becomes stale.
     pub(crate) fn free(&mut self, id: TaskId) {
-        let slot = self.get(id).expect("freed a stale task id");
+        let entry = &mut self.slots[id.slot as usize];
+        // Checked in place, then overwritten: moving the slot out to look at it would copy it
+        // through the stack on the join path.
+        let SlotEntry::Occupied(slot) = entry else {
+            panic!("freed a free task slot");
+        };
+        assert_eq!(slot.serial, id.serial, "freed a stale task id");
         assert!(
             slot.future.is_none(),
             "freed a task that still holds its future"
         );
-        if slot.flag(NAMED) {
+        let named = slot.flag(NAMED);
+        *entry = SlotEntry::Vacant {
+            next: self.free_top,
+        };
+        self.free_top = id.slot;
+        self.vacant += 1;
+        if named {
             self.names.remove(&id.slot);
         }
         if !self.join_wakers.is_empty() {
             self.join_wakers.remove(&id.slot);
         }
-        self.slots[id.slot as usize] = None;
-        self.free.push(id.slot);
     }
 
     /// The ids of the unfinished tasks of `node`, in slot order.
@@ -369,8 +406,10 @@ impl TaskTable {
 
     /// Every unfinished task, in slot order.
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
-        self.slots.iter().enumerate().filter_map(|(index, slot)| {
-            let slot = slot.as_ref()?;
+        self.slots.iter().enumerate().filter_map(|(index, entry)| {
+            let SlotEntry::Occupied(slot) = entry else {
+                return None;
+            };
             (slot.state != TaskState::Done).then_some((
                 TaskId {
                     slot: index as u32,
