@@ -774,7 +774,7 @@ impl World {
         );
         self.timers
             .borrow_mut()
-            .insert(deadline_ns, Alarm::Wake(waker))
+            .insert_with(deadline_ns, || Alarm::Wake(waker))
     }
 
     /// Replaces the waker of an armed sleep; false if the timer already fired.

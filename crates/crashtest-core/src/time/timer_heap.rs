@@ -180,7 +180,17 @@ impl<T> TimerHeap<T> {
     /// # Panics
     ///
     /// Panics if `deadline_ns` is before a deadline already reached (time went backwards).
+    #[inline(always)]
     pub(crate) fn insert(&mut self, deadline_ns: u64, alarm: T) -> TimerKey {
+        self.insert_with(deadline_ns, || alarm)
+    }
+
+    /// Arms a timer whose alarm `make` builds in the timer's slot (see `insert`). Building
+    /// it there, rather than passing a built alarm in, lets the compiler store its words
+    /// straight into the slot instead of copying them through the stack, where a wide load
+    /// of narrow stores stalls the CPU.
+    #[inline(always)]
+    pub(crate) fn insert_with(&mut self, deadline_ns: u64, make: impl FnOnce() -> T) -> TimerKey {
         assert!(
             deadline_ns >= self.floor,
             "a timer armed at {deadline_ns} ns, before the queue's floor {} ns",
@@ -199,7 +209,7 @@ impl<T> TimerHeap<T> {
         };
         let entry = &mut self.slots[slot as usize];
         assert!(entry.alarm.is_none(), "armed a timer in a busy slot");
-        entry.alarm = Some(alarm);
+        entry.alarm = Some(make());
         let generation = entry.generation;
         self.place(Entry {
             deadline_ns,
