@@ -206,3 +206,23 @@ fn a_drift_change_skews_the_clock_without_a_jump() {
         })
         .unwrap();
 }
+
+#[test]
+fn outside_a_simulation_sleeps_run_on_tokio_and_can_be_reset() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        let start = Instant::now();
+        time::sleep(Duration::from_millis(5)).await;
+        assert!(Instant::now() >= start + Duration::from_millis(5));
+        let mut long = std::pin::pin!(time::sleep(Duration::from_secs(3600)));
+        let soon = Instant::now() + Duration::from_millis(5);
+        long.as_mut().reset(soon);
+        assert_eq!(long.deadline(), soon);
+        long.await;
+        assert!(Instant::now() >= soon);
+        time::sleep_until(Instant::now() + Duration::from_millis(1)).await;
+    });
+}

@@ -58,6 +58,7 @@ impl Instant {
         }
     }
 
+    #[inline]
     pub(crate) fn from_nanos(nanos: u64) -> Instant {
         Instant { nanos }
     }
@@ -71,6 +72,7 @@ impl Instant {
     /// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 3_000);
     /// # }).unwrap();
     /// ```
+    #[inline]
     pub fn as_nanos_since_start(self) -> u64 {
         self.nanos
     }
@@ -143,6 +145,7 @@ impl Instant {
     /// assert!(a.checked_add(std::time::Duration::from_secs(1)).is_some());
     /// # }).unwrap();
     /// ```
+    #[inline]
     pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
         let nanos = u64::try_from(duration.as_nanos()).ok()?;
         self.nanos.checked_add(nanos).map(|nanos| Instant { nanos })
