@@ -959,20 +959,22 @@ impl World {
         self.nodes.borrow_mut().mark_dead(node);
         self.record(EventKind::NodeKill { node });
         let victims = self.tasks.borrow().unfinished_on(node);
-        for id in victims {
+        for &id in &victims {
             self.abort(id);
         }
-        // No task of the dead process may run again, even once the node restarts: every one
-        // is finished now, or is the one being polled and ends cancelled when its poll returns.
+        // No task of the dead process may run again: each is finished now, or is being polled
+        // and ends cancelled when its poll returns. (Tasks spawned meanwhile are not victims:
+        // on the dead node they were cancelled at birth, and a destructor that restarted the
+        // node started a new process.)
         let tasks = self.tasks.borrow();
-        let survivor = tasks
-            .iter_unfinished()
-            .find(|(_, slot)| slot.node() == node && !slot.cancel_requested());
-        assert!(
-            survivor.is_none(),
-            "task {} outlived the kill of its node",
-            survivor.map_or(String::new(), |(id, _)| id.to_string())
-        );
+        for &id in &victims {
+            assert!(
+                tasks
+                    .get(id)
+                    .is_none_or(|slot| slot.state == TaskState::Done || slot.cancel_requested()),
+                "task {id} outlived the kill of its node"
+            );
+        }
         drop(tasks);
         for hook in self.hooks() {
             hook.node_killed(node);

@@ -182,3 +182,47 @@ fn a_panic_after_the_node_was_killed_in_the_same_poll_is_the_crash_not_a_bug() {
         })
         .unwrap();
 }
+
+/// Restarts a node once when dropped: a task's destructor that brings its killed node back.
+struct RestartOnDrop(Rc<Cell<Option<node::Node>>>, Rc<Cell<bool>>);
+
+impl Drop for RestartOnDrop {
+    fn drop(&mut self) {
+        if let Some(me) = self.0.get()
+            && !self.1.replace(true)
+        {
+            me.restart();
+        }
+    }
+}
+
+#[test]
+fn a_destructor_that_restarts_its_killed_node_starts_a_new_process() {
+    let starts = Rc::new(Cell::new(0));
+    let counted = starts.clone();
+    Sim::new(5)
+        .run(async move {
+            let me = Rc::new(Cell::new(None));
+            let restarted = Rc::new(Cell::new(false));
+            let (handle, once) = (me.clone(), restarted.clone());
+            let phoenix = node::create("phoenix", move || {
+                counted.set(counted.get() + 1);
+                let guard = RestartOnDrop(handle.clone(), once.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await;
+                }
+            });
+            me.set(Some(phoenix));
+            time::sleep(Duration::from_secs(1)).await;
+            phoenix.kill();
+            assert!(
+                restarted.get(),
+                "the dying main's destructor restarted the node"
+            );
+            assert_eq!(phoenix.status(), NodeStatus::Running);
+            time::sleep(Duration::from_secs(1)).await;
+        })
+        .unwrap();
+    assert_eq!(starts.get(), 2, "main ran once per process");
+}
