@@ -260,7 +260,7 @@ impl NodeTable {
         let id = NodeId(
             u16::try_from(self.nodes.len())
                 .map(u32::from)
-                .expect("a simulation has at most 65,536 nodes"),
+                .expect("a simulation holds at most 65,535 nodes besides the test body's"),
         );
         self.nodes.push(NodeRecord {
             name,
@@ -570,7 +570,8 @@ impl Builder {
     ///
     /// # Panics
     ///
-    /// Panics outside a simulation, or if a node of that name exists.
+    /// Panics outside a simulation, if a node of that name exists, or if the simulation
+    /// already has 65,535 nodes (besides the test body's).
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -599,6 +600,11 @@ impl Builder {
 }
 
 /// Creates a node called `name` whose main task is made by `factory`; see [`Builder`].
+///
+/// # Panics
+///
+/// As [`Builder::build`]: outside a simulation, if a node of that name exists, or past
+/// 65,535 nodes.
 ///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
