@@ -11,7 +11,8 @@
 #[inline(always)]
 pub(crate) fn prefetch<T: ?Sized>(value: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults and writes nothing, whatever the address.
+    // SAFETY: the intrinsic needs SSE, which every x86-64 CPU has. The address is no
+    // precondition: a prefetch is a hint that never faults and writes nothing.
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         _mm_prefetch::<_MM_HINT_T0>(value.cast::<i8>());

@@ -188,7 +188,8 @@ impl<T> TimerHeap<T> {
     /// Arms a timer whose alarm `make` builds in the timer's slot (see `insert`). Building
     /// it there, rather than passing a built alarm in, lets the compiler store its words
     /// straight into the slot instead of copying them through the stack, where a wide load
-    /// of narrow stores stalls the CPU.
+    /// of narrow stores stalls the CPU. `make` runs once a slot is taken and must not panic
+    /// (the slot would be lost).
     #[inline(always)]
     pub(crate) fn insert_with(&mut self, deadline_ns: u64, make: impl FnOnce() -> T) -> TimerKey {
         assert!(
