@@ -555,6 +555,37 @@ mod tests {
     }
 
     #[test]
+    fn both_records_keep_every_event_and_the_fingerprint_after_it() {
+        let task = TaskId { slot: 3, serial: 9 };
+        let mut t = Trace::new(4, true, true);
+        let mut after = Vec::new();
+        for step in 0..5u64 {
+            t.record(step, NodeId(1), EventKind::Poll { task });
+            after.push(t.fingerprint());
+            t.record(step, NodeId(2), note("between"));
+            after.push(t.fingerprint());
+            t.note(step, NodeId(0), "direct", [step, 0, 0], String::new());
+            after.push(t.fingerprint());
+        }
+        let full = t.take_full().expect("kept");
+        let hashes = t.take_hashes().expect("kept");
+        assert_eq!(hashes, after);
+        assert_eq!(full.len() as u64, t.event_count());
+        for (index, event) in full.iter().enumerate() {
+            assert_eq!(event.index, index as u64);
+        }
+        assert!(matches!(full[0].kind, EventKind::Poll { .. }));
+        assert!(matches!(&full[1].kind, EventKind::Note { text, .. } if text == "between"));
+        assert!(matches!(
+            full[2].kind,
+            EventKind::Note {
+                source: "direct",
+                ..
+            }
+        ));
+    }
+
+    #[test]
     fn fingerprint_depends_on_every_field() {
         let base = {
             let mut t = Trace::new(1, false, false);

@@ -337,6 +337,27 @@ mod tests {
     }
 
     #[test]
+    fn fine_and_sixteen_aligned_blocks_of_one_size_are_reused_apart() {
+        let mut arena = CellArena::default();
+        let drops = Rc::new(());
+        let fine_cell = || Cell::new(ready([1u64; 3], &drops));
+        let wide_cell = || Cell::new(ready(1u128, &drops));
+        let fine = arena.alloc(fine_cell());
+        let wide = arena.alloc(wide_cell());
+        let (fine_at, wide_at) = (fine.ptr.cast::<u8>(), wide.ptr.cast::<u8>());
+        assert_eq!(fine.class().map(block_layout), Some((48, 8)));
+        assert_eq!(wide.class().map(block_layout), Some((48, 16)));
+        arena.recycle(fine);
+        arena.recycle(wide);
+        let wide = arena.alloc(wide_cell());
+        let fine = arena.alloc(fine_cell());
+        assert_eq!(wide.ptr.cast::<u8>(), wide_at);
+        assert_eq!(fine.ptr.cast::<u8>(), fine_at);
+        arena.recycle(fine);
+        arena.recycle(wide);
+    }
+
+    #[test]
     fn a_block_given_back_is_reused_by_its_class() {
         let mut arena = CellArena::default();
         let drops = Rc::new(());

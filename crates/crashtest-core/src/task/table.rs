@@ -494,4 +494,25 @@ mod tests {
         assert!(table.take_join_waker(last).is_none(), "taken once");
         assert_eq!(woken.0.load(Ordering::Relaxed), 1);
     }
+
+    #[test]
+    fn the_last_freed_slot_is_reused_first() {
+        let mut table = TaskTable::new();
+        let ids: Vec<TaskId> = (0..4)
+            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}))
+            .collect();
+        for &id in &ids[..3] {
+            let future = table.get_mut(id).unwrap().take_future().unwrap();
+            table.recycle(future);
+            table.free(id);
+        }
+        let reused: Vec<u32> = (0..4)
+            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}).slot)
+            .collect();
+        assert_eq!(
+            reused,
+            [2, 1, 0, 4],
+            "a stack of free slots, then a new one"
+        );
+    }
 }
