@@ -13,6 +13,7 @@
 //! scaled by the node's drift and moved by its offset; the monotonic clock
 //! ([`crate::time::Instant`]) is shared and never goes backwards.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
@@ -114,6 +115,9 @@ struct NodeRecord {
 /// Every node of a run, indexed by `NodeId`.
 pub(crate) struct NodeTable {
     nodes: Vec<NodeRecord>,
+    /// Each node's id by name: creating a node checks its name is free, and `lookup` finds
+    /// it, without a walk over every node.
+    by_name: BTreeMap<String, NodeId>,
     /// Nanoseconds from the Unix epoch to the run's time zero, drawn from the seed.
     epoch_ns: i64,
     root_seed: u64,
@@ -145,6 +149,7 @@ impl NodeTable {
             rng: node_rng(streams.root(), "supervisor"),
         };
         NodeTable {
+            by_name: BTreeMap::from([(supervisor.name.clone(), NodeId::SUPERVISOR)]),
             nodes: vec![supervisor],
             epoch_ns: (EPOCH_BASE_S + offset_s) * 1_000_000_000,
             root_seed: streams.root(),
@@ -191,10 +196,7 @@ impl NodeTable {
     }
 
     pub(crate) fn find(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| NodeId(i as u32))
+        self.by_name.get(name).copied()
     }
 
     pub(crate) fn park(&mut self, node: NodeId, task: TaskId) {
@@ -255,13 +257,14 @@ impl NodeTable {
             self.find(&name).is_none(),
             "a node named {name:?} already exists"
         );
-        let name_for_rng = name.clone();
         // Task slots keep their node in 16 bits.
         let id = NodeId(
             u16::try_from(self.nodes.len())
                 .map(u32::from)
                 .expect("a simulation holds at most 65,535 nodes besides the test body's"),
         );
+        self.by_name.insert(name.clone(), id);
+        let name_for_rng = name.clone();
         self.nodes.push(NodeRecord {
             name,
             status: NodeStatus::Running,

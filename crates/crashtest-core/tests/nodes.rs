@@ -226,3 +226,20 @@ fn a_destructor_that_restarts_its_killed_node_starts_a_new_process() {
         .unwrap();
     assert_eq!(starts.get(), 2, "main ran once per process");
 }
+
+#[test]
+fn a_simulation_refuses_a_node_past_its_limit_with_a_clear_message() {
+    let failure = Sim::new(2)
+        .run(async {
+            for i in 0..65_535u32 {
+                node::create(format!("n{i}"), || async {});
+            }
+            node::create("one too many", || async {});
+        })
+        .unwrap_err();
+    let text = failure.to_string();
+    assert!(
+        text.contains("at most 65,535 nodes besides the test body's"),
+        "{text}"
+    );
+}
