@@ -751,9 +751,12 @@ impl World {
     /// Records a note on behalf of `node` (the network's hot path records two per message).
     #[inline]
     pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
-        self.trace
-            .borrow_mut()
-            .note(self.now_ns.get(), node, source, words, text);
+        let mut trace = self.trace.borrow_mut();
+        if text.is_empty() {
+            trace.note_words(self.now_ns.get(), node, source, words);
+        } else {
+            trace.note(self.now_ns.get(), node, source, words, text);
+        }
     }
 
     pub(crate) fn record_for(&self, node: NodeId, kind: EventKind) {
@@ -796,7 +799,7 @@ impl World {
         let deadline_ns = deadline_ns.max(self.now_ns.get());
         self.timers
             .borrow_mut()
-            .insert(deadline_ns, Alarm::Call(callback))
+            .insert_with(deadline_ns, || Alarm::Call(callback))
     }
 
     /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures

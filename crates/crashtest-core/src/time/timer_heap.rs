@@ -175,21 +175,22 @@ impl<T> TimerHeap<T> {
         }
     }
 
-    /// Arms a timer that gives back `alarm` at `deadline_ns`.
+    /// Arms a timer that gives back `alarm` at `deadline_ns` (the tests' shorthand; the world
+    /// arms through `insert_with`).
+    #[cfg(test)]
+    fn insert(&mut self, deadline_ns: u64, alarm: T) -> TimerKey {
+        self.insert_with(deadline_ns, || alarm)
+    }
+
+    /// Arms a timer that gives back the alarm `make` builds, at `deadline_ns`.
+    ///
+    /// The alarm is built in the timer's slot: passed in already built, it would be copied
+    /// through the stack, and a wide load of the narrow stores that built it stalls the CPU.
+    /// `make` runs once a slot is taken and must not panic (the slot would be lost).
     ///
     /// # Panics
     ///
     /// Panics if `deadline_ns` is before a deadline already reached (time went backwards).
-    #[inline(always)]
-    pub(crate) fn insert(&mut self, deadline_ns: u64, alarm: T) -> TimerKey {
-        self.insert_with(deadline_ns, || alarm)
-    }
-
-    /// Arms a timer whose alarm `make` builds in the timer's slot (see `insert`). Building
-    /// it there, rather than passing a built alarm in, lets the compiler store its words
-    /// straight into the slot instead of copying them through the stack, where a wide load
-    /// of narrow stores stalls the CPU. `make` runs once a slot is taken and must not panic
-    /// (the slot would be lost).
     #[inline(always)]
     pub(crate) fn insert_with(&mut self, deadline_ns: u64, make: impl FnOnce() -> T) -> TimerKey {
         assert!(
