@@ -263,8 +263,8 @@ impl NodeTable {
                 .map(u32::from)
                 .expect("a simulation holds at most 65,535 nodes besides the test body's"),
         );
+        let rng = node_rng(self.root_seed, &name);
         self.by_name.insert(name.clone(), id);
-        let name_for_rng = name.clone();
         self.nodes.push(NodeRecord {
             name,
             status: NodeStatus::Running,
@@ -276,7 +276,7 @@ impl NodeTable {
                 ..Drift::default()
             },
             offset_ns,
-            rng: node_rng(self.root_seed, &name_for_rng),
+            rng,
         });
         id
     }
