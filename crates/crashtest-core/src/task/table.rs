@@ -431,6 +431,13 @@ mod tests {
 
     struct Counter(AtomicUsize);
 
+    /// Drops a task's future and frees its slot, as a join of a finished task does.
+    fn retire(table: &mut TaskTable, id: TaskId) {
+        let future = table.get_mut(id).unwrap().take_future().unwrap();
+        table.recycle(future);
+        table.free(id);
+    }
+
     impl Wake for Counter {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::Relaxed);
@@ -443,9 +450,7 @@ mod tests {
         let first = table.insert(NodeId::SUPERVISOR, None, async {});
         let woken = Arc::new(Counter(AtomicUsize::new(0)));
         table.set_join_waker(first, &Waker::from(woken.clone()));
-        let future = table.get_mut(first).unwrap().take_future().unwrap();
-        table.recycle(future);
-        table.free(first);
+        retire(&mut table, first);
         let second = table.insert(NodeId::SUPERVISOR, None, async {});
         assert_eq!(second.slot, first.slot, "the slot is reused");
         assert!(table.take_join_waker(second).is_none());
@@ -467,9 +472,7 @@ mod tests {
             assert_eq!(std::rc::Rc::strong_count(&alive), 4);
             let finished = if finish_all { &ids[..] } else { &ids[..1] };
             for &id in finished {
-                let future = table.get_mut(id).unwrap().take_future().unwrap();
-                table.recycle(future);
-                table.free(id);
+                retire(&mut table, id);
             }
             drop(table);
             assert_eq!(
@@ -502,9 +505,7 @@ mod tests {
             .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}))
             .collect();
         for &id in &ids[..3] {
-            let future = table.get_mut(id).unwrap().take_future().unwrap();
-            table.recycle(future);
-            table.free(id);
+            retire(&mut table, id);
         }
         let reused: Vec<u32> = (0..4)
             .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}).slot)
