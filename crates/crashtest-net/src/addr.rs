@@ -160,8 +160,28 @@ pub async fn lookup_host<T: ToSocketAddrs>(
     Ok(addrs.into_iter())
 }
 
-/// Resolves a host name (no port) to an IP in the simulated cluster.
-fn resolve_host(host: &str) -> io::Result<IpAddr> {
+/// Resolves a host name (no port) to an IP in the running simulation, at once: an IP
+/// literal to itself, `localhost` to `127.0.0.1`, a node's name to its address (see the
+/// module docs). [`lookup_host`] resolves host names this way; this is for code that must
+/// answer without awaiting, such as a C resolver's stand-in.
+///
+/// # Errors
+///
+/// `NotFound` if no node has that name.
+///
+/// # Panics
+///
+/// Panics if `host` is a name other than `localhost` and no simulation runs on this thread.
+///
+/// ```
+/// # crashtest_core::Sim::new(1).run(async {
+/// crashtest_core::node::create("db", || async {});
+/// assert_eq!(crashtest_net::resolve_host("db").unwrap().to_string(), "10.0.0.1");
+/// assert_eq!(crashtest_net::resolve_host("localhost").unwrap().to_string(), "127.0.0.1");
+/// assert!(crashtest_net::resolve_host("example.com").is_err());
+/// # }).unwrap();
+/// ```
+pub fn resolve_host(host: &str) -> io::Result<IpAddr> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(ip);
     }

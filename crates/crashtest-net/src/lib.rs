@@ -91,7 +91,7 @@ mod ports;
 pub mod tcp;
 mod udp;
 
-pub use addr::{ToSocketAddrs, ip_of, lookup_host};
+pub use addr::{ToSocketAddrs, ip_of, lookup_host, resolve_host};
 pub use config::{Latency, NetConfig, RandomClogging, RandomPartitions};
 pub use control::{
     clog_link, clog_node, configure, heal, heal_all, partition, partition_one_way, swizzle,
