@@ -3,7 +3,8 @@
 //! crashtest's own API (`crashtest::time`, `crashtest::rand`, `crashtest::spawn`) is
 //! deterministic by construction, but libraries and old code call the OS directly: std's
 //! `HashMap` seeds itself from the OS, `rand::thread_rng()` too, `std::time::Instant::now()`
-//! reads the machine's clock, and a thread pool starts threads. This crate puts guards in
+//! reads the machine's clock, a thread pool starts threads, and an HTTP client opens real
+//! sockets and asks the real DNS. This crate puts guards in
 //! front of those calls: functions of the executable that take the place of libc's. On a
 //! thread running a simulation they answer from the simulation; on every other thread they
 //! pass through to libc unchanged (at the cost of a thread-local read and an indirect call).
@@ -16,6 +17,15 @@
 //! | `clock_gettime`: `CLOCK_MONOTONIC`, `_RAW`, `_COARSE`, `CLOCK_BOOTTIME` | virtual time, from a fixed base of 1,000,000 s |
 //! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
 //! | `pthread_create` | fails the run with a message naming the fix; returns EAGAIN |
+//! | `socket` | a placeholder descriptor (an empty sealed memfd, no socket), recorded with its family and type |
+//! | `setsockopt`, `getsockopt`, `bind`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
+//! | `close` | forgets a placeholder, and closes |
+//! | `connect`, `listen`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket | fails the run with a message naming the call and the fix; returns EPERM |
+//! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
+//!
+//! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
+//! family, type, options and bound address the program gave it (see [`Placeholder`]).
+//! `freeaddrinfo` needs no guard: answers are laid out as glibc lays out its own.
 //!
 //! Tested in this crate's `tests/`, one source at a time:
 //! - std's `HashMap` and `HashSet` iterate in an order the seed decides, in this process and
@@ -25,7 +35,14 @@
 //!   does);
 //! - `std::time::Instant::now()` is virtual time and `SystemTime::now()` the node's wall clock;
 //! - `std::thread::spawn`, scoped threads and any C library's threads fail the run with a
-//!   message that says what to do instead; outside a simulation threads start as usual.
+//!   message that says what to do instead; outside a simulation threads start as usual;
+//! - std's `TcpStream::connect`, `TcpListener::bind` and `UdpSocket::send_to`, and real
+//!   tokio's `TcpStream::connect`, fail the run and reach nothing (a loopback listener sees no
+//!   connection, a loopback receiver no datagram), as does a socket made before the run;
+//! - `"node:port".to_socket_addrs()` resolves to the node's address, an unknown name fails
+//!   the run; socket2's calls as hyper-util's `HttpConnector` makes them succeed on a
+//!   placeholder, and adoption returns the options they set; outside a simulation real
+//!   sockets and loopback resolution work.
 //!
 //! CPU-time clocks (`CLOCK_PROCESS_CPUTIME_ID`, `CLOCK_THREAD_CPUTIME_ID`) pass through: they
 //! measure real work, which no seed decides.
@@ -49,7 +66,12 @@
 //! - Threads made without `pthread_create` (`clone`), and child processes (`fork`,
 //!   `std::process::Command`), which run for real.
 //! - What the machine is: `available_parallelism`, `gethostname`, process ids, the real file
-//!   system and network, and addresses (ASLR), which matter to code that orders by pointer.
+//!   system, and addresses (ASLR), which matter to code that orders by pointer.
+//! - The network, where it is reached other than through the calls above: `read`, `write`,
+//!   `readv`, `writev`, `sendfile` and `splice` on a real socket made before the simulation;
+//!   the older resolver calls (`gethostbyname`, `getnameinfo`, `res_query`); `socketpair`
+//!   (local, so allowed) and real `AF_UNIX` sockets, which pass. Placeholder descriptor
+//!   numbers are the OS's: code that branches on them is not deterministic.
 //! - State kept between runs in one process: statics, `OnceLock`s, lazily built globals; an
 //!   `Instant` taken outside a simulation means nothing inside one.
 //! - Seeds drawn on the thread before the simulation began (see above).
@@ -66,8 +88,9 @@
 //!
 //! # Other platforms
 //!
-//! Elsewhere this crate has only [`install`] (which does nothing), [`on_fresh_thread`] and
-//! [`SUPPORTED`] (false): simulations run, but the calls above are not guarded.
+//! Elsewhere this crate has only [`install`] (which does nothing), [`on_fresh_thread`],
+//! [`adopt_placeholder`] (which hands every descriptor back) and [`SUPPORTED`] (false):
+//! simulations run, but the calls above are not guarded.
 //!
 //! # Linking
 //!
@@ -111,13 +134,18 @@
     any(target_arch = "x86_64", target_arch = "aarch64")
 ))]
 mod glibc;
+mod placeholder;
+
+#[cfg(unix)]
+pub use placeholder::adopt_placeholder;
+pub use placeholder::{Placeholder, SocketOptions};
 
 /// True where the guards exist (Linux with glibc on x86-64 or AArch64).
 ///
 /// ```
 /// let linux_glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
 /// let arch = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-/// assert_eq!(crashtest_guard::SUPPORTED, linux_glibc && arch);
+/// assert!(!crashtest_guard::SUPPORTED || linux_glibc && arch);
 /// ```
 pub const SUPPORTED: bool = cfg!(all(
     target_os = "linux",

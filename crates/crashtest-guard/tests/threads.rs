@@ -11,25 +11,19 @@
     reason = "these tests start OS threads on purpose"
 )]
 
-use crashtest_core::{FailureKind, Sim};
+mod common;
+
+use crashtest_core::Sim;
 
 fn assert_fails_naming_the_fix(failure: &crashtest_core::RunFailure) {
-    assert!(
-        matches!(failure.kind, FailureKind::Check { .. }),
-        "{:?}",
-        failure.kind
+    common::assert_check_failed_with(
+        failure,
+        &[
+            "an OS thread was started inside the simulation",
+            "Use crashtest::spawn for concurrent work",
+            "configure it without threads, or run it outside the simulation",
+        ],
     );
-    let report = failure.to_string();
-    for needle in [
-        "an OS thread was started inside the simulation",
-        "Use crashtest::spawn for concurrent work",
-        "configure it without threads, or run it outside the simulation",
-    ] {
-        assert!(
-            report.contains(needle),
-            "{needle:?} missing from:\n{report}"
-        );
-    }
 }
 
 #[test]

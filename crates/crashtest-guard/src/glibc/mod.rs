@@ -19,8 +19,13 @@
 
 mod clock;
 mod next;
+mod placeholders;
 mod random;
+mod resolver;
+mod sockets;
 mod threads;
+
+pub(crate) use sockets::adopt;
 
 use std::panic::{self, AssertUnwindSafe};
 
@@ -71,6 +76,8 @@ pub(crate) fn link() {
         &random::symbols()[..],
         &clock::symbols()[..],
         &threads::symbols()[..],
+        &sockets::symbols()[..],
+        &resolver::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }
