@@ -162,6 +162,27 @@ impl fmt::Display for FailureKind {
     }
 }
 
+impl FailureKind {
+    /// What to do about a failure whose cause the report can name beyond its message.
+    fn hint(&self) -> Option<&'static str> {
+        let FailureKind::Panic { message, .. } = self else {
+            return None;
+        };
+        // tokio's panics when it is called where no tokio runtime runs ("there is no reactor
+        // running, must be called from the context of a Tokio 1.x runtime", and its timer's
+        // and `spawn_local`'s variants).
+        let outside_tokio = (message.contains("must be called from the context of")
+            && message.contains("Tokio"))
+            || message.contains("`spawn_local` called from outside of a `task::LocalSet`");
+        outside_tokio.then_some(
+            "tokio was called inside the simulation, where no tokio runtime runs. Adopt \
+             crashtest's tokio stand-in (see the README section on running tokio code), which \
+             runs tokio's spawn, time and net in the simulation, or call crashtest::{spawn, \
+             time, net} instead.",
+        )
+    }
+}
+
 /// A failed run: what failed, where, and the end of its trace.
 ///
 /// Its `Debug` form is the readable report, so that `.unwrap()` on a failed run prints
@@ -206,6 +227,9 @@ impl fmt::Display for RunFailure {
             writeln!(f)?;
         }
         writeln!(f, "  {}", self.kind)?;
+        if let Some(hint) = self.kind.hint() {
+            writeln!(f, "  hint: {hint}")?;
+        }
         writeln!(
             f,
             "  {} events, {} polls, fingerprint {:016x}",
