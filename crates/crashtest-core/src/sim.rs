@@ -306,10 +306,26 @@ impl Sim {
     /// let failed = crashtest_core::Sim::new(1).run(async { panic!("boom") });
     /// assert!(failed.unwrap_err().to_string().contains("boom"));
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics at once if the calling thread is inside a tokio runtime (a `#[tokio::test]`,
+    /// `block_on`, `Runtime::enter`): a `tokio::spawn` in the simulation would hand its task
+    /// to that runtime, which runs it outside the seed's order or, while this call blocks it,
+    /// never.
     pub fn run<F>(&self, body: F) -> Result<RunSummary, Box<RunFailure>>
     where
         F: Future<Output = ()> + 'static,
     {
+        assert!(
+            tokio::runtime::Handle::try_current().is_err(),
+            "crashtest::Sim::run was called inside a tokio runtime (a #[tokio::test], block_on \
+             or Runtime::enter). A tokio::spawn in the simulation would hand its task to that \
+             runtime, which would run it outside the seed's order, or never while the \
+             simulation blocks it. Run the simulation where no tokio runtime is entered: use \
+             #[crashtest::test] instead of #[tokio::test], or call it on a thread of its own \
+             with crashtest::on_fresh_thread(|| Sim::new(seed).run(body))."
+        );
         World::run(self.seed, self.config.clone(), Box::pin(body)).0
     }
 }
