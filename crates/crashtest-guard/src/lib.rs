@@ -88,9 +88,11 @@
 //!
 //! # Other platforms
 //!
-//! Elsewhere this crate has only [`install`] (which does nothing), [`on_fresh_thread`],
-//! [`adopt_placeholder`] (which hands every descriptor back) and [`SUPPORTED`] (false):
-//! simulations run, but the calls above are not guarded.
+//! Elsewhere, and in builds without the `interpose` feature (on by default), this crate has
+//! only [`install`] (which does nothing), [`on_fresh_thread`], [`adopt_placeholder`] (which
+//! hands every descriptor back) and [`SUPPORTED`] (false): simulations run, but the calls
+//! above are not guarded. A production build leaves the feature out to pay nothing for the
+//! guards; the `crashtest` facade's `guards` feature controls it.
 //!
 //! # Linking
 //!
@@ -129,6 +131,7 @@
 //! ```
 
 #[cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -140,7 +143,8 @@ mod placeholder;
 pub use placeholder::adopt_placeholder;
 pub use placeholder::{Placeholder, SocketOptions};
 
-/// True where the guards exist (Linux with glibc on x86-64 or AArch64).
+/// True where the guards exist: Linux with glibc on x86-64 or AArch64, built with the
+/// `interpose` feature (on by default).
 ///
 /// ```
 /// let linux_glibc = cfg!(all(target_os = "linux", target_env = "gnu"));
@@ -148,6 +152,7 @@ pub use placeholder::{Placeholder, SocketOptions};
 /// assert!(!crashtest_guard::SUPPORTED || linux_glibc && arch);
 /// ```
 pub const SUPPORTED: bool = cfg!(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -160,6 +165,7 @@ pub const SUPPORTED: bool = cfg!(all(
 /// ```
 pub fn install() {
     #[cfg(all(
+        feature = "interpose",
         target_os = "linux",
         target_env = "gnu",
         any(target_arch = "x86_64", target_arch = "aarch64")

@@ -4,6 +4,7 @@
 //! `SystemTime`) is tested on its own, so the crate docs say truthfully what is covered.
 
 #![cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")

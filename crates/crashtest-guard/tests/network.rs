@@ -5,6 +5,7 @@
 //! option it was given. Outside a simulation real sockets and DNS work as before.
 
 #![cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")

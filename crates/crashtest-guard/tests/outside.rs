@@ -2,6 +2,7 @@
 //! are random, threads start. Also on a thread where a simulation ran and ended.
 
 #![cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")

@@ -2,6 +2,7 @@
 //! answered: the simulator holds none of its state borrowed while user code runs.
 
 #![cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")

@@ -2,6 +2,7 @@
 //! and what to do instead.
 
 #![cfg(all(
+    feature = "interpose",
     target_os = "linux",
     target_env = "gnu",
     any(target_arch = "x86_64", target_arch = "aarch64")

@@ -20,12 +20,13 @@ pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixture/Cargo.toml");
-        // <target>/debug/crashtest -> <target>/cli-fixture
+        // <target>/debug/crashtest -> <target>/fixtures, shared with the facade's fixture so
+        // that the dependencies both build on are compiled once.
         let target_dir = Path::new(env!("CARGO_BIN_EXE_crashtest"))
             .parent()
             .and_then(Path::parent)
             .expect("the binary lives in <target>/<profile>/")
-            .join("cli-fixture");
+            .join("fixtures");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let output = Command::new(cargo)
             .args([
