@@ -14,6 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV
 
 use crashtest_core::node::{self, NodeId};
 use crashtest_core::plumbing;
+use crashtest_io::SimOrReal;
 
 use crate::fabric;
 
@@ -232,27 +233,39 @@ async fn resolve_real(target: Target) -> io::Result<Vec<SocketAddr>> {
     }
 }
 
-/// Resolves `addrs` for a socket call, failing on an empty list as the OS would.
-/// Binds to the first of `addrs` that `bind` accepts, as the real calls do; the last error
-/// if none does.
+/// Resolves `addr` and opens a socket on it, in one of two worlds.
 ///
-/// # Panics
-///
-/// Panics if `addrs` is empty (`resolve_all` never returns an empty list).
-pub(crate) fn bind_first<T>(
-    addrs: Vec<SocketAddr>,
-    mut bind: impl FnMut(SocketAddr) -> io::Result<T>,
-) -> io::Result<T> {
+/// Outside a simulation `real` gets every address (tokio's `bind` and `connect` try them in
+/// turn). Inside one, `sim` tries each address in turn and the first that succeeds wins, as
+/// the real calls do; if none does, the last error is returned. This is the one preamble of
+/// `TcpStream::connect`, `TcpListener::bind` and `UdpSocket::bind`.
+pub(crate) async fn open<A, S, R, RealFut, SimFut>(
+    addr: &A,
+    real: impl FnOnce(Vec<SocketAddr>) -> RealFut,
+    mut sim: impl FnMut(SocketAddr) -> SimFut,
+) -> io::Result<SimOrReal<S, R>>
+where
+    A: ToSocketAddrs + ?Sized,
+    RealFut: Future<Output = io::Result<R>>,
+    SimFut: Future<Output = io::Result<S>>,
+{
+    let addrs = resolve_all(addr).await?;
+    if !plumbing::is_simulation() {
+        return real(addrs).await.map(SimOrReal::Real);
+    }
+    let tried = addrs.len();
     let mut last = None;
     for addr in addrs {
-        match bind(addr) {
-            Ok(bound) => return Ok(bound),
+        match sim(addr).await {
+            Ok(opened) => return Ok(SimOrReal::Sim(opened)),
             Err(err) => last = Some(err),
         }
     }
-    Err(last.expect("resolve_all returns at least one address"))
+    assert!(tried > 0, "resolve_all returns at least one address");
+    Err(last.expect("every address was tried and failed"))
 }
 
+/// Resolves `addrs` for a socket call, failing on an empty list as the OS would.
 pub(crate) async fn resolve_all<A: ToSocketAddrs + ?Sized>(
     addrs: &A,
 ) -> io::Result<Vec<SocketAddr>> {

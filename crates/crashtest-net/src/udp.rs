@@ -10,7 +10,6 @@
 //! Linux. Outside a simulation a `UdpSocket` is tokio's.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -20,9 +19,11 @@ use std::time::Duration;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_io::SimOrReal;
+use delegate::delegate;
 use tokio::io::ReadBuf;
 
-use crate::addr::{Place, ToSocketAddrs, bind_first, check_bind_ip, place_of, resolve_all, v4_of};
+use crate::addr::{self, Place, ToSocketAddrs, check_bind_ip, place_of, resolve_all, v4_of};
 use crate::config::nanos;
 use crate::fabric::{
     self, Net, State, Wakers, applies, current_node, drawn, latency_ns, now, pack, register, trace,
@@ -88,25 +89,17 @@ struct Datagram {
 ///     assert_eq!((&buf[..n], from.to_string().as_str()), (&b"query"[..], "10.0.0.1:53"));
 /// }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct UdpSocket {
-    inner: Inner,
+    inner: SimOrReal<SimUdp, tokio::net::UdpSocket>,
 }
 
-enum Inner {
-    Sim { id: u64, local: SocketAddr },
-    Real(tokio::net::UdpSocket),
-}
-
-impl fmt::Debug for UdpSocket {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            Inner::Sim { local, .. } => f
-                .debug_struct("UdpSocket")
-                .field("local", local)
-                .finish_non_exhaustive(),
-            Inner::Real(socket) => socket.fmt(f),
-        }
-    }
+/// The simulated side of a UDP socket: its id in the network's tables. Dropping it frees the
+/// port.
+#[derive(Debug)]
+pub(crate) struct SimUdp {
+    id: u64,
+    local: SocketAddr,
 }
 
 fn killed_error() -> io::Error {
@@ -132,14 +125,13 @@ impl UdpSocket {
     /// # }).unwrap();
     /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
-        let addrs = resolve_all(&addr).await?;
-        if !plumbing::is_simulation() {
-            let socket = tokio::net::UdpSocket::bind(&addrs[..]).await?;
-            return Ok(UdpSocket {
-                inner: Inner::Real(socket),
-            });
-        }
-        bind_first(addrs, bind_one)
+        let inner = addr::open(
+            &addr,
+            |addrs| async move { tokio::net::UdpSocket::bind(&addrs[..]).await },
+            |addr| std::future::ready(bind_one(addr)),
+        )
+        .await?;
+        Ok(UdpSocket { inner })
     }
 
     /// Sets the default destination of [`UdpSocket::send`] and keeps only datagrams from it.
@@ -162,22 +154,13 @@ impl UdpSocket {
     /// ```
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         let addrs = resolve_all(&addr).await?;
-        let id = match &self.inner {
-            Inner::Sim { id, .. } => *id,
-            Inner::Real(socket) => return socket.connect(&addrs[..]).await,
-        };
-        let peer = addrs[0];
-        let net = fabric::net();
-        let mut st = net.state.borrow_mut();
-        let socket = st
-            .udp
-            .sockets
-            .get_mut(&id)
-            .expect("a socket keeps its state");
-        socket.peer = Some(peer);
-        socket.queue.retain(|(from, _)| *from == peer);
-        socket.queued_bytes = socket.queue.iter().map(|(_, d)| d.len()).sum();
-        Ok(())
+        match &self.inner {
+            SimOrReal::Sim(socket) => {
+                socket.connect(addrs[0]);
+                Ok(())
+            }
+            SimOrReal::Real(socket) => socket.connect(&addrs[..]).await,
+        }
     }
 
     /// Sends a datagram to `target`; returns its length. Delivery is not guaranteed.
@@ -197,31 +180,8 @@ impl UdpSocket {
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = resolve_all(&target).await?[0];
         match &self.inner {
-            Inner::Sim { id, .. } => fabric::net().udp_send(*id, buf, target),
-            Inner::Real(socket) => socket.send_to(buf, target).await,
-        }
-    }
-
-    /// Sends a datagram to the connected peer.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
-    /// [`UdpSocket::send_to`].
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-    /// assert!(socket.send(b"x").await.is_err());
-    /// # }).unwrap();
-    /// ```
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        match &self.inner {
-            Inner::Sim { id, .. } => {
-                let peer = self.peer_addr()?;
-                fabric::net().udp_send(*id, buf, peer)
-            }
-            Inner::Real(socket) => socket.send(buf).await,
+            SimOrReal::Sim(socket) => socket.send_to(buf, target),
+            SimOrReal::Real(socket) => socket.send_to(buf, target).await,
         }
     }
 
@@ -267,34 +227,107 @@ impl UdpSocket {
         Ok(n)
     }
 
-    /// Polls for a datagram, like tokio's: fills `buf` (truncating the datagram if it is
-    /// smaller) and returns the sender.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-    /// let waker = std::task::Waker::noop();
-    /// let mut cx = std::task::Context::from_waker(&waker);
-    /// let mut storage = [0; 4];
-    /// let mut buf = tokio::io::ReadBuf::new(&mut storage);
-    /// assert!(socket.poll_recv_from(&mut cx, &mut buf).is_pending());
-    /// # }).unwrap();
-    /// ```
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<SocketAddr>> {
-        let id = match &self.inner {
-            Inner::Sim { id, .. } => *id,
-            Inner::Real(socket) => return socket.poll_recv_from(cx, buf),
-        };
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(socket) => socket,
+            SimOrReal::Real(socket) => socket,
+        } {
+        /// Sends a datagram to the connected peer.
+        ///
+        /// # Errors
+        ///
+        /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
+        /// [`UdpSocket::send_to`].
+        ///
+        /// ```
+        /// # crashtest_core::Sim::new(1).run(async {
+        /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        /// assert!(socket.send(b"x").await.is_err());
+        /// # }).unwrap();
+        /// ```
+            pub async fn send(&self, buf: &[u8]) -> io::Result<usize>;
+
+        /// Polls for a datagram, like tokio's: fills `buf` (truncating the datagram if it is
+        /// smaller) and returns the sender.
+        ///
+        /// ```
+        /// # crashtest_core::Sim::new(1).run(async {
+        /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        /// let waker = std::task::Waker::noop();
+        /// let mut cx = std::task::Context::from_waker(&waker);
+        /// let mut storage = [0; 4];
+        /// let mut buf = tokio::io::ReadBuf::new(&mut storage);
+        /// assert!(socket.poll_recv_from(&mut cx, &mut buf).is_pending());
+        /// # }).unwrap();
+        /// ```
+            pub fn poll_recv_from(
+                &self,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<SocketAddr>>;
+
+        /// The address the socket is bound to.
+        ///
+        /// ```
+        /// # crashtest_core::Sim::new(1).run(async {
+        /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
+        /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
+        /// # }).unwrap();
+        /// ```
+            pub fn local_addr(&self) -> io::Result<SocketAddr>;
+
+        /// The connected peer.
+        ///
+        /// # Errors
+        ///
+        /// `NotConnected` without a prior [`UdpSocket::connect`].
+        ///
+        /// ```
+        /// # crashtest_core::Sim::new(1).run(async {
+        /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+        /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+        /// # }).unwrap();
+        /// ```
+            pub fn peer_addr(&self) -> io::Result<SocketAddr>;
+        }
+    }
+}
+
+impl SimUdp {
+    /// Keeps only datagrams from `peer` from now on, and makes it `send`'s destination.
+    fn connect(&self, peer: SocketAddr) {
         let net = fabric::net();
         let mut st = net.state.borrow_mut();
         let socket = st
             .udp
             .sockets
-            .get_mut(&id)
+            .get_mut(&self.id)
+            .expect("a socket keeps its state");
+        socket.peer = Some(peer);
+        socket.queue.retain(|(from, _)| *from == peer);
+        socket.queued_bytes = socket.queue.iter().map(|(_, d)| d.len()).sum();
+    }
+
+    fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        fabric::net().udp_send(self.id, buf, target)
+    }
+
+    async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        let peer = self.peer_addr()?;
+        self.send_to(buf, peer)
+    }
+
+    fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        let net = fabric::net();
+        let mut st = net.state.borrow_mut();
+        let socket = st
+            .udp
+            .sockets
+            .get_mut(&self.id)
             .expect("a socket keeps its state");
         if socket.killed {
             return Poll::Ready(Err(killed_error()));
@@ -309,41 +342,18 @@ impl UdpSocket {
         Poll::Ready(Ok(from))
     }
 
-    /// The address the socket is bound to.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
-    /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
-    /// # }).unwrap();
-    /// ```
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            Inner::Sim { local, .. } => Ok(*local),
-            Inner::Real(socket) => socket.local_addr(),
-        }
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
     }
 
-    /// The connected peer.
-    ///
-    /// # Errors
-    ///
-    /// `NotConnected` without a prior [`UdpSocket::connect`].
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-    /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
-    /// # }).unwrap();
-    /// ```
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let id = match &self.inner {
-            Inner::Sim { id, .. } => *id,
-            Inner::Real(socket) => return socket.peer_addr(),
-        };
+    fn peer_addr(&self) -> io::Result<SocketAddr> {
         let net = fabric::net();
         let st = net.state.borrow();
-        let socket = st.udp.sockets.get(&id).expect("a socket keeps its state");
+        let socket = st
+            .udp
+            .sockets
+            .get(&self.id)
+            .expect("a socket keeps its state");
         socket.peer.ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotConnected,
@@ -353,7 +363,7 @@ impl UdpSocket {
     }
 }
 
-fn bind_one(addr: SocketAddr) -> io::Result<UdpSocket> {
+fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
     let net = fabric::net();
     let node = current_node();
     let index = node.index() as u32;
@@ -379,26 +389,22 @@ fn bind_one(addr: SocketAddr) -> io::Result<UdpSocket> {
         },
     );
     trace(node, "net.udp.bind", [id, pack(local), 0]);
-    Ok(UdpSocket {
-        inner: Inner::Sim { id, local },
-    })
+    Ok(SimUdp { id, local })
 }
 
-impl Drop for UdpSocket {
+impl Drop for SimUdp {
     fn drop(&mut self) {
-        let Inner::Sim { id, .. } = self.inner else {
-            return;
-        };
         let Some(net) = fabric::try_net() else {
             return;
         };
         let mut st = net.state.borrow_mut();
-        let Some(socket) = st.udp.sockets.remove(&id) else {
+        let Some(socket) = st.udp.sockets.remove(&self.id) else {
             return;
         };
         if !socket.killed {
             let index = socket.node.index() as u32;
-            st.ports.release(index, Proto::Udp, socket.local.port(), id);
+            st.ports
+                .release(index, Proto::Udp, socket.local.port(), self.id);
         }
     }
 }

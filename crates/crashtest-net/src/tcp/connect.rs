@@ -26,7 +26,7 @@ use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::{self, TimerKey};
 
 use super::conn::{Conn, End, Handle, Pipe, error};
-use super::stream::TcpStream;
+use super::stream::Shared;
 use crate::addr::{Place, place_of, v4_of};
 use crate::config::nanos;
 use crate::fabric::{self, Net, Wakers, current_node, now, pack, register, trace};
@@ -130,9 +130,9 @@ fn arm_outcome(net: &Rc<Net>, id: u64, at: u64, outcome: Result<(), io::ErrorKin
 }
 
 impl Future for Connect {
-    type Output = io::Result<TcpStream>;
+    type Output = io::Result<Shared>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<TcpStream>> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Shared>> {
         let this = &mut *self;
         let net = fabric::net();
         let mut guard = net.state.borrow_mut();
@@ -157,7 +157,7 @@ impl Future for Connect {
                     .expect("an established connect has its connection");
                 conn.ends[0].handle = Handle::Open;
                 drop(guard);
-                Poll::Ready(Ok(TcpStream::new(
+                Poll::Ready(Ok(Shared::new(
                     this.id,
                     0,
                     connecting.local,

@@ -6,7 +6,6 @@
 //! resets the connections still queued.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -14,11 +13,13 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use crashtest_core::node::NodeId;
-use crashtest_core::plumbing;
+
+use crashtest_io::SimOrReal;
+use delegate::delegate;
 
 use super::conn::{Handle, error};
-use super::stream::TcpStream;
-use crate::addr::{ToSocketAddrs, bind_first, check_bind_ip, resolve_all};
+use super::stream::{Shared, TcpStream};
+use crate::addr::{self, ToSocketAddrs, check_bind_ip};
 use crate::fabric::{self, Net, State, Wakers, current_node, pack, register, trace};
 use crate::ports::Proto;
 
@@ -75,25 +76,17 @@ impl ListenerState {
 ///     assert_eq!(&greeting, b"hello");
 /// }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct TcpListener {
-    inner: Inner,
+    inner: SimOrReal<SimListener, tokio::net::TcpListener>,
 }
 
-enum Inner {
-    Sim { id: u64, local: SocketAddr },
-    Real(tokio::net::TcpListener),
-}
-
-impl fmt::Debug for TcpListener {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            Inner::Sim { local, .. } => f
-                .debug_struct("TcpListener")
-                .field("local", local)
-                .finish_non_exhaustive(),
-            Inner::Real(listener) => listener.fmt(f),
-        }
-    }
+/// The simulated side of a listener: its id in the network's tables. Dropping it closes the
+/// listener.
+#[derive(Debug)]
+pub(crate) struct SimListener {
+    id: u64,
+    local: SocketAddr,
 }
 
 impl TcpListener {
@@ -117,14 +110,13 @@ impl TcpListener {
     /// # }).unwrap();
     /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        let addrs = resolve_all(&addr).await?;
-        if !plumbing::is_simulation() {
-            let listener = tokio::net::TcpListener::bind(&addrs[..]).await?;
-            return Ok(TcpListener {
-                inner: Inner::Real(listener),
-            });
-        }
-        bind_first(addrs, bind_one)
+        let inner = addr::open(
+            &addr,
+            |addrs| async move { tokio::net::TcpListener::bind(&addrs[..]).await },
+            |addr| std::future::ready(bind_one(addr)),
+        )
+        .await?;
+        Ok(TcpListener { inner })
     }
 
     /// Waits for a connection; returns the stream and the peer's address.
@@ -158,21 +150,48 @@ impl TcpListener {
     /// # }).unwrap();
     /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        let id = match &self.inner {
-            Inner::Sim { id, .. } => *id,
-            Inner::Real(listener) => {
-                return listener
-                    .poll_accept(cx)
-                    .map_ok(|(stream, peer)| (TcpStream::from_tokio(stream), peer));
-            }
-        };
+        match &self.inner {
+            SimOrReal::Sim(listener) => listener
+                .poll_accept(cx)
+                .map_ok(|(socket, peer)| (TcpStream::from_socket(socket), peer)),
+            SimOrReal::Real(listener) => listener
+                .poll_accept(cx)
+                .map_ok(|(stream, peer)| (TcpStream::from_tokio(stream), peer)),
+        }
+    }
+
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(listener) => listener,
+            SimOrReal::Real(listener) => listener,
+        } {
+            /// The address the listener is bound to.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let l = crashtest_net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+            /// assert_eq!(l.local_addr().unwrap().to_string(), "0.0.0.0:80");
+            /// # }).unwrap();
+            /// ```
+            pub fn local_addr(&self) -> io::Result<SocketAddr>;
+        }
+    }
+}
+
+impl SimListener {
+    fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+
+    /// Takes the first connection of the queue, or registers the acceptor to be woken.
+    fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(Shared, SocketAddr)>> {
         let net = fabric::net();
         let mut guard = net.state.borrow_mut();
         let st = &mut *guard;
         let listener = st
             .tcp
             .listeners
-            .get_mut(&id)
+            .get_mut(&self.id)
             .expect("a listener keeps its state while it lives");
         if listener.killed {
             return Poll::Ready(Err(error(io::ErrorKind::ConnectionAborted)));
@@ -190,26 +209,11 @@ impl TcpListener {
         let (local, peer, node) = (conn.ends[1].local, conn.ends[0].local, conn.ends[1].node);
         trace(node, "net.tcp.accepted", [id, pack(peer), 0]);
         drop(guard);
-        Poll::Ready(Ok((TcpStream::new(id, 1, local, peer), peer)))
-    }
-
-    /// The address the listener is bound to.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let l = crashtest_net::TcpListener::bind("0.0.0.0:80").await.unwrap();
-    /// assert_eq!(l.local_addr().unwrap().to_string(), "0.0.0.0:80");
-    /// # }).unwrap();
-    /// ```
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            Inner::Sim { local, .. } => Ok(*local),
-            Inner::Real(listener) => listener.local_addr(),
-        }
+        Poll::Ready(Ok((Shared::new(id, 1, local, peer), peer)))
     }
 }
 
-fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
+fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
     let net = fabric::net();
     let node = current_node();
     let index = node.index() as u32;
@@ -233,16 +237,12 @@ fn bind_one(addr: SocketAddr) -> io::Result<TcpListener> {
         },
     );
     trace(node, "net.tcp.listen", [id, pack(local), 0]);
-    Ok(TcpListener {
-        inner: Inner::Sim { id, local },
-    })
+    Ok(SimListener { id, local })
 }
 
-impl Drop for TcpListener {
+impl Drop for SimListener {
     fn drop(&mut self) {
-        let Inner::Sim { id, .. } = self.inner else {
-            return;
-        };
+        let id = self.id;
         let Some(net) = fabric::try_net() else {
             return;
         };

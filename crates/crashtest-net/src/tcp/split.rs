@@ -9,61 +9,22 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use crashtest_io::{SimOrReal, forward_async_io};
+use delegate::delegate;
+use tokio::io::AsyncWrite;
 use tokio::net::tcp as real;
 
-use super::stream::{Socket, TcpStream};
+use super::stream::{Shared, Socket, TcpStream};
 
-pub(super) fn owned(socket: Arc<Socket>) -> (OwnedReadHalf, OwnedWriteHalf) {
-    (
-        OwnedReadHalf {
-            inner: OwnedRead::Sim(Arc::clone(&socket)),
-        },
-        OwnedWriteHalf {
-            inner: OwnedWrite::Sim(WriteSide {
-                socket,
-                shutdown_on_drop: true,
-            }),
-        },
-    )
-}
-
-pub(super) fn owned_real(stream: tokio::net::TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
-    let (read, write) = stream.into_split();
-    (
-        OwnedReadHalf {
-            inner: OwnedRead::Real(read),
-        },
-        OwnedWriteHalf {
-            inner: OwnedWrite::Real(write),
-        },
-    )
-}
-
-pub(super) fn borrowed(socket: &Socket) -> (ReadHalf<'_>, WriteHalf<'_>) {
-    (
-        ReadHalf {
-            inner: BorrowedRead::Sim(socket),
-        },
-        WriteHalf {
-            inner: BorrowedWrite::Sim(socket),
-        },
-    )
-}
-
-pub(super) fn borrowed_real(stream: &mut tokio::net::TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
-    let (read, write) = stream.split();
-    (
-        ReadHalf {
-            inner: BorrowedRead::Real(read),
-        },
-        WriteHalf {
-            inner: BorrowedWrite::Real(write),
-        },
-    )
+/// The simulated sides of a stream's owned halves: both hold its socket.
+pub(super) fn owned(socket: Shared) -> (Shared, WriteSide) {
+    let write = WriteSide {
+        socket: socket.clone(),
+        shutdown_on_drop: true,
+    };
+    (socket, write)
 }
 
 /// The read half of a [`TcpStream`], from [`TcpStream::into_split`].
@@ -83,14 +44,12 @@ pub(super) fn borrowed_real(stream: &mut tokio::net::TcpStream) -> (ReadHalf<'_>
 /// assert_eq!(got, b"hi");
 /// # }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct OwnedReadHalf {
-    inner: OwnedRead,
+    inner: SimOrReal<Shared, real::OwnedReadHalf>,
 }
 
-enum OwnedRead {
-    Sim(Arc<Socket>),
-    Real(real::OwnedReadHalf),
-}
+forward_async_io!(OwnedReadHalf => inner: AsyncRead);
 
 /// The write half of a [`TcpStream`], from [`TcpStream::into_split`]. Dropping it shuts the
 /// write direction down.
@@ -104,18 +63,17 @@ enum OwnedRead {
 /// write.write_all(b"to nobody yet").await.unwrap();
 /// # }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct OwnedWriteHalf {
-    inner: OwnedWrite,
+    inner: SimOrReal<WriteSide, real::OwnedWriteHalf>,
 }
 
-enum OwnedWrite {
-    Sim(WriteSide),
-    Real(real::OwnedWriteHalf),
-}
+forward_async_io!(OwnedWriteHalf => inner: AsyncWrite);
 
 /// The simulated write side: shuts the write direction down when dropped, unless reunited.
-struct WriteSide {
-    socket: Arc<Socket>,
+#[derive(Debug)]
+pub(super) struct WriteSide {
+    socket: Shared,
     shutdown_on_drop: bool,
 }
 
@@ -124,6 +82,25 @@ impl Drop for WriteSide {
         if self.shutdown_on_drop {
             self.socket.shutdown();
         }
+    }
+}
+
+impl AsyncWrite for WriteSide {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().socket).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().socket).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().socket).poll_shutdown(cx)
     }
 }
 
@@ -153,33 +130,11 @@ impl fmt::Display for ReuniteError {
 
 impl Error for ReuniteError {}
 
-impl fmt::Debug for OwnedReadHalf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            OwnedRead::Sim(socket) => f
-                .debug_struct("OwnedReadHalf")
-                .field("local", &socket.local())
-                .field("peer", &socket.peer())
-                .finish(),
-            OwnedRead::Real(half) => half.fmt(f),
-        }
-    }
-}
-
-impl fmt::Debug for OwnedWriteHalf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            OwnedWrite::Sim(side) => f
-                .debug_struct("OwnedWriteHalf")
-                .field("local", &side.socket.local())
-                .field("peer", &side.socket.peer())
-                .finish(),
-            OwnedWrite::Real(half) => half.fmt(f),
-        }
-    }
-}
-
 impl OwnedReadHalf {
+    pub(super) fn new(inner: SimOrReal<Shared, real::OwnedReadHalf>) -> OwnedReadHalf {
+        OwnedReadHalf { inner }
+    }
+
     /// Joins the halves back into the stream they came from.
     ///
     /// # Errors
@@ -198,66 +153,61 @@ impl OwnedReadHalf {
     /// ```
     pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
         match (self.inner, other.inner) {
-            (OwnedRead::Sim(read), OwnedWrite::Sim(mut write))
-                if Arc::ptr_eq(&read, &write.socket) =>
-            {
+            (SimOrReal::Sim(read), SimOrReal::Sim(mut write)) if read.same(&write.socket) => {
                 write.shutdown_on_drop = false;
                 Ok(TcpStream::from_socket(read))
             }
-            (OwnedRead::Real(read), OwnedWrite::Real(write)) => match read.reunite(write) {
+            (SimOrReal::Real(read), SimOrReal::Real(write)) => match read.reunite(write) {
                 Ok(stream) => Ok(TcpStream::from_tokio(stream)),
                 Err(real::ReuniteError(read, write)) => Err(ReuniteError(
-                    OwnedReadHalf {
-                        inner: OwnedRead::Real(read),
-                    },
-                    OwnedWriteHalf {
-                        inner: OwnedWrite::Real(write),
-                    },
+                    OwnedReadHalf::new(SimOrReal::Real(read)),
+                    OwnedWriteHalf::new(SimOrReal::Real(write)),
                 )),
             },
             (read, write) => Err(ReuniteError(
-                OwnedReadHalf { inner: read },
-                OwnedWriteHalf { inner: write },
+                OwnedReadHalf::new(read),
+                OwnedWriteHalf::new(write),
             )),
         }
     }
 
-    /// The peer's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// let (read, _write) = s.into_split();
-    /// assert_eq!(read.peer_addr().unwrap().port(), 1);
-    /// # }).unwrap();
-    /// ```
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            OwnedRead::Sim(socket) => Ok(socket.peer()),
-            OwnedRead::Real(half) => half.peer_addr(),
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(socket) => socket,
+            SimOrReal::Real(half) => half,
+        } {
+            /// The peer's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// let (read, _write) = s.into_split();
+            /// assert_eq!(read.peer_addr().unwrap().port(), 1);
+            /// # }).unwrap();
+            /// ```
+            pub fn peer_addr(&self) -> io::Result<SocketAddr>;
 
-    /// This end's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// let (read, _write) = s.into_split();
-    /// assert!(read.local_addr().unwrap().ip().is_loopback());
-    /// # }).unwrap();
-    /// ```
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            OwnedRead::Sim(socket) => Ok(socket.local()),
-            OwnedRead::Real(half) => half.local_addr(),
+            /// This end's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// let (read, _write) = s.into_split();
+            /// assert!(read.local_addr().unwrap().ip().is_loopback());
+            /// # }).unwrap();
+            /// ```
+            pub fn local_addr(&self) -> io::Result<SocketAddr>;
         }
     }
 }
 
 impl OwnedWriteHalf {
+    pub(super) fn new(inner: SimOrReal<WriteSide, real::OwnedWriteHalf>) -> OwnedWriteHalf {
+        OwnedWriteHalf { inner }
+    }
+
     /// Joins the halves back into the stream they came from; see [`OwnedReadHalf::reunite`].
     ///
     /// # Errors
@@ -276,80 +226,34 @@ impl OwnedWriteHalf {
         other.reunite(self)
     }
 
-    /// The peer's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// let (_read, write) = s.into_split();
-    /// assert_eq!(write.peer_addr().unwrap().port(), 1);
-    /// # }).unwrap();
-    /// ```
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            OwnedWrite::Sim(side) => Ok(side.socket.peer()),
-            OwnedWrite::Real(half) => half.peer_addr(),
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(side) => { &side.socket }
+            SimOrReal::Real(half) => half,
+        } {
+            /// The peer's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// let (_read, write) = s.into_split();
+            /// assert_eq!(write.peer_addr().unwrap().port(), 1);
+            /// # }).unwrap();
+            /// ```
+            pub fn peer_addr(&self) -> io::Result<SocketAddr>;
 
-    /// This end's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// let (_read, write) = s.into_split();
-    /// assert!(write.local_addr().unwrap().ip().is_loopback());
-    /// # }).unwrap();
-    /// ```
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            OwnedWrite::Sim(side) => Ok(side.socket.local()),
-            OwnedWrite::Real(half) => half.local_addr(),
-        }
-    }
-}
-
-impl AsyncRead for OwnedReadHalf {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            OwnedRead::Sim(socket) => socket.poll_read(cx, buf),
-            OwnedRead::Real(half) => Pin::new(half).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for OwnedWriteHalf {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().inner {
-            OwnedWrite::Sim(side) => side.socket.poll_write(cx, buf),
-            OwnedWrite::Real(half) => Pin::new(half).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            OwnedWrite::Sim(_) => Poll::Ready(Ok(())),
-            OwnedWrite::Real(half) => Pin::new(half).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            OwnedWrite::Sim(side) => {
-                side.socket.shutdown();
-                Poll::Ready(Ok(()))
-            }
-            OwnedWrite::Real(half) => Pin::new(half).poll_shutdown(cx),
+            /// This end's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// let (_read, write) = s.into_split();
+            /// assert!(write.local_addr().unwrap().ip().is_loopback());
+            /// # }).unwrap();
+            /// ```
+            pub fn local_addr(&self) -> io::Result<SocketAddr>;
         }
     }
 }
@@ -364,13 +268,17 @@ impl AsyncWrite for OwnedWriteHalf {
 /// # drop(read);
 /// # }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct ReadHalf<'a> {
-    inner: BorrowedRead<'a>,
+    inner: SimOrReal<&'a Socket, real::ReadHalf<'a>>,
 }
 
-enum BorrowedRead<'a> {
-    Sim(&'a Socket),
-    Real(real::ReadHalf<'a>),
+forward_async_io!(ReadHalf<'_> => inner: AsyncRead);
+
+impl<'a> ReadHalf<'a> {
+    pub(super) fn new(inner: SimOrReal<&'a Socket, real::ReadHalf<'a>>) -> ReadHalf<'a> {
+        ReadHalf { inner }
+    }
 }
 
 /// The borrowed write half of a [`TcpStream`], from [`TcpStream::split`].
@@ -384,78 +292,15 @@ enum BorrowedRead<'a> {
 /// write.write_all(b"x").await.unwrap();
 /// # }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct WriteHalf<'a> {
-    inner: BorrowedWrite<'a>,
+    inner: SimOrReal<&'a Socket, real::WriteHalf<'a>>,
 }
 
-enum BorrowedWrite<'a> {
-    Sim(&'a Socket),
-    Real(real::WriteHalf<'a>),
-}
+forward_async_io!(WriteHalf<'_> => inner: AsyncWrite);
 
-impl fmt::Debug for ReadHalf<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            BorrowedRead::Sim(socket) => f
-                .debug_struct("ReadHalf")
-                .field("peer", &socket.peer())
-                .finish(),
-            BorrowedRead::Real(half) => half.fmt(f),
-        }
-    }
-}
-
-impl fmt::Debug for WriteHalf<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            BorrowedWrite::Sim(socket) => f
-                .debug_struct("WriteHalf")
-                .field("peer", &socket.peer())
-                .finish(),
-            BorrowedWrite::Real(half) => half.fmt(f),
-        }
-    }
-}
-
-impl AsyncRead for ReadHalf<'_> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            BorrowedRead::Sim(socket) => socket.poll_read(cx, buf),
-            BorrowedRead::Real(half) => Pin::new(half).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for WriteHalf<'_> {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().inner {
-            BorrowedWrite::Sim(socket) => socket.poll_write(cx, buf),
-            BorrowedWrite::Real(half) => Pin::new(half).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            BorrowedWrite::Sim(_) => Poll::Ready(Ok(())),
-            BorrowedWrite::Real(half) => Pin::new(half).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            BorrowedWrite::Sim(socket) => {
-                socket.shutdown();
-                Poll::Ready(Ok(()))
-            }
-            BorrowedWrite::Real(half) => Pin::new(half).poll_shutdown(cx),
-        }
+impl<'a> WriteHalf<'a> {
+    pub(super) fn new(inner: SimOrReal<&'a Socket, real::WriteHalf<'a>>) -> WriteHalf<'a> {
+        WriteHalf { inner }
     }
 }

@@ -8,21 +8,24 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::ops::Deref;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
+use crashtest_io::{SimOrReal, forward_async_io};
+use delegate::delegate;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::connect::Connect;
 use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
-use crate::addr::{ToSocketAddrs, resolve_all};
-use crashtest_core::plumbing;
-
+use crate::addr::{self, ToSocketAddrs};
 use crate::fabric;
 
-/// One end of a connection, shared by a stream and its owned halves.
+/// One end of a connection, shared by a stream and its owned halves: the simulated side of
+/// all of them. Its methods have tokio's names, so that the public types forward to it and to
+/// tokio's streams alike.
 pub(crate) struct Socket {
     id: u64,
     side: usize,
@@ -32,30 +35,37 @@ pub(crate) struct Socket {
 }
 
 impl Socket {
-    pub(crate) fn poll_read(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        fabric::net().tcp_poll_read(self.id, self.side, cx, buf)
-    }
-
-    pub(crate) fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        fabric::net().tcp_poll_write(self.id, self.side, cx, data)
-    }
-
     pub(crate) fn shutdown(&self) {
         if let Some(net) = fabric::try_net() {
             net.tcp_shutdown(self.id, self.side);
         }
     }
 
-    pub(crate) fn local(&self) -> SocketAddr {
-        self.local
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
     }
 
-    pub(crate) fn peer(&self) -> SocketAddr {
-        self.peer
+    pub(crate) fn peer_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.peer)
+    }
+
+    /// Accepted and without effect: segments are never delayed by Nagle's algorithm here.
+    pub(crate) fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.nodelay.store(nodelay, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn nodelay(&self) -> io::Result<bool> {
+        Ok(self.nodelay.load(Ordering::Relaxed))
+    }
+}
+
+impl fmt::Debug for Socket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Socket")
+            .field("local", &self.local)
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,6 +74,105 @@ impl Drop for Socket {
         if let Some(net) = fabric::try_net() {
             net.tcp_close(self.id, self.side);
         }
+    }
+}
+
+/// Reads what has arrived for this end, or waits for it.
+impl AsyncRead for &Socket {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        fabric::net().tcp_poll_read(self.id, self.side, cx, buf)
+    }
+}
+
+/// Writes into the connection's pipe (waiting while it is full); a flush has nothing to do
+/// (bytes leave as they are written) and a shutdown queues a FIN at once.
+impl AsyncWrite for &Socket {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        fabric::net().tcp_poll_write(self.id, self.side, cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shutdown();
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// A [`Socket`] held by a stream or an owned half; the end closes when the last one goes.
+#[derive(Clone)]
+pub(crate) struct Shared(Arc<Socket>);
+
+impl Shared {
+    pub(crate) fn new(id: u64, side: usize, local: SocketAddr, peer: SocketAddr) -> Shared {
+        Shared(Arc::new(Socket {
+            id,
+            side,
+            local,
+            peer,
+            nodelay: AtomicBool::new(false),
+        }))
+    }
+
+    /// True if both hold the same end.
+    pub(crate) fn same(&self, other: &Shared) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Deref for Shared {
+    type Target = Socket;
+
+    fn deref(&self) -> &Socket {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl AsyncRead for Shared {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Shared {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut &*self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut &*self.0).poll_shutdown(cx)
     }
 }
 
@@ -91,48 +200,23 @@ impl Drop for Socket {
 ///     assert_eq!(line, "ping\n");
 /// }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct TcpStream {
-    inner: Inner,
+    inner: SimOrReal<Shared, tokio::net::TcpStream>,
 }
 
-enum Inner {
-    Sim(Arc<Socket>),
-    Real(tokio::net::TcpStream),
-}
-
-impl fmt::Debug for TcpStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            Inner::Sim(socket) => f
-                .debug_struct("TcpStream")
-                .field("local", &socket.local)
-                .field("peer", &socket.peer)
-                .finish_non_exhaustive(),
-            Inner::Real(stream) => stream.fmt(f),
-        }
-    }
-}
+forward_async_io!(TcpStream => inner: AsyncRead, AsyncWrite);
 
 impl TcpStream {
-    pub(crate) fn new(id: u64, side: usize, local: SocketAddr, peer: SocketAddr) -> TcpStream {
-        TcpStream::from_socket(Arc::new(Socket {
-            id,
-            side,
-            local,
-            peer,
-            nodelay: AtomicBool::new(false),
-        }))
-    }
-
-    pub(crate) fn from_socket(socket: Arc<Socket>) -> TcpStream {
+    pub(crate) fn from_socket(socket: Shared) -> TcpStream {
         TcpStream {
-            inner: Inner::Sim(socket),
+            inner: SimOrReal::Sim(socket),
         }
     }
 
     pub(crate) fn from_tokio(stream: tokio::net::TcpStream) -> TcpStream {
         TcpStream {
-            inner: Inner::Real(stream),
+            inner: SimOrReal::Real(stream),
         }
     }
 
@@ -154,92 +238,65 @@ impl TcpStream {
     /// # }).unwrap();
     /// ```
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
-        let addrs = resolve_all(&addr).await?;
-        if !plumbing::is_simulation() {
-            return tokio::net::TcpStream::connect(&addrs[..])
-                .await
-                .map(TcpStream::from_tokio);
-        }
-        let mut last = None;
-        for addr in addrs {
-            let attempt = match Connect::start(addr) {
-                Ok(connect) => connect.await,
-                Err(err) => Err(err),
-            };
-            match attempt {
-                Ok(stream) => return Ok(stream),
-                Err(err) => last = Some(err),
-            }
-        }
-        Err(last.expect("resolve_all returns at least one address"))
+        let inner = addr::open(
+            &addr,
+            |addrs| async move { tokio::net::TcpStream::connect(&addrs[..]).await },
+            |addr| async move { Connect::start(addr)?.await },
+        )
+        .await?;
+        Ok(TcpStream { inner })
     }
 
-    /// This end's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
-    /// assert_eq!(stream.local_addr().unwrap().ip().to_string(), "10.0.0.0");
-    /// # }).unwrap();
-    /// ```
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            Inner::Sim(socket) => Ok(socket.local),
-            Inner::Real(stream) => stream.local_addr(),
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(socket) => socket,
+            SimOrReal::Real(stream) => stream,
+        } {
+            /// This end's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
+            /// assert_eq!(stream.local_addr().unwrap().ip().to_string(), "10.0.0.0");
+            /// # }).unwrap();
+            /// ```
+            pub fn local_addr(&self) -> io::Result<SocketAddr>;
 
-    /// The other end's address.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
-    /// assert_eq!(stream.peer_addr().unwrap().to_string(), "10.0.0.0:1");
-    /// # }).unwrap();
-    /// ```
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match &self.inner {
-            Inner::Sim(socket) => Ok(socket.peer),
-            Inner::Real(stream) => stream.peer_addr(),
-        }
-    }
+            /// The other end's address.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
+            /// assert_eq!(stream.peer_addr().unwrap().to_string(), "10.0.0.0:1");
+            /// # }).unwrap();
+            /// ```
+            pub fn peer_addr(&self) -> io::Result<SocketAddr>;
 
-    /// Sets `TCP_NODELAY`. In a simulation it is accepted and has no effect: segments are never
-    /// delayed by Nagle's algorithm there.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// stream.set_nodelay(true).unwrap();
-    /// assert!(stream.nodelay().unwrap());
-    /// # }).unwrap();
-    /// ```
-    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(socket) => {
-                socket.nodelay.store(nodelay, Ordering::Relaxed);
-                Ok(())
-            }
-            Inner::Real(stream) => stream.set_nodelay(nodelay),
-        }
-    }
+            /// Sets `TCP_NODELAY`. In a simulation it is accepted and has no effect: segments
+            /// are never delayed by Nagle's algorithm there.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// stream.set_nodelay(true).unwrap();
+            /// assert!(stream.nodelay().unwrap());
+            /// # }).unwrap();
+            /// ```
+            pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()>;
 
-    /// The value last given to [`TcpStream::set_nodelay`].
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// assert!(!stream.nodelay().unwrap());
-    /// # }).unwrap();
-    /// ```
-    pub fn nodelay(&self) -> io::Result<bool> {
-        match &self.inner {
-            Inner::Sim(socket) => Ok(socket.nodelay.load(Ordering::Relaxed)),
-            Inner::Real(stream) => stream.nodelay(),
+            /// The value last given to [`TcpStream::set_nodelay`].
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// assert!(!stream.nodelay().unwrap());
+            /// # }).unwrap();
+            /// ```
+            pub fn nodelay(&self) -> io::Result<bool>;
         }
     }
 
@@ -256,10 +313,11 @@ impl TcpStream {
     /// # }).unwrap();
     /// ```
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
-        match self.inner {
-            Inner::Sim(socket) => split::owned(socket),
-            Inner::Real(stream) => split::owned_real(stream),
-        }
+        let (read, write) = self
+            .inner
+            .map(split::owned, tokio::net::TcpStream::into_split)
+            .unzip();
+        (OwnedReadHalf::new(read), OwnedWriteHalf::new(write))
     }
 
     /// Splits the stream into borrowed halves, for use within one task.
@@ -272,52 +330,11 @@ impl TcpStream {
     /// # }).unwrap();
     /// ```
     pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
-        match &mut self.inner {
-            Inner::Sim(socket) => split::borrowed(socket),
-            Inner::Real(stream) => split::borrowed_real(stream),
-        }
-    }
-}
-
-impl AsyncRead for TcpStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(socket) => socket.poll_read(cx, buf),
-            Inner::Real(stream) => Pin::new(stream).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for TcpStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(socket) => socket.poll_write(cx, buf),
-            Inner::Real(stream) => Pin::new(stream).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(_) => Poll::Ready(Ok(())),
-            Inner::Real(stream) => Pin::new(stream).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(socket) => {
-                socket.shutdown();
-                Poll::Ready(Ok(()))
-            }
-            Inner::Real(stream) => Pin::new(stream).poll_shutdown(cx),
-        }
+        let (read, write) = self
+            .inner
+            .as_mut()
+            .map(|socket| (&**socket, &**socket), |stream| stream.split())
+            .unzip();
+        (ReadHalf::new(read), WriteHalf::new(write))
     }
 }
