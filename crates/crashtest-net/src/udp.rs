@@ -232,80 +232,87 @@ impl UdpSocket {
             SimOrReal::Sim(socket) => socket,
             SimOrReal::Real(socket) => socket,
         } {
-        /// Sends a datagram to the connected peer.
-        ///
-        /// # Errors
-        ///
-        /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
-        /// [`UdpSocket::send_to`].
-        ///
-        /// ```
-        /// # crashtest_core::Sim::new(1).run(async {
-        /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-        /// assert!(socket.send(b"x").await.is_err());
-        /// # }).unwrap();
-        /// ```
+            /// Sends a datagram to the connected peer.
+            ///
+            /// # Errors
+            ///
+            /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
+            /// [`UdpSocket::send_to`].
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// assert!(socket.send(b"x").await.is_err());
+            /// # }).unwrap();
+            /// ```
             pub async fn send(&self, buf: &[u8]) -> io::Result<usize>;
 
-        /// Polls for a datagram, like tokio's: fills `buf` (truncating the datagram if it is
-        /// smaller) and returns the sender.
-        ///
-        /// ```
-        /// # crashtest_core::Sim::new(1).run(async {
-        /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-        /// let waker = std::task::Waker::noop();
-        /// let mut cx = std::task::Context::from_waker(&waker);
-        /// let mut storage = [0; 4];
-        /// let mut buf = tokio::io::ReadBuf::new(&mut storage);
-        /// assert!(socket.poll_recv_from(&mut cx, &mut buf).is_pending());
-        /// # }).unwrap();
-        /// ```
+            /// Polls for a datagram, like tokio's: fills `buf` (truncating the datagram if it is
+            /// smaller) and returns the sender.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// let waker = std::task::Waker::noop();
+            /// let mut cx = std::task::Context::from_waker(&waker);
+            /// let mut storage = [0; 4];
+            /// let mut buf = tokio::io::ReadBuf::new(&mut storage);
+            /// assert!(socket.poll_recv_from(&mut cx, &mut buf).is_pending());
+            /// # }).unwrap();
+            /// ```
             pub fn poll_recv_from(
                 &self,
                 cx: &mut Context<'_>,
                 buf: &mut ReadBuf<'_>,
             ) -> Poll<io::Result<SocketAddr>>;
 
-        /// The address the socket is bound to.
-        ///
-        /// ```
-        /// # crashtest_core::Sim::new(1).run(async {
-        /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
-        /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
-        /// # }).unwrap();
-        /// ```
+            /// The address the socket is bound to.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
+            /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
+            /// # }).unwrap();
+            /// ```
             pub fn local_addr(&self) -> io::Result<SocketAddr>;
 
-        /// The connected peer.
-        ///
-        /// # Errors
-        ///
-        /// `NotConnected` without a prior [`UdpSocket::connect`].
-        ///
-        /// ```
-        /// # crashtest_core::Sim::new(1).run(async {
-        /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-        /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
-        /// # }).unwrap();
-        /// ```
+            /// The connected peer.
+            ///
+            /// # Errors
+            ///
+            /// `NotConnected` without a prior [`UdpSocket::connect`].
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
+            /// # }).unwrap();
+            /// ```
             pub fn peer_addr(&self) -> io::Result<SocketAddr>;
         }
     }
 }
 
 impl SimUdp {
-    /// Keeps only datagrams from `peer` from now on, and makes it `send`'s destination.
-    fn connect(&self, peer: SocketAddr) {
+    /// Runs `f` on this socket's state in the network's tables.
+    fn with_state<R>(&self, f: impl FnOnce(&mut SocketState) -> R) -> R {
         let net = fabric::net();
         let mut st = net.state.borrow_mut();
         let socket = st
             .udp
             .sockets
             .get_mut(&self.id)
-            .expect("a socket keeps its state");
-        socket.peer = Some(peer);
-        socket.queue.retain(|(from, _)| *from == peer);
-        socket.queued_bytes = socket.queue.iter().map(|(_, d)| d.len()).sum();
+            .expect("a socket keeps its state while it lives");
+        f(socket)
+    }
+
+    /// Keeps only datagrams from `peer` from now on, and makes it `send`'s destination.
+    fn connect(&self, peer: SocketAddr) {
+        self.with_state(|socket| {
+            socket.peer = Some(peer);
+            socket.queue.retain(|(from, _)| *from == peer);
+            socket.queued_bytes = socket.queue.iter().map(|(_, d)| d.len()).sum();
+        });
     }
 
     fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
@@ -322,24 +329,19 @@ impl SimUdp {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
-        let net = fabric::net();
-        let mut st = net.state.borrow_mut();
-        let socket = st
-            .udp
-            .sockets
-            .get_mut(&self.id)
-            .expect("a socket keeps its state");
-        if socket.killed {
-            return Poll::Ready(Err(killed_error()));
-        }
-        let Some((from, payload)) = socket.queue.pop_front() else {
-            register(&mut socket.waker, cx.waker());
-            return Poll::Pending;
-        };
-        socket.queued_bytes -= payload.len();
-        let n = payload.len().min(buf.remaining());
-        buf.put_slice(&payload[..n]);
-        Poll::Ready(Ok(from))
+        self.with_state(|socket| {
+            if socket.killed {
+                return Poll::Ready(Err(killed_error()));
+            }
+            let Some((from, payload)) = socket.queue.pop_front() else {
+                register(&mut socket.waker, cx.waker());
+                return Poll::Pending;
+            };
+            socket.queued_bytes -= payload.len();
+            let n = payload.len().min(buf.remaining());
+            buf.put_slice(&payload[..n]);
+            Poll::Ready(Ok(from))
+        })
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -347,14 +349,7 @@ impl SimUdp {
     }
 
     fn peer_addr(&self) -> io::Result<SocketAddr> {
-        let net = fabric::net();
-        let st = net.state.borrow();
-        let socket = st
-            .udp
-            .sockets
-            .get(&self.id)
-            .expect("a socket keeps its state");
-        socket.peer.ok_or_else(|| {
+        self.with_state(|socket| socket.peer).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::NotConnected,
                 "transport endpoint is not connected",

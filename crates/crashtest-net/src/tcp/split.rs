@@ -1,22 +1,21 @@
 //! The halves of a `TcpStream`: owned (movable to other tasks) and borrowed, as in tokio.
 //!
-//! In a simulation both owned halves hold the stream's shared [`Socket`]; the connection's end
-//! closes when the last of them goes. Dropping an `OwnedWriteHalf` shuts the write direction
-//! down (a FIN), as tokio's does. Outside a simulation the halves are tokio's own.
+//! In a simulation every half holds the stream's [`Shared`] socket (a borrowed half too: it
+//! costs a reference count, and it keeps the halves' simulated side one type); the
+//! connection's end closes when the last holder goes. Dropping an `OwnedWriteHalf` shuts the
+//! write direction down (a FIN), as tokio's does. Outside a simulation the halves are tokio's
+//! own.
 
 use std::error::Error;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use crashtest_io::{SimOrReal, forward_async_io};
 use delegate::delegate;
-use tokio::io::AsyncWrite;
 use tokio::net::tcp as real;
 
-use super::stream::{Shared, Socket, TcpStream};
+use super::stream::{Shared, TcpStream};
 
 /// The simulated sides of a stream's owned halves: both hold its socket.
 pub(super) fn owned(socket: Shared) -> (Shared, WriteSide) {
@@ -85,24 +84,7 @@ impl Drop for WriteSide {
     }
 }
 
-impl AsyncWrite for WriteSide {
-    #[inline]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().socket).poll_write(cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().socket).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().socket).poll_shutdown(cx)
-    }
-}
+forward_async_io!(WriteSide => socket: AsyncWrite);
 
 /// The halves given to [`OwnedReadHalf::reunite`] were not split from the same stream; it
 /// gives them back.
@@ -270,13 +252,13 @@ impl OwnedWriteHalf {
 /// ```
 #[derive(Debug)]
 pub struct ReadHalf<'a> {
-    inner: SimOrReal<&'a Socket, real::ReadHalf<'a>>,
+    inner: SimOrReal<Shared, real::ReadHalf<'a>>,
 }
 
 forward_async_io!(ReadHalf<'_> => inner: AsyncRead);
 
 impl<'a> ReadHalf<'a> {
-    pub(super) fn new(inner: SimOrReal<&'a Socket, real::ReadHalf<'a>>) -> ReadHalf<'a> {
+    pub(super) fn new(inner: SimOrReal<Shared, real::ReadHalf<'a>>) -> ReadHalf<'a> {
         ReadHalf { inner }
     }
 }
@@ -294,13 +276,13 @@ impl<'a> ReadHalf<'a> {
 /// ```
 #[derive(Debug)]
 pub struct WriteHalf<'a> {
-    inner: SimOrReal<&'a Socket, real::WriteHalf<'a>>,
+    inner: SimOrReal<Shared, real::WriteHalf<'a>>,
 }
 
 forward_async_io!(WriteHalf<'_> => inner: AsyncWrite);
 
 impl<'a> WriteHalf<'a> {
-    pub(super) fn new(inner: SimOrReal<&'a Socket, real::WriteHalf<'a>>) -> WriteHalf<'a> {
+    pub(super) fn new(inner: SimOrReal<Shared, real::WriteHalf<'a>>) -> WriteHalf<'a> {
         WriteHalf { inner }
     }
 }

@@ -1,9 +1,10 @@
 //! `TcpStream`: one end of a connection, as tokio's `AsyncRead` + `AsyncWrite`.
 //!
-//! Inside a simulation the stream and its owned halves share one [`Socket`]; when the last of
-//! them is dropped the end closes (a FIN goes out, or an RST if its node was killed). A socket
-//! holds only ids and addresses, so streams are `Send` and `Sync` as tokio's are. Outside a
-//! simulation a stream is a `tokio::net::TcpStream`, so the same program runs in production.
+//! A stream is a [`SimOrReal`]: inside a simulation, a [`Shared`] [`Socket`] that the stream
+//! and its halves hold together (when the last of them is dropped the end closes: a FIN goes
+//! out, or an RST if its node was killed); outside one, a `tokio::net::TcpStream`, so the same
+//! program runs in production. A socket holds only ids and addresses, so streams are `Send`
+//! and `Sync` as tokio's are.
 
 use std::fmt;
 use std::io;
@@ -23,9 +24,8 @@ use super::split::{self, OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
 use crate::addr::{self, ToSocketAddrs};
 use crate::fabric;
 
-/// One end of a connection, shared by a stream and its owned halves: the simulated side of
-/// all of them. Its methods have tokio's names, so that the public types forward to it and to
-/// tokio's streams alike.
+/// One end of a connection, shared by a stream and its halves through [`Shared`]. Its methods
+/// have tokio's names, so that the public types forward to it and to tokio's streams alike.
 pub(crate) struct Socket {
     id: u64,
     side: usize,
@@ -77,41 +77,8 @@ impl Drop for Socket {
     }
 }
 
-/// Reads what has arrived for this end, or waits for it.
-impl AsyncRead for &Socket {
-    #[inline]
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        fabric::net().tcp_poll_read(self.id, self.side, cx, buf)
-    }
-}
-
-/// Writes into the connection's pipe (waiting while it is full); a flush has nothing to do
-/// (bytes leave as they are written) and a shutdown queues a FIN at once.
-impl AsyncWrite for &Socket {
-    #[inline]
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        fabric::net().tcp_poll_write(self.id, self.side, cx, buf)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.shutdown();
-        Poll::Ready(Ok(()))
-    }
-}
-
-/// A [`Socket`] held by a stream or an owned half; the end closes when the last one goes.
+/// A [`Socket`] held by a stream or one of its halves: the simulated side of each. The end
+/// closes when the last one goes.
 #[derive(Clone)]
 pub(crate) struct Shared(Arc<Socket>);
 
@@ -146,6 +113,7 @@ impl fmt::Debug for Shared {
     }
 }
 
+/// Reads what has arrived for this end, or waits for it.
 impl AsyncRead for Shared {
     #[inline]
     fn poll_read(
@@ -153,10 +121,12 @@ impl AsyncRead for Shared {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut &*self.0).poll_read(cx, buf)
+        fabric::net().tcp_poll_read(self.id, self.side, cx, buf)
     }
 }
 
+/// Writes into the connection's pipe (waiting while it is full); a flush has nothing to do
+/// (bytes leave as they are written) and a shutdown queues a FIN at once.
 impl AsyncWrite for Shared {
     #[inline]
     fn poll_write(
@@ -164,15 +134,16 @@ impl AsyncWrite for Shared {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut &*self.0).poll_write(cx, buf)
+        fabric::net().tcp_poll_write(self.id, self.side, cx, buf)
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut &*self.0).poll_flush(cx)
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut &*self.0).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.shutdown();
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -333,7 +304,10 @@ impl TcpStream {
         let (read, write) = self
             .inner
             .as_mut()
-            .map(|socket| (&**socket, &**socket), |stream| stream.split())
+            .map(
+                |socket| (socket.clone(), socket.clone()),
+                |stream| stream.split(),
+            )
             .unzip();
         (ReadHalf::new(read), WriteHalf::new(write))
     }
