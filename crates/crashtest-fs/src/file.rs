@@ -18,11 +18,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use crashtest_core::time::Sleep;
+use crashtest_io::{SimOrReal, forward_async_io};
+use delegate::delegate;
 use tokio::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
-use crate::disk::OpenFlags;
 use crate::errors;
 use crate::metadata::Metadata;
+use crate::open_options::open_options;
 use crate::path::Names;
 use crate::state::{self, Handle};
 
@@ -48,15 +50,15 @@ use crate::state::{self, Handle};
 ///     assert_eq!(tail, "disk");
 /// }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct File {
-    inner: Inner,
+    inner: SimOrReal<SimFile, tokio::fs::File>,
 }
 
-enum Inner {
-    Sim(SimFile),
-    Real(tokio::fs::File),
-}
+forward_async_io!(File => inner: AsyncRead, AsyncWrite, AsyncSeek);
 
+/// The simulated side of a `File`: a handle on the node's disk, its cursor, and the operation
+/// waiting out the disk's latency, if any.
 struct SimFile {
     handle: Handle,
     pos: u64,
@@ -74,17 +76,13 @@ enum Busy {
     Crashed,
 }
 
-impl fmt::Debug for File {
+impl fmt::Debug for SimFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            Inner::Sim(file) => f
-                .debug_struct("File")
-                .field("node", &file.handle.node)
-                .field("inode", &file.handle.ino)
-                .field("pos", &file.pos)
-                .finish(),
-            Inner::Real(file) => file.fmt(f),
-        }
+        f.debug_struct("SimFile")
+            .field("node", &self.handle.node)
+            .field("inode", &self.handle.ino)
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
     }
 }
 
@@ -104,52 +102,6 @@ impl SimFile {
         Ok(())
     }
 
-    fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        if !matches!(self.busy, Some(Busy::Read(_))) {
-            self.busy = None;
-            let bytes = buf.remaining() as u64;
-            match state::with(|s| s.delay(self.handle.node, bytes, false)) {
-                None => return Poll::Ready(self.read_now(buf)),
-                Some(delay) => {
-                    let sleep = Box::pin(crashtest_core::time::sleep(delay));
-                    self.busy = Some(Busy::Read(sleep));
-                }
-            }
-        }
-        let Some(Busy::Read(sleep)) = &mut self.busy else {
-            unreachable!("a read is waiting")
-        };
-        ready!(sleep.as_mut().poll(cx));
-        self.busy = None;
-        Poll::Ready(self.read_now(buf))
-    }
-
-    fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match &self.busy {
-            Some(Busy::Write(..)) => return self.poll_busy_write(cx),
-            Some(Busy::Crashed) => return Poll::Pending,
-            Some(Busy::Read(_)) | None => self.busy = None,
-        }
-        if state::crash_before_mutation() {
-            self.busy = Some(Busy::Crashed);
-            return Poll::Pending;
-        }
-        let written = state::with(|s| s.write(&self.handle, self.pos, buf));
-        let result = written.map(|end| {
-            self.pos = end;
-            buf.len()
-        });
-        let bytes = buf.len() as u64;
-        match state::with(|s| s.delay(self.handle.node, bytes, false)) {
-            None => Poll::Ready(result),
-            Some(delay) => {
-                let sleep = Box::pin(crashtest_core::time::sleep(delay));
-                self.busy = Some(Busy::Write(sleep, result));
-                self.poll_busy_write(cx)
-            }
-        }
-    }
-
     fn poll_busy_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         let Some(Busy::Write(sleep, _)) = &mut self.busy else {
             unreachable!("a write is waiting")
@@ -161,49 +113,138 @@ impl SimFile {
         Poll::Ready(result)
     }
 
-    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &self.busy {
-            Some(Busy::Write(..)) => self.poll_busy_write(cx).map_ok(|_| ()),
+    async fn sync_all(&self) -> io::Result<()> {
+        state::mutation().await;
+        state::latency(self.handle.node, 0, true).await;
+        state::with(|s| s.sync(&self.handle))
+    }
+
+    /// The same as `sync_all`: the file's length is part of the data a read needs.
+    async fn sync_data(&self) -> io::Result<()> {
+        self.sync_all().await
+    }
+
+    async fn set_len(&self, size: u64) -> io::Result<()> {
+        state::mutation().await;
+        state::latency(self.handle.node, 0, false).await;
+        state::with(|s| s.set_len(&self.handle, size))
+    }
+
+    async fn metadata(&self) -> io::Result<Metadata> {
+        state::with(|s| s.handle_metadata(&self.handle))
+    }
+}
+
+/// A read waits out the disk's latency, then reads what the page cache holds then.
+impl AsyncRead for SimFile {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !matches!(this.busy, Some(Busy::Read(_))) {
+            this.busy = None;
+            let bytes = buf.remaining() as u64;
+            match state::with(|s| s.delay(this.handle.node, bytes, false)) {
+                None => return Poll::Ready(this.read_now(buf)),
+                Some(delay) => {
+                    let sleep = Box::pin(crashtest_core::time::sleep(delay));
+                    this.busy = Some(Busy::Read(sleep));
+                }
+            }
+        }
+        let Some(Busy::Read(sleep)) = &mut this.busy else {
+            unreachable!("a read is waiting")
+        };
+        ready!(sleep.as_mut().poll(cx));
+        this.busy = None;
+        Poll::Ready(this.read_now(buf))
+    }
+}
+
+/// A write reaches the page cache on its first poll, then waits out the latency; flushing
+/// waits for that write, and shutting down is a flush (a file has no write direction to
+/// close).
+impl AsyncWrite for SimFile {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        match &this.busy {
+            Some(Busy::Write(..)) => return this.poll_busy_write(cx),
+            Some(Busy::Crashed) => return Poll::Pending,
+            Some(Busy::Read(_)) | None => this.busy = None,
+        }
+        if state::crash_before_mutation() {
+            this.busy = Some(Busy::Crashed);
+            return Poll::Pending;
+        }
+        let written = state::with(|s| s.write(&this.handle, this.pos, buf));
+        let result = written.map(|end| {
+            this.pos = end;
+            buf.len()
+        });
+        let bytes = buf.len() as u64;
+        match state::with(|s| s.delay(this.handle.node, bytes, false)) {
+            None => Poll::Ready(result),
+            Some(delay) => {
+                let sleep = Box::pin(crashtest_core::time::sleep(delay));
+                this.busy = Some(Busy::Write(sleep, result));
+                this.poll_busy_write(cx)
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        match &this.busy {
+            Some(Busy::Write(..)) => this.poll_busy_write(cx).map_ok(|_| ()),
             Some(Busy::Crashed) => Poll::Pending,
             Some(Busy::Read(_)) | None => Poll::Ready(Ok(())),
         }
     }
 
-    fn start_seek(&mut self, position: SeekFrom) -> io::Result<()> {
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+/// A seek moves the cursor only: it completes at once.
+impl AsyncSeek for SimFile {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        let this = self.get_mut();
         let target = match position {
             SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::Current(delta) => self.pos.checked_add_signed(delta),
+            SeekFrom::Current(delta) => this.pos.checked_add_signed(delta),
             SeekFrom::End(delta) => {
-                let len = state::with(|s| s.len(&self.handle))?;
+                let len = state::with(|s| s.len(&this.handle))?;
                 len.checked_add_signed(delta)
             }
         };
-        self.seek = Some(target.ok_or_else(errors::invalid_input));
+        this.seek = Some(target.ok_or_else(errors::invalid_input));
         Ok(())
     }
 
-    fn poll_complete(&mut self) -> io::Result<u64> {
-        match self.seek.take() {
+    fn poll_complete(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        let this = self.get_mut();
+        Poll::Ready(match this.seek.take() {
             Some(Ok(target)) => {
-                self.pos = target;
+                this.pos = target;
                 Ok(target)
             }
             Some(Err(error)) => Err(error),
-            None => Ok(self.pos),
-        }
-    }
-
-    async fn sync(&self) -> io::Result<()> {
-        state::mutation().await;
-        state::latency(self.handle.node, 0, true).await;
-        state::with(|s| s.sync(&self.handle))
+            None => Ok(this.pos),
+        })
     }
 }
 
 impl File {
     fn sim(handle: Handle) -> File {
         File {
-            inner: Inner::Sim(SimFile {
+            inner: SimOrReal::Sim(SimFile {
                 handle,
                 pos: 0,
                 busy: None,
@@ -275,59 +316,47 @@ impl File {
         OpenOptions::new()
     }
 
-    /// Makes the file's writes and truncates so far durable (for a directory opened with
-    /// [`File::open`]: its entries). If it fails, the writes it should have saved are lost
-    /// for good, though reads may go on returning them until the node crashes.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use tokio::io::AsyncWriteExt;
-    /// let mut file = crashtest_fs::File::create("/f").await.unwrap();
-    /// file.write_all(b"durable").await.unwrap();
-    /// file.sync_all().await.unwrap();
-    /// # }).unwrap();
-    /// ```
-    pub async fn sync_all(&self) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(file) => file.sync().await,
-            Inner::Real(file) => file.sync_all().await,
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(file) => file,
+            SimOrReal::Real(file) => file,
+        } {
+            /// Makes the file's writes and truncates so far durable (for a directory opened with
+            /// [`File::open`]: its entries). If it fails, the writes it should have saved are lost
+            /// for good, though reads may go on returning them until the node crashes.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// use tokio::io::AsyncWriteExt;
+            /// let mut file = crashtest_fs::File::create("/f").await.unwrap();
+            /// file.write_all(b"durable").await.unwrap();
+            /// file.sync_all().await.unwrap();
+            /// # }).unwrap();
+            /// ```
+            pub async fn sync_all(&self) -> io::Result<()>;
 
-    /// Like [`File::sync_all`]; in the simulation the two are the same, since the file's
-    /// length is part of the data a read needs.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::File::create("/f").await.unwrap();
-    /// file.sync_data().await.unwrap();
-    /// # }).unwrap();
-    /// ```
-    pub async fn sync_data(&self) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(file) => file.sync().await,
-            Inner::Real(file) => file.sync_data().await,
-        }
-    }
+            /// Like [`File::sync_all`]; in the simulation the two are the same, since the file's
+            /// length is part of the data a read needs.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::File::create("/f").await.unwrap();
+            /// file.sync_data().await.unwrap();
+            /// # }).unwrap();
+            /// ```
+            pub async fn sync_data(&self) -> io::Result<()>;
 
-    /// Cuts or extends the file to `size` bytes (extension reads as zeros); the cursor does
-    /// not move. Pending until synced, like a write.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::File::create("/f").await.unwrap();
-    /// file.set_len(100).await.unwrap();
-    /// assert_eq!(file.metadata().await.unwrap().len(), 100);
-    /// # }).unwrap();
-    /// ```
-    pub async fn set_len(&self, size: u64) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(file) => {
-                state::mutation().await;
-                state::latency(file.handle.node, 0, false).await;
-                state::with(|s| s.set_len(&file.handle, size))
-            }
-            Inner::Real(file) => file.set_len(size).await,
+            /// Cuts or extends the file to `size` bytes (extension reads as zeros); the cursor does
+            /// not move. Pending until synced, like a write.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::File::create("/f").await.unwrap();
+            /// file.set_len(100).await.unwrap();
+            /// assert_eq!(file.metadata().await.unwrap().len(), 100);
+            /// # }).unwrap();
+            /// ```
+            pub async fn set_len(&self, size: u64) -> io::Result<()>;
         }
     }
 
@@ -341,157 +370,31 @@ impl File {
     /// ```
     pub async fn metadata(&self) -> io::Result<Metadata> {
         match &self.inner {
-            Inner::Sim(file) => state::with(|s| s.handle_metadata(&file.handle)),
-            Inner::Real(file) => Ok(Metadata::from_std(&file.metadata().await?)),
+            SimOrReal::Sim(file) => file.metadata().await,
+            SimOrReal::Real(file) => Ok(Metadata::from_std(&file.metadata().await?)),
         }
     }
 }
 
-impl AsyncRead for File {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => file.poll_read(cx, buf),
-            Inner::Real(file) => Pin::new(file).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for File {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => file.poll_write(cx, buf),
-            Inner::Real(file) => Pin::new(file).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => file.poll_flush(cx),
-            Inner::Real(file) => Pin::new(file).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => file.poll_flush(cx),
-            Inner::Real(file) => Pin::new(file).poll_shutdown(cx),
-        }
-    }
-}
-
-impl AsyncSeek for File {
-    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => file.start_seek(position),
-            Inner::Real(file) => Pin::new(file).start_seek(position),
-        }
-    }
-
-    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
-        match &mut self.get_mut().inner {
-            Inner::Sim(file) => Poll::Ready(file.poll_complete()),
-            Inner::Real(file) => Pin::new(file).poll_complete(cx),
-        }
-    }
-}
-
-/// Options to open a file with, as `tokio::fs::OpenOptions`.
-///
-/// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let file = crashtest_fs::OpenOptions::new()
-///     .read(true)
-///     .write(true)
-///     .create(true)
-///     .open("/db")
-///     .await
-///     .unwrap();
-/// # let _ = file;
-/// # }).unwrap();
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {
-    flags: OpenFlags,
+open_options! {
+    /// Options to open a file with, as `tokio::fs::OpenOptions`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::OpenOptions::new()
+    ///     .read(true)
+    ///     .write(true)
+    ///     .create(true)
+    ///     .open("/db")
+    ///     .await
+    ///     .unwrap();
+    /// # let _ = file;
+    /// # }).unwrap();
+    /// ```
+    pub struct OpenOptions, "crashtest_fs::OpenOptions"
 }
 
 impl OpenOptions {
-    /// Options with every flag off.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new();
-    /// ```
-    pub fn new() -> OpenOptions {
-        OpenOptions::default()
-    }
-
-    /// Open for reading.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().read(true);
-    /// ```
-    pub fn read(&mut self, read: bool) -> &mut OpenOptions {
-        self.flags.read = read;
-        self
-    }
-
-    /// Open for writing.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().write(true);
-    /// ```
-    pub fn write(&mut self, write: bool) -> &mut OpenOptions {
-        self.flags.write = write;
-        self
-    }
-
-    /// Open for appending: every write goes to the end of the file.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().append(true);
-    /// ```
-    pub fn append(&mut self, append: bool) -> &mut OpenOptions {
-        self.flags.append = append;
-        self
-    }
-
-    /// Cut an existing file to length 0 (needs `write`).
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().write(true).truncate(true);
-    /// ```
-    pub fn truncate(&mut self, truncate: bool) -> &mut OpenOptions {
-        self.flags.truncate = truncate;
-        self
-    }
-
-    /// Create the file if it does not exist (needs `write` or `append`).
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().write(true).create(true);
-    /// ```
-    pub fn create(&mut self, create: bool) -> &mut OpenOptions {
-        self.flags.create = create;
-        self
-    }
-
-    /// Create the file, failing with `AlreadyExists` if it exists.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::OpenOptions::new().write(true).create_new(true);
-    /// ```
-    pub fn create_new(&mut self, create_new: bool) -> &mut OpenOptions {
-        self.flags.create_new = create_new;
-        self
-    }
-
     /// Opens `path` with these options.
     ///
     /// # Errors
@@ -509,21 +412,15 @@ impl OpenOptions {
         let path = path.as_ref();
         let flags = self.flags;
         let Some(node) = state::current_node()? else {
-            let file = tokio::fs::OpenOptions::new()
-                .read(flags.read)
-                .write(flags.write)
-                .append(flags.append)
-                .truncate(flags.truncate)
-                .create(flags.create)
-                .create_new(flags.create_new)
+            let file = tokio::fs::OpenOptions::from(flags.to_std())
                 .open(path)
                 .await?;
             return Ok(File {
-                inner: Inner::Real(file),
+                inner: SimOrReal::Real(file),
             });
         };
         let names = Names::parse(path)?;
-        if flags.create || flags.create_new || flags.truncate {
+        if flags.mutates() {
             state::mutation().await;
         }
         state::latency(node, 0, false).await;

@@ -107,6 +107,7 @@ pub mod exhaustive;
 mod faults;
 mod file;
 mod metadata;
+mod open_options;
 mod ops;
 mod page;
 mod path;

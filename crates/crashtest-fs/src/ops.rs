@@ -8,6 +8,9 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crashtest_io::SimOrReal;
+use delegate::delegate;
+
 use crate::disk::OpenFlags;
 use crate::metadata::{FileType, Metadata};
 use crate::path::Names;
@@ -254,17 +257,19 @@ pub async fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
 pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     let path = path.as_ref();
     let Some(node) = state::current_node()? else {
-        return Ok(ReadDir(ReadDirInner::Real(
-            tokio::fs::read_dir(path).await?,
-        )));
+        return Ok(ReadDir {
+            inner: SimOrReal::Real(tokio::fs::read_dir(path).await?),
+        });
     };
     let names = Names::parse(path)?;
     state::latency(node, 0, false).await;
     let entries = state::with(|s| s.read_dir(node, &names))?;
-    Ok(ReadDir(ReadDirInner::Sim {
-        dir: path.to_path_buf(),
-        entries: entries.into_iter(),
-    }))
+    Ok(ReadDir {
+        inner: SimOrReal::Sim(SimReadDir {
+            dir: path.to_path_buf(),
+            entries: entries.into_iter(),
+        }),
+    })
 }
 
 /// The entries of a directory, from [`read_dir`].
@@ -275,27 +280,16 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
 /// assert!(dir.next_entry().await.unwrap().is_none());
 /// # }).unwrap();
 /// ```
-pub struct ReadDir(ReadDirInner);
-
-enum ReadDirInner {
-    Sim {
-        dir: PathBuf,
-        entries: std::vec::IntoIter<(String, bool)>,
-    },
-    Real(tokio::fs::ReadDir),
+#[derive(Debug)]
+pub struct ReadDir {
+    inner: SimOrReal<SimReadDir, tokio::fs::ReadDir>,
 }
 
-impl fmt::Debug for ReadDir {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            ReadDirInner::Sim { dir, entries } => f
-                .debug_struct("ReadDir")
-                .field("dir", dir)
-                .field("left", &entries.len())
-                .finish(),
-            ReadDirInner::Real(inner) => inner.fmt(f),
-        }
-    }
+/// The simulated side of a listing: the entries, read (and shuffled) when it was made.
+#[derive(Debug)]
+struct SimReadDir {
+    dir: PathBuf,
+    entries: std::vec::IntoIter<(String, bool)>,
 }
 
 impl ReadDir {
@@ -310,19 +304,22 @@ impl ReadDir {
     /// # }).unwrap();
     /// ```
     pub async fn next_entry(&mut self) -> io::Result<Option<DirEntry>> {
-        match &mut self.0 {
-            ReadDirInner::Sim { dir, entries } => Ok(entries.next().map(|(name, is_dir)| {
-                DirEntry(DirEntryInner::Sim {
-                    path: dir.join(&name),
-                    name,
-                    is_dir,
-                })
-            })),
-            ReadDirInner::Real(inner) => Ok(inner
-                .next_entry()
-                .await?
-                .map(|entry| DirEntry(DirEntryInner::Real(entry)))),
-        }
+        let next = match &mut self.inner {
+            SimOrReal::Sim(listing) => listing.next().map(SimOrReal::Sim),
+            SimOrReal::Real(listing) => listing.next_entry().await?.map(SimOrReal::Real),
+        };
+        Ok(next.map(|inner| DirEntry { inner }))
+    }
+}
+
+impl SimReadDir {
+    fn next(&mut self) -> Option<SimDirEntry> {
+        let (name, is_dir) = self.entries.next()?;
+        Some(SimDirEntry {
+            path: self.dir.join(&name),
+            name,
+            is_dir,
+        })
     }
 }
 
@@ -337,15 +334,25 @@ impl ReadDir {
 /// assert_eq!(entry.metadata().await.unwrap().len(), 2);
 /// # }).unwrap();
 /// ```
-pub struct DirEntry(DirEntryInner);
+pub struct DirEntry {
+    inner: SimOrReal<SimDirEntry, tokio::fs::DirEntry>,
+}
 
-enum DirEntryInner {
-    Sim {
-        path: PathBuf,
-        name: String,
-        is_dir: bool,
-    },
-    Real(tokio::fs::DirEntry),
+/// The simulated side of a directory entry, as listed.
+struct SimDirEntry {
+    path: PathBuf,
+    name: String,
+    is_dir: bool,
+}
+
+impl SimDirEntry {
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    fn file_name(&self) -> OsString {
+        OsString::from(&self.name)
+    }
 }
 
 impl fmt::Debug for DirEntry {
@@ -355,35 +362,32 @@ impl fmt::Debug for DirEntry {
 }
 
 impl DirEntry {
-    /// The entry's full path (the listed directory's path joined with its name).
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::write("/f", b"").await.unwrap();
-    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
-    /// assert_eq!(entry.path(), std::path::Path::new("/f"));
-    /// # }).unwrap();
-    /// ```
-    pub fn path(&self) -> PathBuf {
-        match &self.0 {
-            DirEntryInner::Sim { path, .. } => path.clone(),
-            DirEntryInner::Real(entry) => entry.path(),
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(entry) => entry,
+            SimOrReal::Real(entry) => entry,
+        } {
+            /// The entry's full path (the listed directory's path joined with its name).
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// crashtest_fs::write("/f", b"").await.unwrap();
+            /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+            /// assert_eq!(entry.path(), std::path::Path::new("/f"));
+            /// # }).unwrap();
+            /// ```
+            pub fn path(&self) -> PathBuf;
 
-    /// The entry's name.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::write("/f", b"").await.unwrap();
-    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
-    /// assert_eq!(entry.file_name(), "f");
-    /// # }).unwrap();
-    /// ```
-    pub fn file_name(&self) -> OsString {
-        match &self.0 {
-            DirEntryInner::Sim { name, .. } => OsString::from(name),
-            DirEntryInner::Real(entry) => entry.file_name(),
+            /// The entry's name.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// crashtest_fs::write("/f", b"").await.unwrap();
+            /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+            /// assert_eq!(entry.file_name(), "f");
+            /// # }).unwrap();
+            /// ```
+            pub fn file_name(&self) -> OsString;
         }
     }
 
@@ -397,10 +401,10 @@ impl DirEntry {
     /// # }).unwrap();
     /// ```
     pub async fn file_type(&self) -> io::Result<FileType> {
-        match &self.0 {
-            DirEntryInner::Sim { is_dir: true, .. } => Ok(FileType::DIR),
-            DirEntryInner::Sim { .. } => Ok(FileType::FILE),
-            DirEntryInner::Real(entry) => Ok(FileType::from_std(entry.file_type().await?)),
+        match &self.inner {
+            SimOrReal::Sim(entry) if entry.is_dir => Ok(FileType::DIR),
+            SimOrReal::Sim(_) => Ok(FileType::FILE),
+            SimOrReal::Real(entry) => Ok(FileType::from_std(entry.file_type().await?)),
         }
     }
 
@@ -414,9 +418,9 @@ impl DirEntry {
     /// # }).unwrap();
     /// ```
     pub async fn metadata(&self) -> io::Result<Metadata> {
-        match &self.0 {
-            DirEntryInner::Sim { path, .. } => metadata(path).await,
-            DirEntryInner::Real(entry) => Ok(Metadata::from_std(&entry.metadata().await?)),
+        match &self.inner {
+            SimOrReal::Sim(entry) => metadata(&entry.path).await,
+            SimOrReal::Real(entry) => Ok(Metadata::from_std(&entry.metadata().await?)),
         }
     }
 }

@@ -16,9 +16,12 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::disk::OpenFlags;
+use crashtest_io::SimOrReal;
+use delegate::delegate;
+
 use crate::errors;
 use crate::metadata::Metadata;
+use crate::open_options::open_options;
 use crate::path::Names;
 use crate::state::{self, Handle};
 
@@ -38,33 +41,32 @@ use crate::state::{self, Handle};
 /// }).unwrap();
 /// ```
 pub struct File {
-    inner: Inner,
+    inner: SimOrReal<SimHandle, RealFile>,
     cursor: AtomicU64,
-}
-
-enum Inner {
-    Sim(Handle),
-    Real(Mutex<std::fs::File>),
 }
 
 impl fmt::Debug for File {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("File");
-        match &self.inner {
-            Inner::Sim(handle) => out.field("node", &handle.node).field("inode", &handle.ino),
-            Inner::Real(file) => out.field("file", file),
-        };
-        out.field("cursor", &self.cursor.load(Ordering::Relaxed))
+        f.debug_struct("File")
+            .field("inner", &self.inner)
+            .field("cursor", &self.cursor.load(Ordering::Relaxed))
             .finish()
     }
 }
 
-impl Drop for File {
+/// The simulated side: a handle on the node's disk, released when dropped.
+#[derive(Debug)]
+struct SimHandle(Handle);
+
+/// The real side: `std::fs::File` has no positioned I/O on every platform, so a read or
+/// write at an offset seeks first, under a lock.
+#[derive(Debug)]
+struct RealFile(Mutex<std::fs::File>);
+
+impl Drop for SimHandle {
     fn drop(&mut self) {
-        if let Inner::Sim(handle) = &self.inner
-            && let Some(state) = state::state()
-        {
-            state.release(handle);
+        if let Some(state) = state::state() {
+            state.release(&self.0);
         }
     }
 }
@@ -77,9 +79,79 @@ fn mutation() -> io::Result<()> {
     Ok(())
 }
 
-fn lock(file: &Mutex<std::fs::File>) -> std::sync::MutexGuard<'_, std::fs::File> {
-    file.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+impl SimHandle {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        state::with_io(|s| s.read(&self.0, offset, buf))
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        mutation()?;
+        state::with_io(|s| s.write(&self.0, offset, buf))?;
+        Ok(buf.len())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        state::with_io(|s| s.len(&self.0))
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        mutation()?;
+        state::with_io(|s| s.set_len(&self.0, len))
+    }
+
+    /// The simulation keeps no metadata apart from the data: `sync_data` is `sync_all`.
+    fn sync_data(&self) -> io::Result<()> {
+        self.sync_all()
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        mutation()?;
+        state::with_io(|s| s.sync(&self.0))
+    }
+
+    fn metadata(&self) -> io::Result<Metadata> {
+        state::with_io(|s| s.handle_metadata(&self.0))
+    }
+}
+
+impl RealFile {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::fs::File> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let mut file = self.lock();
+        file.seek(SeekFrom::Start(offset))?;
+        file.read(buf)
+    }
+
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let mut file = self.lock();
+        file.seek(SeekFrom::Start(offset))?;
+        file.write(buf)
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.lock().metadata()?.len())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.lock().set_len(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.lock().sync_data()
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        self.lock().sync_all()
+    }
+
+    fn metadata(&self) -> io::Result<Metadata> {
+        Ok(Metadata::from_std(&self.lock().metadata()?))
+    }
 }
 
 impl File {
@@ -139,49 +211,92 @@ impl File {
         OpenOptions::new()
     }
 
-    /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at the end).
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
-    /// file.write_at(b"abc", 0).unwrap();
-    /// let mut buf = [0; 8];
-    /// assert_eq!(file.read_at(&mut buf, 1).unwrap(), 2);
-    /// # }).unwrap();
-    /// ```
-    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        match &self.inner {
-            Inner::Sim(handle) => state::with_io(|s| s.read(handle, offset, buf)),
-            Inner::Real(file) => {
-                let mut file = lock(file);
-                file.seek(SeekFrom::Start(offset))?;
-                file.read(buf)
-            }
-        }
-    }
+    delegate! {
+        to match &self.inner {
+            SimOrReal::Sim(handle) => handle,
+            SimOrReal::Real(file) => file,
+        } {
+            /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at the end).
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
+            /// file.write_at(b"abc", 0).unwrap();
+            /// let mut buf = [0; 8];
+            /// assert_eq!(file.read_at(&mut buf, 1).unwrap(), 2);
+            /// # }).unwrap();
+            /// ```
+            pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
 
-    /// Writes `buf` at `offset` (at the end for an append handle); returns how many bytes
-    /// were written (all of them). Not durable until synced.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
-    /// assert_eq!(file.write_at(b"abc", 10).unwrap(), 3);
-    /// assert_eq!(file.len().unwrap(), 13);
-    /// # }).unwrap();
-    /// ```
-    pub fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        match &self.inner {
-            Inner::Sim(handle) => {
-                mutation()?;
-                state::with_io(|s| s.write(handle, offset, buf))?;
-                Ok(buf.len())
-            }
-            Inner::Real(file) => {
-                let mut file = lock(file);
-                file.seek(SeekFrom::Start(offset))?;
-                file.write(buf)
-            }
+            /// Writes `buf` at `offset` (at the end for an append handle); returns how many bytes
+            /// were written (all of them). Not durable until synced.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// assert_eq!(file.write_at(b"abc", 10).unwrap(), 3);
+            /// assert_eq!(file.len().unwrap(), 13);
+            /// # }).unwrap();
+            /// ```
+            pub fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
+
+            /// The file's length in bytes (what a read sees).
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// assert_eq!(file.len().unwrap(), 0);
+            /// # }).unwrap();
+            /// ```
+            #[allow(
+                clippy::len_without_is_empty,
+                reason = "a file's length can fail to be read"
+            )]
+            pub fn len(&self) -> io::Result<u64>;
+
+            /// Cuts or extends the file to `len` bytes. Not durable until synced.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// file.set_len(8192).unwrap();
+            /// assert_eq!(file.len().unwrap(), 8192);
+            /// # }).unwrap();
+            /// ```
+            pub fn set_len(&self, len: u64) -> io::Result<()>;
+
+            /// Makes the file's writes and truncates so far durable. If it fails, they are lost for
+            /// good (though reads may go on returning them until the node crashes).
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// file.write_all_at(b"x", 0).unwrap();
+            /// file.sync_data().unwrap();
+            /// # }).unwrap();
+            /// ```
+            pub fn sync_data(&self) -> io::Result<()>;
+
+            /// Like [`File::sync_data`] (the simulation keeps no metadata apart from the data); on a
+            /// directory opened with [`File::open`], makes its entries durable.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// crashtest_fs::sync::File::create("/f").unwrap();
+            /// crashtest_fs::sync::File::open("/").unwrap().sync_all().unwrap();
+            /// # }).unwrap();
+            /// ```
+            pub fn sync_all(&self) -> io::Result<()>;
+
+            /// The file's metadata.
+            ///
+            /// ```
+            /// # crashtest_core::Sim::new(1).run(async {
+            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// assert!(file.metadata().unwrap().is_file());
+            /// # }).unwrap();
+            /// ```
+            pub fn metadata(&self) -> io::Result<Metadata>;
         }
     }
 
@@ -233,98 +348,6 @@ impl File {
         }
         Ok(())
     }
-
-    /// The file's length in bytes (what a read sees).
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
-    /// assert_eq!(file.len().unwrap(), 0);
-    /// # }).unwrap();
-    /// ```
-    #[allow(
-        clippy::len_without_is_empty,
-        reason = "a file's length can fail to be read"
-    )]
-    pub fn len(&self) -> io::Result<u64> {
-        match &self.inner {
-            Inner::Sim(handle) => state::with_io(|s| s.len(handle)),
-            Inner::Real(file) => Ok(lock(file).metadata()?.len()),
-        }
-    }
-
-    /// Cuts or extends the file to `len` bytes. Not durable until synced.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
-    /// file.set_len(8192).unwrap();
-    /// assert_eq!(file.len().unwrap(), 8192);
-    /// # }).unwrap();
-    /// ```
-    pub fn set_len(&self, len: u64) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(handle) => {
-                mutation()?;
-                state::with_io(|s| s.set_len(handle, len))
-            }
-            Inner::Real(file) => lock(file).set_len(len),
-        }
-    }
-
-    /// Makes the file's writes and truncates so far durable. If it fails, they are lost for
-    /// good (though reads may go on returning them until the node crashes).
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
-    /// file.write_all_at(b"x", 0).unwrap();
-    /// file.sync_data().unwrap();
-    /// # }).unwrap();
-    /// ```
-    pub fn sync_data(&self) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(handle) => {
-                mutation()?;
-                state::with_io(|s| s.sync(handle))
-            }
-            Inner::Real(file) => lock(file).sync_data(),
-        }
-    }
-
-    /// Like [`File::sync_data`] (the simulation keeps no metadata apart from the data); on a
-    /// directory opened with [`File::open`], makes its entries durable.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::sync::File::create("/f").unwrap();
-    /// crashtest_fs::sync::File::open("/").unwrap().sync_all().unwrap();
-    /// # }).unwrap();
-    /// ```
-    pub fn sync_all(&self) -> io::Result<()> {
-        match &self.inner {
-            Inner::Sim(handle) => {
-                mutation()?;
-                state::with_io(|s| s.sync(handle))
-            }
-            Inner::Real(file) => lock(file).sync_all(),
-        }
-    }
-
-    /// The file's metadata.
-    ///
-    /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
-    /// assert!(file.metadata().unwrap().is_file());
-    /// # }).unwrap();
-    /// ```
-    pub fn metadata(&self) -> io::Result<Metadata> {
-        match &self.inner {
-            Inner::Sim(handle) => state::with_io(|s| s.handle_metadata(handle)),
-            Inner::Real(file) => Ok(Metadata::from_std(&lock(file).metadata()?)),
-        }
-    }
 }
 
 impl Read for File {
@@ -338,7 +361,7 @@ impl Read for File {
 
 impl Write for File {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let append = matches!(&self.inner, Inner::Sim(handle) if handle.flags.append);
+        let append = matches!(&self.inner, SimOrReal::Sim(handle) if handle.0.flags.append);
         let offset = if append {
             self.len()?
         } else {
@@ -367,94 +390,24 @@ impl Seek for File {
     }
 }
 
-/// Options to open a synchronous [`File`] with, as `std::fs::OpenOptions`.
-///
-/// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let file = crashtest_fs::sync::OpenOptions::new()
-///     .read(true)
-///     .write(true)
-///     .create(true)
-///     .open("/db")
-///     .unwrap();
-/// # let _ = file;
-/// # }).unwrap();
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct OpenOptions {
-    flags: OpenFlags,
+open_options! {
+    /// Options to open a synchronous [`File`] with, as `std::fs::OpenOptions`.
+    ///
+    /// ```
+    /// # crashtest_core::Sim::new(1).run(async {
+    /// let file = crashtest_fs::sync::OpenOptions::new()
+    ///     .read(true)
+    ///     .write(true)
+    ///     .create(true)
+    ///     .open("/db")
+    ///     .unwrap();
+    /// # let _ = file;
+    /// # }).unwrap();
+    /// ```
+    pub struct OpenOptions, "crashtest_fs::sync::OpenOptions"
 }
 
 impl OpenOptions {
-    /// Options with every flag off.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new();
-    /// ```
-    pub fn new() -> OpenOptions {
-        OpenOptions::default()
-    }
-
-    /// Open for reading.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().read(true);
-    /// ```
-    pub fn read(&mut self, read: bool) -> &mut OpenOptions {
-        self.flags.read = read;
-        self
-    }
-
-    /// Open for writing.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true);
-    /// ```
-    pub fn write(&mut self, write: bool) -> &mut OpenOptions {
-        self.flags.write = write;
-        self
-    }
-
-    /// Open for appending: every write goes to the end of the file.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().append(true);
-    /// ```
-    pub fn append(&mut self, append: bool) -> &mut OpenOptions {
-        self.flags.append = append;
-        self
-    }
-
-    /// Cut an existing file to length 0 (needs `write`).
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).truncate(true);
-    /// ```
-    pub fn truncate(&mut self, truncate: bool) -> &mut OpenOptions {
-        self.flags.truncate = truncate;
-        self
-    }
-
-    /// Create the file if it does not exist (needs `write` or `append`).
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).create(true);
-    /// ```
-    pub fn create(&mut self, create: bool) -> &mut OpenOptions {
-        self.flags.create = create;
-        self
-    }
-
-    /// Create the file, failing with `AlreadyExists` if it exists.
-    ///
-    /// ```
-    /// let _ = crashtest_fs::sync::OpenOptions::new().write(true).create_new(true);
-    /// ```
-    pub fn create_new(&mut self, create_new: bool) -> &mut OpenOptions {
-        self.flags.create_new = create_new;
-        self
-    }
-
     /// Opens `path` with these options, as `open(2)`.
     ///
     /// ```
@@ -467,26 +420,19 @@ impl OpenOptions {
         let path = path.as_ref();
         let flags = self.flags;
         let Some(node) = state::current_node()? else {
-            let file = std::fs::OpenOptions::new()
-                .read(flags.read)
-                .write(flags.write)
-                .append(flags.append)
-                .truncate(flags.truncate)
-                .create(flags.create)
-                .create_new(flags.create_new)
-                .open(path)?;
+            let file = flags.to_std().open(path)?;
             return Ok(File {
-                inner: Inner::Real(Mutex::new(file)),
+                inner: SimOrReal::Real(RealFile(Mutex::new(file))),
                 cursor: AtomicU64::new(0),
             });
         };
         let names = Names::parse(path)?;
-        if flags.create || flags.create_new || flags.truncate {
+        if flags.mutates() {
             mutation()?;
         }
         let handle = state::with(|s| s.open(node, &names, flags))?;
         Ok(File {
-            inner: Inner::Sim(handle),
+            inner: SimOrReal::Sim(SimHandle(handle)),
             cursor: AtomicU64::new(0),
         })
     }
