@@ -20,6 +20,7 @@
 //! - [`plumbing`]: the seam for simulator components (network, disk).
 //! - [`fault`]: fault decisions (drawn always, maskable) and `buggify!`.
 //! - [`coverage`]: `probe!`, `sometimes!` and the coverage report.
+//! - [`verify`]: the switch for O(n) invariant checks (on in the workspace's tests).
 //!
 //! ```
 //! use crashtest_core::{node, spawn, time, Sim};
@@ -62,6 +63,7 @@ mod sim;
 pub mod task;
 pub mod time;
 pub mod trace;
+pub mod verify;
 mod watchdog;
 mod world;
 
