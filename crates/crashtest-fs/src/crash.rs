@@ -18,16 +18,21 @@
 //!
 //! The weak model keeps a prefix of all unsynced operations of the disk, each whole.
 //!
+//! Invariant (asserted after every crash, with the core's verify switch, since it compares
+//! whole images): a crash never changes a durable byte that no unsynced write or truncate
+//! covered, nor the durable entries of a directory that no unsynced change touched.
+//!
 //! Every decision goes through [`Choices`], so the same walk is sampled from the seed or
 //! enumerated exhaustively ([`crate::exhaustive`]). Once a part of the damage is drawn (a
 //! file's, the directory log's, the weak model's cut), a [`Judge`] may spare it: the part's
 //! changes then survive whole, and no draw changes, so a masked fault leaves the rest of the
 //! run aligned.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use crashtest_core::rng::Rng;
+use crashtest_core::verify;
 
 use crate::config::{CrashModel, DiskConfig};
 use crate::disk::{DataOp, DirChange, Disk, Ino, Kind};
@@ -97,7 +102,9 @@ impl Choices for Sampled<'_> {
                 PageFate::Dropped
             };
         }
-        match self.rng.index(3) {
+        let fate = self.rng.index(3);
+        assert!(fate < 3, "three fates for a page");
+        match fate {
             0 => PageFate::Kept,
             1 => PageFate::Dropped,
             _ => PageFate::Corrupted,
@@ -138,7 +145,12 @@ impl Choices for Sampled<'_> {
     }
 
     fn weak_cut(&mut self, pending: usize) -> usize {
-        self.rng.below_inclusive(pending as u64) as usize
+        let cut = self.rng.below_inclusive(pending as u64) as usize;
+        assert!(
+            cut <= pending,
+            "the weak model keeps at most every operation"
+        );
+        cut
     }
 
     fn garbage(&mut self, bytes: &mut [u8]) {
@@ -234,20 +246,111 @@ pub(crate) fn crash(
     choices: &mut dyn Choices,
     judge: Judge<'_>,
 ) -> Outcome {
+    let before = verify::enabled().then(|| Before::of(disk));
+    let pending_files = files_with_pending(disk).len();
+    let pending_changes = disk.dir_log.len() as u64;
     let outcome = match config.model {
         CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
         CrashModel::Weak => crash_weak(disk, choices, judge),
     };
+    assert_eq!(
+        outcome.files.len(),
+        pending_files,
+        "a crash settles every file with unsynced operations"
+    );
+    assert_eq!(
+        outcome.dir_changes_kept + outcome.dir_changes_dropped,
+        pending_changes,
+        "a crash settles every unsynced directory change"
+    );
     disk.reboot();
+    if let Some(before) = before {
+        before.check(disk);
+    }
     outcome
 }
 
+/// What a crash may not change, taken just before it: each file's durable image with the
+/// operations that may change it, and the durable entries of each directory no pending change
+/// touches.
+struct Before {
+    files: BTreeMap<Ino, (Vec<u8>, Vec<DataOp>)>,
+    untouched_dirs: BTreeMap<Ino, BTreeMap<String, Ino>>,
+}
+
+impl Before {
+    fn of(disk: &Disk) -> Before {
+        let touched: BTreeSet<Ino> = disk.dir_log.iter().flat_map(DirChange::dirs).collect();
+        let mut files = BTreeMap::new();
+        let mut untouched_dirs = BTreeMap::new();
+        for (&ino, inode) in &disk.inodes {
+            match &inode.kind {
+                Kind::File(file) => {
+                    files.insert(ino, (file.durable.clone(), file.pending.clone()));
+                }
+                Kind::Dir(dir) if !touched.contains(&ino) => {
+                    untouched_dirs.insert(ino, dir.durable.clone());
+                }
+                Kind::Dir(_) => {}
+            }
+        }
+        Before {
+            files,
+            untouched_dirs,
+        }
+    }
+
+    /// Asserts that the crash left alone what it had to.
+    fn check(&self, disk: &Disk) {
+        for (ino, (old, pending)) in &self.files {
+            let Some(Kind::File(file)) = disk.inodes.get(ino).map(|inode| &inode.kind) else {
+                continue;
+            };
+            let new = &file.durable;
+            if pending.is_empty() {
+                assert!(
+                    new == old,
+                    "inode {ino}: a crash changed a fully synced file"
+                );
+                continue;
+            }
+            for (at, byte) in (0u64..).zip(old) {
+                if pending.iter().any(|op| op.covers(at)) {
+                    continue;
+                }
+                assert_eq!(
+                    new.get(at as usize),
+                    Some(byte),
+                    "inode {ino}: a crash changed synced byte {at}, which no unsynced write or \
+                     truncate covered"
+                );
+            }
+        }
+        for (dir, old) in &self.untouched_dirs {
+            if let Some(inode) = disk.inodes.get(dir)
+                && let Kind::Dir(now) = &inode.kind
+            {
+                assert!(
+                    &now.durable == old,
+                    "inode {dir}: a crash changed a directory with no unsynced change"
+                );
+            }
+        }
+    }
+}
+
 fn files_with_pending(disk: &Disk) -> Vec<Ino> {
-    disk.inodes
+    let files: Vec<Ino> = disk
+        .inodes
         .iter()
         .filter(|(_, inode)| matches!(&inode.kind, Kind::File(f) if !f.pending.is_empty()))
         .map(|(&ino, _)| ino)
-        .collect()
+        .collect();
+    assert!(
+        files.windows(2).all(|w| w[0] < w[1]),
+        "files are settled in inode order, the same on every run"
+    );
+    files
 }
 
 fn crash_strong(
@@ -293,6 +396,17 @@ fn crash_strong(
                 }
             }
         }
+        let (writes, truncates) = op_counts(&ops);
+        assert_eq!(
+            result.sectors_kept + result.sectors_dropped + result.sectors_torn,
+            writes,
+            "every sector of every unsynced write has a fate"
+        );
+        assert_eq!(
+            result.truncates_kept + result.truncates_dropped,
+            truncates,
+            "every unsynced truncate has a fate"
+        );
         if result.lost_data() && !judge(&Damage::File(&result)) {
             // Replaying every operation over the damaged image gives what they give over the
             // image before the crash: the damage only touched bytes inside a write's range or
@@ -318,6 +432,7 @@ fn crash_strong(
             kept
         })
         .collect();
+    assert_prefix_per_dir(&changes, &survives);
     let dropped = survives.iter().filter(|&&kept| !kept).count() as u64;
     if dropped > 0
         && !judge(&Damage::DirChanges {
@@ -338,6 +453,43 @@ fn crash_strong(
     outcome
 }
 
+/// Asserts that in each directory the surviving changes are a prefix of its changes: no later
+/// change survives without every earlier one.
+fn assert_prefix_per_dir(changes: &[DirChange], survives: &[bool]) {
+    assert_eq!(changes.len(), survives.len(), "one fate per change");
+    let mut broken: BTreeSet<Ino> = BTreeSet::new();
+    for (change, &kept) in changes.iter().zip(survives) {
+        let dirs = change.dirs();
+        if kept {
+            assert!(
+                dirs.iter().all(|dir| !broken.contains(dir)),
+                "a directory change survived after an earlier one to its directory was lost"
+            );
+        } else {
+            broken.extend(dirs);
+        }
+    }
+}
+
+/// How many sectors the writes of `ops` cover (walked piece by piece, as a crash walks them),
+/// and how many truncates there are.
+fn op_counts(ops: &[DataOp]) -> (u64, u64) {
+    let mut sectors = 0;
+    let mut truncates = 0;
+    for op in ops {
+        match op {
+            DataOp::Write { offset, bytes, .. } => {
+                let range = *offset..offset + bytes.len() as u64;
+                sectors += page::pieces(range, PAGE_SIZE)
+                    .map(|page_range| page::pieces(page_range, SECTOR_SIZE).count() as u64)
+                    .sum::<u64>();
+            }
+            DataOp::SetLen { .. } => truncates += 1,
+        }
+    }
+    (sectors, truncates)
+}
+
 /// Applies every unsynced operation of a file whole.
 fn survive_whole(ino: Ino, ops: &[DataOp], durable: &mut Vec<u8>) -> FileOutcome {
     let mut result = FileOutcome {
@@ -356,7 +508,12 @@ fn survive_whole(ino: Ino, ops: &[DataOp], durable: &mut Vec<u8>) -> FileOutcome
 }
 
 fn sectors_in(bytes: &[u8]) -> u64 {
-    (bytes.len() as u64).div_ceil(SECTOR_SIZE)
+    let sectors = (bytes.len() as u64).div_ceil(SECTOR_SIZE);
+    assert!(
+        sectors * SECTOR_SIZE >= bytes.len() as u64,
+        "the sectors counted hold the bytes"
+    );
+    sectors
 }
 
 /// Walks one unsynced write page by page, and a corrupted page sector by sector.
@@ -378,6 +535,10 @@ fn settle_write(
     };
     let end = offset + bytes.len() as u64;
     for page_range in page::pieces(offset..end, PAGE_SIZE) {
+        assert!(
+            offset <= page_range.start && page_range.end <= end,
+            "a crash settles only the bytes its write covers"
+        );
         match choices.page(drop_only) {
             PageFate::Kept => {
                 page::write_into(durable, page_range.start, slice(&page_range));

@@ -17,9 +17,15 @@
 //!   change refers to exists; the others are collected.
 //! - `seq` numbers increase in issue order across files and directories, so the weak crash
 //!   model can keep a prefix of all unsynced operations.
+//! - There are no hard links: an inode has at most one live name and at most one durable name.
+//!
+//! Cheap checks of these (a bound, a pre- or postcondition of one operation) are always on;
+//! [`Disk::verify`] walks the whole disk and runs only with the core's verify switch.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io;
+
+use crashtest_core::verify;
 
 use crate::errors;
 use crate::faults::Damage;
@@ -57,8 +63,28 @@ impl DataOp {
     /// Applies the whole operation to `content`.
     pub(crate) fn apply(&self, content: &mut Vec<u8>) {
         match self {
-            DataOp::Write { offset, bytes, .. } => page::write_into(content, *offset, bytes),
-            DataOp::SetLen { len, .. } => page::set_len(content, *len),
+            DataOp::Write { offset, bytes, .. } => {
+                page::write_into(content, *offset, bytes);
+                assert!(
+                    content.len() as u64 >= offset + bytes.len() as u64,
+                    "a write leaves the file at least as long as its end"
+                );
+            }
+            DataOp::SetLen { len, .. } => {
+                page::set_len(content, *len);
+                assert_eq!(content.len() as u64, *len, "set_len sets the length");
+            }
+        }
+    }
+
+    /// True if a crash may change byte `at` of the durable image because of this operation: a
+    /// write covering it, or a truncate to a length at or below it.
+    pub(crate) fn covers(&self, at: u64) -> bool {
+        match self {
+            DataOp::Write { offset, bytes, .. } => {
+                (*offset..offset + bytes.len() as u64).contains(&at)
+            }
+            DataOp::SetLen { len, .. } => at >= *len,
         }
     }
 }
@@ -68,6 +94,20 @@ pub(crate) struct FileNode {
     pub(crate) cache: Vec<u8>,
     pub(crate) durable: Vec<u8>,
     pub(crate) pending: Vec<DataOp>,
+    /// A sync failed since the last crash: the cache holds writes the device never will, so
+    /// it is no longer `durable` with `pending` applied (checked only while this is false).
+    pub(crate) lost_writes: bool,
+}
+
+impl FileNode {
+    /// What the cache should hold: the durable image with the pending operations applied.
+    fn replayed(&self) -> Vec<u8> {
+        let mut image = self.durable.clone();
+        for op in &self.pending {
+            op.apply(&mut image);
+        }
+        image
+    }
 }
 
 #[derive(Debug, Default)]
@@ -125,6 +165,10 @@ impl DirChange {
         let mut dirs: Vec<Ino> = self.parts.iter().map(Part::dir).collect();
         dirs.sort_unstable();
         dirs.dedup();
+        assert!(
+            (1..=2).contains(&dirs.len()),
+            "a change touches one or two directories"
+        );
         dirs
     }
 
@@ -197,6 +241,7 @@ impl Default for Disk {
 
 impl Disk {
     fn inode(&self, ino: Ino) -> &Inode {
+        assert!(ino < self.next_ino, "inode {ino} was never made");
         self.inodes.get(&ino).expect("a referenced inode exists")
     }
 
@@ -239,14 +284,18 @@ impl Disk {
     }
 
     fn next_seq(&mut self) -> u64 {
-        self.next_seq += 1;
+        self.next_seq = self
+            .next_seq
+            .checked_add(1)
+            .expect("sequence numbers never run out");
         self.next_seq
     }
 
     fn new_inode(&mut self, kind: Kind) -> Ino {
         let ino = self.next_ino;
         self.next_ino += 1;
-        self.inodes.insert(ino, Inode { kind, open: 0 });
+        let reused = self.inodes.insert(ino, Inode { kind, open: 0 });
+        assert!(reused.is_none(), "inode numbers are never reused");
         ino
     }
 
@@ -272,6 +321,7 @@ impl Disk {
         };
         let dir = self.resolve(&Names(parent.to_vec()))?;
         self.dir(dir)?;
+        assert!(!name.is_empty(), "a parsed path holds no empty name");
         Ok(Some((dir, name)))
     }
 
@@ -291,10 +341,22 @@ impl Disk {
             false
         }
         let mut names = Vec::new();
-        (target == ROOT || walk(self, ROOT, target, &mut names)).then(|| Names(names).display())
+        let found = target == ROOT || walk(self, ROOT, target, &mut names);
+        if found && verify::enabled() {
+            assert_eq!(
+                self.resolve(&Names(names.clone())).ok(),
+                Some(target),
+                "the path found leads back to its inode"
+            );
+        }
+        found.then(|| Names(names).display())
     }
 
     fn change(&mut self, parts: Vec<Part>) {
+        assert!(
+            (1..=2).contains(&parts.len()),
+            "a change is a link, an unlink, or a rename (both)"
+        );
         let mut orphans = false;
         for part in &parts {
             let dir = self.dir_mut(part.dir());
@@ -314,10 +376,15 @@ impl Disk {
             }
         }
         let seq = self.next_seq();
+        assert!(
+            self.dir_log.last().is_none_or(|last| last.seq < seq),
+            "directory changes are logged in issue order"
+        );
         self.dir_log.push(DirChange { seq, parts });
         if orphans {
             self.collect();
         }
+        self.verify();
     }
 
     // ----- files -----
@@ -325,6 +392,22 @@ impl Disk {
     /// Opens (and maybe creates or truncates) the file or directory at `names`.
     pub(crate) fn open(&mut self, names: &Names, flags: OpenFlags) -> io::Result<Ino> {
         flags.check()?;
+        let ino = self.open_unchecked(names, flags)?;
+        assert!(self.inodes.contains_key(&ino), "open returns a live inode");
+        assert!(
+            !(flags.writes() && self.is_dir(ino)),
+            "a directory is never opened for writing"
+        );
+        if flags.truncate && !self.is_dir(ino) {
+            assert_eq!(self.len(ino)?, 0, "a truncating open empties the file");
+        }
+        if flags.create_new {
+            assert_eq!(ino + 1, self.next_ino, "create_new makes a new inode");
+        }
+        Ok(ino)
+    }
+
+    fn open_unchecked(&mut self, names: &Names, flags: OpenFlags) -> io::Result<Ino> {
         let (dir, name) = match self.resolve_parent(names)? {
             Some(parent) => parent,
             None if flags.create_new => return Err(errors::already_exists()),
@@ -368,6 +451,11 @@ impl Disk {
             .min(cache.len());
         let n = buf.len().min(cache.len() - start);
         buf[..n].copy_from_slice(&cache[start..start + n]);
+        assert!(start + n <= cache.len(), "a read stays inside the file");
+        assert!(
+            n == buf.len() || start + n == cache.len(),
+            "a short read ends at the end of the file"
+        );
         Ok(n)
     }
 
@@ -376,12 +464,26 @@ impl Disk {
         self.file(ino)?;
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
+        let pending = file.pending.len();
         page::write_into(&mut file.cache, offset, bytes);
         file.pending.push(DataOp::Write {
             seq,
             offset,
             bytes: bytes.to_vec(),
         });
+        assert_eq!(
+            file.pending.len(),
+            pending + 1,
+            "a write is pending until synced"
+        );
+        if verify::enabled() {
+            let start = usize::try_from(offset).expect("a file offset fits in memory");
+            assert_eq!(
+                &file.cache[start..start + bytes.len()],
+                bytes,
+                "the cache reads back what was written"
+            );
+        }
         Ok(())
     }
 
@@ -392,6 +494,7 @@ impl Disk {
         let file = self.file_mut(ino)?;
         page::set_len(&mut file.cache, len);
         file.pending.push(DataOp::SetLen { seq, len });
+        assert_eq!(file.cache.len() as u64, len, "set_len sets what reads see");
         Ok(())
     }
 
@@ -401,13 +504,25 @@ impl Disk {
             for op in std::mem::take(&mut file.pending) {
                 op.apply(&mut file.durable);
             }
+            assert!(file.pending.is_empty(), "a sync leaves nothing pending");
+            if verify::enabled() && !file.lost_writes {
+                assert!(
+                    file.durable == file.cache,
+                    "after a sync the device holds what reads see"
+                );
+            }
         }
     }
 
     /// A failed sync: the pending writes never reach the device (the cache keeps them).
     pub(crate) fn lose_pending(&mut self, ino: Ino) {
         if let Ok(file) = self.file_mut(ino) {
+            file.lost_writes |= !file.pending.is_empty();
             file.pending.clear();
+            assert!(
+                file.pending.is_empty(),
+                "a failed sync leaves nothing pending"
+            );
         }
     }
 
@@ -445,6 +560,7 @@ impl Disk {
             }
         }
         let log = std::mem::take(&mut self.dir_log);
+        let before = log.len();
         for (i, change) in log.into_iter().enumerate() {
             if forced.contains(&i) {
                 self.apply_durably(&change);
@@ -452,12 +568,26 @@ impl Disk {
                 self.dir_log.push(change);
             }
         }
+        assert_eq!(
+            self.dir_log.len() + forced.len(),
+            before,
+            "a directory sync settles exactly the changes it forces"
+        );
+        assert!(
+            self.dir_log.iter().all(|change| !change.touches(dir)),
+            "after a directory sync nothing pending touches it"
+        );
         self.collect();
+        self.verify();
     }
 
     /// Applies a directory change to the durable names.
     pub(crate) fn apply_durably(&mut self, change: &DirChange) {
         for part in &change.parts {
+            assert!(
+                self.inodes.contains_key(&part.ino()),
+                "a pending change keeps its inode alive"
+            );
             let dir = self.dir_mut(part.dir());
             match part {
                 Part::Link { name, ino, .. } => {
@@ -482,6 +612,11 @@ impl Disk {
         let ino = self.new_inode(Kind::Dir(DirNode::default()));
         let name = name.to_owned();
         self.change(vec![Part::Link { dir, name, ino }]);
+        assert_eq!(
+            self.resolve(names).ok(),
+            Some(ino),
+            "the new directory is there"
+        );
         Ok(())
     }
 
@@ -498,6 +633,10 @@ impl Disk {
                 Err(error) => return Err(error),
             }
         }
+        assert!(
+            self.resolve(names).is_ok_and(|ino| self.is_dir(ino)),
+            "create_dir_all leaves a directory at the path"
+        );
         Ok(())
     }
 
@@ -511,6 +650,7 @@ impl Disk {
         }
         let name = name.to_owned();
         self.change(vec![Part::Unlink { dir, name, ino }]);
+        assert!(self.resolve(names).is_err(), "a removed file has no name");
         Ok(())
     }
 
@@ -522,6 +662,10 @@ impl Disk {
         }
         let name = name.to_owned();
         self.change(vec![Part::Unlink { dir, name, ino }]);
+        assert!(
+            self.resolve(names).is_err(),
+            "a removed directory has no name"
+        );
         Ok(())
     }
 
@@ -561,18 +705,30 @@ impl Disk {
             },
         ];
         self.change(parts);
+        assert_eq!(
+            self.resolve(to).ok(),
+            Some(ino),
+            "the renamed entry is at its new name"
+        );
+        assert!(self.resolve(from).is_err(), "and no longer at its old one");
         Ok(())
     }
 
     /// The entries of the directory at `names`: name and whether it is a directory.
     pub(crate) fn read_dir(&self, names: &Names) -> io::Result<Vec<(String, bool)>> {
         let ino = self.resolve(names)?;
-        Ok(self
-            .dir(ino)?
+        let dir = self.dir(ino)?;
+        let entries: Vec<(String, bool)> = dir
             .live
             .iter()
             .map(|(name, &child)| (name.clone(), self.is_dir(child)))
-            .collect())
+            .collect();
+        assert_eq!(
+            entries.len(),
+            dir.live.len(),
+            "a listing holds every live name"
+        );
+        Ok(entries)
     }
 
     pub(crate) fn metadata(&self, ino: Ino) -> Metadata {
@@ -585,7 +741,12 @@ impl Disk {
     // ----- handles and collection -----
 
     pub(crate) fn retain(&mut self, ino: Ino) {
-        self.inode_mut(ino).open += 1;
+        let inode = self.inode_mut(ino);
+        inode.open = inode
+            .open
+            .checked_add(1)
+            .expect("open handles fit in a u32");
+        assert!(inode.open > 0, "a retained inode has an open handle");
     }
 
     /// Drops one open handle of `ino` from boot `boot` (a stale handle holds nothing).
@@ -629,6 +790,15 @@ impl Disk {
         }
         self.inodes.retain(|ino, _| reached.contains(ino));
         self.damage.forget_missing(&reached);
+        assert!(
+            self.inodes.contains_key(&ROOT),
+            "the root is never collected"
+        );
+        assert_eq!(
+            self.inodes.len(),
+            reached.len(),
+            "every inode left is reachable, and every one reached exists"
+        );
     }
 
     /// After a crash has settled the durable images: the program now sees exactly them,
@@ -644,13 +814,99 @@ impl Disk {
                 Kind::File(file) => {
                     assert!(file.pending.is_empty(), "a crash settles every write");
                     file.cache.clone_from(&file.durable);
+                    file.lost_writes = false;
                 }
                 Kind::Dir(dir) => dir.live.clone_from(&dir.durable),
             }
         }
+        let boot = self.boot;
         self.boot += 1;
         self.busy_until_ns = 0;
         self.collect();
+        assert_eq!(self.boot, boot + 1, "a crash is one more boot");
+        assert!(
+            self.inodes.values().all(|inode| inode.open == 0),
+            "no handle survives a crash"
+        );
+        self.verify();
+    }
+
+    /// Checks every invariant of the module docs, walking the whole disk (with the core's
+    /// verify switch only).
+    pub(crate) fn verify(&self) {
+        if !verify::enabled() {
+            return;
+        }
+        assert!(self.is_dir(ROOT), "the root is a directory");
+        assert!(
+            self.inodes.keys().all(|&ino| ino < self.next_ino),
+            "every inode was made by this disk"
+        );
+        let mut live_names: BTreeMap<Ino, usize> = BTreeMap::new();
+        let mut durable_names: BTreeMap<Ino, usize> = BTreeMap::new();
+        for inode in self.inodes.values() {
+            match &inode.kind {
+                Kind::Dir(dir) => {
+                    for (name, child) in &dir.live {
+                        assert!(
+                            !name.is_empty() && !name.contains('/') && name != "." && name != "..",
+                            "a directory holds plain names, not {name:?}"
+                        );
+                        assert!(self.inodes.contains_key(child), "a live name has its inode");
+                        *live_names.entry(*child).or_default() += 1;
+                    }
+                    for child in dir.durable.values() {
+                        assert!(
+                            self.inodes.contains_key(child),
+                            "a durable name has its inode"
+                        );
+                        *durable_names.entry(*child).or_default() += 1;
+                    }
+                }
+                Kind::File(file) => {
+                    assert!(
+                        file.pending.windows(2).all(|w| w[0].seq() < w[1].seq()),
+                        "a file's pending operations are in issue order"
+                    );
+                    assert!(
+                        file.pending.iter().all(|op| op.seq() <= self.next_seq),
+                        "pending operations were numbered by this disk"
+                    );
+                    if !file.lost_writes {
+                        assert!(
+                            file.replayed() == file.cache,
+                            "the cache is the durable image with the pending operations applied"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            live_names.values().all(|&count| count == 1),
+            "no inode has two live names"
+        );
+        assert!(
+            durable_names.values().all(|&count| count == 1),
+            "no inode has two durable names"
+        );
+        assert!(
+            !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),
+            "the root has no name"
+        );
+        assert!(
+            self.dir_log.windows(2).all(|w| w[0].seq < w[1].seq),
+            "directory changes are logged in issue order"
+        );
+        for change in &self.dir_log {
+            for part in &change.parts {
+                assert!(self.is_dir(part.dir()), "a change is made in a directory");
+                assert!(
+                    self.inodes.contains_key(&part.ino()),
+                    "a pending change keeps its inode"
+                );
+            }
+        }
+        self.damage.verify();
     }
 }
 

@@ -14,12 +14,18 @@
 //! flipped every time (the bit is a hash of the file and the sector) until it is overwritten.
 //! Every decision is drawn whether or not it can apply, so that masking a fault does not
 //! shift the draws after it.
+//!
+//! Invariants: a corrupt sector always lies in a damaged zone (so healing the zone heals it),
+//! a damaged zone holds at least one damaged sector, and the budget holds after every new
+//! damage: [`may_damage`] decides, and [`assert_budget`] asserts that the world it left is
+//! one the contract allows.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::rng::{Rng, derive_seed};
+use crashtest_core::verify;
 
 use crate::config::Faults;
 use crate::disk::{Disk, Ino};
@@ -54,7 +60,7 @@ impl Damage {
         if self.zones.is_empty() {
             return;
         }
-        for sector in sectors_of(range) {
+        for sector in sectors_of(range.clone()) {
             self.corrupt.remove(&(ino, sector));
             let key = (ino, sector * SECTOR_SIZE / zone_size);
             if let Some(zone) = self.zones.get_mut(&key) {
@@ -64,6 +70,10 @@ impl Damage {
                 }
             }
         }
+        assert!(
+            sectors_of(range).all(|sector| !self.corrupt.contains(&(ino, sector))),
+            "a write heals every sector it covers"
+        );
     }
 
     /// Flips the corrupt bits of the sectors a read of `buf` at `offset` returns.
@@ -77,9 +87,14 @@ impl Damage {
                 continue;
             }
             let start = sector * SECTOR_SIZE;
+            assert!(
+                start < file_len,
+                "a read covers only sectors inside the file"
+            );
             let bits = (file_len.min(start + SECTOR_SIZE) - start) * 8;
             let bit = derive_seed(ino ^ (sector << 24), "disk-bit-flip") % bits;
             let byte = start + bit / 8;
+            assert!(byte < file_len, "the flipped bit lies inside the file");
             if (offset..end).contains(&byte) {
                 buf[(byte - offset) as usize] ^= 1 << (bit % 8);
             }
@@ -93,21 +108,91 @@ impl Damage {
     }
 
     fn mark(&mut self, ino: Ino, zone: u64, path: &str, sectors: impl Iterator<Item = u64>) {
-        self.zones
+        let damaged = &mut self
+            .zones
             .entry((ino, zone))
             .or_insert_with(|| Zone {
                 path: path.to_owned(),
                 sectors: BTreeSet::new(),
             })
-            .sectors
-            .extend(sectors);
+            .sectors;
+        damaged.extend(sectors);
+        assert!(!damaged.is_empty(), "a damaged zone holds a damaged sector");
     }
 
     /// Forgets the damage of inodes that no longer exist.
     pub(crate) fn forget_missing(&mut self, existing: &BTreeSet<Ino>) {
         self.corrupt.retain(|(ino, _)| existing.contains(ino));
         self.zones.retain(|(ino, _), _| existing.contains(ino));
+        assert!(
+            self.zones.keys().all(|(ino, _)| existing.contains(ino)),
+            "no damage outlives its file"
+        );
     }
+
+    /// Checks the module's invariants over all of this disk's damage (with the core's verify
+    /// switch only).
+    pub(crate) fn verify(&self) {
+        if !verify::enabled() {
+            return;
+        }
+        for zone in self.zones.values() {
+            assert!(
+                !zone.sectors.is_empty(),
+                "a damaged zone holds a damaged sector"
+            );
+            assert!(
+                zone.path.starts_with('/'),
+                "a zone is named by its file's path"
+            );
+        }
+        for &(ino, sector) in &self.corrupt {
+            assert!(
+                self.zones
+                    .iter()
+                    .any(|(&(z_ino, _), zone)| z_ino == ino && zone.sectors.contains(&sector)),
+                "corrupt sector {sector} of inode {ino} lies in a damaged zone"
+            );
+        }
+    }
+}
+
+/// Asserts that the world is still one the contract allows after `node` took damage in `zone`
+/// of `ino`: at most `max_damaged_zones` zones of its disk, and at most
+/// `max_damaged_replicas` nodes holding damage in that zone of that path. A zone damaged
+/// before (`existed`) may take more sectors whatever the budget says now (a later
+/// configuration may have lowered it).
+fn assert_budget(
+    disks: &BTreeMap<NodeId, Disk>,
+    node: NodeId,
+    (ino, zone): (Ino, u64),
+    existed: bool,
+    faults: &Faults,
+) {
+    let damage = &disks[&node].damage;
+    let path = &damage
+        .zones
+        .get(&(ino, zone))
+        .expect("the zone was just marked")
+        .path;
+    if existed {
+        return;
+    }
+    assert!(
+        damage.zones.len() <= faults.max_damaged_zones,
+        "a disk holds damage in {} zones, over the budget of {}",
+        damage.zones.len(),
+        faults.max_damaged_zones
+    );
+    let replicas = disks
+        .values()
+        .filter(|disk| disk.damage.holds(path, zone))
+        .count();
+    assert!(
+        replicas <= faults.max_damaged_replicas,
+        "zone {zone} of {path} is damaged on {replicas} nodes, over the budget of {}",
+        faults.max_damaged_replicas
+    );
 }
 
 /// Whether the budget lets `node` take damage in `zone` of `ino` (at `path`).
@@ -146,14 +231,20 @@ pub(crate) fn corrupt_on_read(
     }
     let sectors = sectors_of(read);
     let sector = rng.range_inclusive(sectors.start, sectors.end - 1);
+    assert!(
+        sectors.contains(&sector),
+        "the corrupt sector is one the read covers"
+    );
     let zone = sector * SECTOR_SIZE / faults.zone_size;
     let path = disks[&node].path_of(ino)?;
     if !may_damage(disks, node, ino, zone, &path, faults) {
         return None;
     }
     let damage = &mut disks.get_mut(&node).expect("checked above").damage;
+    let existed = damage.zones.contains_key(&(ino, zone));
     damage.corrupt.insert((ino, sector));
     damage.mark(ino, zone, &path, std::iter::once(sector));
+    assert_budget(disks, node, (ino, zone), existed, faults);
     Some(format!("read corruption: {path} sector {sector}"))
 }
 
@@ -190,16 +281,26 @@ pub(crate) fn misdirect(
         return None;
     }
     let landed = candidates[rng.index(candidates.len())];
+    assert!(
+        landed.is_multiple_of(SECTOR_SIZE) && zone_start <= landed && landed + len <= zone_end,
+        "a misdirected write lands on a sector boundary inside its zone and its file"
+    );
+    assert!(
+        landed + len <= write.start || landed >= write.end,
+        "a misdirected write misses its target"
+    );
     let path = disk.path_of(ino)?;
     if !may_damage(disks, node, ino, zone, &path, faults) {
         return None;
     }
     let damage = &mut disks.get_mut(&node).expect("checked above").damage;
+    let existed = damage.zones.contains_key(&(ino, zone));
     for sector in sectors_of(landed..landed + len) {
         damage.corrupt.remove(&(ino, sector));
     }
     let stale = sectors_of(write.clone()).chain(sectors_of(landed..landed + len));
     damage.mark(ino, zone, &path, stale);
+    assert_budget(disks, node, (ino, zone), existed, faults);
     let text = format!(
         "misdirected write: {path} {len} bytes meant for {} landed at {landed}",
         write.start
@@ -220,9 +321,11 @@ pub(crate) fn disk_full(
     if new_len <= current {
         return false;
     }
+    let used = disk.used_bytes();
+    assert!(used >= current, "the disk's usage includes this file");
     let over_capacity = faults
         .capacity
-        .is_some_and(|capacity| disk.used_bytes() - current + new_len > capacity);
+        .is_some_and(|capacity| used - current + new_len > capacity);
     transient || over_capacity
 }
 
