@@ -172,6 +172,24 @@ impl Default for DiskConfig {
 }
 
 impl DiskConfig {
+    /// Checks that the settings make sense together (each setter checks its own argument;
+    /// this is the configuration's invariant, asserted when it is installed).
+    pub(crate) fn validate(&self) {
+        let latency = &self.latency;
+        assert!(
+            latency.sync_min <= latency.sync_max,
+            "sync latency range {:?}..={:?} is empty",
+            latency.sync_min,
+            latency.sync_max
+        );
+        let faults = &self.faults;
+        assert!(
+            faults.zone_size > 0 && faults.zone_size.is_multiple_of(crate::page::SECTOR_SIZE),
+            "a zone is a non-zero number of 512-byte sectors, not {} bytes",
+            faults.zone_size
+        );
+    }
+
     /// The crash model a kill applies (default [`CrashModel::Strong`]).
     ///
     /// ```

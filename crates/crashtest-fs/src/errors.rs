@@ -7,13 +7,22 @@
 
 use std::io::{self, ErrorKind};
 
+/// The error the real call gives for `code`; it must have the kind the simulation promises
+/// (asserted, so that a platform whose kinds differ is caught rather than lied to).
 #[cfg(unix)]
-fn os_error(code: i32, _kind: ErrorKind, _message: &str) -> io::Error {
-    io::Error::from_raw_os_error(code)
+fn os_error(code: i32, kind: ErrorKind, _message: &str) -> io::Error {
+    let error = io::Error::from_raw_os_error(code);
+    assert!(
+        kind == ErrorKind::Other || error.kind() == kind,
+        "errno {code} has kind {:?} here, not {kind:?}",
+        error.kind()
+    );
+    error
 }
 
 #[cfg(not(unix))]
-fn os_error(_code: i32, kind: ErrorKind, message: &str) -> io::Error {
+fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
+    assert!(code > 0, "an errno is positive");
     io::Error::new(kind, message)
 }
 

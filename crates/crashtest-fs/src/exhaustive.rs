@@ -72,8 +72,14 @@ impl Enumerator {
             slot.0
         );
         slot.1 = bound;
+        let value = slot.0;
         self.cursor += 1;
-        slot.0
+        assert!(value <= bound, "a choice stays within its bound");
+        assert!(
+            self.cursor <= self.made.len() && self.made.len() <= self.max_choices,
+            "the cursor walks the recorded choices, at most max_choices of them"
+        );
+        value
     }
 
     /// Moves to the next sequence; true when there is none left.
@@ -88,6 +94,10 @@ impl Enumerator {
             "the scenario is not deterministic: a case made fewer choices than its prefix"
         );
         self.cursor = 0;
+        assert!(
+            self.made.iter().all(|&(value, bound)| value <= bound),
+            "every recorded choice is within its bound"
+        );
         while let Some(last) = self.made.last_mut() {
             if last.0 < last.1 {
                 last.0 += 1;
@@ -127,7 +137,13 @@ impl Explore {
     fn next_case(&self) -> bool {
         self.crashed.set(false);
         self.scopes.borrow_mut().clear();
-        self.choices.borrow_mut().done()
+        let done = self.choices.borrow_mut().done();
+        assert_eq!(
+            self.choices.borrow().cursor,
+            0,
+            "a case starts at its first choice"
+        );
+        done
     }
 
     /// Whether to crash `node` (at disk boot `boot`) before its next mutation.
@@ -144,6 +160,7 @@ impl Explore {
             return false;
         }
         let crash = self.choices.borrow_mut().choose(1) == 1;
+        assert!(!self.crashed.get(), "one injected crash per case");
         self.crashed.set(crash);
         crash
     }
@@ -155,6 +172,10 @@ impl Explore {
             *scope = (boot, 0);
         }
         scope.1 += 1;
+        assert_eq!(
+            scope.0, boot,
+            "a scope counts for the boot it was opened in"
+        );
     }
 
     fn leave(&self, node: NodeId, boot: u64) {
@@ -237,7 +258,12 @@ impl Choices for Enumerated<'_> {
     }
 
     fn weak_cut(&mut self, pending: usize) -> usize {
-        pending - self.choices.choose(pending as u64) as usize
+        let dropped = self.choices.choose(pending as u64) as usize;
+        assert!(
+            dropped <= pending,
+            "the weak model drops at most every operation"
+        );
+        pending - dropped
     }
 
     fn garbage(&mut self, bytes: &mut [u8]) {
@@ -448,6 +474,10 @@ impl Explorer {
                 self.max_choices
             );
             cases += 1;
+            assert!(
+                cases <= self.max_cases,
+                "an exploration runs at most max_cases cases"
+            );
             if let Err(failure) = result {
                 return Exploration {
                     cases,

@@ -96,7 +96,9 @@ impl Drop for SimFile {
 
 impl SimFile {
     fn read_now(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
+        let room = buf.remaining();
         let n = state::with(|s| s.read(&self.handle, self.pos, buf.initialize_unfilled()))?;
+        assert!(n <= room, "a read fills at most the room it was given");
         buf.advance(n);
         self.pos += n as u64;
         Ok(())
@@ -110,6 +112,7 @@ impl SimFile {
         let Some(Busy::Write(_, result)) = self.busy.take() else {
             unreachable!("a write is waiting")
         };
+        assert!(self.busy.is_none(), "a finished write leaves the file idle");
         Poll::Ready(result)
     }
 
@@ -159,7 +162,9 @@ impl AsyncRead for SimFile {
         };
         ready!(sleep.as_mut().poll(cx));
         this.busy = None;
-        Poll::Ready(this.read_now(buf))
+        let read = this.read_now(buf);
+        assert!(this.busy.is_none(), "a finished read leaves the file idle");
+        Poll::Ready(read)
     }
 }
 
@@ -182,8 +187,13 @@ impl AsyncWrite for SimFile {
             this.busy = Some(Busy::Crashed);
             return Poll::Pending;
         }
+        let start = this.pos;
         let written = state::with(|s| s.write(&this.handle, this.pos, buf));
         let result = written.map(|end| {
+            assert!(
+                this.handle.flags.append || end == start + buf.len() as u64,
+                "a write moves the cursor past the bytes written"
+            );
             this.pos = end;
             buf.len()
         });
@@ -233,6 +243,7 @@ impl AsyncSeek for SimFile {
         Poll::Ready(match this.seek.take() {
             Some(Ok(target)) => {
                 this.pos = target;
+                assert!(this.seek.is_none(), "a seek completes once");
                 Ok(target)
             }
             Some(Err(error)) => Err(error),

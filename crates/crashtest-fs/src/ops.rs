@@ -81,7 +81,13 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
         let handle = s.open(node, &names, flags)?;
         let written = s.write(&handle, 0, contents);
         s.release(&handle);
-        written.map(|_| ())
+        let end = written?;
+        assert_eq!(
+            end,
+            contents.len() as u64,
+            "a whole-file write ends at its length"
+        );
+        Ok(())
     })
 }
 
@@ -315,11 +321,9 @@ impl ReadDir {
 impl SimReadDir {
     fn next(&mut self) -> Option<SimDirEntry> {
         let (name, is_dir) = self.entries.next()?;
-        Some(SimDirEntry {
-            path: self.dir.join(&name),
-            name,
-            is_dir,
-        })
+        let path = self.dir.join(&name);
+        assert!(path.ends_with(&name), "an entry's path ends with its name");
+        Some(SimDirEntry { path, name, is_dir })
     }
 }
 

@@ -24,6 +24,12 @@ pub(crate) fn pieces(range: Range<u64>, unit: u64) -> impl Iterator<Item = Range
         let boundary = (start / unit + 1) * unit;
         let end = boundary.min(range.end);
         let piece = start..end;
+        assert!(!piece.is_empty(), "a piece holds at least one byte");
+        assert_eq!(
+            piece.start / unit,
+            (piece.end - 1) / unit,
+            "a piece never crosses a boundary"
+        );
         start = end;
         Some(piece)
     })
@@ -37,6 +43,7 @@ pub(crate) fn write_into(content: &mut Vec<u8>, offset: u64, bytes: &[u8]) {
         content.resize(end, 0);
     }
     content[start..end].copy_from_slice(bytes);
+    assert!(content.len() >= end, "the content holds the bytes written");
 }
 
 /// Sets the length of `content`, cutting it or filling it with zeros.
@@ -45,6 +52,7 @@ pub(crate) fn set_len(content: &mut Vec<u8>, len: u64) {
         usize::try_from(len).expect("a file length fits in memory"),
         0,
     );
+    assert_eq!(content.len() as u64, len, "the content has the length set");
 }
 
 #[cfg(test)]

@@ -32,6 +32,12 @@ impl Names {
                 }
             }
         }
+        assert!(
+            names
+                .iter()
+                .all(|name| !name.is_empty() && name != "." && name != ".." && !name.contains('/')),
+            "a resolved path holds plain names only"
+        );
         Ok(Names(names))
     }
 
@@ -49,7 +55,9 @@ impl Names {
 
     /// The path as text, for traces and reports.
     pub(crate) fn display(&self) -> String {
-        format!("/{}", self.0.join("/"))
+        let text = format!("/{}", self.0.join("/"));
+        assert!(text.starts_with('/'), "a displayed path is absolute");
+        text
     }
 }
 

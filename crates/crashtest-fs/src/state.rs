@@ -124,10 +124,20 @@ pub(crate) fn crash_before_mutation() -> bool {
     };
     let crash = state().is_some_and(|state| state.crash_point(node));
     if crash {
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "crash points are only offered to nodes"
+        );
         let name = plumbing::node_name(node).expect("a node of the run has a name");
         crashtest_core::node::lookup(&name)
             .expect("the node exists")
             .kill();
+        assert_eq!(
+            plumbing::node_status(node),
+            Some(NodeStatus::Dead),
+            "a crash point kills its node before the operation"
+        );
     }
     crash
 }
@@ -160,6 +170,7 @@ fn record(node: NodeId, words: [u64; 3], text: String) {
 
 impl FsState {
     pub(crate) fn configure(&self, config: DiskConfig) {
+        config.validate();
         self.config.set(config);
     }
 
@@ -169,12 +180,18 @@ impl FsState {
         let mut config = self.config.get();
         if self.explore.borrow().is_some() {
             config.faults = Faults::default();
+            assert_eq!(
+                config.faults.read_corruption,
+                Ratio::NEVER,
+                "exploration runs without running faults"
+            );
         }
         config
     }
 
     pub(crate) fn set_explore(&self, explore: Rc<Explore>) {
-        *self.explore.borrow_mut() = Some(explore);
+        let previous = self.explore.borrow_mut().replace(explore);
+        assert!(previous.is_none(), "a run is one case of one exploration");
     }
 
     pub(crate) fn explore(&self) -> Option<Rc<Explore>> {
@@ -226,9 +243,18 @@ impl FsState {
             .checked_div(latency.bandwidth)
             .unwrap_or(0);
         let done = self.disk(node, |disk| {
+            let before = disk.busy_until_ns;
             disk.busy_until_ns = disk.busy_until_ns.max(now) + per_op + transfer;
+            assert!(
+                disk.busy_until_ns >= before,
+                "the device finishes its operations in order"
+            );
             disk.busy_until_ns
         });
+        assert!(
+            done >= now + per_op + transfer,
+            "an operation takes at least its own time"
+        );
         let extra = plumbing::with_stream("disk-latency", |rng| {
             if sync {
                 let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
@@ -254,6 +280,11 @@ impl FsState {
             })
         });
         if let Ok(handle) = &result {
+            assert_eq!(
+                handle.boot,
+                self.boot(node),
+                "a new handle is of the current boot"
+            );
             let text = format!("open {} as inode {}", names.display(), handle.ino);
             record(node, [event::OPEN, handle.ino, 0], text);
         }
@@ -291,6 +322,7 @@ impl FsState {
             faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
         })
         .flatten();
+        assert!(n <= buf.len(), "a read fills at most its buffer");
         disks[&node]
             .damage
             .apply_to_read(ino, offset, &mut buf[..n], len);
@@ -353,6 +385,10 @@ impl FsState {
             None => offset,
         };
         disk.write(ino, target, bytes)?;
+        assert!(
+            disk.len(ino)? >= target + bytes.len() as u64,
+            "the file holds the bytes written"
+        );
         drop(disks);
         record(
             node,
@@ -378,7 +414,9 @@ impl FsState {
             if faults::disk_full(disk, ino, len, full, &faults) {
                 return Err(errors::no_space());
             }
-            disk.set_len(ino, len)
+            disk.set_len(ino, len)?;
+            assert_eq!(disk.len(ino)?, len, "set_len sets what reads see");
+            Ok(())
         })?;
         record(
             node,
@@ -418,6 +456,10 @@ impl FsState {
                 true
             } else {
                 disk.sync_file(ino);
+                assert!(
+                    disk.file(ino).is_ok_and(|file| file.pending.is_empty()),
+                    "a completed sync leaves nothing of the file pending"
+                );
                 false
             }
         });
@@ -457,7 +499,13 @@ impl FsState {
     /// in no promised order).
     pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<(String, bool)>> {
         let mut entries = self.disk(node, |disk| disk.read_dir(names))?;
+        let listed = entries.len();
         plumbing::with_stream("disk-readdir", |rng| rng.shuffle(&mut entries));
+        assert_eq!(
+            entries.len(),
+            listed,
+            "shuffling a listing keeps every entry"
+        );
         Ok(entries)
     }
 
@@ -521,6 +569,10 @@ impl FsState {
         let Some(outcome) = outcome else {
             return;
         };
+        assert!(
+            self.disk(node, |disk| disk.dir_log.is_empty()),
+            "a crashed disk has nothing pending"
+        );
         record(
             node,
             [

@@ -86,7 +86,11 @@ impl SimHandle {
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         mutation()?;
-        state::with_io(|s| s.write(&self.0, offset, buf))?;
+        let end = state::with_io(|s| s.write(&self.0, offset, buf))?;
+        assert!(
+            end >= buf.len() as u64,
+            "a write ends past the bytes it wrote"
+        );
         Ok(buf.len())
     }
 
@@ -123,13 +127,21 @@ impl RealFile {
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         let mut file = self.lock();
-        file.seek(SeekFrom::Start(offset))?;
+        assert_eq!(
+            file.seek(SeekFrom::Start(offset))?,
+            offset,
+            "a seek goes where asked"
+        );
         file.read(buf)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         let mut file = self.lock();
-        file.seek(SeekFrom::Start(offset))?;
+        assert_eq!(
+            file.seek(SeekFrom::Start(offset))?,
+            offset,
+            "a seek goes where asked"
+        );
         file.write(buf)
     }
 
@@ -320,6 +332,7 @@ impl File {
                     ));
                 }
                 n => {
+                    assert!(n <= buf.len(), "a read returns at most its buffer's length");
                     buf = &mut buf[n..];
                     offset += n as u64;
                 }
@@ -341,6 +354,7 @@ impl File {
             match self.write_at(buf, offset)? {
                 0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
                 n => {
+                    assert!(n <= buf.len(), "a write takes at most its buffer");
                     buf = &buf[n..];
                     offset += n as u64;
                 }
@@ -354,6 +368,7 @@ impl Read for File {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let offset = *self.cursor.get_mut();
         let n = self.read_at(buf, offset)?;
+        assert!(n <= buf.len(), "a read returns at most its buffer's length");
         *self.cursor.get_mut() += n as u64;
         Ok(n)
     }
@@ -368,6 +383,7 @@ impl Write for File {
             *self.cursor.get_mut()
         };
         let n = self.write_at(buf, offset)?;
+        assert!(n <= buf.len(), "a write takes at most its buffer");
         *self.cursor.get_mut() = offset + n as u64;
         Ok(n)
     }
