@@ -295,14 +295,20 @@ pub(crate) fn swizzle_plan(net: &Net, nodes: &[NodeId], duration_ns: u64) -> Vec
     if picked.is_empty() {
         picked.push(nodes[st.rng.index(nodes.len())]);
     }
-    picked
+    let plan: Vec<SwizzleClog> = picked
         .into_iter()
         .map(|node| SwizzleClog {
             node,
             start: now + st.rng.range_inclusive(0, half),
             end: now + st.rng.range_inclusive(half, duration_ns),
         })
-        .collect()
+        .collect();
+    assert!(
+        plan.iter()
+            .all(|clog| clog.start <= clog.end && clog.end <= now + duration_ns),
+        "every clog of a swizzle starts before it ends, within the swizzle"
+    );
+    plan
 }
 
 /// Schedules the clogs of a swizzle plan.

@@ -185,7 +185,8 @@ impl State {
     /// A fresh id for a socket or connection.
     pub(crate) fn next_id(&mut self) -> u64 {
         let id = self.next_id;
-        self.next_id += 1;
+        self.next_id = id.checked_add(1).expect("socket ids never run out");
+        assert!(id > 0, "id 0 is never handed out");
         id
     }
 

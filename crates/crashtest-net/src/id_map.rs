@@ -63,7 +63,9 @@ impl<T> IdMap<T> {
         if offset >= self.slots.len() {
             self.slots.resize_with(offset + 1, || None);
         }
-        self.slots[offset].replace(Box::new(value)).map(|b| *b)
+        let replaced = self.slots[offset].replace(Box::new(value)).map(|b| *b);
+        assert!(self.get(&id).is_some(), "an inserted id is found");
+        replaced
     }
 
     pub(crate) fn remove(&mut self, id: &u64) -> Option<T> {
@@ -76,6 +78,11 @@ impl<T> IdMap<T> {
         while let Some(None) = self.slots.back() {
             self.slots.pop_back();
         }
+        assert!(
+            self.slots.front().is_none_or(Option::is_some)
+                && self.slots.back().is_none_or(Option::is_some),
+            "the span starts and ends at live ids"
+        );
         Some(*value)
     }
 

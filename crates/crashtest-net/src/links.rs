@@ -104,6 +104,13 @@ impl Links {
     pub(crate) fn prune(&mut self, now: u64) {
         self.link_clogs.retain(|_, until| *until > now);
         self.node_clogs.retain(|_, until| *until > now);
+        assert!(
+            self.link_clogs
+                .values()
+                .chain(self.node_clogs.values())
+                .all(|&until| until > now),
+            "only clogs still in force are kept"
+        );
     }
 
     /// Lifts every partition and clog.
@@ -111,6 +118,7 @@ impl Links {
         self.cut.clear();
         self.link_clogs.clear();
         self.node_clogs.clear();
+        assert!(self.is_clear(), "a cleared network has no fault left");
     }
 
     /// The directions cut for `cause`, in order.

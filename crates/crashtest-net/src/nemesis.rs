@@ -131,7 +131,12 @@ fn partition_step(net: &Rc<Net>, generation: u64) {
 /// long ones rare (FoundationDB draws `10·e^(−10u)` seconds).
 fn clog_duration(st: &mut State, max: u64) -> u64 {
     let top = max >> st.rng.below_inclusive(10);
-    st.rng.range_inclusive(top / 2, top)
+    let duration = st.rng.range_inclusive(top / 2, top);
+    assert!(
+        duration <= max,
+        "a clog lasts at most the configured maximum"
+    );
+    duration
 }
 
 /// What one clogging event does, drawn in full before it is ruled on.

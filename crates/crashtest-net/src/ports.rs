@@ -65,6 +65,10 @@ impl Ports {
         let start = rng.below_inclusive(span - 1);
         for step in 0..span {
             let port = EPHEMERAL_FIRST + ((start + step) % span) as u16;
+            assert!(
+                (EPHEMERAL_FIRST..=EPHEMERAL_LAST).contains(&port),
+                "an ephemeral port is in Linux's range"
+            );
             if let std::collections::btree_map::Entry::Vacant(slot) =
                 self.owners.entry((node, proto, port))
             {
@@ -89,6 +93,11 @@ impl Ports {
         if self.owner(node, proto, port) == Some(owner) {
             self.owners.remove(&(node, proto, port));
         }
+        assert_ne!(
+            self.owner(node, proto, port),
+            Some(owner),
+            "a released port no longer belongs to its owner"
+        );
     }
 }
 

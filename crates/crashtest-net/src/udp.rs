@@ -338,6 +338,10 @@ impl SimUdp {
                 return Poll::Pending;
             };
             socket.queued_bytes -= payload.len();
+            assert!(
+                !socket.queue.is_empty() || socket.queued_bytes == 0,
+                "an empty queue holds no bytes"
+            );
             let n = payload.len().min(buf.remaining());
             buf.put_slice(&payload[..n]);
             Poll::Ready(Ok(from))
@@ -623,6 +627,10 @@ impl State {
             self.udp_drop(&datagram, "net.udp.overflow");
             return None;
         }
+        assert!(
+            socket.peer.is_none_or(|peer| peer == datagram.from),
+            "a connected socket queues only its peer's datagrams"
+        );
         let node = socket.node;
         let Datagram {
             from, to, payload, ..
@@ -634,6 +642,10 @@ impl State {
         );
         socket.queued_bytes += payload.len();
         socket.queue.push_back((from, payload));
+        assert!(
+            socket.queued_bytes <= capacity,
+            "a socket queues at most its receive buffer"
+        );
         socket.waker.take()
     }
 }

@@ -37,8 +37,8 @@ impl std::fmt::Debug for ByteQueue {
 
 impl ByteQueue {
     /// Bytes queued.
-    #[cfg(test)]
-    fn len(&self) -> usize {
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
@@ -84,6 +84,7 @@ impl ByteQueue {
         self.chunks.clear();
         self.head = 0;
         self.len = 0;
+        assert!(self.chunks.is_empty(), "a cleared queue holds no chunk");
     }
 
     fn consume(&mut self, n: usize) {

@@ -90,10 +90,29 @@ impl Pipe {
     /// Appends `bytes` to the stream, due to arrive no earlier than `at`. Returns the time the
     /// bytes will arrive, and whether a new segment was queued (a write that would arrive no
     /// later than the previous segment joins it instead, as a real send buffer coalesces).
+    /// The pipe's invariant: `read <= delivered <= written`, and the buffer holds exactly the
+    /// bytes written and not yet read. O(1), so it is checked on every change.
+    #[inline]
+    fn check(&self) {
+        assert!(
+            self.read <= self.delivered && self.delivered <= self.written,
+            "a pipe's offsets stay ordered: read {} <= delivered {} <= written {}",
+            self.read,
+            self.delivered,
+            self.written
+        );
+        assert_eq!(
+            self.buf.len() as u64,
+            self.written - self.read,
+            "a pipe buffers exactly what is written and unread"
+        );
+    }
+
     #[inline]
     pub(crate) fn push_data(&mut self, bytes: &[u8], at: u64) -> (u64, bool) {
         self.buf.extend(bytes);
         self.written += bytes.len() as u64;
+        self.check();
         let at = at.max(self.last_at);
         if let Some(last) = self.segments.back_mut()
             && last.mark == Mark::Data
@@ -153,6 +172,10 @@ impl Pipe {
                 segment.end >= self.delivered,
                 "a segment moved the stream backwards"
             );
+            assert!(
+                segment.end <= self.written,
+                "a segment delivers only bytes written"
+            );
             self.delivered = segment.end;
             match segment.mark {
                 Mark::Data => {}
@@ -172,6 +195,7 @@ impl Pipe {
         let n = self.readable().min(out.remaining());
         self.buf.drain_into(n, |bytes| out.put_slice(bytes));
         self.read += n as u64;
+        self.check();
         n
     }
 
@@ -180,6 +204,7 @@ impl Pipe {
         let n = self.readable();
         self.buf.drain(n);
         self.read = self.delivered;
+        self.check();
     }
 
     /// Throws away everything, in flight or not (an RST purges the send queue). Returns the
@@ -189,6 +214,7 @@ impl Pipe {
         self.read = self.written;
         self.delivered = self.written;
         self.segments.clear();
+        self.check();
         let mut timers: Vec<TimerKey> = self.timer.take().into_iter().collect();
         if let Hold::Cut { timer, .. } = std::mem::take(&mut self.hold) {
             timers.push(timer);

@@ -147,6 +147,7 @@ impl Future for Connect {
             return Poll::Pending;
         };
         let connecting = st.tcp.connecting.remove(&this.id).expect("looked up above");
+        assert!(!this.finished, "a connect completes once");
         this.finished = true;
         match outcome {
             Ok(()) => {
@@ -270,6 +271,10 @@ impl Net {
                             st.tcp.conns.insert(id, conn);
                             let listener = st.tcp.listeners.get_mut(&lid).expect("found above");
                             wakers.push(listener.enqueue(id));
+                            assert!(
+                                listener.queue_len() <= st.config.accept_backlog,
+                                "a listener queues at most its backlog"
+                            );
                             trace(server, "net.tcp.accept", [id, lid, at]);
                         }
                     }
@@ -299,6 +304,10 @@ impl Net {
             .expect("a lost SYN has its connect");
         let backoff = nanos(SYN_RTO) << c.attempts.min(16);
         c.attempts += 1;
+        assert!(
+            backoff >= nanos(SYN_RTO),
+            "a SYN is retried after at least the first RTO"
+        );
         let retry = now.saturating_add(backoff);
         c.timer = Some(if retry >= c.deadline {
             arm_outcome(self, id, c.deadline, Err(io::ErrorKind::TimedOut))
@@ -319,6 +328,12 @@ impl Net {
             let Some(c) = st.tcp.connecting.get_mut(&id) else {
                 return;
             };
+            assert!(c.outcome.is_none(), "a connect learns its fate once");
+            assert_eq!(
+                outcome.is_ok(),
+                c.established,
+                "a connect succeeds exactly when its SYN reached a listener"
+            );
             c.timer = None;
             c.outcome = Some(outcome);
             c.waker.take()

@@ -97,6 +97,10 @@ impl Net {
         let mut n = data.len().min(space);
         if n > 1 && drawn(&mut st.rng, st.config.tcp_partial_write) {
             let short = st.rng.range_inclusive(1, n as u64 - 1) as usize;
+            assert!(
+                (1..n).contains(&short),
+                "a partial write takes some bytes, not all"
+            );
             if applies(node, || {
                 format!("tcp write {local} -> {peer} of {n} bytes cut to {short}")
             }) {
@@ -107,6 +111,10 @@ impl Net {
         let delay = latency_ns(&st.config, &mut st.rng, from, to);
         let pipe = &mut conn.pipes[side];
         let (at, _) = pipe.push_data(&data[..n], now() + delay);
+        assert!(
+            pipe.unread() <= st.config.tcp_buffer,
+            "a pipe never holds more than the TCP buffer"
+        );
         if pipe.timer.is_none() && pipe.hold == Hold::Flowing {
             let due = pipe.next_due().expect("a segment was just queued");
             pipe.timer = Some(self.arm_delivery(id, side, due));
@@ -137,7 +145,8 @@ impl Net {
             }
             let inbound = &mut conn.pipes[1 - side];
             if inbound.readable() > 0 {
-                inbound.read_into(out);
+                let n = inbound.read_into(out);
+                assert!(n > 0, "a read with room and bytes arrived takes some");
                 conn.ends[1 - side].write_waker.take()
             } else {
                 let end = &mut conn.ends[side];
@@ -200,6 +209,7 @@ impl Net {
             let before = pipe.delivered();
             let flag = pipe.deliver_due(now);
             let delivered = pipe.delivered();
+            assert!(delivered >= before, "a delivery never takes bytes back");
             if let Some(due) = pipe.next_due() {
                 pipe.timer = Some(self.arm_delivery(id, dir, due));
             }
@@ -417,6 +427,7 @@ impl State {
         }
         end.fail(kind);
         end.gone = true;
+        assert!(end.is_failed(), "an aborted end reports an error");
         wakers.push(end.read_waker.take());
         wakers.push(end.write_waker.take());
         conn.pipes[1 - side].discard_delivered();
@@ -469,6 +480,10 @@ impl State {
             return;
         }
         let mut conn: Conn = self.tcp.conns.remove(&id).expect("checked above");
+        assert!(
+            conn.ends.iter().all(|end| end.handle == Handle::Closed),
+            "a connection is forgotten only once both ends are closed"
+        );
         for dir in 0..2 {
             for timer in conn.pipes[dir].purge() {
                 plumbing::cancel(timer);
