@@ -31,6 +31,17 @@ use crate::state::{self, Handle};
 /// An open file (or directory) of the calling node's disk; `tokio::fs::File` outside a
 /// simulation. It implements tokio's `AsyncRead`, `AsyncWrite` and `AsyncSeek`.
 ///
+/// # Cancel safety
+///
+/// Inside a simulation: a read takes its bytes when its latency has passed, in the poll
+/// that returns them, so a dropped read loses nothing. A write is not cancel safe: it puts
+/// its bytes in the page cache in its first poll, then waits out the latency. Dropped
+/// during that wait, its bytes are written, and the file's next write or flush finishes the
+/// wait and returns the dropped write's result, not writing its own buffer in that call (so
+/// after a dropped write, `flush` before writing again). A seek completes at once. Outside a
+/// simulation these are tokio's `File`'s rules: a write is buffered and returns at once, and
+/// the next operation waits for it.
+///
 /// ```
 /// use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 ///
@@ -270,6 +281,10 @@ impl File {
     ///
     /// `NotFound` if it does not exist; as `open(2)` otherwise.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: opening for reading changes nothing, and a dropped future holds no handle.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// let error = crashtest_fs::File::open("/missing").await.unwrap_err();
@@ -281,6 +296,13 @@ impl File {
     }
 
     /// Opens a file for writing, creating it or cutting it to length 0.
+    ///
+    /// # Cancel safety
+    ///
+    /// Inside a simulation the file is opened (and created or cut) only when the future
+    /// completes, after the disk's latency: dropped before that, nothing was created and no
+    /// handle is held. Outside a simulation it is tokio's, which opens on its blocking pool:
+    /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -298,6 +320,13 @@ impl File {
     }
 
     /// Creates a new file for reading and writing; `AlreadyExists` if it exists.
+    ///
+    /// # Cancel safety
+    ///
+    /// Inside a simulation the file is opened (and created or cut) only when the future
+    /// completes, after the disk's latency: dropped before that, nothing was created and no
+    /// handle is held. Outside a simulation it is tokio's, which opens on its blocking pool:
+    /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -336,6 +365,13 @@ impl File {
             /// [`File::open`]: its entries). If it fails, the writes it should have saved are lost
             /// for good, though reads may go on returning them until the node crashes.
             ///
+            /// # Cancel safety
+            ///
+            /// Not cancel safe in the sense that matters: dropped before it completes, the file
+            /// was not synced. Inside a simulation its writes stay pending (a crash may still
+            /// lose them) until a sync completes; outside one the fsync may or may not have
+            /// run.
+            ///
             /// ```
             /// # crashtest_core::Sim::new(1).run(async {
             /// use tokio::io::AsyncWriteExt;
@@ -349,6 +385,11 @@ impl File {
             /// Like [`File::sync_all`]; in the simulation the two are the same, since the file's
             /// length is part of the data a read needs.
             ///
+            /// # Cancel safety
+            ///
+            /// As sync_all: a dropped sync has made nothing durable in a simulation, and may or
+            /// may not have outside one.
+            ///
             /// ```
             /// # crashtest_core::Sim::new(1).run(async {
             /// let file = crashtest_fs::File::create("/f").await.unwrap();
@@ -359,6 +400,12 @@ impl File {
 
             /// Cuts or extends the file to `size` bytes (extension reads as zeros); the cursor does
             /// not move. Pending until synced, like a write.
+            ///
+            /// # Cancel safety
+            ///
+            /// Inside a simulation the length changes only when the future completes, after the
+            /// disk's latency; dropped before that, the file is as it was. Outside a simulation
+            /// tokio runs it on its blocking pool, where it may still happen.
             ///
             /// ```
             /// # crashtest_core::Sim::new(1).run(async {
@@ -372,6 +419,10 @@ impl File {
     }
 
     /// The file's metadata.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it changes nothing.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -412,6 +463,13 @@ impl OpenOptions {
     ///
     /// As `open(2)`: `NotFound`, `AlreadyExists`, `IsADirectory`, `NotADirectory`, or
     /// `InvalidInput` for a combination of flags that makes no sense.
+    ///
+    /// # Cancel safety
+    ///
+    /// Inside a simulation the file is opened (and created or cut) only when the future
+    /// completes, after the disk's latency: dropped before that, nothing was created and no
+    /// handle is held. Outside a simulation it is tokio's, which opens on its blocking pool:
+    /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {

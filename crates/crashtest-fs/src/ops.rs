@@ -18,6 +18,12 @@ use crate::state;
 
 /// Reads a whole file.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: reading changes nothing. Inside a simulation the file is read when the future
+/// is first polled, then the future waits out the disk's latency; dropped during the wait, the
+/// bytes are simply not returned.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::write("/f", b"abc").await.unwrap();
@@ -37,6 +43,12 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 
 /// Reads a whole file as UTF-8; `InvalidData` if it is not.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: reading changes nothing. Inside a simulation the file is read when the future
+/// is first polled, then the future waits out the disk's latency; dropped during the wait, the
+/// bytes are simply not returned.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::write("/f", "text").await.unwrap();
@@ -54,6 +66,14 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 }
 
 /// Creates or replaces a file with `contents` (not synced: see [`crate::File::sync_all`]).
+///
+/// # Cancel safety
+///
+/// Inside a simulation the whole write is all or nothing for cancellation: the file is created
+/// or cut and written when the future completes, after the disk's latency, so a future dropped
+/// before that has written nothing. Outside a simulation it is tokio's, which writes on its
+/// blocking pool: a dropped future does not stop it, and the file may end up created, cut or
+/// partly written.
 ///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
@@ -93,6 +113,13 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 
 /// Creates a directory; its parent must exist. Durable once the parent is synced.
 ///
+/// # Cancel safety
+///
+/// Inside a simulation the change is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed (and a crash point of an exhaustive
+/// exploration may stop it for good). Outside a simulation it is tokio's, which runs the call
+/// on its blocking pool: a dropped future does not stop it, so the change may still happen.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::create_dir("/d").await.unwrap();
@@ -114,6 +141,13 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 
 /// Creates a directory and every missing parent.
 ///
+/// # Cancel safety
+///
+/// Inside a simulation the change is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed (and a crash point of an exhaustive
+/// exploration may stop it for good). Outside a simulation it is tokio's, which runs the call
+/// on its blocking pool: a dropped future does not stop it, so the change may still happen.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::create_dir_all("/a/b/c").await.unwrap();
@@ -133,6 +167,13 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 }
 
 /// Removes a file. Durable once its directory is synced.
+///
+/// # Cancel safety
+///
+/// Inside a simulation the change is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed (and a crash point of an exhaustive
+/// exploration may stop it for good). Outside a simulation it is tokio's, which runs the call
+/// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
@@ -154,6 +195,13 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 }
 
 /// Removes an empty directory; `DirectoryNotEmpty` otherwise.
+///
+/// # Cancel safety
+///
+/// Inside a simulation the change is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed (and a crash point of an exhaustive
+/// exploration may stop it for good). Outside a simulation it is tokio's, which runs the call
+/// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
@@ -177,6 +225,14 @@ pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// `rename(2)`). Durable once the directories involved are synced: until then a crash may
 /// undo it.
 ///
+/// # Cancel safety
+///
+/// Inside a simulation the change is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed (and a crash point of an exhaustive
+/// exploration may stop it for good). Outside a simulation it is tokio's, which runs the call
+/// on its blocking pool: a dropped future does not stop it, so the change may still happen.
+/// Either way a rename is atomic: the entry is at one name or the other.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::write("/tmp", b"new").await.unwrap();
@@ -199,6 +255,10 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
 
 /// The metadata of a file or directory.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: it changes nothing.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// let error = crashtest_fs::metadata("/nope").await.unwrap_err();
@@ -217,6 +277,10 @@ pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 
 /// Whether the path exists: `Ok(false)` if it does not, an error if that cannot be told.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: it changes nothing.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// assert!(crashtest_fs::try_exists("/").await.unwrap());
@@ -234,6 +298,12 @@ pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
 /// Makes durable the creations, renames and removals of entries in directory `path` (the
 /// same as opening it with [`crate::File::open`] and calling `sync_all`).
 ///
+/// # Cancel safety
+///
+/// Not cancel safe in the sense that matters: dropped before it completes, the directory was
+/// not synced and its changes are not durable. Inside a simulation nothing is synced until the
+/// future completes (after the sync's latency); outside one the fsync may or may not have run.
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_fs::write("/f", b"x").await.unwrap();
@@ -246,6 +316,10 @@ pub async fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
 
 /// Lists a directory, as `tokio::fs::read_dir`. The order of entries is drawn from the seed:
 /// real directories promise none.
+///
+/// # Cancel safety
+///
+/// Cancel safe: listing changes nothing; a dropped future returns no listing.
 ///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
@@ -300,6 +374,11 @@ struct SimReadDir {
 
 impl ReadDir {
     /// The next entry, or `None` after the last.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as tokio's: an entry is taken from the listing only in the poll that
+    /// returns it (inside a simulation, the first poll).
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -397,6 +476,10 @@ impl DirEntry {
 
     /// Whether the entry is a file or a directory.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it changes nothing.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// crashtest_fs::create_dir("/d").await.unwrap();
@@ -413,6 +496,10 @@ impl DirEntry {
     }
 
     /// The entry's metadata, looked up now (`NotFound` if it has gone since the listing).
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it changes nothing.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {

@@ -141,6 +141,12 @@ use sealed::{Target, ToTarget};
 /// `NotFound` if no node has that name, `InvalidInput` if the port is missing or malformed;
 /// outside a simulation, the system resolver's errors.
 ///
+/// # Cancel safety
+///
+/// Cancel safe: resolution has no effect to undo. Inside a simulation it completes in its first
+/// poll; outside one a dropped lookup is abandoned (tokio's runs on its blocking pool, whose
+/// answer is then thrown away).
+///
 /// ```
 /// # crashtest_core::Sim::new(1).run(async {
 /// crashtest_core::node::create("cache", || async {});

@@ -118,6 +118,12 @@ impl UdpSocket {
     ///
     /// Outside a simulation this is `tokio::net::UdpSocket::bind`.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe. Inside a simulation the address is resolved and the port bound in the
+    /// future's first poll, so a future dropped before it completes has bound nothing. Outside
+    /// a simulation, dropping it while a host name is being resolved binds nothing either.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
@@ -139,6 +145,11 @@ impl UdpSocket {
     /// # Errors
     ///
     /// Fails if the address does not resolve.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: the peer is set only when the future completes (in its first poll inside a
+    /// simulation), so a dropped future leaves the socket as it was.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -170,6 +181,12 @@ impl UdpSocket {
     /// `InvalidInput` for a datagram over 65,507 bytes, `NetworkUnreachable` for an address
     /// outside the simulated network, `ConnectionAborted` once the node was killed.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a datagram is sent whole or not at all. Inside a simulation it leaves in
+    /// the future's first poll (once the target is resolved) and the future completes in that
+    /// poll; a future dropped before completing sent nothing.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
@@ -192,6 +209,11 @@ impl UdpSocket {
     ///
     /// `ConnectionAborted` once the node was killed.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as tokio's: a datagram leaves the receive queue only in the poll that
+    /// returns it, so a dropped receive loses no datagram.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// let socket = crashtest_net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
@@ -212,6 +234,10 @@ impl UdpSocket {
     /// # Errors
     ///
     /// As [`UdpSocket::recv_from`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as recv_from: a dropped receive loses no datagram.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
@@ -238,6 +264,11 @@ impl UdpSocket {
             ///
             /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
             /// [`UdpSocket::send_to`].
+            ///
+            /// # Cancel safety
+            ///
+            /// Cancel safe: the datagram is sent whole, in the poll that completes the future,
+            /// or not at all.
             ///
             /// ```
             /// # crashtest_core::Sim::new(1).run(async {

@@ -99,6 +99,12 @@ impl TcpListener {
     ///
     /// Outside a simulation this is `tokio::net::TcpListener::bind`.
     ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe. Inside a simulation the address is resolved and the port bound in the
+    /// future's first poll, so a future dropped before it completes has bound nothing. Outside
+    /// a simulation, dropping it while a host name is being resolved binds nothing either.
+    ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
     /// use crashtest_net::TcpListener;
@@ -124,6 +130,12 @@ impl TcpListener {
     /// # Errors
     ///
     /// `ConnectionAborted` once the listener's node has been killed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as tokio's: a connection leaves the accept queue only in the poll that
+    /// returns it, so a dropped accept (a select! branch that lost) loses no connection; the
+    /// next accept gets it.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {

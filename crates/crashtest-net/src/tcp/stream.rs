@@ -150,6 +150,15 @@ impl AsyncWrite for Shared {
 /// A TCP connection, like `tokio::net::TcpStream`: it implements tokio's `AsyncRead` and
 /// `AsyncWrite`, so `tokio::io` helpers and `tokio_util::codec` work on it unchanged.
 ///
+/// # Cancel safety
+///
+/// As tokio's. Reading is cancel safe: bytes leave the connection only in the poll that
+/// returns them, so a dropped `read` loses nothing. A poll of `write` that returns `Ready`
+/// has queued its bytes, and one that returns `Pending` (the buffer is full) has queued
+/// none, so `write` is cancel safe too; `write_all` is not: dropped midway, it has sent a
+/// prefix of its buffer. `flush` and `shutdown` complete in their first poll in a
+/// simulation.
+///
 /// ```
 /// use crashtest_core::{node, Sim};
 /// use crashtest_net::{TcpListener, TcpStream};
@@ -200,6 +209,15 @@ impl TcpStream {
     /// `NetworkUnreachable` for addresses outside the simulated network.
     ///
     /// Outside a simulation this is `tokio::net::TcpStream::connect`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: a connect may have reached the server. Inside a simulation, dropping
+    /// the future abandons the attempt under way (earlier addresses that failed stay failed):
+    /// its ephemeral port is freed, and if the SYN had already reached the listener, the queued
+    /// connection is reset, so the server's accept returns a stream whose first read fails with
+    /// ConnectionReset once the RST arrives. Outside a simulation it is tokio's connect: the half-open socket is
+    /// closed, and the server may have seen a connection come and go.
     ///
     /// ```
     /// # crashtest_core::Sim::new(1).run(async {
