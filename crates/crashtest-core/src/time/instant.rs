@@ -11,13 +11,22 @@ use std::time::Duration;
 use crate::world;
 
 /// The base of real-time instants, taken the first time one is asked for.
-fn real_base() -> std::time::Instant {
-    static BASE: OnceLock<std::time::Instant> = OnceLock::new();
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "real time, used only outside simulations"
-    )]
-    *BASE.get_or_init(std::time::Instant::now)
+/// The origin of the real clock's counts. The real clock is tokio's: the system's monotonic
+/// clock, or, under tokio's `test-util`, the runtime's clock when a test pauses it, so that
+/// `sleep`, `interval` and `timeout` keep time with tokio's own timers there. The origin is an
+/// hour before the first use, because a runtime's paused clock starts at the real time the
+/// runtime was built, which may come before that first use.
+fn real_base() -> tokio::time::Instant {
+    static BASE: OnceLock<tokio::time::Instant> = OnceLock::new();
+    *BASE.get_or_init(|| {
+        #[allow(
+            clippy::disallowed_methods,
+            reason = "real time, used only outside simulations"
+        )]
+        let now = std::time::Instant::now();
+        let base = now.checked_sub(Duration::from_secs(3600)).unwrap_or(now);
+        tokio::time::Instant::from_std(base)
+    })
 }
 
 /// A measurement of the monotonic clock, shaped like `tokio::time::Instant`.
@@ -49,8 +58,7 @@ impl Instant {
         match world::with(|w| w.now_ns()) {
             Some(nanos) => Instant { nanos },
             None => {
-                #[allow(clippy::disallowed_methods, reason = "real time outside simulations")]
-                let elapsed = std::time::Instant::now().duration_since(real_base());
+                let elapsed = tokio::time::Instant::now().saturating_duration_since(real_base());
                 Instant {
                     nanos: u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX),
                 }
@@ -78,7 +86,7 @@ impl Instant {
     }
 
     pub(crate) fn to_std(self) -> std::time::Instant {
-        real_base() + Duration::from_nanos(self.nanos)
+        (real_base() + Duration::from_nanos(self.nanos)).into_std()
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
