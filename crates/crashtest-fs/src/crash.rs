@@ -280,6 +280,10 @@ struct Before {
 
 impl Before {
     fn of(disk: &Disk) -> Before {
+        assert!(
+            verify::enabled(),
+            "the O(n) comparison runs behind the verify switch"
+        );
         let touched: BTreeSet<Ino> = disk.dir_log.iter().flat_map(DirChange::dirs).collect();
         let mut files = BTreeMap::new();
         let mut untouched_dirs = BTreeMap::new();
@@ -487,6 +491,10 @@ fn op_counts(ops: &[DataOp]) -> (u64, u64) {
             DataOp::SetLen { .. } => truncates += 1,
         }
     }
+    assert!(
+        truncates <= ops.len() as u64,
+        "at most one truncate per operation"
+    );
     (sectors, truncates)
 }
 
@@ -504,6 +512,14 @@ fn survive_whole(ino: Ino, ops: &[DataOp], durable: &mut Vec<u8>) -> FileOutcome
             DataOp::SetLen { .. } => result.truncates_kept += 1,
         }
     }
+    assert!(
+        !result.lost_data(),
+        "a file that survives whole lost nothing"
+    );
+    assert!(
+        result.truncates_kept <= ops.len() as u64,
+        "at most one truncate per operation"
+    );
     result
 }
 
@@ -689,6 +705,10 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
         }
     }
     files.sort_by_key(|f| f.ino);
+    assert!(
+        files.windows(2).all(|w| w[0].ino < w[1].ino),
+        "one outcome per file"
+    );
     outcome.files = files;
     outcome
 }

@@ -246,6 +246,7 @@ impl Disk {
     }
 
     fn inode_mut(&mut self, ino: Ino) -> &mut Inode {
+        assert!(ino < self.next_ino, "inode {ino} was never made");
         self.inodes
             .get_mut(&ino)
             .expect("a referenced inode exists")
@@ -284,10 +285,11 @@ impl Disk {
     }
 
     fn next_seq(&mut self) -> u64 {
-        self.next_seq = self
-            .next_seq
+        let previous = self.next_seq;
+        self.next_seq = previous
             .checked_add(1)
             .expect("sequence numbers never run out");
+        assert!(self.next_seq > previous, "sequence numbers increase");
         self.next_seq
     }
 
@@ -311,6 +313,10 @@ impl Disk {
         for name in &names.0 {
             ino = self.lookup(ino, name)?.ok_or_else(errors::not_found)?;
         }
+        assert!(
+            self.inodes.contains_key(&ino),
+            "a path leads to a live inode"
+        );
         Ok(ino)
     }
 
@@ -534,7 +540,8 @@ impl Disk {
                 Kind::File(file) => file.cache.len() as u64,
                 Kind::Dir(_) => 0,
             })
-            .sum()
+            .try_fold(0u64, u64::checked_add)
+            .expect("a disk's usage fits in a u64")
     }
 
     // ----- directories -----
@@ -732,6 +739,7 @@ impl Disk {
     }
 
     pub(crate) fn metadata(&self, ino: Ino) -> Metadata {
+        assert!(self.inodes.contains_key(&ino), "metadata of a live inode");
         match &self.inode(ino).kind {
             Kind::File(file) => Metadata::new(FileType::FILE, file.cache.len() as u64),
             Kind::Dir(_) => Metadata::new(FileType::DIR, 4096),
@@ -848,10 +856,9 @@ impl Disk {
             match &inode.kind {
                 Kind::Dir(dir) => {
                     for (name, child) in &dir.live {
-                        assert!(
-                            !name.is_empty() && !name.contains('/') && name != "." && name != "..",
-                            "a directory holds plain names, not {name:?}"
-                        );
+                        assert!(!name.is_empty(), "a directory holds no empty name");
+                        assert!(!name.contains('/'), "a name holds no separator: {name:?}");
+                        assert!(name != "." && name != "..", "a directory holds no {name:?}");
                         assert!(self.inodes.contains_key(child), "a live name has its inode");
                         *live_names.entry(*child).or_default() += 1;
                     }
@@ -897,7 +904,17 @@ impl Disk {
             self.dir_log.windows(2).all(|w| w[0].seq < w[1].seq),
             "directory changes are logged in issue order"
         );
+        assert!(
+            self.dir_log
+                .iter()
+                .all(|change| change.seq <= self.next_seq),
+            "pending changes were numbered by this disk"
+        );
         for change in &self.dir_log {
+            if let [Part::Unlink { ino: from, .. }, Part::Link { ino: to, .. }] = &change.parts[..]
+            {
+                assert_eq!(from, to, "a rename moves one inode");
+            }
             for part in &change.parts {
                 assert!(self.is_dir(part.dir()), "a change is made in a directory");
                 assert!(
@@ -907,6 +924,12 @@ impl Disk {
             }
         }
         self.damage.verify();
+        assert!(
+            self.damage
+                .inodes()
+                .all(|ino| matches!(self.inodes.get(&ino).map(|i| &i.kind), Some(Kind::File(_)))),
+            "only files hold damage"
+        );
     }
 }
 

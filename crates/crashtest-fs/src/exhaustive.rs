@@ -109,7 +109,12 @@ impl Enumerator {
     }
 
     fn values(&self) -> Vec<u64> {
-        self.made.iter().map(|&(value, _)| value).collect()
+        let values: Vec<u64> = self.made.iter().map(|&(value, _)| value).collect();
+        assert!(
+            values.len() <= self.max_choices,
+            "a case makes at most max_choices choices"
+        );
+        values
     }
 }
 
@@ -182,7 +187,8 @@ impl Explore {
         if let Some(scope) = self.scopes.borrow_mut().get_mut(&node)
             && scope.0 == boot
         {
-            scope.1 = scope.1.saturating_sub(1);
+            assert!(scope.1 > 0, "a scope is left only after it was entered");
+            scope.1 -= 1;
         }
     }
 
@@ -228,6 +234,7 @@ impl Choices for Enumerated<'_> {
                 _ => SectorFate::Dropped,
             };
         }
+        assert!(len > 0, "a sector piece holds at least one byte");
         let half = len / 2;
         let torn = |good, garbage| SectorFate::Torn(Tear { good, garbage });
         if !self.garbage {

@@ -130,6 +130,11 @@ impl Damage {
         );
     }
 
+    /// The inodes that hold damage.
+    pub(crate) fn inodes(&self) -> impl Iterator<Item = Ino> + '_ {
+        self.zones.keys().map(|&(ino, _)| ino)
+    }
+
     /// Checks the module's invariants over all of this disk's damage (with the core's verify
     /// switch only).
     pub(crate) fn verify(&self) {

@@ -105,6 +105,16 @@ impl Drop for SimFile {
     }
 }
 
+/// A file waiting on a crash point that killed its node: the node must be dead (its task
+/// is dropped at the end of this poll, and nothing of it runs again).
+fn assert_node_dead(node: crashtest_core::node::NodeId) {
+    assert_eq!(
+        crashtest_core::plumbing::node_status(node),
+        Some(crashtest_core::node::NodeStatus::Dead),
+        "a write stopped at a crash point belongs to a dead node"
+    );
+}
+
 impl SimFile {
     fn read_now(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
         let room = buf.remaining();
@@ -191,7 +201,10 @@ impl AsyncWrite for SimFile {
         let this = self.get_mut();
         match &this.busy {
             Some(Busy::Write(..)) => return this.poll_busy_write(cx),
-            Some(Busy::Crashed) => return Poll::Pending,
+            Some(Busy::Crashed) => {
+                assert_node_dead(this.handle.node);
+                return Poll::Pending;
+            }
             Some(Busy::Read(_)) | None => this.busy = None,
         }
         if state::crash_before_mutation() {
@@ -223,7 +236,10 @@ impl AsyncWrite for SimFile {
         let this = self.get_mut();
         match &this.busy {
             Some(Busy::Write(..)) => this.poll_busy_write(cx).map_ok(|_| ()),
-            Some(Busy::Crashed) => Poll::Pending,
+            Some(Busy::Crashed) => {
+                assert_node_dead(this.handle.node);
+                Poll::Pending
+            }
             Some(Busy::Read(_)) | None => Poll::Ready(Ok(())),
         }
     }
@@ -246,6 +262,10 @@ impl AsyncSeek for SimFile {
             }
         };
         this.seek = Some(target.ok_or_else(errors::invalid_input));
+        assert!(
+            this.seek.is_some(),
+            "a started seek waits for its completion"
+        );
         Ok(())
     }
 

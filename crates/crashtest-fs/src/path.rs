@@ -32,20 +32,29 @@ impl Names {
                 }
             }
         }
-        assert!(
-            names
-                .iter()
-                .all(|name| !name.is_empty() && name != "." && name != ".." && !name.contains('/')),
-            "a resolved path holds plain names only"
-        );
+        for name in &names {
+            assert!(!name.is_empty(), "a resolved path holds no empty name");
+            assert!(
+                name != "." && name != "..",
+                "a resolved path holds no {name:?}"
+            );
+            assert!(!name.contains('/'), "a name holds no separator: {name:?}");
+        }
         Ok(Names(names))
     }
 
     /// The parent's names and the last name, or `None` for the root.
     pub(crate) fn split_last(&self) -> Option<(&[String], &str)> {
-        self.0
+        let split = self
+            .0
             .split_last()
-            .map(|(last, parent)| (parent, last.as_str()))
+            .map(|(last, parent)| (parent, last.as_str()));
+        assert_eq!(
+            split.is_none(),
+            self.0.is_empty(),
+            "only the root has no last name"
+        );
+        split
     }
 
     /// True if `self` is `other` or lies below it.

@@ -212,7 +212,12 @@ impl FsState {
         if plumbing::node_status(handle.node) == Some(NodeStatus::Dead) {
             return Err(errors::io_error());
         }
-        if self.boot(handle.node) != handle.boot {
+        let boot = self.boot(handle.node);
+        assert!(
+            handle.boot <= boot,
+            "a handle comes from this boot or an earlier one"
+        );
+        if boot != handle.boot {
             return Err(errors::io_error());
         }
         Ok(())
@@ -428,7 +433,12 @@ impl FsState {
 
     pub(crate) fn len(&self, handle: &Handle) -> io::Result<u64> {
         self.check(handle)?;
-        self.disk(handle.node, |disk| disk.len(handle.ino))
+        let len = self.disk(handle.node, |disk| disk.len(handle.ino))?;
+        assert!(
+            usize::try_from(len).is_ok(),
+            "a simulated file fits in memory"
+        );
+        Ok(len)
     }
 
     pub(crate) fn handle_metadata(&self, handle: &Handle) -> io::Result<Metadata> {
