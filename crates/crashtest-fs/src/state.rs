@@ -546,6 +546,7 @@ impl FsState {
     /// what that part would have lost survives whole, and every draw stays as it was.
     /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
+        let boot = self.disks.borrow().get(&node).map(|disk| disk.boot);
         let config = self.config();
         let explore = self.explore.borrow().clone();
         let mut judge = |damage: &Damage<'_>| match &explore {
@@ -582,6 +583,11 @@ impl FsState {
         assert!(
             self.disk(node, |disk| disk.dir_log.is_empty()),
             "a crashed disk has nothing pending"
+        );
+        assert_eq!(
+            boot.map(|boot| boot + 1),
+            Some(self.boot(node)),
+            "a crash makes every handle of the node stale"
         );
         record(
             node,

@@ -81,7 +81,9 @@ fn mutation() -> io::Result<()> {
 
 impl SimHandle {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        state::with_io(|s| s.read(&self.0, offset, buf))
+        let n = state::with_io(|s| s.read(&self.0, offset, buf))?;
+        assert!(n <= buf.len(), "a read fills at most its buffer");
+        Ok(n)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
