@@ -908,6 +908,34 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "which no unsynced write or truncate covered")]
+    fn the_after_crash_check_catches_a_changed_synced_byte() {
+        let (mut disk, ino) = disk_with_file();
+        disk.write(ino, 0, &[7; 100]).unwrap();
+        disk.sync_file(ino);
+        disk.write(ino, 10, &[1; 5]).unwrap();
+        let before = Before::of(&disk);
+        // What a crash model that broke the contract would leave: byte 50 was synced and no
+        // unsynced write covers it.
+        disk.file_mut(ino).unwrap().durable[50] = 0;
+        before.check(&disk);
+    }
+
+    #[test]
+    fn the_after_crash_check_allows_changes_the_unsynced_writes_cover() {
+        let (mut disk, ino) = disk_with_file();
+        disk.write(ino, 0, &[7; 100]).unwrap();
+        disk.sync_file(ino);
+        disk.write(ino, 10, &[1; 5]).unwrap();
+        disk.set_len(ino, 90).unwrap();
+        let before = Before::of(&disk);
+        let durable = &mut disk.file_mut(ino).unwrap().durable;
+        durable[12] = 1;
+        durable.truncate(90);
+        before.check(&disk);
+    }
+
+    #[test]
     fn a_tear_never_touches_bytes_outside_its_write() {
         for seed in 0..300 {
             let (mut disk, ino) = disk_with_file();
