@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use crashtest_core::time::{self, Instant, MissedTickBehavior};
+use crashtest_core::time::{self, Instant};
 use crashtest_core::{Sim, node, task};
 
 #[test]
@@ -81,61 +81,6 @@ fn timeout_elapses_or_passes_the_output_through() {
             assert_eq!(quick.await, Ok("ok"));
         })
         .unwrap();
-}
-
-async fn ticks_after_a_stall(behavior: MissedTickBehavior) -> Vec<u64> {
-    let mut ticks = time::interval(Duration::from_millis(10));
-    ticks.set_missed_tick_behavior(behavior);
-    ticks.tick().await;
-    time::sleep(Duration::from_millis(35)).await;
-    let mut at = Vec::new();
-    for _ in 0..3 {
-        ticks.tick().await;
-        at.push(Instant::now().as_nanos_since_start() / 1_000_000);
-    }
-    at
-}
-
-/// The same stall with tokio's own interval, on its paused clock: the behaviour to match.
-fn tokio_ticks_after_a_stall(behavior: tokio::time::MissedTickBehavior) -> Vec<u64> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let start = tokio::time::Instant::now();
-        let mut ticks = tokio::time::interval(Duration::from_millis(10));
-        ticks.set_missed_tick_behavior(behavior);
-        ticks.tick().await;
-        tokio::time::sleep(Duration::from_millis(35)).await;
-        let mut at = Vec::new();
-        for _ in 0..3 {
-            ticks.tick().await;
-            at.push(start.elapsed().as_millis() as u64);
-        }
-        at
-    })
-}
-
-#[test]
-fn intervals_handle_missed_ticks_as_tokio_does() {
-    let run = |behavior| {
-        let out = Rc::new(RefCell::new(Vec::new()));
-        let slot = out.clone();
-        Sim::new(1)
-            .run(async move { *slot.borrow_mut() = ticks_after_a_stall(behavior).await })
-            .unwrap();
-        out.take()
-    };
-    use tokio::time::MissedTickBehavior as Tokio;
-    for (ours, theirs) in [
-        (MissedTickBehavior::Burst, Tokio::Burst),
-        (MissedTickBehavior::Delay, Tokio::Delay),
-        (MissedTickBehavior::Skip, Tokio::Skip),
-    ] {
-        assert_eq!(run(ours), tokio_ticks_after_a_stall(theirs), "{ours:?}");
-    }
 }
 
 #[test]

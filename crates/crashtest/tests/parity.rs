@@ -107,16 +107,38 @@ mod time_parity {
         at
     }
 
+    /// The same stall with tokio's own interval: the behaviour both must match.
+    async fn tokio_ticks_after_a_stall(behavior: tokio::time::MissedTickBehavior) -> Vec<u128> {
+        let start = tokio::time::Instant::now();
+        let mut ticks = tokio::time::interval(Duration::from_millis(10));
+        ticks.set_missed_tick_behavior(behavior);
+        ticks.tick().await;
+        tokio::time::sleep(Duration::from_millis(35)).await;
+        let mut at = Vec::new();
+        for _ in 0..3 {
+            ticks.tick().await;
+            at.push(start.elapsed().as_millis());
+        }
+        at
+    }
+
     #[test]
-    fn missed_ticks_are_handled_alike_in_each_mode() {
+    fn missed_ticks_are_handled_as_tokio_does_in_each_mode() {
         use time::MissedTickBehavior::{Burst, Delay, Skip};
-        for behavior in [Burst, Delay, Skip] {
+        use tokio::time::MissedTickBehavior as Tokio;
+        for (behavior, theirs) in [
+            (Burst, Tokio::Burst),
+            (Delay, Tokio::Delay),
+            (Skip, Tokio::Skip),
+        ] {
+            let tokio_own = on_tokio(true, || tokio_ticks_after_a_stall(theirs));
             let real = on_tokio(true, || async move {
                 ticks_after_a_stall(behavior, Clock::tokio()).await
             });
             let sim =
                 in_sim(move || async move { ticks_after_a_stall(behavior, Clock::sim()).await });
-            assert_eq!(sim, real, "{behavior:?}");
+            assert_eq!(real, tokio_own, "{behavior:?} on tokio");
+            assert_eq!(sim, real, "{behavior:?} in a simulation");
         }
     }
 
