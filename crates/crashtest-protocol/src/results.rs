@@ -1,0 +1,338 @@
+//! Results lines: one JSON object per finished seed, appended to the file `CRASHTEST_RESULTS`
+//! names.
+//!
+//! The runner writes a line when a seed finishes (`pass`, `fail`, `nondeterministic`); the
+//! tool writes one for a seed whose worker process died (`crashed`) or went silent (`hung`).
+//! Each line is written whole by one `write` on a file opened for appending, so several
+//! workers may share a file and a worker that dies loses only the seed it was running.
+//!
+//! Reading is lenient about fields a writer left out (an older writer, or a lost seed's line,
+//! which has no fingerprint): every field but `test`, `seed` and `status` has a default.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How a seed ended.
+///
+/// ```
+/// use crashtest_protocol::Status;
+/// assert_eq!(serde_json::to_string(&Status::Nondeterministic).unwrap(), "\"nondeterministic\"");
+/// assert_eq!(Status::Hung.to_string(), "hung");
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every oracle held.
+    #[default]
+    Pass,
+    /// The run failed: a panic, a failed check, a deadlock, a livelock or the time limit.
+    Fail,
+    /// Two runs of the seed in one process did different things.
+    Nondeterministic,
+    /// The worker process died while running the seed (abort, segfault, exit).
+    Crashed,
+    /// The worker process went silent while running the seed and was killed.
+    Hung,
+}
+
+impl Status {
+    /// Every status, in the order summaries list them.
+    pub const ALL: [Status; 5] = [
+        Status::Pass,
+        Status::Fail,
+        Status::Nondeterministic,
+        Status::Crashed,
+        Status::Hung,
+    ];
+
+    /// The name a results line gives it.
+    ///
+    /// ```
+    /// assert_eq!(crashtest_protocol::Status::Crashed.name(), "crashed");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "fail",
+            Status::Nondeterministic => "nondeterministic",
+            Status::Crashed => "crashed",
+            Status::Hung => "hung",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What kind of failure a run ended in.
+///
+/// ```
+/// use crashtest_protocol::results::FailureClass;
+/// assert_eq!(serde_json::to_string(&FailureClass::TimeLimit).unwrap(), "\"time_limit\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// A task panicked.
+    Panic,
+    /// No task was ready and no timer armed.
+    Deadlock,
+    /// Virtual time reached the limit.
+    TimeLimit,
+    /// Polls without the clock moving.
+    Livelock,
+    /// A registered check failed.
+    Check,
+    /// Two runs of the seed differed.
+    Nondeterminism,
+}
+
+/// A failure as two runs are compared by: the same kind, on the same node, at the same place
+/// in the code, is the same failure (the message may differ: it often holds values drawn
+/// from the seed).
+///
+/// ```
+/// use crashtest_protocol::results::{FailureClass, Signature};
+/// let at = |line: u32| Signature {
+///     class: FailureClass::Panic,
+///     node: Some("n1".into()),
+///     location: Some(format!("src/raft.rs:{line}:9")),
+///     headline: "panicked: two leaders".into(),
+/// };
+/// assert!(at(10).same_failure(&at(10)));
+/// assert!(!at(10).same_failure(&at(11)));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signature {
+    /// The kind of failure.
+    pub class: FailureClass,
+    /// The node it happened on, by name.
+    #[serde(default)]
+    pub node: Option<String>,
+    /// Where a panic was raised (`file:line:column`).
+    #[serde(default)]
+    pub location: Option<String>,
+    /// The failure in one line.
+    pub headline: String,
+}
+
+impl Signature {
+    /// Whether two failures are the same: kind, node and panic location agree.
+    pub fn same_failure(&self, other: &Signature) -> bool {
+        (self.class, &self.node, &self.location) == (other.class, &other.node, &other.location)
+    }
+}
+
+/// One finished seed, as a line of the results file.
+///
+/// ```
+/// use crashtest_protocol::{SeedResult, Status};
+/// let line = r#"{"test":"t","seed":4,"status":"fail","failure":"panicked at a.rs:1:1: no"}"#;
+/// let result: SeedResult = serde_json::from_str(line).unwrap();
+/// assert_eq!((result.seed, result.status), (4, Status::Fail));
+/// assert_eq!(result.headline(), "panicked at a.rs:1:1: no");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeedResult {
+    /// The test, as libtest names it.
+    pub test: String,
+    /// The seed.
+    pub seed: u64,
+    /// How the seed ended.
+    pub status: Status,
+    /// The run's fingerprint, in hex (empty when the run never finished).
+    #[serde(default)]
+    pub fingerprint: String,
+    /// Virtual time reached, in nanoseconds.
+    #[serde(default)]
+    pub elapsed_ns: u64,
+    /// Events in the trace.
+    #[serde(default)]
+    pub events: u64,
+    /// Polls made.
+    #[serde(default)]
+    pub polls: u64,
+    /// The failure report (for a lost seed, the end of its worker's output).
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// What failed, for comparing failures; none for a pass or a lost seed.
+    #[serde(default)]
+    pub signature: Option<Signature>,
+    /// The faults applied, oldest first.
+    #[serde(default)]
+    pub faults: Vec<FaultLine>,
+    /// Coverage counts of the run.
+    #[serde(default)]
+    pub coverage: Vec<CoverageLine>,
+}
+
+/// A fault in a results line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultLine {
+    /// The fault's id, if it was drawn from the seed (only those can be masked).
+    #[serde(default)]
+    pub id: Option<u64>,
+    /// The stream it was drawn from, if it was.
+    #[serde(default)]
+    pub stream: Option<String>,
+    /// Virtual time, nanoseconds.
+    pub time_ns: u64,
+    /// The node it hit, by name.
+    pub node: String,
+    /// What it was.
+    pub text: String,
+}
+
+/// A coverage site's counts in a results line.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageLine {
+    /// `probe`, `sometimes` or `buggify`.
+    pub kind: String,
+    /// The site's name.
+    pub name: String,
+    /// `file:line`.
+    pub location: String,
+    /// Times reached.
+    pub reached: u64,
+    /// Times fired.
+    pub fired: u64,
+}
+
+/// How the lines that say what failed begin, in a failure report or a worker's output: the
+/// runner's failure kinds, its nondeterminism report, the poll watchdog's message and the
+/// Rust runtime's abort.
+const HEADLINES: [&str; 8] = [
+    "panicked",
+    "deadlock:",
+    "time limit:",
+    "livelock:",
+    "check failed:",
+    "nondeterminism:",
+    "crashtest: seed",
+    "fatal runtime error",
+];
+
+impl SeedResult {
+    /// Whether the seed passed.
+    pub fn passed(&self) -> bool {
+        self.status == Status::Pass
+    }
+
+    /// The line for a seed whose worker process died (`crashed`) or was killed after going
+    /// silent (`hung`), with the end of the worker's output as the failure.
+    ///
+    /// ```
+    /// use crashtest_protocol::{SeedResult, Status};
+    /// let lost = SeedResult::lost("t", 3, Status::Hung, "stuck".into());
+    /// assert_eq!((lost.seed, lost.status, lost.headline().as_str()), (3, Status::Hung, "stuck"));
+    /// ```
+    pub fn lost(test: &str, seed: u64, status: Status, output_tail: String) -> SeedResult {
+        assert!(
+            matches!(status, Status::Crashed | Status::Hung),
+            "only a crashed or hung seed is lost, not a {status} one"
+        );
+        SeedResult {
+            test: test.to_owned(),
+            seed,
+            status,
+            failure: Some(output_tail),
+            ..SeedResult::default()
+        }
+    }
+
+    /// The failure's most telling line: the signature's if the runner wrote one, else the
+    /// first line of the report that says what failed, else its first line.
+    pub fn headline(&self) -> String {
+        if let Some(signature) = &self.signature {
+            return signature.headline.clone();
+        }
+        let Some(failure) = &self.failure else {
+            return String::new();
+        };
+        let lines = || failure.lines().map(str::trim).filter(|l| !l.is_empty());
+        lines()
+            .find(|line| HEADLINES.iter().any(|start| line.starts_with(start)))
+            .or_else(|| lines().find(|line| !line.contains("FAILED at virtual time")))
+            .or_else(|| lines().next())
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The ids of the applied faults that can be masked, oldest first.
+    pub fn fault_ids(&self) -> Vec<u64> {
+        self.faults.iter().filter_map(|f| f.id).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_keeps_its_field_order() {
+        let line = SeedResult {
+            test: "t".into(),
+            seed: 1,
+            status: Status::Fail,
+            fingerprint: "00ff".into(),
+            failure: Some("boom".into()),
+            faults: vec![FaultLine {
+                id: Some(0),
+                stream: Some("nemesis".into()),
+                time_ns: 5,
+                node: "a".into(),
+                text: "kill a".into(),
+            }],
+            ..SeedResult::default()
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert_eq!(
+            text,
+            r#"{"test":"t","seed":1,"status":"fail","fingerprint":"00ff","elapsed_ns":0,"events":0,"polls":0,"failure":"boom","signature":null,"faults":[{"id":0,"stream":"nemesis","time_ns":5,"node":"a","text":"kill a"}],"coverage":[]}"#
+        );
+        assert_eq!(serde_json::from_str::<SeedResult>(&text).unwrap(), line);
+    }
+
+    #[test]
+    fn every_status_reads_back_as_itself() {
+        for status in Status::ALL {
+            let text = serde_json::to_string(&status).unwrap();
+            assert_eq!(text, format!("\"{status}\""));
+            assert_eq!(serde_json::from_str::<Status>(&text).unwrap(), status);
+        }
+        assert!(serde_json::from_str::<Status>("\"flaky\"").is_err());
+    }
+
+    #[test]
+    fn the_headline_is_the_panic() {
+        let result = SeedResult {
+            failure: Some(
+                "seed 1 FAILED at virtual time 1s\n  node a\n  panicked at x.rs:1:2: boom\n".into(),
+            ),
+            ..SeedResult::default()
+        };
+        assert_eq!(result.headline(), "panicked at x.rs:1:2: boom");
+    }
+
+    #[test]
+    fn a_signature_ignores_the_message() {
+        let signature = |headline: &str| Signature {
+            class: FailureClass::Check,
+            node: None,
+            location: None,
+            headline: headline.into(),
+        };
+        assert!(signature("term 3").same_failure(&signature("term 4")));
+        let elsewhere = Signature {
+            node: Some("n2".into()),
+            ..signature("term 3")
+        };
+        assert!(!signature("term 3").same_failure(&elsewhere));
+    }
+}
