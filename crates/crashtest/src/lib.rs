@@ -30,7 +30,10 @@
 
 pub mod minimize;
 pub mod nemesis;
-pub mod runner;
+
+/// The test runner behind `#[crashtest::test]`: many seeds, several threads, one clear report;
+/// its settings come from the attribute and the `CRASHTEST_*` environment variables.
+pub use crashtest_runner as runner;
 
 /// Runs `f` on a fresh OS thread with the determinism guards linked in, and returns its
 /// result. Use it around [`Sim::run`] outside the test runner (which does this for every
