@@ -91,6 +91,8 @@ pub enum FailureClass {
     Check,
     /// Two runs of the seed differed.
     Nondeterminism,
+    /// A failure this protocol has no name for (from a newer simulator).
+    Other,
 }
 
 /// A failure as two runs are compared by: the same kind, on the same node, at the same place

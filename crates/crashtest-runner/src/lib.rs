@@ -14,6 +14,10 @@ mod reproduce;
 pub mod results;
 mod settings;
 
+/// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
+/// environment variables, typed trace notes.
+pub use crashtest_protocol as protocol;
+
 use std::fmt;
 use std::future::Future;
 use std::sync::Mutex;
@@ -21,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest_core::coverage::CoverageReport;
 use crashtest_core::{Divergence, RunFailure, RunSummary, Sim, check_determinism};
-use results::{SeedResult, Sink};
+use results::Sink;
 
 pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
@@ -282,7 +286,7 @@ where
         match check_determinism(first, config.clone(), body) {
             Ok(result) => result,
             Err(divergence) => {
-                sink.write(&SeedResult::from_divergence(&test, &divergence));
+                sink.write(&results::divergence_result(&test, &divergence));
                 return Err(report(first, Cause::Nondeterminism(divergence)));
             }
         }
@@ -305,9 +309,9 @@ where
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
     let stop = AtomicBool::new(false);
     let record = |result: Result<RunSummary, Box<RunFailure>>, list_every_site: bool| {
-        let mut line = SeedResult::from_run(&test, &result);
+        let mut line = results::seed_result(&test, &result);
         if list_every_site {
-            line.list_unreached_sites();
+            results::list_unreached_sites(&mut line);
         }
         sink.write(&line);
         match result {

@@ -8,6 +8,8 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crashtest_protocol::{env, reproduce};
+
 /// Where a test lives, as the macro captured it at the call site.
 ///
 /// ```
@@ -80,16 +82,35 @@ impl TestSpec {
     /// );
     /// ```
     pub fn reproduce_command(&self, seed: u64) -> String {
+        self.reproduce_line(&reproduce::seed(seed))
+    }
+
+    /// The shell command that runs this test with the variables `env` (such as
+    /// `CRASHTEST_SEED=3 CRASHTEST_MASK=1,4`).
+    ///
+    /// ```
+    /// let spec = crashtest::runner::TestSpec {
+    ///     name: "agree",
+    ///     module_path: "my_db::raft",
+    ///     package: "my-db",
+    ///     crate_name: "my_db",
+    ///     seeds: None,
+    ///     seed: None,
+    ///     config: crashtest::Config::default,
+    /// };
+    /// assert_eq!(
+    ///     spec.reproduce_line("CRASHTEST_SEED=3 CRASHTEST_MASK=1,4"),
+    ///     "CRASHTEST_SEED=3 CRASHTEST_MASK=1,4 cargo test -p my-db --lib -- raft::agree --exact"
+    /// );
+    /// ```
+    pub fn reproduce_line(&self, env: &str) -> String {
         let target = if self.crate_name == self.package.replace('-', "_") {
             "--lib".to_owned()
         } else {
             format!("--test {}", self.crate_name)
         };
-        format!(
-            "CRASHTEST_SEED={seed} cargo test -p {} {target} -- {} --exact",
-            self.package,
-            self.test_path()
-        )
+        let selection = format!("-p {} {target}", self.package);
+        reproduce::cargo_test(env, &selection, &self.test_path())
     }
 }
 
@@ -102,7 +123,7 @@ pub(crate) fn commit() -> String {
 }
 
 fn ask_commit() -> String {
-    if let Ok(commit) = std::env::var("CRASHTEST_COMMIT") {
+    if let Ok(commit) = std::env::var(env::COMMIT) {
         return commit;
     }
     let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());

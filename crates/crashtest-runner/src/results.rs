@@ -1,9 +1,11 @@
-//! Machine-readable output: one JSON line per finished seed, and a run's trace as JSON lines.
+//! Machine-readable output: one results line per finished seed, and a run's trace as trace
+//! lines, both in the form `crashtest_protocol` defines.
 //!
-//! This is the protocol between a test binary and the `crashtest` tool, which runs test
-//! binaries as worker processes. Each line is written whole with one `write` on a file opened
-//! for appending, so several workers may share a file, and a worker that dies loses only the
-//! seed it was running: everything already finished is on disk.
+//! This is the runner's side of the protocol with the `crashtest` tool, which runs test
+//! binaries as worker processes: here a run's summary or failure becomes a line. Each line is
+//! written whole with one `write` on a file opened for appending, so several workers may share
+//! a file, and a worker that dies loses only the seed it was running: everything already
+//! finished is on disk.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -11,192 +13,166 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crashtest_core::trace::{Event, EventKind};
-use crashtest_core::{Divergence, RunFailure, RunSummary};
-use serde::Serialize;
+use crashtest_core::{Divergence, FailureKind, RunFailure, RunSummary};
+use crashtest_protocol::results::{FailureClass, Signature};
+use crashtest_protocol::{CoverageLine, FaultLine, SeedResult, Status, TraceKind, TraceLine};
 
-/// One finished seed, as a line of the results file.
+/// The results line of a finished run.
 ///
 /// ```
-/// let result = crashtest::Sim::new(2).run(async {});
-/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
-/// assert_eq!((line.seed, line.status), (2, "pass"));
-/// ```
-#[derive(Debug, Serialize)]
-pub struct SeedResult<'a> {
-    /// The test, as libtest names it.
-    pub test: &'a str,
-    /// The seed.
-    pub seed: u64,
-    /// `pass`, `fail` or `nondeterministic`.
-    pub status: &'static str,
-    /// The run's fingerprint, in hex.
-    pub fingerprint: String,
-    /// Virtual time reached, in nanoseconds.
-    pub elapsed_ns: u64,
-    /// Events in the trace.
-    pub events: u64,
-    /// Polls made.
-    pub polls: u64,
-    /// The failure report, if the seed failed.
-    pub failure: Option<String>,
-    /// The faults applied, for minimization.
-    pub faults: Vec<FaultLine>,
-    /// Coverage counts of the run.
-    pub coverage: Vec<CoverageLine>,
-}
-
-/// A fault in a results line.
+/// use crashtest::runner::results::seed_result;
+/// use crashtest::runner::protocol::Status;
 ///
-/// ```
-/// let result = crashtest::Sim::new(2).run(async {
+/// let passed = crashtest::Sim::new(2).run(async {});
+/// assert_eq!((seed_result("t", &passed).seed, seed_result("t", &passed).status), (2, Status::Pass));
+///
+/// let failed = crashtest::Sim::new(2).run(async {
 ///     crashtest::node::create("a", std::future::pending).kill();
-///     panic!("down");
+///     crashtest::probe!("p");
+///     panic!("no");
 /// });
-/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
-/// let fault: &crashtest::runner::results::FaultLine = &line.faults[0];
-/// assert_eq!((fault.node.as_str(), fault.text.as_str()), ("a", "kill"));
+/// let line = seed_result("t", &failed);
+/// assert_eq!(line.status, Status::Fail);
+/// assert!(line.failure.unwrap().contains("no"));
+/// assert_eq!((line.faults[0].node.as_str(), line.faults[0].text.as_str()), ("a", "kill"));
+/// assert_eq!((line.coverage[0].kind.as_str(), line.coverage[0].fired), ("probe", 1));
 /// ```
-#[derive(Debug, Serialize)]
-pub struct FaultLine {
-    /// The fault's id (maskable), if it was drawn from the seed.
-    pub id: Option<u64>,
-    /// The stream it was drawn from, if it was.
-    pub stream: Option<String>,
-    /// Virtual time, nanoseconds.
-    pub time_ns: u64,
-    /// The node it hit.
-    pub node: String,
-    /// What it was.
-    pub text: String,
+pub fn seed_result(test: &str, result: &Result<RunSummary, Box<RunFailure>>) -> SeedResult {
+    let (summary, failure) = match result {
+        Ok(summary) => (summary, None),
+        Err(failure) => (&failure.summary, Some(failure)),
+    };
+    SeedResult {
+        test: test.to_owned(),
+        seed: summary.seed,
+        status: if failure.is_some() {
+            Status::Fail
+        } else {
+            Status::Pass
+        },
+        fingerprint: format!("{:016x}", summary.fingerprint),
+        elapsed_ns: u64::try_from(summary.elapsed.as_nanos()).unwrap_or(u64::MAX),
+        events: summary.events,
+        polls: summary.polls,
+        failure: failure.map(|f| f.to_string()),
+        signature: failure.map(|f| signature(f)),
+        faults: failure.map_or_else(Vec::new, |f| {
+            f.faults
+                .iter()
+                .map(|fault| FaultLine {
+                    id: fault.id,
+                    stream: fault.stream.clone(),
+                    time_ns: u64::try_from(fault.time.as_nanos()).unwrap_or(u64::MAX),
+                    node: fault.node.clone(),
+                    text: fault.text.clone(),
+                })
+                .collect()
+        }),
+        coverage: summary
+            .coverage
+            .iter()
+            .map(|(site, counts)| CoverageLine {
+                kind: site.kind.to_string(),
+                name: site.name.to_owned(),
+                location: format!("{}:{}", site.file, site.line),
+                reached: counts.reached,
+                fired: counts.fired,
+            })
+            .collect(),
+    }
 }
 
-/// A coverage site's counts in a results line.
+/// What a failed run failed of, for comparing it with another run's failure.
 ///
 /// ```
-/// let result = crashtest::Sim::new(2).run(async { crashtest::probe!("p") });
-/// let line = crashtest::runner::results::SeedResult::from_run("t", &result);
-/// let site: &crashtest::runner::results::CoverageLine = &line.coverage[0];
-/// assert_eq!((site.kind.as_str(), site.name, site.fired), ("probe", "p", 1));
+/// use crashtest::runner::protocol::results::FailureClass;
+/// let failure = crashtest::Sim::new(1).run(async { panic!("lost a write") }).unwrap_err();
+/// let signature = crashtest::runner::results::signature(&failure);
+/// assert_eq!(signature.class, FailureClass::Panic);
+/// assert!(signature.location.unwrap().contains(".rs:"));
+/// assert!(signature.headline.ends_with("lost a write"));
 /// ```
-#[derive(Debug, Serialize)]
-pub struct CoverageLine {
-    /// `probe`, `sometimes` or `buggify`.
-    pub kind: String,
-    /// The site's name.
-    pub name: &'static str,
-    /// `file:line`.
-    pub location: String,
-    /// Times reached.
-    pub reached: u64,
-    /// Times fired.
-    pub fired: u64,
+pub fn signature(failure: &RunFailure) -> Signature {
+    let (class, location) = match &failure.kind {
+        FailureKind::Panic { location, .. } => (FailureClass::Panic, location.clone()),
+        FailureKind::Deadlock { .. } => (FailureClass::Deadlock, None),
+        FailureKind::TimeLimit { .. } => (FailureClass::TimeLimit, None),
+        FailureKind::Livelock { .. } => (FailureClass::Livelock, None),
+        FailureKind::Check { .. } => (FailureClass::Check, None),
+        _ => (FailureClass::Other, None),
+    };
+    let kind = failure.kind.to_string();
+    Signature {
+        class,
+        node: failure.node.clone(),
+        location,
+        headline: kind.lines().next().unwrap_or_default().to_owned(),
+    }
 }
 
-impl<'a> SeedResult<'a> {
-    /// The line for a finished run.
-    ///
-    /// ```
-    /// let failed = crashtest::Sim::new(2).run(async { panic!("no") });
-    /// let line = crashtest::runner::results::SeedResult::from_run("t", &failed);
-    /// assert_eq!(line.status, "fail");
-    /// assert!(line.failure.unwrap().contains("no"));
-    /// ```
-    pub fn from_run(test: &'a str, result: &Result<RunSummary, Box<RunFailure>>) -> SeedResult<'a> {
-        let (summary, failure, faults) = match result {
-            Ok(summary) => (summary, None, Vec::new()),
-            Err(failure) => (
-                &failure.summary,
-                Some(failure.to_string()),
-                failure.faults.clone(),
-            ),
-        };
-        SeedResult {
-            test,
-            seed: summary.seed,
-            status: if failure.is_some() { "fail" } else { "pass" },
-            fingerprint: format!("{:016x}", summary.fingerprint),
-            elapsed_ns: u64::try_from(summary.elapsed.as_nanos()).unwrap_or(u64::MAX),
-            events: summary.events,
-            polls: summary.polls,
-            failure,
-            faults: faults
-                .into_iter()
-                .map(|f| FaultLine {
-                    id: f.id,
-                    stream: f.stream,
-                    time_ns: u64::try_from(f.time.as_nanos()).unwrap_or(u64::MAX),
-                    node: f.node,
-                    text: f.text,
-                })
-                .collect(),
-            coverage: summary
-                .coverage
-                .iter()
-                .map(|(site, counts)| CoverageLine {
-                    kind: site.kind.to_string(),
-                    name: site.name,
-                    location: format!("{}:{}", site.file, site.line),
-                    reached: counts.reached,
-                    fired: counts.fired,
-                })
-                .collect(),
+/// Adds every coverage site linked into the program that this run never reached, with
+/// zero counts, so that a reader summing many lines learns of sites no seed reached.
+///
+/// ```
+/// use crashtest::runner::results::{list_unreached_sites, seed_result};
+/// let mut line = seed_result("t", &crashtest::Sim::new(1).run(async {}));
+/// list_unreached_sites(&mut line);
+/// assert!(line.coverage.iter().all(|site| site.reached == 0));
+/// ```
+pub fn list_unreached_sites(line: &mut SeedResult) {
+    for site in crashtest_core::coverage::SITES.iter() {
+        let location = format!("{}:{}", site.file(), site.line());
+        let known = line
+            .coverage
+            .iter()
+            .any(|c| c.name == site.name() && c.location == location);
+        if !known {
+            line.coverage.push(CoverageLine {
+                kind: site.kind().to_string(),
+                name: site.name().to_owned(),
+                location,
+                reached: 0,
+                fired: 0,
+            });
         }
     }
+}
 
-    /// Adds every coverage site linked into the program that this run never reached, with
-    /// zero counts, so that a reader summing many lines learns of sites no seed reached.
-    ///
-    /// ```
-    /// let result = crashtest::Sim::new(1).run(async {});
-    /// let mut line = crashtest::runner::results::SeedResult::from_run("t", &result);
-    /// line.list_unreached_sites();
-    /// assert!(line.coverage.iter().all(|site| site.reached == 0));
-    /// ```
-    pub fn list_unreached_sites(&mut self) {
-        for site in crashtest_core::coverage::SITES.iter() {
-            let location = format!("{}:{}", site.file(), site.line());
-            let known = self
-                .coverage
-                .iter()
-                .any(|c| c.name == site.name() && c.location == location);
-            if !known {
-                self.coverage.push(CoverageLine {
-                    kind: site.kind().to_string(),
-                    name: site.name(),
-                    location,
-                    reached: 0,
-                    fired: 0,
-                });
-            }
-        }
+/// The results line of a seed whose two runs differed.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// static RUNS: AtomicU64 = AtomicU64::new(0);
+/// let divergence = crashtest::check_determinism(1, Default::default(), || async {
+///     let n = RUNS.fetch_add(1, Ordering::SeqCst);
+///     crashtest::time::sleep(std::time::Duration::from_millis(1 + n)).await;
+/// })
+/// .unwrap_err();
+/// let line = crashtest::runner::results::divergence_result("t", &divergence);
+/// assert_eq!(line.status, crashtest::runner::protocol::Status::Nondeterministic);
+/// ```
+pub fn divergence_result(test: &str, divergence: &Divergence) -> SeedResult {
+    SeedResult {
+        test: test.to_owned(),
+        seed: divergence.seed,
+        status: Status::Nondeterministic,
+        events: divergence.index,
+        failure: Some(divergence.to_string()),
+        signature: Some(divergence_signature(divergence)),
+        ..SeedResult::default()
     }
+}
 
-    /// The line for a seed whose two runs differed.
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicU64, Ordering};
-    /// static RUNS: AtomicU64 = AtomicU64::new(0);
-    /// let divergence = crashtest::check_determinism(1, Default::default(), || async {
-    ///     let n = RUNS.fetch_add(1, Ordering::SeqCst);
-    ///     crashtest::time::sleep(std::time::Duration::from_millis(1 + n)).await;
-    /// })
-    /// .unwrap_err();
-    /// let line = crashtest::runner::results::SeedResult::from_divergence("t", &divergence);
-    /// assert_eq!(line.status, "nondeterministic");
-    /// ```
-    pub fn from_divergence(test: &'a str, divergence: &Divergence) -> SeedResult<'a> {
-        SeedResult {
-            test,
-            seed: divergence.seed,
-            status: "nondeterministic",
-            fingerprint: String::new(),
-            elapsed_ns: 0,
-            events: divergence.index,
-            polls: 0,
-            failure: Some(divergence.to_string()),
-            faults: Vec::new(),
-            coverage: Vec::new(),
-        }
+/// The signature of a nondeterminism: two runs part at an event.
+pub(crate) fn divergence_signature(divergence: &Divergence) -> Signature {
+    Signature {
+        class: FailureClass::Nondeterminism,
+        node: None,
+        location: None,
+        headline: format!(
+            "nondeterminism: two runs part at event #{}",
+            divergence.index
+        ),
     }
 }
 
@@ -220,7 +196,7 @@ impl Sink {
 
     /// Appends one line; the write is whole or fails the test loudly (a lost result would be
     /// silently missing from a sweep).
-    pub(crate) fn write(&self, result: &SeedResult<'_>) {
+    pub(crate) fn write(&self, result: &SeedResult) {
         let Some(file) = &self.file else { return };
         let mut line = serde_json::to_vec(result).expect("a seed result serializes");
         line.push(b'\n');
@@ -230,41 +206,24 @@ impl Sink {
     }
 }
 
-/// One event as a line of a trace file.
-#[derive(Debug, Serialize)]
-struct EventLine<'a> {
-    index: u64,
-    time_ns: u64,
-    node: usize,
-    node_name: &'a str,
-    kind: &'static str,
-    /// The node the event acts on (the one killed, the one a task is spawned on), if any.
-    target: Option<usize>,
-    /// What happened, without the index, time and node prefix of `text`.
-    detail: String,
-    source: Option<&'static str>,
-    words: Option<[u64; 3]>,
-    text: String,
-}
-
-fn kind_name(kind: &EventKind) -> &'static str {
+fn kind(kind: &EventKind) -> TraceKind {
     match kind {
-        EventKind::Spawn { .. } => "spawn",
-        EventKind::Poll { .. } => "poll",
-        EventKind::Complete { .. } => "complete",
-        EventKind::Cancel { .. } => "cancel",
-        EventKind::ClockJump => "clock_jump",
-        EventKind::NodeCreate { .. } => "create",
-        EventKind::NodeKill { .. } => "kill",
-        EventKind::NodeRestart { .. } => "restart",
-        EventKind::NodeUpgrade { .. } => "upgrade",
-        EventKind::NodePause { .. } => "pause",
-        EventKind::NodeResume { .. } => "resume",
-        EventKind::ClockOffset { .. } => "clock_offset",
-        EventKind::ClockDrift { .. } => "clock_drift",
-        EventKind::Panic { .. } => "panic",
-        EventKind::Note { .. } => "note",
-        _ => "other",
+        EventKind::Spawn { .. } => TraceKind::Spawn,
+        EventKind::Poll { .. } => TraceKind::Poll,
+        EventKind::Complete { .. } => TraceKind::Complete,
+        EventKind::Cancel { .. } => TraceKind::Cancel,
+        EventKind::ClockJump => TraceKind::ClockJump,
+        EventKind::NodeCreate { .. } => TraceKind::Create,
+        EventKind::NodeKill { .. } => TraceKind::Kill,
+        EventKind::NodeRestart { .. } => TraceKind::Restart,
+        EventKind::NodeUpgrade { .. } => TraceKind::Upgrade,
+        EventKind::NodePause { .. } => TraceKind::Pause,
+        EventKind::NodeResume { .. } => TraceKind::Resume,
+        EventKind::ClockOffset { .. } => TraceKind::ClockOffset,
+        EventKind::ClockDrift { .. } => TraceKind::ClockDrift,
+        EventKind::Panic { .. } => TraceKind::Panic,
+        EventKind::Note { .. } => TraceKind::Note,
+        _ => TraceKind::Other,
     }
 }
 
@@ -276,17 +235,18 @@ pub(crate) fn write_trace(path: &Path, events: &[Event], node_names: &[String]) 
             EventKind::Note { source, words, .. } => (Some(*source), Some(*words)),
             _ => (None, None),
         };
-        let line = EventLine {
+        let line = TraceLine {
             index: event.index,
             time_ns: event.time_ns,
             node: event.node.index(),
             node_name: node_names
                 .get(event.node.index())
-                .map_or("?", String::as_str),
-            kind: kind_name(&event.kind),
+                .map_or("?", String::as_str)
+                .to_owned(),
+            kind: kind(&event.kind),
             target: event.kind.target().map(|node| node.index()),
             detail: event.kind.to_string(),
-            source,
+            source: source.map(str::to_owned),
             words,
             text: event.to_string(),
         };

@@ -1,22 +1,8 @@
 //! Which seeds a test runs and on how many threads: attribute values, overridden by the
-//! environment.
-//!
-//! | variable | meaning |
-//! |---|---|
-//! | `CRASHTEST_SEED` | run exactly this seed (replay a failure) |
-//! | `CRASHTEST_SEEDS` | how many seeds to run |
-//! | `CRASHTEST_SEED_START` | the first seed of the range (default 0) |
-//! | `CRASHTEST_THREADS` | threads running seeds at once (default: one per core) |
-//! | `CRASHTEST_CHECK_DETERMINISM` | `0` turns off the double run of the first seed |
-//! | `CRASHTEST_STOP_ON_FAILURE` | `0` runs every seed even after a failure (sweeps) |
-//! | `CRASHTEST_RESULTS` | append one JSON line per finished seed to this file |
-//! | `CRASHTEST_TRACE` | write every event of the run as JSON lines to this file |
-//! | `CRASHTEST_MASK` | fault ids to mask, comma-separated (`3,7`) |
-//! | `CRASHTEST_KEEP` | fault ids to keep, comma-separated: every other fault is masked |
-//! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED`: re-draw the future from that virtual time |
-//!
-//! The last four are the protocol between a test binary and the `crashtest` command-line
-//! tool, which runs test binaries as workers; people rarely set them by hand.
+//! environment variables of `crashtest_protocol::env` (`CRASHTEST_SEED`, `CRASHTEST_SEEDS`,
+//! `CRASHTEST_SEED_START`, `CRASHTEST_THREADS`, and those the `crashtest` tool sets for its
+//! workers: `CRASHTEST_RESULTS`, `CRASHTEST_TRACE`, `CRASHTEST_MASK`, `CRASHTEST_KEEP`,
+//! `CRASHTEST_EXPLORE`, ...; the table is in [`crate::protocol::env`]).
 //!
 //! A malformed value is an error that names the variable and what it takes: a silent default
 //! would run other seeds than the user asked for.
@@ -24,6 +10,8 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crashtest_protocol::env::{self, Explore};
 
 /// Seeds a `#[crashtest::test]` runs when neither the attribute nor the environment says.
 ///
@@ -134,17 +122,11 @@ fn ids(
     let Some(value) = lookup(variable) else {
         return Ok(None);
     };
-    value
-        .split(',')
-        .filter(|part| !part.trim().is_empty())
-        .map(|part| part.trim().parse::<u64>())
-        .collect::<Result<Vec<u64>, _>>()
-        .map(Some)
-        .map_err(|_| BadSetting {
-            variable,
-            value,
-            expected: "fault ids separated by commas, such as 3,7",
-        })
+    env::decode_ids(&value).map(Some).map_err(|_| BadSetting {
+        variable,
+        value,
+        expected: "fault ids separated by commas, such as 3,7",
+    })
 }
 
 impl Settings {
@@ -166,44 +148,31 @@ impl Settings {
         attr_seed: Option<u64>,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, BadSetting> {
-        let env_seed = parse::<u64>(lookup, "CRASHTEST_SEED", "a seed (a u64)", |_| true)?;
-        let env_seeds = parse::<u64>(
-            lookup,
-            "CRASHTEST_SEEDS",
-            "a count of seeds, at least 1",
-            |n| *n > 0,
-        )?;
-        let env_start = parse::<u64>(
-            lookup,
-            "CRASHTEST_SEED_START",
-            "a first seed (a u64)",
-            |_| true,
-        )?;
-        let env_threads = parse::<usize>(
-            lookup,
-            "CRASHTEST_THREADS",
-            "a thread count, at least 1",
-            |n| *n > 0,
-        )?;
-        let env_check = parse::<u8>(lookup, "CRASHTEST_CHECK_DETERMINISM", "0 or 1", |n| *n <= 1)?;
-        let env_stop = parse::<u8>(lookup, "CRASHTEST_STOP_ON_FAILURE", "0 or 1", |n| *n <= 1)?;
-        let mask = ids(lookup, "CRASHTEST_MASK")?.unwrap_or_default();
-        let keep = ids(lookup, "CRASHTEST_KEEP")?;
-        let explore = match lookup("CRASHTEST_EXPLORE") {
+        let env_seed = parse::<u64>(lookup, env::SEED, "a seed (a u64)", |_| true)?;
+        let env_seeds = parse::<u64>(lookup, env::SEEDS, "a count of seeds, at least 1", |n| {
+            *n > 0
+        })?;
+        let env_start = parse::<u64>(lookup, env::SEED_START, "a first seed (a u64)", |_| true)?;
+        let env_threads =
+            parse::<usize>(lookup, env::THREADS, "a thread count, at least 1", |n| {
+                *n > 0
+            })?;
+        let env_check = parse::<u8>(lookup, env::CHECK_DETERMINISM, "0 or 1", |n| *n <= 1)?;
+        let env_stop = parse::<u8>(lookup, env::STOP_ON_FAILURE, "0 or 1", |n| *n <= 1)?;
+        let mask = ids(lookup, env::MASK)?.unwrap_or_default();
+        let keep = ids(lookup, env::KEEP)?;
+        let explore = match lookup(env::EXPLORE) {
             None => None,
-            Some(value) => {
-                let parsed = value.split_once(':').and_then(|(time, sub)| {
-                    Some((
-                        Duration::from_nanos(time.trim().parse().ok()?),
-                        sub.trim().parse().ok()?,
-                    ))
-                });
-                Some(parsed.ok_or(BadSetting {
-                    variable: "CRASHTEST_EXPLORE",
-                    value,
-                    expected: "TIME_NS:SUB_SEED, such as 1500000000:7",
-                })?)
-            }
+            Some(value) => match value.parse::<Explore>() {
+                Ok(point) => Some((Duration::from_nanos(point.at_ns), point.sub_seed)),
+                Err(_) => {
+                    return Err(BadSetting {
+                        variable: env::EXPLORE,
+                        value,
+                        expected: "TIME_NS:SUB_SEED, such as 1500000000:7",
+                    });
+                }
+            },
         };
         let (start, count) = match (env_seed, env_seeds, attr_seed) {
             (Some(seed), _, _) => (seed, 1),
@@ -226,8 +195,8 @@ impl Settings {
             threads,
             check_determinism: env_check != Some(0),
             stop_on_failure: env_stop != Some(0),
-            results: lookup("CRASHTEST_RESULTS").map(PathBuf::from),
-            trace: lookup("CRASHTEST_TRACE").map(PathBuf::from),
+            results: lookup(env::RESULTS).map(PathBuf::from),
+            trace: lookup(env::TRACE).map(PathBuf::from),
             mask,
             keep,
             explore,

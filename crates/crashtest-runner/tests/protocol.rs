@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crashtest::runner::protocol::results::FailureClass;
+use crashtest::runner::protocol::{SeedResult, Status};
 use crashtest::runner::{Settings, TestSpec, run_seeds};
 use crashtest::{Config, fault, node, rand::Ratio, time};
 
@@ -73,6 +75,45 @@ fn every_seed_writes_one_results_line_even_after_failures() {
         .min()
         .unwrap();
     assert_eq!(report.seed, lowest);
+}
+
+#[test]
+fn a_failing_line_names_its_failure_for_comparison() {
+    let dir = tempdir();
+    let results = dir.join("results.jsonl");
+    let settings = Settings {
+        count: 30,
+        stop_on_failure: false,
+        check_determinism: false,
+        results: Some(results.clone()),
+        ..Settings::default()
+    };
+    let _ = run_seeds(&spec(), &settings, &flaky);
+    let text = std::fs::read_to_string(&results).unwrap();
+    let read: Vec<SeedResult> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let failed: Vec<&SeedResult> = read.iter().filter(|r| r.status == Status::Fail).collect();
+    assert!(!failed.is_empty());
+    for result in &failed {
+        let signature = result
+            .signature
+            .as_ref()
+            .expect("a failure has a signature");
+        assert_eq!(signature.class, FailureClass::Panic);
+        assert!(
+            signature.headline.ends_with("db died"),
+            "{}",
+            signature.headline
+        );
+        assert!(signature.same_failure(failed[0].signature.as_ref().unwrap()));
+    }
+    assert!(
+        read.iter()
+            .filter(|r| r.passed())
+            .all(|r| r.signature.is_none())
+    );
 }
 
 #[test]
