@@ -7,6 +7,8 @@
 
 use std::time::Duration;
 
+use crashtest_protocol::Status;
+
 use crate::single::{Request, Scratch};
 use crate::target::Target;
 
@@ -15,7 +17,7 @@ use crate::target::Target;
 pub(crate) struct Finished {
     pub(crate) seed: u64,
     pub(crate) fingerprint: u64,
-    pub(crate) passed: bool,
+    pub(crate) status: Status,
 }
 
 /// Re-runs an evenly spread sample of finished seeds in fresh processes and compares their
@@ -48,17 +50,12 @@ pub(crate) fn check(
     let again = crate::single::run_all(target, &requests, jobs, silence, &scratch)?;
     let mut differ = 0;
     for (first, second) in picked.iter().zip(&again) {
-        let status = |passed: bool| if passed { "pass" } else { "fail" };
         let second_fingerprint = u64::from_str_radix(&second.fingerprint, 16).ok();
-        if second_fingerprint != Some(first.fingerprint) || second.passed() != first.passed {
+        if second_fingerprint != Some(first.fingerprint) || second.status != first.status {
             differ += 1;
             println!(
                 "NONDETERMINISTIC seed {}: fingerprint {:016x} ({}) in the sweep, {} ({}) when re-run; something in the test is not drawn from the seed",
-                first.seed,
-                first.fingerprint,
-                status(first.passed),
-                second.fingerprint,
-                second.status
+                first.seed, first.fingerprint, first.status, second.fingerprint, second.status
             );
         }
     }

@@ -8,6 +8,9 @@
 use std::fmt::Write;
 use std::process::ExitCode;
 
+use crashtest_protocol::env::{self, Explore};
+use crashtest_protocol::reproduce;
+
 use crate::cli::ExploreArgs;
 use crate::results::SeedResult;
 use crate::single::{Request, Scratch};
@@ -23,7 +26,7 @@ pub(crate) fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
     }];
     requests.extend((1..=args.branches).map(|sub| Request {
         seed: args.seed,
-        env: vec![("CRASHTEST_EXPLORE", format!("{at_ns}:{sub}"))],
+        env: vec![(env::EXPLORE, Explore { at_ns, sub_seed: sub }.to_string())],
     }));
     let scratch = Scratch::new()?;
     let results =
@@ -38,10 +41,17 @@ pub(crate) fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
     if let Some(first) = failing.first() {
         println!(
             "replay branch {first}: {}",
-            target.reproduce(&format!(
-                "CRASHTEST_SEED={} CRASHTEST_EXPLORE={at_ns}:{first}",
-                args.seed
-            ))
+            target.reproduce(&reproduce::assignments([
+                (env::SEED, args.seed.to_string()),
+                (
+                    env::EXPLORE,
+                    Explore {
+                        at_ns,
+                        sub_seed: *first,
+                    }
+                    .to_string(),
+                ),
+            ]))
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -83,9 +93,9 @@ fn line(name: &str, result: &SeedResult) -> String {
         result.headline()
     };
     let status = if result.passed() {
-        "pass".to_owned()
+        result.status.to_string()
     } else {
-        result.status.to_uppercase()
+        result.status.name().to_uppercase()
     };
     format!("{name:<12} {status:<8} {what}")
 }
@@ -93,13 +103,14 @@ fn line(name: &str, result: &SeedResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crashtest_protocol::Status;
 
-    fn result(status: &str) -> SeedResult {
+    fn result(status: Status) -> SeedResult {
         SeedResult {
-            status: status.into(),
+            status,
             elapsed_ns: 125_000_000,
             fingerprint: "00ff".into(),
-            failure: (status != "pass").then(|| "panicked at a.rs:1:1: lost".into()),
+            failure: (status != Status::Pass).then(|| "panicked at a.rs:1:1: lost".into()),
             ..SeedResult::default()
         }
     }
@@ -110,8 +121,8 @@ mod tests {
             7,
             "t",
             50_000_000,
-            &result("fail"),
-            &[result("pass"), result("fail")],
+            &result(Status::Fail),
+            &[result(Status::Pass), result(Status::Fail)],
         );
         let want = "seed 7 of t\n\
                     original     FAIL     panicked at a.rs:1:1: lost\n\

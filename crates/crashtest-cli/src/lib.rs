@@ -1,10 +1,10 @@
 //! The `crashtest` command-line tool: from millions of seeds in CI to an understood bug.
 //!
 //! `#[crashtest::test]` tests are ordinary libtest tests whose runner speaks a small
-//! protocol of environment variables (`CRASHTEST_SEED_START`, `CRASHTEST_RESULTS`,
-//! `CRASHTEST_TRACE`, `CRASHTEST_MASK`, `CRASHTEST_EXPLORE`, ...; see
-//! `crashtest::runner`). This tool builds the test executable with cargo, runs it as worker
-//! processes speaking that protocol, and reads what they write:
+//! protocol (`crashtest_protocol`): environment variables in (`CRASHTEST_SEED_START`,
+//! `CRASHTEST_RESULTS`, `CRASHTEST_TRACE`, `CRASHTEST_MASK`, `CRASHTEST_EXPLORE`, ...),
+//! results lines and trace lines out. This tool builds the test executable with cargo, runs
+//! it as worker processes speaking that protocol, and reads what they write:
 //!
 //! - `sweep`: many seeds on many processes, results as JSON lines, resumable, shardable,
 //!   with crash and hang attribution;

@@ -24,6 +24,7 @@ use crate::cli::MinimizeArgs;
 use crate::results::SeedResult;
 use crate::single::{Request, Scratch};
 use crate::target::Target;
+use crashtest_protocol::{Status, env, reproduce};
 
 /// Minimizes and prints the smallest failing fault set and its reproduce line.
 pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
@@ -43,9 +44,9 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     };
     let original =
         crate::single::run_all(&target, &[request], 1, search.silence, &search.scratch)?.remove(0);
-    match original.status.as_str() {
-        "fail" => {}
-        "pass" => bail!(
+    match original.status {
+        Status::Fail => {}
+        Status::Pass => bail!(
             "seed {} of {} passes: there is no failure to minimize",
             args.seed,
             target.test
@@ -90,17 +91,14 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     println!("still fails: {}", last.headline());
-    let mask_text: Vec<String> = mask.iter().map(u64::to_string).collect();
-    let env = if mask.is_empty() {
-        format!("CRASHTEST_SEED={}", args.seed)
-    } else {
-        format!(
-            "CRASHTEST_SEED={} CRASHTEST_MASK={}",
-            args.seed,
-            mask_text.join(",")
-        )
-    };
-    println!("reproduce: {}", target.reproduce(&env));
+    let mut variables = vec![(env::SEED, args.seed.to_string())];
+    if !mask.is_empty() {
+        variables.push((env::MASK, env::encode_ids(mask.iter().copied())));
+    }
+    println!(
+        "reproduce: {}",
+        target.reproduce(&reproduce::assignments(variables))
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -128,8 +126,7 @@ impl Search<'_> {
                     env: if mask.is_empty() {
                         Vec::new()
                     } else {
-                        let ids: Vec<String> = mask.iter().map(u64::to_string).collect();
-                        vec![("CRASHTEST_MASK", ids.join(","))]
+                        vec![(env::MASK, env::encode_ids(mask.iter().copied()))]
                     },
                 })
                 .collect();
@@ -141,7 +138,10 @@ impl Search<'_> {
                 &self.scratch,
             )?;
             self.runs += results.len() as u64;
-            if let Some((mask, result)) = wave.iter().zip(results).find(|(_, r)| r.status == "fail")
+            if let Some((mask, result)) = wave
+                .iter()
+                .zip(results)
+                .find(|(_, r)| r.status == Status::Fail)
             {
                 return Ok(Some((mask.clone(), result)));
             }

@@ -20,10 +20,11 @@ use crate::results::SeedResult;
 use crate::seeds::{self, SeedRange};
 use crate::target::Target;
 use crate::worker::{End, Job};
+use crashtest_protocol::Status;
 
 /// What drivers tell the sweep.
 pub(crate) enum Message {
-    Result(String, SeedResult),
+    Result(String, Box<SeedResult>),
     Error(anyhow::Error),
 }
 
@@ -139,7 +140,7 @@ impl Driver<'_> {
             match serde_json::from_str::<SeedResult>(&line) {
                 Ok(result) if seeds.contains(result.seed) && result.test == self.target.test => {
                     seen.insert(result.seed);
-                    let _ = self.tx.send(Message::Result(line, result));
+                    let _ = self.tx.send(Message::Result(line, Box::new(result)));
                 }
                 _ => {}
             }
@@ -169,8 +170,8 @@ impl Driver<'_> {
             end: first + 1,
         };
         let status = match end {
-            End::Hung => Some("hung"),
-            End::Exited(_) if seeds.len() == 1 => Some("crashed"),
+            End::Hung => Some(Status::Hung),
+            End::Exited(_) if seeds.len() == 1 => Some(Status::Crashed),
             End::Exited(_) | End::Stopped => None,
         };
         let mut again = Vec::new();
@@ -182,7 +183,7 @@ impl Driver<'_> {
                 }
                 let result = SeedResult::lost(&self.target.test, first, status, output);
                 let line = serde_json::to_string(&result).expect("a result serializes");
-                let _ = self.tx.send(Message::Result(line, result));
+                let _ = self.tx.send(Message::Result(line, Box::new(result)));
             }
             None => again.push(single),
         }

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use crate::cli::{Filter, ReplayArgs};
 use crate::results::SeedResult;
-use crate::trace::{self, Event, Trace};
+use crate::trace::{self, Life, Trace};
 
 /// Runs the seed with its trace and prints the columns.
 pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -33,7 +33,7 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
     print!("{text}");
     println!(
         "reproduce: {}",
-        target.reproduce(&format!("CRASHTEST_SEED={}", args.seed))
+        target.reproduce(&crashtest_protocol::reproduce::seed(args.seed))
     );
     Ok(if result.passed() {
         std::process::ExitCode::SUCCESS
@@ -42,21 +42,12 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
     })
 }
 
-/// A lane's state, for the columns of other nodes' rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lane {
-    Absent,
-    Running,
-    Paused,
-}
-
-impl Lane {
-    fn filler(self) -> char {
-        match self {
-            Lane::Absent => ' ',
-            Lane::Running => '|',
-            Lane::Paused => ':',
-        }
+/// What a node's column shows in other nodes' rows.
+fn filler(life: Life) -> char {
+    match life {
+        Life::Absent => ' ',
+        Life::Running => '|',
+        Life::Paused => ':',
     }
 }
 
@@ -70,15 +61,15 @@ pub(crate) fn render(
 ) -> anyhow::Result<String> {
     let lanes = trace.lanes(filter)?;
     let column: BTreeMap<usize, usize> = lanes.iter().enumerate().map(|(c, l)| (*l, c)).collect();
-    let mut state: BTreeMap<usize, Lane> = trace.nodes.keys().map(|n| (*n, Lane::Absent)).collect();
-    state.insert(0, Lane::Running);
+    let mut state: BTreeMap<usize, Life> = trace.nodes.keys().map(|n| (*n, Life::Absent)).collect();
+    state.insert(0, Life::Running);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "seed {} of {}: {}{}",
         result.seed,
         result.test,
-        result.status.to_uppercase(),
+        result.status.name().to_uppercase(),
         if result.passed() {
             String::new()
         } else {
@@ -94,7 +85,9 @@ pub(crate) fn render(
     let mut last_time = None;
     let mut shown = 0;
     for event in &trace.events {
-        update(&mut state, event);
+        if let Some(life) = event.life() {
+            state.insert(event.lane, life);
+        }
         let visible = (all || !event.is_scheduler())
             && column.contains_key(&event.lane)
             && trace::in_window(filter, event.time_ns);
@@ -114,7 +107,7 @@ pub(crate) fn render(
                 let (mark, label) = event.describe();
                 row.push_str(&fit(&format!("{} {label}", mark.symbol()), width));
             } else {
-                row.push_str(&fit(&state[lane].filler().to_string(), width));
+                row.push_str(&fit(&filler(state[lane]).to_string(), width));
             }
         }
         let _ = writeln!(out, "{}", row.trim_end());
@@ -142,17 +135,6 @@ pub(crate) fn render(
     Ok(out)
 }
 
-/// Follows a node's life through its events.
-fn update(state: &mut BTreeMap<usize, Lane>, event: &Event) {
-    let next = match event.kind.as_str() {
-        "create" | "restart" | "upgrade" | "resume" => Lane::Running,
-        "kill" => Lane::Absent,
-        "pause" => Lane::Paused,
-        _ => return,
-    };
-    state.insert(event.lane, next);
-}
-
 /// `text` cut or padded to `width` characters, with a space to the next column.
 fn fit(text: &str, width: usize) -> String {
     let room = width - 1;
@@ -168,16 +150,18 @@ fn fit(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::Event;
+    use crashtest_protocol::{FaultNote, Note, Status, TraceKind};
 
-    fn event(index: u64, time_ns: u64, lane: usize, kind: &str, what: &str) -> Event {
+    fn event(index: u64, time_ns: u64, lane: usize, kind: TraceKind, what: &str) -> Event {
+        let fault = Note::Fault(FaultNote::Applied { id: Some(index) });
         Event {
             index,
             time_ns,
             actor: 0,
             lane,
-            kind: kind.into(),
-            source: (kind == "note").then(|| "fault".to_owned()),
-            words: [index, 0, 0],
+            kind,
+            note: (kind == TraceKind::Note).then_some(fault),
             what: what.into(),
         }
     }
@@ -185,12 +169,12 @@ mod tests {
     fn sample() -> Trace {
         Trace {
             events: vec![
-                event(0, 0, 1, "create", "create n1"),
-                event(1, 0, 1, "poll", "poll t1"),
-                event(2, 5_000_000, 1, "note", "fault: kill store"),
-                event(3, 5_000_000, 1, "kill", "KILL n1"),
-                event(4, 9_000_000, 0, "note", "fault: client delayed"),
-                event(5, 10_000_000, 1, "restart", "RESTART n1"),
+                event(0, 0, 1, TraceKind::Create, "create n1"),
+                event(1, 0, 1, TraceKind::Poll, "poll t1"),
+                event(2, 5_000_000, 1, TraceKind::Note, "fault: kill store"),
+                event(3, 5_000_000, 1, TraceKind::Kill, "KILL n1"),
+                event(4, 9_000_000, 0, TraceKind::Note, "fault: client delayed"),
+                event(5, 10_000_000, 1, TraceKind::Restart, "RESTART n1"),
             ],
             nodes: [(0, "supervisor".to_owned()), (1, "store".to_owned())].into(),
         }
@@ -199,7 +183,7 @@ mod tests {
     #[test]
     fn each_event_sits_in_its_nodes_column_with_its_marker() {
         let result = SeedResult {
-            status: "pass".into(),
+            status: Status::Pass,
             ..SeedResult::default()
         };
         let text = render(&sample(), &result, &Filter::default(), false, 20).unwrap();
@@ -219,7 +203,7 @@ mod tests {
     #[test]
     fn filters_keep_only_the_asked_nodes_and_times() {
         let result = SeedResult {
-            status: "pass".into(),
+            status: Status::Pass,
             ..SeedResult::default()
         };
         let filter = Filter {

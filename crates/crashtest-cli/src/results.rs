@@ -1,6 +1,6 @@
-//! Results files: one JSON line per finished seed, as test binaries write them
-//! (`crashtest::runner::results`), plus the lines this tool writes for seeds that took their
-//! worker process down (`crashed`, `hung`).
+//! Results files: one line per finished seed (`crashtest_protocol::SeedResult`), as test
+//! binaries write them, plus the lines this tool writes for seeds that took their worker
+//! process down (`crashed`, `hung`).
 //!
 //! Reading is strict in the middle and forgiving at the end: a process killed mid-write can
 //! leave a partial last line, which is reported and set aside (moved to `<file>.corrupt`, never
@@ -12,100 +12,7 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use serde::{Deserialize, Serialize};
-
-/// One finished seed.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-pub(crate) struct SeedResult {
-    pub(crate) test: String,
-    pub(crate) seed: u64,
-    /// `pass`, `fail`, `nondeterministic`, `crashed` or `hung`.
-    pub(crate) status: String,
-    #[serde(default)]
-    pub(crate) fingerprint: String,
-    #[serde(default)]
-    pub(crate) elapsed_ns: u64,
-    #[serde(default)]
-    pub(crate) events: u64,
-    #[serde(default)]
-    pub(crate) polls: u64,
-    #[serde(default)]
-    pub(crate) failure: Option<String>,
-    #[serde(default)]
-    pub(crate) faults: Vec<Fault>,
-    #[serde(default)]
-    pub(crate) coverage: Vec<Coverage>,
-}
-
-/// An injected fault of a failing run.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-pub(crate) struct Fault {
-    pub(crate) id: Option<u64>,
-    pub(crate) time_ns: u64,
-    pub(crate) node: String,
-    pub(crate) text: String,
-}
-
-/// A coverage site's counts in one run.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-pub(crate) struct Coverage {
-    pub(crate) kind: String,
-    pub(crate) name: String,
-    pub(crate) location: String,
-    pub(crate) reached: u64,
-    pub(crate) fired: u64,
-}
-
-/// How the lines that say what failed begin: the runner's failure kinds, its nondeterminism
-/// report, and the poll watchdog's message.
-const HEADLINES: [&str; 8] = [
-    "panicked",
-    "deadlock:",
-    "time limit:",
-    "livelock:",
-    "check failed:",
-    "nondeterminism:",
-    "crashtest: seed",
-    "fatal runtime error",
-];
-
-impl SeedResult {
-    /// Whether the seed passed.
-    pub(crate) fn passed(&self) -> bool {
-        self.status == "pass"
-    }
-
-    /// The line for a seed whose worker process died (`crashed`) or was killed after going
-    /// silent (`hung`), with the end of the worker's output as the failure.
-    pub(crate) fn lost(test: &str, seed: u64, status: &str, output_tail: String) -> SeedResult {
-        SeedResult {
-            test: test.to_owned(),
-            seed,
-            status: status.to_owned(),
-            failure: Some(output_tail),
-            ..SeedResult::default()
-        }
-    }
-
-    /// The failure's most telling line: the panic if there is one, else its first line.
-    pub(crate) fn headline(&self) -> String {
-        let Some(failure) = &self.failure else {
-            return String::new();
-        };
-        let lines = || failure.lines().map(str::trim).filter(|l| !l.is_empty());
-        lines()
-            .find(|line| HEADLINES.iter().any(|start| line.starts_with(start)))
-            .or_else(|| lines().find(|line| !line.contains("FAILED at virtual time")))
-            .or_else(|| lines().next())
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    /// The ids of the applied faults that can be masked.
-    pub(crate) fn fault_ids(&self) -> Vec<u64> {
-        self.faults.iter().filter_map(|f| f.id).collect()
-    }
-}
+pub(crate) use crashtest_protocol::SeedResult;
 
 /// What reading a results file found besides its results.
 #[derive(Debug, Default)]
@@ -251,12 +158,13 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crashtest_protocol::Status;
 
-    fn line(seed: u64, status: &str) -> String {
+    fn line(seed: u64, status: Status) -> String {
         serde_json::to_string(&SeedResult {
             test: "t".into(),
             seed,
-            status: status.into(),
+            status,
             ..SeedResult::default()
         })
         .unwrap()
@@ -266,8 +174,8 @@ mod tests {
     fn a_torn_last_line_is_set_aside_not_fatal() {
         let text = format!(
             "{}\n{}\n{{\"test\":\"t\",\"se",
-            line(1, "pass"),
-            line(2, "fail")
+            line(1, Status::Pass),
+            line(2, Status::Fail)
         );
         let mut seeds = Vec::new();
         let contents = parse(text.as_bytes(), |r| seeds.push(r.seed)).unwrap();
@@ -278,7 +186,11 @@ mod tests {
 
     #[test]
     fn a_bad_line_in_the_middle_is_an_error_naming_it() {
-        let text = format!("{}\ngarbage\n{}\n", line(1, "pass"), line(2, "pass"));
+        let text = format!(
+            "{}\ngarbage\n{}\n",
+            line(1, Status::Pass),
+            line(2, Status::Pass)
+        );
         let error = parse(text.as_bytes(), |_| {}).unwrap_err().to_string();
         assert!(error.starts_with("line 2 is not a seed result"), "{error}");
     }
@@ -288,7 +200,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("crashtest-cli-repair-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("results.jsonl");
-        std::fs::write(&path, format!("{}\n{}", line(1, "pass"), "{\"te")).unwrap();
+        std::fs::write(&path, format!("{}\n{}", line(1, Status::Pass), "{\"te")).unwrap();
         let mut before = Vec::new();
         let contents = read(&path, |r| before.push(r)).unwrap();
         let aside = repair(&path, &contents).unwrap().unwrap();
@@ -313,16 +225,5 @@ mod tests {
         assert_eq!(tail.read_lines().unwrap(), ["two", "three"]);
         assert!(tail.read_lines().unwrap().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_headline_is_the_panic() {
-        let result = SeedResult {
-            failure: Some(
-                "seed 1 FAILED at virtual time 1s\n  node a\n  panicked at x.rs:1:2: boom\n".into(),
-            ),
-            ..SeedResult::default()
-        };
-        assert_eq!(result.headline(), "panicked at x.rs:1:2: boom");
     }
 }

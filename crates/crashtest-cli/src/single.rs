@@ -15,6 +15,7 @@ use crate::results::SeedResult;
 use crate::seeds::SeedRange;
 use crate::target::Target;
 use crate::worker::{End, Job};
+use crashtest_protocol::Status;
 
 /// A directory of temporary files, removed on drop.
 #[derive(Debug)]
@@ -126,8 +127,8 @@ pub(crate) fn run_one(
                 );
             }
             let status = match end {
-                End::Hung => "hung",
-                End::Exited(_) | End::Stopped => "crashed",
+                End::Hung => Status::Hung,
+                End::Exited(_) | End::Stopped => Status::Crashed,
             };
             let mut tail = job.output_tail();
             if let End::Exited(status) = end {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::results::SeedResult;
+use crashtest_protocol::Status;
 
 /// Failing seeds listed in full; the rest are counted.
 const FAILURES_SHOWN: usize = 10;
@@ -12,10 +13,10 @@ const FAILURES_SHOWN: usize = 10;
 /// Counts and failures over a set of results.
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
-    pub(crate) by_status: BTreeMap<String, u64>,
+    pub(crate) by_status: BTreeMap<Status, u64>,
     /// The lowest failing seeds (any status but `pass`), with their status and headline;
     /// only as many as are shown, so that a sweep of millions of failures stays small.
-    pub(crate) failures: BTreeMap<u64, (String, String)>,
+    pub(crate) failures: BTreeMap<u64, (Status, String)>,
     failed: u64,
     coverage: BTreeMap<(String, String, String), SiteTotals>,
     seeds: u64,
@@ -32,11 +33,11 @@ impl Summary {
     /// Adds one seed's result.
     pub(crate) fn add(&mut self, result: &SeedResult) {
         self.seeds += 1;
-        *self.by_status.entry(result.status.clone()).or_default() += 1;
+        *self.by_status.entry(result.status).or_default() += 1;
         if !result.passed() {
             self.failed += 1;
             self.failures
-                .insert(result.seed, (result.status.clone(), result.headline()));
+                .insert(result.seed, (result.status, result.headline()));
             if self.failures.len() > FAILURES_SHOWN {
                 self.failures.pop_last();
             }
@@ -77,7 +78,7 @@ impl Summary {
             self.failed
         );
         for (seed, (status, headline)) in &self.failures {
-            let _ = writeln!(out, "  seed {seed:<8} {status:<9} {headline}");
+            let _ = writeln!(out, "  seed {seed:<8} {:<9} {headline}", status.name());
         }
         out
     }
@@ -117,23 +118,23 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Coverage;
+    use crashtest_protocol::CoverageLine;
 
-    fn result(seed: u64, status: &str, fired: u64) -> SeedResult {
+    fn result(seed: u64, status: Status, fired: u64) -> SeedResult {
         SeedResult {
             test: "t".into(),
             seed,
-            status: status.into(),
-            failure: (status != "pass").then(|| "panicked at a.rs:1:1: boom".into()),
+            status,
+            failure: (status != Status::Pass).then(|| "panicked at a.rs:1:1: boom".into()),
             coverage: vec![
-                Coverage {
+                CoverageLine {
                     kind: "sometimes".into(),
                     name: "rare".into(),
                     location: "a.rs:3".into(),
                     reached: 2,
                     fired,
                 },
-                Coverage {
+                CoverageLine {
                     kind: "probe".into(),
                     name: "never".into(),
                     location: "a.rs:9".into(),
@@ -148,10 +149,10 @@ mod tests {
     #[test]
     fn coverage_lists_sites_that_never_fired_first() {
         let mut summary = Summary::default();
-        summary.add(&result(1, "pass", 1));
-        summary.add(&result(2, "fail", 0));
+        summary.add(&result(1, Status::Pass, 1));
+        summary.add(&result(2, Status::Fail, 0));
         for seed in 10..30 {
-            summary.add(&result(seed, "fail", 0));
+            summary.add(&result(seed, Status::Fail, 0));
         }
         assert_eq!(summary.failed(), 21);
         assert_eq!(summary.failures.len(), FAILURES_SHOWN);
@@ -166,7 +167,7 @@ mod tests {
             .find("fired in 1 seeds (1 of 44 times reached)")
             .unwrap();
         assert!(never < fired, "{text}");
-        assert_eq!(summary.counts_line(), "22 seeds: 21 fail, 1 pass");
+        assert_eq!(summary.counts_line(), "22 seeds: 1 pass, 21 fail");
         assert!(
             summary
                 .failures_text()

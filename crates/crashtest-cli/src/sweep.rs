@@ -102,7 +102,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     if let Some((&seed, _)) = summary.failures.first_key_value() {
         println!(
             "reproduce the lowest: {}",
-            target.reproduce(&format!("CRASHTEST_SEED={seed}"))
+            target.reproduce(&crashtest_protocol::reproduce::seed(seed))
         );
         println!(
             "take it apart: crashtest replay {test} {seed} / crashtest minimize {test} {seed}",
@@ -289,7 +289,7 @@ impl Sweep {
             self.finished.push(Finished {
                 seed: result.seed,
                 fingerprint,
-                passed: result.passed(),
+                status: result.status,
             });
         }
     }
@@ -351,7 +351,7 @@ impl Sweep {
                                 );
                             }
                         }
-                        match self.record(&line, result) {
+                        match self.record(&line, *result) {
                             Ok(true) => {
                                 self.ran += 1;
                                 progress.seed_done(failed);

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
+use crashtest_protocol::reproduce;
 use serde::Deserialize;
 
 use crate::cli::Select;
@@ -46,8 +47,8 @@ impl Target {
     /// A shell line that reproduces a run, given the environment that selects it.
     pub(crate) fn reproduce(&self, env: &str) -> String {
         match &self.cargo_args {
-            Some(args) => format!("{env} cargo test {args} -- {} --exact", self.test),
-            None => format!("{env} {} {} --exact", self.exe.display(), self.test),
+            Some(args) => reproduce::cargo_test(env, args, &self.test),
+            None => reproduce::executable(env, &self.exe.display().to_string(), &self.test),
         }
     }
 }

@@ -2,9 +2,10 @@
 //! described for people.
 //!
 //! An event's `node` is the node it happened on behalf of; life-cycle events (create, kill,
-//! restart, pause, ...) and spawns are done *by* one node *to* another, and are drawn on the
-//! node they change, named in the event's text (`KILL n2`). Names come from the events
-//! themselves: a node that never acted is shown as `nI`.
+//! restart, pause, ...) and spawns are done *by* one node *to* another (the line's `target`),
+//! and are drawn on the node they change. Names come from the events themselves: a node that
+//! never acted is shown as `nI`. Components' notes are decoded once, on reading, by the
+//! protocol's typed notes.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -13,25 +14,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use serde::Deserialize;
+use crashtest_protocol::{FaultNote, Note, TraceKind, TraceLine, env};
 
 use crate::cli::Filter;
 use crate::results::SeedResult;
 use crate::single::{Request, Scratch};
 use crate::target::Target;
-
-/// A line of a trace file.
-#[derive(Debug, Deserialize)]
-struct Line {
-    index: u64,
-    time_ns: u64,
-    node: usize,
-    node_name: String,
-    kind: String,
-    source: Option<String>,
-    words: Option<[u64; 3]>,
-    text: String,
-}
 
 /// One event, placed on the node whose lane it belongs to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,9 +30,9 @@ pub(crate) struct Event {
     pub(crate) actor: usize,
     /// The node whose lane shows it (the node changed, for life-cycle events).
     pub(crate) lane: usize,
-    pub(crate) kind: String,
-    pub(crate) source: Option<String>,
-    pub(crate) words: [u64; 3],
+    pub(crate) kind: TraceKind,
+    /// A component's note, decoded (none for a user's note or another event).
+    pub(crate) note: Option<Note>,
     /// The event's text without the index, time and node the runner puts first.
     pub(crate) what: String,
 }
@@ -91,36 +79,57 @@ impl Mark {
     }
 }
 
+/// A node's state, as life-cycle events change it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Life {
+    /// Not created yet, or dead.
+    Absent,
+    Running,
+    Paused,
+}
+
 impl Event {
     /// The event's mark and a short label.
     pub(crate) fn describe(&self) -> (Mark, String) {
         let what = self.what.clone();
-        match self.kind.as_str() {
-            "kill" => (Mark::Kill, "KILLED".to_owned()),
-            "restart" => (Mark::Restart, "RESTARTED".to_owned()),
-            "upgrade" => (Mark::Restart, "UPGRADED".to_owned()),
-            "pause" => (Mark::Pause, "PAUSED".to_owned()),
-            "resume" => (Mark::Resume, "RESUMED".to_owned()),
-            "create" => (Mark::Create, "created".to_owned()),
-            "panic" => (Mark::Panic, what),
-            "clock_offset" => (Mark::Clock, what),
-            "poll" | "clock_jump" => (Mark::Scheduler, what),
-            "spawn" | "complete" | "cancel" => (Mark::Task, what),
-            "note" => match self.source.as_deref() {
-                Some("fault") if self.words[1] == 1 => (Mark::Masked, what),
-                Some("fault") => (Mark::Fault, what),
-                Some(source) if source.starts_with("net.") => {
-                    (crate::messages::mark(source), crate::messages::label(self))
+        match self.kind {
+            TraceKind::Kill => (Mark::Kill, "KILLED".to_owned()),
+            TraceKind::Restart => (Mark::Restart, "RESTARTED".to_owned()),
+            TraceKind::Upgrade => (Mark::Restart, "UPGRADED".to_owned()),
+            TraceKind::Pause => (Mark::Pause, "PAUSED".to_owned()),
+            TraceKind::Resume => (Mark::Resume, "RESUMED".to_owned()),
+            TraceKind::Create => (Mark::Create, "created".to_owned()),
+            TraceKind::Panic => (Mark::Panic, what),
+            TraceKind::ClockOffset | TraceKind::ClockDrift => (Mark::Clock, what),
+            TraceKind::Poll | TraceKind::ClockJump => (Mark::Scheduler, what),
+            TraceKind::Spawn | TraceKind::Complete | TraceKind::Cancel => (Mark::Task, what),
+            TraceKind::Note => match self.note {
+                Some(Note::Fault(FaultNote::Masked { .. })) => (Mark::Masked, what),
+                Some(Note::Fault(FaultNote::Applied { .. })) => (Mark::Fault, what),
+                Some(Note::Net(note)) => {
+                    (crate::messages::mark(note), crate::messages::label(note))
                 }
-                _ => (Mark::Note, what),
+                Some(Note::Disk(_)) | None => (Mark::Note, what),
             },
-            _ => (Mark::Note, what),
+            TraceKind::Other => (Mark::Note, what),
         }
     }
 
     /// Whether only `--all` shows it: scheduler steps.
     pub(crate) fn is_scheduler(&self) -> bool {
-        matches!(self.kind.as_str(), "poll" | "clock_jump")
+        self.kind.is_scheduler()
+    }
+
+    /// The state the event leaves its lane's node in, if it changes it.
+    pub(crate) fn life(&self) -> Option<Life> {
+        match self.kind {
+            TraceKind::Create | TraceKind::Restart | TraceKind::Upgrade | TraceKind::Resume => {
+                Some(Life::Running)
+            }
+            TraceKind::Kill => Some(Life::Absent),
+            TraceKind::Pause => Some(Life::Paused),
+            _ => None,
+        }
     }
 }
 
@@ -144,7 +153,7 @@ impl Trace {
             if line.trim().is_empty() {
                 continue;
             }
-            let line: Line = serde_json::from_str(&line).with_context(|| {
+            let line: TraceLine = serde_json::from_str(&line).with_context(|| {
                 format!(
                     "line {} of the trace {} is not a trace event",
                     number + 1,
@@ -153,20 +162,19 @@ impl Trace {
             })?;
             names.insert(line.node, line.node_name.clone());
             let what = strip_prefix(&line.text).trim_end().to_owned();
-            let lane = match line.kind.as_str() {
-                "create" | "kill" | "restart" | "upgrade" | "pause" | "resume" | "clock_offset"
-                | "spawn" => node_named_in(&what).unwrap_or(line.node),
-                _ => line.node,
-            };
+            let lane = line.target.unwrap_or(line.node);
             trace.nodes.entry(lane).or_default();
+            let note = match (&line.source, line.words) {
+                (Some(source), Some(words)) => Note::decode(source, words),
+                _ => None,
+            };
             trace.events.push(Event {
                 index: line.index,
                 time_ns: line.time_ns,
                 actor: line.node,
                 lane,
                 kind: line.kind,
-                source: line.source,
-                words: line.words.unwrap_or_default(),
+                note,
                 what,
             });
         }
@@ -227,12 +235,6 @@ fn strip_prefix(text: &str) -> &str {
     rest
 }
 
-/// The first node named `nI` in a text.
-fn node_named_in(text: &str) -> Option<usize> {
-    text.split_whitespace()
-        .find_map(|word| word.strip_prefix('n').and_then(|n| n.parse().ok()))
-}
-
 /// Runs `seed` with its trace recorded; returns its result and its trace.
 pub(crate) fn record(
     target: &Target,
@@ -244,7 +246,7 @@ pub(crate) fn record(
     let path = scratch.path("trace.jsonl");
     let request = Request {
         seed,
-        env: vec![("CRASHTEST_TRACE", path.display().to_string())],
+        env: vec![(env::TRACE, path.display().to_string())],
     };
     let never = std::sync::atomic::AtomicBool::new(false);
     let result = crate::single::run_one(target, &request, silence, &scratch, 0, &never)?;
@@ -277,13 +279,5 @@ mod tests {
             strip_prefix("#3 0.0s n1     fault: kill store"),
             "fault: kill store"
         );
-    }
-
-    #[test]
-    fn life_cycle_events_go_to_the_node_they_change() {
-        assert_eq!(node_named_in("KILL n12"), Some(12));
-        assert_eq!(node_named_in("spawn t3 on n1"), Some(1));
-        assert_eq!(node_named_in("clock of n2 set off by 5 ns"), Some(2));
-        assert_eq!(node_named_in("clock jump"), None);
     }
 }

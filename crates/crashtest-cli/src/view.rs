@@ -22,7 +22,9 @@ use anyhow::Context;
 use crate::cli::{Filter, ViewArgs};
 use crate::messages::{self, Arrival, Arrow};
 use crate::results::SeedResult;
-use crate::trace::{self, Event, Mark, Trace};
+use crashtest_protocol::TraceKind;
+
+use crate::trace::{self, Event, Life, Mark, Trace};
 
 const LEFT: usize = 120;
 const LANE: usize = 210;
@@ -51,19 +53,11 @@ pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Node states along a lane.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Absent,
-    Running,
-    Paused,
-}
-
 /// The events drawn, one row each, and every shown lane's state at each row.
 struct Layout<'a> {
     rows: Vec<&'a Event>,
     /// `states[row][column]`.
-    states: Vec<Vec<State>>,
+    states: Vec<Vec<Life>>,
     /// Row of each drawn event, by position in the trace.
     row_of: BTreeMap<usize, usize>,
     /// Whether `max_events` cut the diagram short.
@@ -79,9 +73,9 @@ impl<'a> Layout<'a> {
         filter: &Filter,
         max_events: usize,
     ) -> Layout<'a> {
-        let mut state: BTreeMap<usize, State> =
-            trace.nodes.keys().map(|n| (*n, State::Absent)).collect();
-        state.insert(0, State::Running);
+        let mut state: BTreeMap<usize, Life> =
+            trace.nodes.keys().map(|n| (*n, Life::Absent)).collect();
+        state.insert(0, Life::Running);
         let mut layout = Layout {
             rows: Vec::new(),
             states: Vec::new(),
@@ -90,17 +84,8 @@ impl<'a> Layout<'a> {
         };
         for (position, event) in trace.events.iter().enumerate() {
             let was = state[&event.lane];
-            match event.kind.as_str() {
-                "create" | "restart" | "upgrade" | "resume" => {
-                    state.insert(event.lane, State::Running);
-                }
-                "kill" => {
-                    state.insert(event.lane, State::Absent);
-                }
-                "pause" => {
-                    state.insert(event.lane, State::Paused);
-                }
-                _ => {}
+            if let Some(life) = event.life() {
+                state.insert(event.lane, life);
             }
             let drawn = !event.is_scheduler()
                 && event.describe().0 != Mark::Task
@@ -116,8 +101,8 @@ impl<'a> Layout<'a> {
             layout.row_of.insert(position, layout.rows.len());
             layout.rows.push(event);
             // A kill's row still shows the lane arriving at the cross.
-            let mut now: Vec<State> = lanes.iter().map(|l| state[l]).collect();
-            if event.kind == "kill" {
+            let mut now: Vec<Life> = lanes.iter().map(|l| state[l]).collect();
+            if event.kind == TraceKind::Kill {
                 now[column[&event.lane]] = was;
             }
             layout.states.push(now);
@@ -191,7 +176,7 @@ fn draw_times(svg: &mut String, rows: &[&Event], width: usize) {
 }
 
 /// A node's name and its lane: solid while running, dashed while paused, none while dead.
-fn draw_lane(svg: &mut String, name: &str, column: usize, states: &[Vec<State>]) {
+fn draw_lane(svg: &mut String, name: &str, column: usize, states: &[Vec<Life>]) {
     let x = lane_x(column);
     let _ = writeln!(
         svg,
@@ -208,9 +193,9 @@ fn draw_lane(svg: &mut String, name: &str, column: usize, states: &[Vec<State>])
         }
         let (y1, y2) = (row_y(start) - ROW / 2, row_y(end) + ROW / 2);
         let class = match kind {
-            State::Running => Some("lane"),
-            State::Paused => Some("lane paused"),
-            State::Absent => None,
+            Life::Running => Some("lane"),
+            Life::Paused => Some("lane paused"),
+            Life::Absent => None,
         };
         if let Some(class) = class {
             let _ = writeln!(
@@ -328,7 +313,7 @@ fn draw_event(svg: &mut String, event: &Event, cx: usize, cy: usize) {
             }
         ),
         Mark::Message => {
-            let dropped = event.source.as_deref().is_some_and(messages::is_drop);
+            let dropped = messages::is_drop(event);
             let class = if dropped { "drop" } else { "msg" };
             write!(
                 svg,
@@ -378,7 +363,11 @@ fn page(trace: &Trace, result: &SeedResult, svg: &str, rows: usize, arrows: usiz
     let status = if result.passed() {
         "pass".to_owned()
     } else {
-        format!("{}: {}", result.status.to_uppercase(), result.headline())
+        format!(
+            "{}: {}",
+            result.status.name().to_uppercase(),
+            result.headline()
+        )
     };
     let title = format!("seed {} of {}", result.seed, result.test);
     let mut html = String::new();
@@ -452,38 +441,41 @@ document.querySelectorAll('.ev').forEach(function (g) {{
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crashtest_protocol::{FaultNote, NetNote, Note, PackedAddr, Status};
 
-    fn event(index: u64, lane: usize, kind: &str, source: Option<&str>, words: [u64; 3]) -> Event {
+    fn event(index: u64, lane: usize, kind: TraceKind, note: Option<Note>) -> Event {
         Event {
             index,
             time_ns: index * 1_000_000,
             actor: lane,
             lane,
-            kind: kind.into(),
-            source: source.map(str::to_owned),
-            words,
-            what: format!("{kind} <&>"),
+            kind,
+            note,
+            what: format!("{kind:?} <&>"),
         }
     }
 
     #[test]
     fn a_dead_node_has_no_lane_until_it_restarts_and_messages_are_arrows() {
-        let pack = |node: u32| (u64::from(u32::from_be_bytes([10, 0, 0, 0]) + node) << 16) | 1;
-        let words = [pack(1), pack(2), 5];
+        let addr = |node: u32| PackedAddr::pack(format!("10.0.0.{node}:1").parse().unwrap());
+        let (from, to) = (addr(1), addr(2));
+        let send = Note::Net(NetNote::UdpSend { from, to, len: 5 });
+        let recv = Note::Net(NetNote::UdpRecv { from, to, len: 5 });
+        let fault = Note::Fault(FaultNote::Applied { id: Some(0) });
         let trace = Trace {
             events: vec![
-                event(0, 1, "create", None, [0; 3]),
-                event(1, 2, "create", None, [0; 3]),
-                event(2, 1, "note", Some("net.udp.send"), words),
-                event(3, 2, "note", Some("net.udp.recv"), words),
-                event(4, 2, "kill", None, [0; 3]),
-                event(5, 1, "note", Some("fault"), [0; 3]),
-                event(6, 2, "restart", None, [0; 3]),
+                event(0, 1, TraceKind::Create, None),
+                event(1, 2, TraceKind::Create, None),
+                event(2, 1, TraceKind::Note, Some(send)),
+                event(3, 2, TraceKind::Note, Some(recv)),
+                event(4, 2, TraceKind::Kill, None),
+                event(5, 1, TraceKind::Note, Some(fault)),
+                event(6, 2, TraceKind::Restart, None),
             ],
             nodes: [(0, "sup".into()), (1, "a".into()), (2, "b".into())].into(),
         };
         let result = SeedResult {
-            status: "pass".into(),
+            status: Status::Pass,
             ..SeedResult::default()
         };
         let html = render(&trace, &result, &Filter::default(), 100).unwrap();

@@ -17,24 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use crashtest_protocol::env;
 
 use crate::seeds::SeedRange;
 use crate::target::Target;
-
-/// Variables of the runner's protocol, cleared before each worker so that the user's shell
-/// cannot change what a worker runs.
-const PROTOCOL: [&str; 10] = [
-    "CRASHTEST_SEED",
-    "CRASHTEST_SEEDS",
-    "CRASHTEST_SEED_START",
-    "CRASHTEST_THREADS",
-    "CRASHTEST_CHECK_DETERMINISM",
-    "CRASHTEST_STOP_ON_FAILURE",
-    "CRASHTEST_RESULTS",
-    "CRASHTEST_TRACE",
-    "CRASHTEST_MASK",
-    "CRASHTEST_EXPLORE",
-];
 
 /// How often a running worker's results file is read.
 const TAIL_PERIOD: Duration = Duration::from_millis(20);
@@ -89,16 +75,17 @@ impl Job {
         let log = File::create(self.log())
             .with_context(|| format!("cannot create {}", self.log().display()))?;
         let mut command = target.command();
-        for name in PROTOCOL {
+        // The user's shell must not change what a worker runs.
+        for name in env::WORKER {
             command.env_remove(name);
         }
         command
-            .env("CRASHTEST_SEED_START", self.seeds.start.to_string())
-            .env("CRASHTEST_SEEDS", self.seeds.len().to_string())
-            .env("CRASHTEST_THREADS", "1")
-            .env("CRASHTEST_CHECK_DETERMINISM", "0")
-            .env("CRASHTEST_STOP_ON_FAILURE", "0")
-            .env("CRASHTEST_RESULTS", &self.results)
+            .env(env::SEED_START, self.seeds.start.to_string())
+            .env(env::SEEDS, self.seeds.len().to_string())
+            .env(env::THREADS, "1")
+            .env(env::CHECK_DETERMINISM, "0")
+            .env(env::STOP_ON_FAILURE, "0")
+            .env(env::RESULTS, &self.results)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone().context("cannot share the worker log")?)

@@ -25,6 +25,6 @@ pub mod reproduce;
 pub mod results;
 pub mod trace;
 
-pub use notes::{DiskNote, FaultNote, NetNote, Note, PackedAddr};
+pub use notes::{DiskNote, FaultNote, NetNote, Note, PackedAddr, UdpDrop};
 pub use results::{CoverageLine, FaultLine, SeedResult, Signature, Status};
 pub use trace::{TraceKind, TraceLine};
