@@ -26,6 +26,8 @@ use std::time::Duration;
 
 use std::collections::BTreeMap;
 
+use crashtest_protocol::FaultNote;
+
 use crate::coverage::{RunCoverage, Site, SiteKey};
 use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
@@ -851,12 +853,12 @@ impl World {
             node: self.nodes.borrow().name(node).to_owned(),
             text,
         };
-        let words = [id.unwrap_or(u64::MAX), 0, 0];
+        let (source, words) = FaultNote::Applied { id }.encode();
         let text = fault.text.clone();
         self.record_for(
             node,
             EventKind::Note {
-                source: "fault",
+                source,
                 words,
                 text,
             },
@@ -895,11 +897,12 @@ impl World {
             .is_none_or(|kept| kept.contains(&id));
         if !kept || self.config.masked_faults.contains(&id) {
             let text = format!("masked fault #{id}");
+            let (source, words) = FaultNote::Masked { id }.encode();
             self.record_for(
                 node,
                 EventKind::Note {
-                    source: "fault",
-                    words: [id, 1, 0],
+                    source,
+                    words,
                     text,
                 },
             );

@@ -1,5 +1,6 @@
 //! The file system of a run: every node's disk, the configuration, and the operations the
-//! public API performs on them, with their faults, latency and trace events.
+//! public API performs on them, with their faults, latency and trace events (each a
+//! `crashtest_protocol::DiskNote`, the type the tool decodes them with).
 //!
 //! It lives in a `plumbing` extension, so it is per run and survives the kills and restarts
 //! of nodes; a node's disk is made on its first use. The first use of the extension also
@@ -24,6 +25,7 @@ use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, NodeHook};
 use crashtest_core::rng::Ratio;
+use crashtest_protocol::DiskNote;
 
 use crate::config::{DiskConfig, Faults, Latency};
 use crate::crash::{self, Damage, Sampled};
@@ -42,18 +44,6 @@ pub(crate) struct Handle {
     pub(crate) boot: u64,
     pub(crate) ino: Ino,
     pub(crate) flags: OpenFlags,
-}
-
-/// Codes of the disk's trace events (the first word of each).
-mod event {
-    pub(super) const OPEN: u64 = 1;
-    pub(super) const READ: u64 = 2;
-    pub(super) const WRITE: u64 = 3;
-    pub(super) const SET_LEN: u64 = 4;
-    pub(super) const SYNC: u64 = 5;
-    pub(super) const NAMESPACE: u64 = 6;
-    pub(super) const CRASH: u64 = 7;
-    pub(super) const FAULT: u64 = 8;
 }
 
 /// The per-run state of the simulated file system.
@@ -164,8 +154,9 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
     fault::inject("disk-faults", node, ratio, describe)
 }
 
-fn record(node: NodeId, words: [u64; 3], text: String) {
-    plumbing::record_for(node, "disk", words, text);
+fn record(node: NodeId, note: DiskNote, text: String) {
+    let (source, words) = note.encode();
+    plumbing::record_for(node, source, words, text);
 }
 
 impl FsState {
@@ -291,7 +282,7 @@ impl FsState {
                 "a new handle is of the current boot"
             );
             let text = format!("open {} as inode {}", names.display(), handle.ino);
-            record(node, [event::OPEN, handle.ino, 0], text);
+            record(node, DiskNote::Open { ino: handle.ino }, text);
         }
         result
     }
@@ -333,11 +324,11 @@ impl FsState {
             .apply_to_read(ino, offset, &mut buf[..n], len);
         drop(disks);
         if let Some(damage) = damage {
-            record(node, [event::FAULT, ino, offset], damage);
+            record(node, DiskNote::Fault { ino, offset }, damage);
         }
         record(
             node,
-            [event::READ, ino, offset],
+            DiskNote::Read { ino, offset },
             format!("read inode {ino}: {n} bytes at {offset}"),
         );
         Ok(n)
@@ -384,7 +375,14 @@ impl FsState {
         let disk = disks.get_mut(&node).expect("the disk exists");
         let target = match landed {
             Some((landed, text)) => {
-                record(node, [event::FAULT, ino, landed], text);
+                record(
+                    node,
+                    DiskNote::Fault {
+                        ino,
+                        offset: landed,
+                    },
+                    text,
+                );
                 landed
             }
             None => offset,
@@ -397,7 +395,7 @@ impl FsState {
         drop(disks);
         record(
             node,
-            [event::WRITE, ino, offset],
+            DiskNote::Write { ino, offset },
             format!("write inode {ino}: {} bytes at {offset}", bytes.len()),
         );
         Ok(end)
@@ -425,7 +423,7 @@ impl FsState {
         })?;
         record(
             node,
-            [event::SET_LEN, ino, len],
+            DiskNote::SetLen { ino, len },
             format!("set_len inode {ino} to {len}"),
         );
         Ok(())
@@ -476,7 +474,7 @@ impl FsState {
         let what = if is_dir { "directory" } else { "file" };
         record(
             node,
-            [event::SYNC, ino, u64::from(is_dir)],
+            DiskNote::Sync { ino, dir: is_dir },
             format!("sync {what} inode {ino}"),
         );
         Ok(())
@@ -493,7 +491,7 @@ impl FsState {
     ) -> io::Result<()> {
         let result = self.disk(node, f);
         if result.is_ok() {
-            record(node, [event::NAMESPACE, 0, 0], what.to_owned());
+            record(node, DiskNote::Namespace, what.to_owned());
         }
         result
     }
@@ -591,11 +589,10 @@ impl FsState {
         );
         record(
             node,
-            [
-                event::CRASH,
-                outcome.files.len() as u64,
-                outcome.dir_changes_dropped,
-            ],
+            DiskNote::Crash {
+                files: outcome.files.len() as u64,
+                dir_changes_dropped: outcome.dir_changes_dropped,
+            },
             format!(
                 "crash settled {} files and {} directory changes",
                 outcome.files.len(),

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing;
+use crashtest_protocol::NetNote;
 
 use crate::config::{NetConfig, nanos};
 use crate::fabric::{self, Net, now, trace};
@@ -102,8 +103,10 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
     }
     trace(
         from,
-        "net.partition",
-        [u64::from(index(to)), u64::from(both), 0],
+        NetNote::Partition {
+            peer: index(to),
+            both,
+        },
     );
     let arrow = if both { "<-/->" } else { "-/->" };
     let text = format!(
@@ -138,7 +141,7 @@ pub fn heal(a: NodeId, b: NodeId) {
         if !healed {
             return;
         }
-        trace(a, "net.heal", [u64::from(index(b)), 0, 0]);
+        trace(a, NetNote::Heal { peer: index(b) });
         let text = format!("heal {} <-> {}", st.name_of(index(a)), st.name_of(index(b)));
         drop(st);
         plumbing::note_fault(a, text);
@@ -163,7 +166,7 @@ pub fn heal(a: NodeId, b: NodeId) {
 pub fn heal_all() {
     let net = fabric::net();
     net.state.borrow_mut().links.clear();
-    trace(NodeId::SUPERVISOR, "net.heal_all", [0; 3]);
+    trace(NodeId::SUPERVISOR, NetNote::HealAll);
     plumbing::note_fault(NodeId::SUPERVISOR, "heal every partition and clog".into());
     release_held(&net);
 }
@@ -228,7 +231,7 @@ pub(crate) fn clog_node_until(net: &Net, node: NodeId, until: u64) {
     let mut st = net.state.borrow_mut();
     st.learn(node);
     st.links.clog_node(index(node), until);
-    trace(node, "net.clog_node", [until, 0, 0]);
+    trace(node, NetNote::ClogNode { until_ns: until });
 }
 
 /// Clogs both directions between `a` and `b` until `until`, and records it in the trace.
@@ -238,7 +241,13 @@ pub(crate) fn clog_link_until(net: &Net, a: NodeId, b: NodeId, until: u64) {
     st.learn(b);
     st.links.clog_link(index(a), index(b), until);
     st.links.clog_link(index(b), index(a), until);
-    trace(a, "net.clog_link", [u64::from(index(b)), until, 0]);
+    trace(
+        a,
+        NetNote::ClogLink {
+            peer: index(b),
+            until_ns: until,
+        },
+    );
 }
 
 /// Swizzle-clogging (FoundationDB's): picks a random subset of `nodes` (each with chance
@@ -314,7 +323,8 @@ pub(crate) fn swizzle_plan(net: &Net, nodes: &[NodeId], duration_ns: u64) -> Vec
 /// Schedules the clogs of a swizzle plan.
 pub(crate) fn start_swizzle(net: &Rc<Net>, plan: Vec<SwizzleClog>) {
     if let Some(first) = plan.first() {
-        trace(first.node, "net.swizzle", [plan.len() as u64, 0, 0]);
+        let nodes = plan.len() as u64;
+        trace(first.node, NetNote::Swizzle { nodes });
     }
     for clog in plan {
         let net = Rc::clone(net);

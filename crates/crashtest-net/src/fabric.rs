@@ -19,8 +19,9 @@
 //! - No borrow of the state is held while foreign code runs: wakers are collected under the
 //!   borrow and woken after it ends.
 //! - Every packet sent, delivered, dropped or duplicated, and every fault, is recorded in the
-//!   trace on behalf of the node it concerns, so it feeds the fingerprint. Hot-path records
-//!   carry integer words and an empty text (no formatting per packet).
+//!   trace on behalf of the node it concerns, so it feeds the fingerprint. Records are
+//!   `crashtest_protocol::NetNote`s (the tool decodes them with the same type): integer words
+//!   and an empty text, so no formatting per packet.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -32,6 +33,7 @@ use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, NodeHook};
 use crashtest_core::rng::{Ratio, Rng};
+use crashtest_protocol::{NetNote, PackedAddr};
 
 use crate::config::NetConfig;
 use crate::links::Links;
@@ -152,21 +154,17 @@ pub(crate) fn register(slot: &mut Option<Waker>, waker: &Waker) {
     }
 }
 
-/// Records a packet-level event on behalf of `node`: integer words, no text.
+/// Records a network note on behalf of `node`: integer words, no text.
 #[inline]
-pub(crate) fn trace(node: NodeId, source: &'static str, words: [u64; 3]) {
+pub(crate) fn trace(node: NodeId, note: NetNote) {
+    let (source, words) = note.encode();
     plumbing::record_for(node, source, words, String::new());
 }
 
-/// Packs a socket address into one word for the trace (IPv4 address and port; loopback IPv6
-/// as 127.0.0.1).
+/// Packs a socket address into one trace word.
 #[inline]
-pub(crate) fn pack(addr: SocketAddr) -> u64 {
-    let ip = match addr {
-        SocketAddr::V4(v4) => u32::from(*v4.ip()),
-        SocketAddr::V6(_) => u32::from(std::net::Ipv4Addr::LOCALHOST),
-    };
-    (u64::from(ip) << 16) | u64::from(addr.port())
+pub(crate) fn pack(addr: SocketAddr) -> PackedAddr {
+    PackedAddr::pack(addr)
 }
 
 impl Net {
@@ -327,6 +325,19 @@ mod tests {
         wakers.push(None);
         wakers.wake();
         assert_eq!(count.0.load(Ordering::Relaxed), 5);
+    }
+
+    #[test]
+    fn a_packed_address_names_the_node_it_belongs_to() {
+        crashtest_core::Sim::new(1)
+            .run(async {
+                for i in 0..300 {
+                    let node = crashtest_core::node::create(format!("n{i}"), std::future::pending);
+                    let addr = SocketAddr::new(crate::ip_of(node.id()), 7000);
+                    assert_eq!(pack(addr).node(), Some(node.id().index() as u32));
+                }
+            })
+            .unwrap();
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing;
+use crashtest_protocol::NetNote;
 
 use crate::config::nanos;
 use crate::control::{clog_link_until, clog_node_until, release_held, start_swizzle, swizzle_plan};
@@ -89,7 +90,7 @@ fn partition_step(net: &Rc<Net>, generation: u64) {
                     st.links.heal(from, to, Cause::Random);
                 }
                 if healed {
-                    trace(NodeId::SUPERVISOR, "net.random_heal", [0; 3]);
+                    trace(NodeId::SUPERVISOR, NetNote::RandomHeal);
                 }
             }
         } else {
@@ -114,8 +115,11 @@ fn partition_step(net: &Rc<Net>, generation: u64) {
                             }
                         }
                     }
-                    let words = [split as u64, u64::from(one_way), 0];
-                    trace(side[0], "net.random_partition", words);
+                    let note = NetNote::RandomPartition {
+                        split: split as u64,
+                        one_way,
+                    };
+                    trace(side[0], note);
                 }
             }
         }

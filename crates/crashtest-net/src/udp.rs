@@ -20,6 +20,7 @@ use std::time::Duration;
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::{self, TimerKey};
 use crashtest_io::SimOrReal;
+use crashtest_protocol::{NetNote, UdpDrop};
 use delegate::delegate;
 use tokio::io::ReadBuf;
 
@@ -418,7 +419,13 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
             killed: false,
         },
     );
-    trace(node, "net.udp.bind", [id, pack(local), 0]);
+    trace(
+        node,
+        NetNote::UdpBind {
+            socket: id,
+            local: pack(local),
+        },
+    );
     Ok(SimUdp { id, local })
 }
 
@@ -486,17 +493,35 @@ impl Net {
             }
         }
         let len = payload.len();
-        trace(node, "net.udp.send", [pack(from), pack(to), len as u64]);
+        let (sender, receiver, bytes) = (pack(from), pack(to), len as u64);
+        trace(
+            node,
+            NetNote::UdpSend {
+                from: sender,
+                to: receiver,
+                len: bytes,
+            },
+        );
         if lost && applies(node, || format!("udp datagram {from} -> {to} lost")) {
-            trace(node, "net.udp.lost", [pack(from), pack(to), len as u64]);
+            trace(
+                node,
+                NetNote::UdpLost {
+                    from: sender,
+                    to: receiver,
+                    len: bytes,
+                },
+            );
             return Ok(len);
         }
         let copies =
             if copies == 2 && applies(node, || format!("udp datagram {from} -> {to} duplicated")) {
                 trace(
                     node,
-                    "net.udp.duplicated",
-                    [pack(from), pack(to), len as u64],
+                    NetNote::UdpDuplicated {
+                        from: sender,
+                        to: receiver,
+                        len: bytes,
+                    },
                 );
                 2
             } else {
@@ -537,7 +562,7 @@ impl Net {
             let now = now();
             match st.links.verdict(datagram.from_node, datagram.to_node, now) {
                 Verdict::Cut => {
-                    st.udp_drop(&datagram, "net.udp.cut");
+                    st.udp_drop(&datagram, UdpDrop::Cut);
                     return;
                 }
                 Verdict::HeldUntil(until) => {
@@ -561,8 +586,11 @@ impl Net {
         let timer = plumbing::call_at(until, move || net.udp_release(seq));
         trace(
             st.recorder(&datagram),
-            "net.udp.clogged",
-            [pack(datagram.from), pack(datagram.to), until],
+            NetNote::UdpClogged {
+                from: pack(datagram.from),
+                to: pack(datagram.to),
+                until_ns: until,
+            },
         );
         st.udp.held.insert(seq, (timer, datagram));
     }
@@ -615,9 +643,13 @@ impl Net {
 impl State {
     /// Records a datagram dropped on arrival; `source` says why (a consequence of a fault or of
     /// load, not a fault of its own).
-    fn udp_drop(&mut self, datagram: &Datagram, source: &'static str) {
-        let words = [pack(datagram.from), pack(datagram.to), 0];
-        trace(self.recorder(datagram), source, words);
+    fn udp_drop(&mut self, datagram: &Datagram, why: UdpDrop) {
+        let note = NetNote::UdpDropped {
+            from: pack(datagram.from),
+            to: pack(datagram.to),
+            why,
+        };
+        trace(self.recorder(datagram), note);
     }
 
     /// The node a datagram's arrival is recorded for: its destination, or its sender when the
@@ -631,7 +663,7 @@ impl State {
     /// Puts an arrived datagram in its socket's queue; returns the receiver to wake.
     fn udp_deliver(&mut self, datagram: Box<Datagram>) -> Option<Waker> {
         if self.is_dead(datagram.to_node) {
-            self.udp_drop(&datagram, "net.udp.dead");
+            self.udp_drop(&datagram, UdpDrop::Dead);
             return None;
         }
         let owner = self
@@ -647,15 +679,11 @@ impl State {
                     && s.peer.is_none_or(|peer| peer == datagram.from)
             });
         let Some(socket) = socket else {
-            trace(
-                self.recorder(&datagram),
-                "net.udp.unbound",
-                [pack(datagram.from), pack(datagram.to), 0],
-            );
+            self.udp_drop(&datagram, UdpDrop::Unbound);
             return None;
         };
         if socket.queued_bytes + datagram.payload.len() > capacity {
-            self.udp_drop(&datagram, "net.udp.overflow");
+            self.udp_drop(&datagram, UdpDrop::Overflow);
             return None;
         }
         assert!(
@@ -668,8 +696,11 @@ impl State {
         } = *datagram;
         trace(
             node,
-            "net.udp.recv",
-            [pack(from), pack(to), payload.len() as u64],
+            NetNote::UdpRecv {
+                from: pack(from),
+                to: pack(to),
+                len: payload.len() as u64,
+            },
         );
         socket.queued_bytes += payload.len();
         socket.queue.push_back((from, payload));

@@ -29,6 +29,8 @@ use super::conn::{Conn, End, Handle, Pipe, error};
 use super::stream::Shared;
 use crate::addr::{Place, place_of, v4_of};
 use crate::config::nanos;
+use crashtest_protocol::NetNote;
+
 use crate::fabric::{self, Net, Wakers, current_node, now, pack, register, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
@@ -111,7 +113,14 @@ impl Connect {
                 established: false,
             },
         );
-        trace(node, "net.tcp.syn", [id, pack(remote), at]);
+        trace(
+            node,
+            NetNote::TcpSyn {
+                conn: id,
+                remote: pack(remote),
+                at_ns: at,
+            },
+        );
         Ok(Connect {
             id,
             finished: false,
@@ -275,7 +284,12 @@ impl Net {
                                 listener.queue_len() <= st.config.accept_backlog,
                                 "a listener queues at most its backlog"
                             );
-                            trace(server, "net.tcp.accept", [id, lid, at]);
+                            let note = NetNote::TcpAccept {
+                                conn: id,
+                                listener: lid,
+                                at_ns: at,
+                            };
+                            trace(server, note);
                         }
                     }
                     _ => {
@@ -287,7 +301,12 @@ impl Net {
                             at,
                             Err(io::ErrorKind::ConnectionRefused),
                         ));
-                        trace(node, "net.tcp.refused", [id, pack(remote), at]);
+                        let note = NetNote::TcpRefused {
+                            conn: id,
+                            remote: pack(remote),
+                            at_ns: at,
+                        };
+                        trace(node, note);
                     }
                 }
             }
@@ -316,8 +335,11 @@ impl Net {
         });
         trace(
             c.node,
-            "net.tcp.syn_lost",
-            [id, u64::from(c.attempts), retry],
+            NetNote::TcpSynLost {
+                conn: id,
+                attempts: u64::from(c.attempts),
+                retry_ns: retry,
+            },
         );
     }
 

@@ -15,6 +15,7 @@ use std::task::{Context, Poll, Waker};
 use crashtest_core::node::NodeId;
 
 use crashtest_io::SimOrReal;
+use crashtest_protocol::NetNote;
 use delegate::delegate;
 
 use super::conn::{Handle, error};
@@ -219,7 +220,13 @@ impl SimListener {
             .expect("a queued connection lives until accepted");
         conn.ends[1].handle = Handle::Open;
         let (local, peer, node) = (conn.ends[1].local, conn.ends[0].local, conn.ends[1].node);
-        trace(node, "net.tcp.accepted", [id, pack(peer), 0]);
+        trace(
+            node,
+            NetNote::TcpAccepted {
+                conn: id,
+                peer: pack(peer),
+            },
+        );
         drop(guard);
         Poll::Ready(Ok((Shared::new(id, 1, local, peer), peer)))
     }
@@ -248,7 +255,13 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
             killed: false,
         },
     );
-    trace(node, "net.tcp.listen", [id, pack(local), 0]);
+    trace(
+        node,
+        NetNote::TcpListen {
+            listener: id,
+            local: pack(local),
+        },
+    );
     Ok(SimListener { id, local })
 }
 

@@ -20,6 +20,8 @@ use tokio::io::ReadBuf;
 
 use super::conn::{Conn, Handle, Hold, Mark, error};
 use crate::config::nanos;
+use crashtest_protocol::NetNote;
+
 use crate::fabric::{Net, State, Wakers, applies, drawn, latency_ns, now, register, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
@@ -121,8 +123,12 @@ impl Net {
         }
         trace(
             node,
-            "net.tcp.send",
-            [id, ((side as u64) << 32) | n as u64, at],
+            NetNote::TcpSend {
+                conn: id,
+                side: side as u8,
+                bytes: u32::try_from(n).expect("a write accepts less than 4 GiB"),
+                arrival_ns: at,
+            },
         );
         Poll::Ready(Ok(n))
     }
@@ -184,7 +190,12 @@ impl Net {
                     pipe.hold = Hold::Clogged;
                     pipe.timer = Some(self.arm_delivery(id, dir, until));
                     st.tcp.held.insert((id, dir));
-                    trace(sender, "net.tcp.clogged", [id, dir as u64, until]);
+                    let note = NetNote::TcpClogged {
+                        conn: id,
+                        dir: dir as u8,
+                        until_ns: until,
+                    };
+                    trace(sender, note);
                     return;
                 }
                 Verdict::Cut => {
@@ -195,7 +206,12 @@ impl Net {
                             plumbing::call_at(deadline, move || net.tcp_stall_expired(id, dir));
                         pipe.hold = Hold::Cut { timer };
                         st.tcp.held.insert((id, dir));
-                        trace(sender, "net.tcp.stalled", [id, dir as u64, deadline]);
+                        let note = NetNote::TcpStalled {
+                            conn: id,
+                            dir: dir as u8,
+                            deadline_ns: deadline,
+                        };
+                        trace(sender, note);
                     }
                     return;
                 }
@@ -213,7 +229,12 @@ impl Net {
             if let Some(due) = pipe.next_due() {
                 pipe.timer = Some(self.arm_delivery(id, dir, due));
             }
-            trace(receiver, "net.tcp.recv", [id, dir as u64, delivered]);
+            let note = NetNote::TcpRecv {
+                conn: id,
+                dir: dir as u8,
+                delivered,
+            };
+            trace(receiver, note);
             let end = &mut conn.ends[1 - dir];
             if flag == Some(Mark::Rst) {
                 st.tcp_rst_arrived(id, 1 - dir, &mut wakers);
@@ -252,7 +273,13 @@ impl Net {
             wakers.push(end.write_waker.take());
             conn.pipes[1 - dir].discard_delivered();
             st.tcp_purge(id, dir);
-            trace(node, "net.tcp.timeout", [id, dir as u64, 0]);
+            trace(
+                node,
+                NetNote::TcpTimeout {
+                    conn: id,
+                    dir: dir as u8,
+                },
+            );
             let text = format!(
                 "tcp connection to {} timed out behind a partition",
                 st.name_of(index(peer))
@@ -360,12 +387,21 @@ impl State {
             let due = pipe.next_due().expect("a mark was just queued");
             pipe.timer = Some(net.arm_delivery(id, side, due));
         }
-        let source = if mark == Mark::Fin {
-            "net.tcp.fin"
+        let end = side as u8;
+        let note = if mark == Mark::Fin {
+            NetNote::TcpFin {
+                conn: id,
+                side: end,
+                at_ns: at,
+            }
         } else {
-            "net.tcp.rst"
+            NetNote::TcpRst {
+                conn: id,
+                side: end,
+                at_ns: at,
+            }
         };
-        trace(conn.ends[side].node, source, [id, side as u64, at]);
+        trace(conn.ends[side].node, note);
     }
 
     /// Sends an RST from end `side` unless one left already.
