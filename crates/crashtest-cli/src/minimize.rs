@@ -1,24 +1,15 @@
 //! `crashtest minimize`: a smallest set of injected faults with which a seed still fails.
 //!
-//! Every fault decision is drawn whether or not it is applied, and each fault that comes up
-//! has an id, so a run can be replayed with some faults masked and stay aligned with the
-//! original until the program reacts differently (`CRASHTEST_MASK`). The search is delta
-//! debugging (Zeller's ddmin) over the ids of the applied faults: try keeping one part of
-//! them (masking the rest), then all but one part, on finer and finer parts, and keep
-//! whatever still fails.
-//!
-//! Masking changes what comes later, so a run may apply faults the original never drew.
-//! Each failing run's own list of applied faults is therefore the new current set: faults
-//! masked once stay masked, faults that appeared stay in play, and the final set is exactly
-//! what the last failing run applied. The candidates of one step run in parallel, and the
-//! first failing one in a fixed order wins, so the result does not depend on timing. (In a
-//! single process, over a fixed set, `crashtest::minimize::ddmin` is the same search.)
+//! The search is `crashtest_minimize`'s (delta debugging over the ids of the applied faults,
+//! replaying the seed with the others masked by `CRASHTEST_MASK`); this module replays in
+//! worker processes. The candidates of one step run in parallel, and the first failing one in
+//! a fixed order wins, so the result does not depend on timing.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::bail;
+use crashtest_minimize::{Failing, Found, Mask, Minimized, Replay, minimize};
 
 use crate::cli::MinimizeArgs;
 use crate::results::SeedResult;
@@ -58,15 +49,20 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             original.failure.as_deref().unwrap_or("")
         ),
     }
-    let applied = original.fault_ids();
+    let maskable = original.fault_ids();
     println!(
         "seed {} fails with {} faults applied ({} maskable): {}",
         args.seed,
         original.faults.len(),
-        applied.len(),
+        maskable.len(),
         original.headline()
     );
-    let (mask, last) = search.minimize(applied, original)?;
+    let original = Failing {
+        applied: maskable,
+        run: original,
+    };
+    let Minimized { mask, last } = minimize(&mut search, original)?;
+    let last = last.run;
     let kept = last.fault_ids();
     println!(
         "a smallest failing set ({} runs): {} of the maskable faults",
@@ -102,6 +98,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Replays of one seed in worker processes.
 struct Search<'a> {
     target: &'a Target,
     seed: u64,
@@ -111,13 +108,14 @@ struct Search<'a> {
     runs: u64,
 }
 
-impl Search<'_> {
-    /// Runs the seed under each mask (in parallel) and returns the first, in order, that
-    /// fails, with its result.
-    fn try_masks(
-        &mut self,
-        masks: &[BTreeSet<u64>],
-    ) -> anyhow::Result<Option<(BTreeSet<u64>, SeedResult)>> {
+impl Replay for Search<'_> {
+    type Run = SeedResult;
+    type Error = anyhow::Error;
+
+    /// Runs the seed under each mask, `jobs` at a time, and returns the first, in order, that
+    /// fails.
+    fn first_failing(&mut self, masks: &[Mask]) -> anyhow::Result<Found<SeedResult>> {
+        let mut done = 0;
         for wave in masks.chunks(self.jobs as usize) {
             let requests: Vec<Request> = wave
                 .iter()
@@ -138,87 +136,19 @@ impl Search<'_> {
                 &self.scratch,
             )?;
             self.runs += results.len() as u64;
-            if let Some((mask, result)) = wave
-                .iter()
-                .zip(results)
-                .find(|(_, r)| r.status == Status::Fail)
-            {
-                return Ok(Some((mask.clone(), result)));
+            let failing = results
+                .into_iter()
+                .enumerate()
+                .find(|(_, result)| result.status == Status::Fail);
+            if let Some((position, result)) = failing {
+                let failing = Failing {
+                    applied: result.fault_ids(),
+                    run: result,
+                };
+                return Ok(Some((done + position, failing)));
             }
+            done += wave.len();
         }
         Ok(None)
-    }
-
-    /// ddmin over the applied fault ids; returns the final mask and the last failing run.
-    fn minimize(
-        &mut self,
-        mut current: Vec<u64>,
-        mut last: SeedResult,
-    ) -> anyhow::Result<(BTreeSet<u64>, SeedResult)> {
-        let mut mask = BTreeSet::new();
-        let everything: BTreeSet<u64> = current.iter().copied().collect();
-        if let Some((m, result)) = self.try_masks(&[everything])? {
-            return Ok((m, result));
-        }
-        let mut parts = 2;
-        while current.len() >= 2 {
-            parts = parts.min(current.len());
-            let chunks = split(&current, parts);
-            let mut candidates = Vec::new();
-            for chunk in &chunks {
-                let mut keep_chunk = mask.clone();
-                keep_chunk.extend(current.iter().filter(|id| !chunk.contains(id)));
-                candidates.push(keep_chunk);
-            }
-            if parts > 2 {
-                for chunk in &chunks {
-                    let mut drop_chunk = mask.clone();
-                    drop_chunk.extend(chunk.iter().copied());
-                    candidates.push(drop_chunk);
-                }
-            }
-            match self.try_masks(&candidates)? {
-                Some((m, result)) => {
-                    let position = candidates
-                        .iter()
-                        .position(|c| *c == m)
-                        .expect("a candidate");
-                    current = result.fault_ids();
-                    mask = m;
-                    last = result;
-                    parts = if position < chunks.len() {
-                        2
-                    } else {
-                        (parts - 1).max(2)
-                    };
-                }
-                None if parts >= current.len() => break,
-                None => parts = (parts * 2).min(current.len()),
-            }
-        }
-        Ok((mask, last))
-    }
-}
-
-/// `items` cut into `parts` nearly equal consecutive chunks.
-fn split(items: &[u64], parts: usize) -> Vec<Vec<u64>> {
-    assert!(
-        parts >= 1 && parts <= items.len(),
-        "{parts} parts of {} items",
-        items.len()
-    );
-    (0..parts)
-        .map(|k| items[k * items.len() / parts..(k + 1) * items.len() / parts].to_vec())
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_cover_the_items_in_order() {
-        assert_eq!(split(&[1, 2, 3, 4, 5], 2), [vec![1, 2], vec![3, 4, 5]]);
-        assert_eq!(split(&[1, 2, 3], 3), [vec![1], vec![2], vec![3]]);
     }
 }

@@ -1,0 +1,250 @@
+//! Fault minimization: the smallest set of injected faults with which a seed still fails.
+//!
+//! Every fault decision is drawn whether or not it is applied, and each fault that comes up
+//! has an id, so a seed can be replayed with some faults masked and stay aligned with the
+//! original until the program reacts differently (`CRASHTEST_MASK`, `Config::mask_faults`).
+//! The search is delta debugging (Zeller and Hildebrandt, "Simplifying and isolating
+//! failure-inducing input", TSE 2002) over the ids of the applied faults: try keeping one
+//! part of them (masking the rest), then all but one part, on finer and finer parts, and
+//! keep whatever still fails.
+//!
+//! Masking changes what comes later, so a replay may apply faults the original never drew.
+//! Each failing replay's own list of applied faults is therefore the new current set: faults
+//! masked once stay masked, faults that appeared stay in play, and the result is exactly what
+//! the last failing replay applied.
+//!
+//! One search serves every caller: the `crashtest` tool replays in worker processes, a bug
+//! hunt in the test's own process. A caller supplies a [`Replay`]: it runs the seed under a
+//! list of masks (in parallel if it likes) and says which is the first, in the order given,
+//! that fails *the same way* as the original. What "the same way" means is the caller's: the
+//! tool and the runner compare failure signatures (kind, node, panic location).
+//!
+//! Invariants: the mask only grows (each accepted replay masks at least one more id), so the
+//! search ends; every replay the search accepts failed the same way; and the search is
+//! deterministic: the same replays give the same result, whatever order they finish in.
+
+use std::collections::BTreeSet;
+
+/// Fault ids to mask.
+pub type Mask = BTreeSet<u64>;
+
+/// A replay that failed the same way as the original.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failing<R> {
+    /// The ids of the maskable faults it applied, oldest first.
+    pub applied: Vec<u64>,
+    /// The replay itself (its report, its results line), for the caller.
+    pub run: R,
+}
+
+/// The first replay of a list that failed the same way: its position in the list, and the
+/// replay; `None` if none did.
+pub type Found<R> = Option<(usize, Failing<R>)>;
+
+/// Replays a failing seed with faults masked.
+pub trait Replay {
+    /// What a replay gives back.
+    type Run;
+    /// Why replaying could not go on (a process that cannot start, a broken build).
+    type Error;
+
+    /// Replays the seed once per mask and returns the first, in the order given, that fails
+    /// the same way as the original, with its position; `None` if none does. The replays may
+    /// run in parallel, but the answer must not depend on which finishes first.
+    ///
+    /// # Errors
+    ///
+    /// Whatever stops the replays; the search stops with it.
+    fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<Self::Run>, Self::Error>;
+}
+
+/// What a search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Minimized<R> {
+    /// The fault ids to mask: the seed replayed with this mask fails the same way.
+    pub mask: Mask,
+    /// The last failing replay (with that mask), or the original if no replay failed: its
+    /// `applied` faults are the smallest failing set found.
+    pub last: Failing<R>,
+}
+
+/// Searches for the smallest set of faults with which the seed of `original` still fails,
+/// by replaying it through `replay`.
+///
+/// # Errors
+///
+/// The first error of `replay`.
+///
+/// ```
+/// use crashtest_minimize::{Failing, Found, Mask, Replay, minimize};
+///
+/// /// A seed whose failure needs faults 3 and 7 together; masking never draws new faults.
+/// struct Needs37;
+///
+/// impl Replay for Needs37 {
+///     type Run = ();
+///     type Error = std::convert::Infallible;
+///     fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+///         Ok(masks.iter().enumerate().find_map(|(i, mask)| {
+///             let applied: Vec<u64> = (0..10).filter(|id| !mask.contains(id)).collect();
+///             (applied.contains(&3) && applied.contains(&7)).then(|| (i, Failing { applied, run: () }))
+///         }))
+///     }
+/// }
+///
+/// let original = Failing { applied: (0..10).collect(), run: () };
+/// let found = minimize(&mut Needs37, original).unwrap();
+/// assert_eq!(found.last.applied, [3, 7]);
+/// ```
+pub fn minimize<P: Replay>(
+    replay: &mut P,
+    original: Failing<P::Run>,
+) -> Result<Minimized<P::Run>, P::Error> {
+    let mut mask = Mask::new();
+    let mut last = original;
+    let everything: Mask = last.applied.iter().copied().collect();
+    if let Some((_, failing)) = replay.first_failing(std::slice::from_ref(&everything))? {
+        return Ok(Minimized {
+            mask: everything,
+            last: failing,
+        });
+    }
+    let mut parts = 2;
+    while last.applied.len() >= 2 {
+        let current = last.applied.clone();
+        parts = parts.min(current.len());
+        let chunks = split(&current, parts);
+        let mut candidates: Vec<Mask> = chunks
+            .iter()
+            .map(|chunk| masked(&mask, current.iter().filter(|id| !chunk.contains(id))))
+            .collect();
+        if parts > 2 {
+            candidates.extend(chunks.iter().map(|chunk| masked(&mask, chunk.iter())));
+        }
+        match replay.first_failing(&candidates)? {
+            Some((position, failing)) => {
+                mask = candidates.swap_remove(position);
+                last = failing;
+                parts = if position < chunks.len() {
+                    2
+                } else {
+                    (parts - 1).max(2)
+                };
+            }
+            None if parts >= current.len() => break,
+            None => parts = (parts * 2).min(current.len()),
+        }
+    }
+    Ok(Minimized { mask, last })
+}
+
+/// `mask` with `more` added.
+fn masked<'a>(mask: &Mask, more: impl Iterator<Item = &'a u64>) -> Mask {
+    let mut out = mask.clone();
+    out.extend(more.copied());
+    out
+}
+
+/// `items` cut into `parts` nearly equal consecutive chunks.
+fn split(items: &[u64], parts: usize) -> Vec<Vec<u64>> {
+    assert!(
+        parts >= 1 && parts <= items.len(),
+        "{parts} parts of {} items",
+        items.len()
+    );
+    (0..parts)
+        .map(|k| items[k * items.len() / parts..(k + 1) * items.len() / parts].to_vec())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seed with a fixed set of faults `0..len`, failing while every id of `needed` is
+    /// applied; masking draws no new faults.
+    struct Fixed {
+        len: u64,
+        needed: Vec<u64>,
+        runs: u64,
+    }
+
+    impl Fixed {
+        fn applied(&self, mask: &Mask) -> Vec<u64> {
+            (0..self.len).filter(|id| !mask.contains(id)).collect()
+        }
+    }
+
+    impl Replay for Fixed {
+        type Run = ();
+        type Error = std::convert::Infallible;
+
+        fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+            for (position, mask) in masks.iter().enumerate() {
+                self.runs += 1;
+                let applied = self.applied(mask);
+                if self.needed.iter().all(|id| applied.contains(id)) {
+                    return Ok(Some((position, Failing { applied, run: () })));
+                }
+            }
+            Ok(None)
+        }
+    }
+
+    /// A tiny generator for the cases (the search itself draws nothing).
+    fn next(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        *state >> 33
+    }
+
+    #[test]
+    fn over_a_fixed_set_the_result_fails_and_is_one_minimal() {
+        let mut state = 5;
+        for _ in 0..300 {
+            let len = next(&mut state) % 41;
+            let needed: Vec<u64> = (0..next(&mut state) % 5)
+                .map(|_| next(&mut state) % len.max(1))
+                .filter(|id| *id < len)
+                .collect();
+            let mut fixed = Fixed {
+                len,
+                needed: needed.clone(),
+                runs: 0,
+            };
+            let original = Failing {
+                applied: (0..len).collect(),
+                run: (),
+            };
+            let found = minimize(&mut fixed, original).unwrap();
+            let mut wanted = needed.clone();
+            wanted.sort_unstable();
+            wanted.dedup();
+            assert_eq!(found.last.applied, wanted, "needed {needed:?} of {len}");
+            assert_eq!(fixed.applied(&found.mask), found.last.applied);
+        }
+    }
+
+    #[test]
+    fn a_failure_that_needs_no_fault_masks_them_all_in_one_run() {
+        let mut fixed = Fixed {
+            len: 3,
+            needed: Vec::new(),
+            runs: 0,
+        };
+        let original = Failing {
+            applied: vec![0, 1, 2],
+            run: (),
+        };
+        let found = minimize(&mut fixed, original).unwrap();
+        assert!(found.last.applied.is_empty());
+        assert_eq!((found.mask.len(), fixed.runs), (3, 1));
+    }
+
+    #[test]
+    fn chunks_cover_the_items_in_order() {
+        assert_eq!(split(&[1, 2, 3, 4, 5], 2), [vec![1, 2], vec![3, 4, 5]]);
+        assert_eq!(split(&[1, 2, 3], 3), [vec![1], vec![2], vec![3]]);
+    }
+}
