@@ -10,8 +10,10 @@
 //!
 //! Masking changes what comes later, so a replay may apply faults the original never drew.
 //! Each failing replay's own list of applied faults is therefore the new current set: faults
-//! masked once stay masked, faults that appeared stay in play, and the result is exactly what
-//! the last failing replay applied.
+//! masked once stay masked, faults that appeared stay in play and are minimized in turn, and
+//! the result is exactly what the last failing replay applied. The search goes on until that
+//! set is 1-minimal: the seed replayed without any one of its faults no longer fails the same
+//! way.
 //!
 //! One search serves every caller: the `crashtest` tool replays in worker processes, a bug
 //! hunt in the test's own process. A caller supplies a [`Replay`]: it runs the seed under a
@@ -19,9 +21,10 @@
 //! that fails *the same way* as the original. What "the same way" means is the caller's: the
 //! tool and the runner compare failure signatures (kind, node, panic location).
 //!
-//! Invariants: the mask only grows (each accepted replay masks at least one more id), so the
-//! search ends; every replay the search accepts failed the same way; and the search is
-//! deterministic: the same replays give the same result, whatever order they finish in.
+//! Invariants: the mask only grows (each accepted replay masks at least one more id, and a
+//! replay never applies a masked one), so the search ends; every replay the search accepts
+//! failed the same way; the result is 1-minimal; and the search is deterministic: the same
+//! replays give the same result, whatever order they finish in.
 
 use std::collections::BTreeSet;
 
@@ -102,16 +105,23 @@ pub fn minimize<P: Replay>(
 ) -> Result<Minimized<P::Run>, P::Error> {
     let mut mask = Mask::new();
     let mut last = original;
-    let everything: Mask = last.applied.iter().copied().collect();
-    if let Some((_, failing)) = replay.first_failing(std::slice::from_ref(&everything))? {
-        return Ok(Minimized {
-            mask: everything,
-            last: failing,
-        });
-    }
     let mut parts = 2;
-    while last.applied.len() >= 2 {
+    // First: does the failure need any of the faults at all? Most do; it costs one replay.
+    let mut try_none = true;
+    while !last.applied.is_empty() {
         let current = last.applied.clone();
+        if try_none || current.len() == 1 {
+            try_none = false;
+            let none = masked(&mask, current.iter());
+            if let Some((_, failing)) = replay.first_failing(std::slice::from_ref(&none))? {
+                last = accepted(&none, failing);
+                (mask, parts) = (none, 2);
+                continue;
+            }
+            if current.len() == 1 {
+                break;
+            }
+        }
         parts = parts.min(current.len());
         let chunks = split(&current, parts);
         let mut candidates: Vec<Mask> = chunks
@@ -124,18 +134,30 @@ pub fn minimize<P: Replay>(
         match replay.first_failing(&candidates)? {
             Some((position, failing)) => {
                 mask = candidates.swap_remove(position);
-                last = failing;
+                last = accepted(&mask, failing);
                 parts = if position < chunks.len() {
                     2
                 } else {
                     (parts - 1).max(2)
                 };
             }
+            // Every fault was tried alone and without: the set is 1-minimal.
             None if parts >= current.len() => break,
             None => parts = (parts * 2).min(current.len()),
         }
     }
     Ok(Minimized { mask, last })
+}
+
+/// A replay the search takes, checked against the mask it ran with: the mask grows with each
+/// one taken (so the search ends) only if a replay never applies a masked fault.
+fn accepted<R>(mask: &Mask, failing: Failing<R>) -> Failing<R> {
+    assert!(
+        failing.applied.iter().all(|id| !mask.contains(id)),
+        "a replay applied a fault its mask names: {:?} under {mask:?}",
+        failing.applied
+    );
+    failing
 }
 
 /// `mask` with `more` added.
@@ -224,6 +246,69 @@ mod tests {
             assert_eq!(found.last.applied, wanted, "needed {needed:?} of {len}");
             assert_eq!(fixed.applied(&found.mask), found.last.applied);
         }
+    }
+
+    /// A seed that applies faults `0..10`; once any of them is masked the program takes
+    /// another path and also draws faults `20..30`. It fails while fault 5 or fault 25 is
+    /// applied: masking everything the original applied still fails, through fault 25.
+    struct Diverging;
+
+    impl Diverging {
+        fn applied(mask: &Mask) -> Vec<u64> {
+            let mut applied: Vec<u64> = (0..10).filter(|id| !mask.contains(id)).collect();
+            if (0..10).any(|id| mask.contains(&id)) {
+                applied.extend((20..30).filter(|id| !mask.contains(id)));
+            }
+            applied
+        }
+    }
+
+    impl Replay for Diverging {
+        type Run = ();
+        type Error = std::convert::Infallible;
+
+        fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+            Ok(masks.iter().enumerate().find_map(|(position, mask)| {
+                let applied = Diverging::applied(mask);
+                let fails = applied.contains(&5) || applied.contains(&25);
+                fails.then_some((position, Failing { applied, run: () }))
+            }))
+        }
+    }
+
+    #[test]
+    fn faults_a_replay_draws_anew_are_minimized_too() {
+        let original = Failing {
+            applied: (0..10).collect(),
+            run: (),
+        };
+        let found = minimize(&mut Diverging, original).unwrap();
+        assert_eq!(found.last.applied.len(), 1, "{:?}", found.last.applied);
+        assert_eq!(Diverging::applied(&found.mask), found.last.applied);
+    }
+
+    #[test]
+    fn a_single_fault_left_is_tried_without() {
+        let mut fixed = Fixed {
+            len: 4,
+            needed: vec![2],
+            runs: 0,
+        };
+        let original = Failing {
+            applied: vec![0, 1, 2, 3],
+            run: (),
+        };
+        assert_eq!(minimize(&mut fixed, original).unwrap().last.applied, [2]);
+        let mut none = Fixed {
+            len: 1,
+            needed: Vec::new(),
+            runs: 0,
+        };
+        let original = Failing {
+            applied: vec![0],
+            run: (),
+        };
+        assert!(minimize(&mut none, original).unwrap().last.applied.is_empty());
     }
 
     #[test]
