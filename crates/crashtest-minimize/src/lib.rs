@@ -308,7 +308,13 @@ mod tests {
             applied: vec![0],
             run: (),
         };
-        assert!(minimize(&mut none, original).unwrap().last.applied.is_empty());
+        assert!(
+            minimize(&mut none, original)
+                .unwrap()
+                .last
+                .applied
+                .is_empty()
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! that costs one extra run per test). After a failure no new seed starts, and the report
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
+pub mod minimize;
 mod reproduce;
 pub mod results;
 mod settings;
@@ -24,7 +25,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest_core::coverage::CoverageReport;
-use crashtest_core::{Divergence, RunFailure, RunSummary, Sim, check_determinism};
+use crashtest_core::{
+    Divergence, FailureKind, InjectedFault, RunFailure, RunSummary, Sim, check_determinism,
+};
+use crashtest_protocol::results::Signature;
 use results::Sink;
 
 pub use reproduce::TestSpec;
@@ -131,12 +135,59 @@ impl FailureReport {
     pub fn message(&self) -> String {
         match &self.cause {
             Cause::Run(failure) => failure.kind.to_string(),
-            Cause::Nondeterminism(divergence) => {
-                format!(
-                    "nondeterminism: two runs part at event #{}",
-                    divergence.index
-                )
-            }
+            Cause::Nondeterminism(divergence) => results::divergence_signature(divergence).headline,
+        }
+    }
+
+    /// What the program said: a panic's or a failed check's own message, without the kind
+    /// and the place; for other failures, what [`FailureReport::message`] says.
+    ///
+    /// ```
+    /// use crashtest::runner::{run_seeds, Settings, TestSpec};
+    /// let spec = TestSpec {
+    ///     name: "t", module_path: "m", package: "p", crate_name: "m",
+    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    /// };
+    /// let settings = Settings { count: 1, check_determinism: false, ..Settings::default() };
+    /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
+    /// assert_eq!(report.detail(), "lost a write");
+    /// ```
+    pub fn detail(&self) -> String {
+        match &self.cause {
+            Cause::Run(failure) => match &failure.kind {
+                FailureKind::Panic { message, .. } | FailureKind::Check { message } => {
+                    message.clone()
+                }
+                other => other.to_string(),
+            },
+            Cause::Nondeterminism(divergence) => divergence.to_string(),
+        }
+    }
+
+    /// What failed, as two failures are compared: kind, node, panic location.
+    ///
+    /// ```
+    /// use crashtest::runner::{run_seeds, Settings, TestSpec};
+    /// let spec = TestSpec {
+    ///     name: "t", module_path: "m", package: "p", crate_name: "m",
+    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    /// };
+    /// let settings = Settings { count: 2, check_determinism: false, stop_on_failure: false, ..Settings::default() };
+    /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
+    /// assert!(report.signature().same_failure(&report.signature()));
+    /// ```
+    pub fn signature(&self) -> Signature {
+        match &self.cause {
+            Cause::Run(failure) => results::signature(failure),
+            Cause::Nondeterminism(divergence) => results::divergence_signature(divergence),
+        }
+    }
+
+    /// The faults the failing run applied, oldest first (none for a nondeterminism).
+    pub fn faults(&self) -> &[InjectedFault] {
+        match &self.cause {
+            Cause::Run(failure) => &failure.faults,
+            Cause::Nondeterminism(_) => &[],
         }
     }
 }

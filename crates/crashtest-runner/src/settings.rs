@@ -8,6 +8,7 @@
 //! would run other seeds than the user asked for.
 
 use std::fmt;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -130,6 +131,33 @@ fn ids(
 }
 
 impl Settings {
+    /// The seeds of `range` on `threads` threads, every failure recorded and no determinism
+    /// check: a bug hunt's plan (it stops at the first failure, as a test does).
+    ///
+    /// ```
+    /// let settings = crashtest::runner::Settings::range(100..150, 2);
+    /// assert_eq!((settings.start, settings.count, settings.threads), (100, 50, 2));
+    /// assert!(!settings.check_determinism);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics if the range is empty or `threads` is 0.
+    pub fn range(range: Range<u64>, threads: usize) -> Settings {
+        assert!(
+            !range.is_empty(),
+            "a hunt runs at least one seed, not {range:?}"
+        );
+        assert!(threads > 0, "a hunt runs on at least one thread");
+        Settings {
+            start: range.start,
+            count: range.end - range.start,
+            threads,
+            check_determinism: false,
+            ..Settings::default()
+        }
+    }
+
     /// Resolves the plan from the attribute's values and an environment lookup.
     ///
     /// ```

@@ -28,7 +28,6 @@
 //! The [`runner`] module documents the environment variables (`CRASHTEST_SEED`,
 //! `CRASHTEST_SEEDS`, ...) and what a failure report holds.
 
-pub mod minimize;
 pub mod nemesis;
 
 /// The test runner behind `#[crashtest::test]`: many seeds, several threads, one clear report;

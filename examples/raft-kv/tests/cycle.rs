@@ -20,7 +20,7 @@ fn losing_acknowledged_entries_is_caught_by_the_cycle_workload() {
         ..Setup::default()
     };
     let failure = hunt::first_failure(setup, 0..200, 2).expect("found within 200 seeds");
-    let message = hunt::message(&failure);
+    let message = failure.detail();
     assert!(
         ["diverged", "broken ring", "lost commit"].contains(&hunt::symptom(&message)),
         "{message}"

@@ -17,7 +17,7 @@ fn found(bug: Bug, crash_model: CrashModel, symptoms: &[&str]) {
     };
     let failure = hunt::first_failure(setup, 0..CAP, 2)
         .unwrap_or_else(|| panic!("{bug} not found in {CAP} seeds"));
-    let message = hunt::message(&failure);
+    let message = failure.detail();
     println!("{bug}: seed {}: {message}", failure.seed);
     assert!(
         symptoms.contains(&hunt::symptom(&message)),

@@ -7,19 +7,18 @@
 //! `every_step_takes_effect_exactly_once` test of `tests/engine.rs`, which runs the setup that
 //! `WORKFLOW_BUG` and `WORKFLOW_CRASH_MODEL` name.
 //!
-//! Minimization is delta debugging (Zeller's ddmin) over the ids of the faults the failing
-//! run drew: a candidate set is tried by replaying the seed with every other fault of the
-//! original run masked (`CRASHTEST_MASK`); masked faults are still drawn, so the run stays
-//! aligned with the original until the program reacts differently. From there on it may draw
-//! faults the original did not, under ids the mask does not name; those join the candidates
-//! and the set is shrunk again, until the replay applies only the faults kept.
+//! Minimization is crashtest's own (`crashtest::runner::minimize`, the search `crashtest
+//! minimize` runs): delta debugging over the ids of the faults the failing run applied, each
+//! candidate replayed with the other faults masked (`CRASHTEST_MASK`). Masked faults are still
+//! drawn, so a replay stays aligned with the original until the program reacts differently;
+//! faults a changed replay draws anew stay in play, and a candidate counts only if the replay
+//! fails the same way (the same kind of failure, on the same node, at the same place).
 
-use std::collections::BTreeSet;
 use std::ops::Range;
 
-use crashtest::minimize::ddmin;
-use crashtest::runner::{Cause, FailureReport, Settings, TestSpec, run_seeds};
-use crashtest::{Config, FailureKind, InjectedFault};
+use crashtest::Config;
+use crashtest::runner::minimize::{self, Minimized};
+use crashtest::runner::{FailureReport, Settings, TestSpec, run_seeds};
 
 use crate::scenario::{self, Setup};
 
@@ -46,13 +45,7 @@ pub fn first_failure(
     seeds: Range<u64>,
     threads: usize,
 ) -> Option<Box<FailureReport>> {
-    let settings = Settings {
-        start: seeds.start,
-        count: seeds.end - seeds.start,
-        threads,
-        check_determinism: false,
-        ..Settings::default()
-    };
+    let settings = Settings::range(seeds, threads);
     run_seeds(&REPLAY_TEST, &settings, &|| scenario::run(setup)).err()
 }
 
@@ -78,99 +71,9 @@ pub fn symptom(message: &str) -> &'static str {
     }
 }
 
-/// The failure's message: the panic's, or the kind's.
-pub fn message(failure: &FailureReport) -> String {
-    match &failure.cause {
-        Cause::Run(run) => match &run.kind {
-            FailureKind::Panic { message, .. } => message.clone(),
-            other => other.to_string(),
-        },
-        Cause::Nondeterminism(divergence) => divergence.to_string(),
-    }
-}
-
-/// Rounds of shrinking before [`minimize`] settles for what it has.
-const MINIMIZE_ROUNDS: usize = 8;
-
-/// A failing run reduced to a few faults.
-#[derive(Debug)]
-pub struct Minimized {
-    /// The fault ids to mask: every candidate (the faults of the original run, and those
-    /// replays drew anew) but the kept ones.
-    pub mask: Vec<u64>,
-    /// The faults the replay with that mask applied, in order.
-    pub faults: Vec<InjectedFault>,
-    /// The replay's failure message.
-    pub message: String,
-    /// The command that replays it.
-    pub command: String,
-}
-
 /// Shrinks the faults of `failure`, a failure of `setup`, to a set that still fails the same
-/// way; `None` if the failure is not a run failure (a nondeterminism).
+/// way (see `crashtest::runner::minimize`); `None` if the failure is a nondeterminism.
 pub fn minimize(setup: Setup, failure: &FailureReport) -> Option<Minimized> {
-    let Cause::Run(run) = &failure.cause else {
-        return None;
-    };
-    let seed = failure.seed;
-    let wanted = symptom(&message(failure));
-    // Replays the seed with every fault of `pool` but `kept` masked; `Some` if it fails the
-    // same way.
-    let replay = |pool: &BTreeSet<u64>, kept: &[u64]| {
-        let mask: Vec<u64> = pool
-            .iter()
-            .copied()
-            .filter(|id| !kept.contains(id))
-            .collect();
-        let settings = Settings {
-            start: seed,
-            count: 1,
-            threads: 1,
-            check_determinism: false,
-            mask: mask.clone(),
-            ..Settings::default()
-        };
-        let failure = run_seeds(&REPLAY_TEST, &settings, &|| scenario::run(setup)).err()?;
-        (symptom(&message(&failure)) == wanted).then_some((mask, failure))
-    };
-    let applied = |failure: &FailureReport| -> Vec<u64> {
-        match &failure.cause {
-            Cause::Run(run) => run.faults.iter().filter_map(|f| f.id).collect(),
-            Cause::Nondeterminism(_) => Vec::new(),
-        }
-    };
-    // A run that reacts differently to fewer faults draws new ones, under new ids: add them
-    // to the pool and shrink again, until the replay applies only the faults kept.
-    let mut pool: BTreeSet<u64> = run.faults.iter().filter_map(|f| f.id).collect();
-    let mut rounds = 0;
-    let (mask, replayed) = loop {
-        let candidates: Vec<u64> = pool.iter().copied().collect();
-        let kept = ddmin(candidates, |kept| replay(&pool, kept).is_some());
-        let (mask, replayed) = replay(&pool, &kept).expect("ddmin keeps a failing set");
-        let new: Vec<u64> = applied(&replayed)
-            .into_iter()
-            .filter(|id| !pool.contains(id))
-            .collect();
-        rounds += 1;
-        if new.is_empty() || rounds == MINIMIZE_ROUNDS {
-            break (mask, replayed);
-        }
-        pool.extend(new);
-    };
-    let faults = match &replayed.cause {
-        Cause::Run(run) => run.faults.clone(),
-        Cause::Nondeterminism(_) => Vec::new(),
-    };
-    let ids: Vec<String> = mask.iter().map(u64::to_string).collect();
-    let masked = if ids.is_empty() {
-        String::new()
-    } else {
-        format!(" CRASHTEST_MASK={}", ids.join(","))
-    };
-    Some(Minimized {
-        faults,
-        message: message(&replayed),
-        command: format!("{setup}{masked} {}", replayed.command),
-        mask,
-    })
+    let settings = Settings::range(failure.seed..failure.seed + 1, 1);
+    minimize::minimize(&REPLAY_TEST, &settings, &|| scenario::run(setup), failure)
 }

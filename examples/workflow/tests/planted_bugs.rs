@@ -20,7 +20,7 @@ fn found(bug: Bug, symptoms: &[&str]) {
     };
     let failure = hunt::first_failure(setup, 0..CAP, 2)
         .unwrap_or_else(|| panic!("{bug} not found in {CAP} seeds"));
-    let message = hunt::message(&failure);
+    let message = failure.detail();
     println!("{bug}: seed {}: {message}", failure.seed);
     assert!(
         symptoms.contains(&hunt::symptom(&message)),
@@ -141,12 +141,19 @@ fn a_minimized_failure_keeps_few_faults_and_still_fails() {
         panic!("{failure}");
     };
     let minimized = hunt::minimize(setup, &failure).expect("a run failure minimizes");
-    println!("{}\n{:#?}", minimized.command, minimized.faults);
-    assert!(minimized.faults.len() < run.faults.len());
-    assert_eq!(
-        hunt::symptom(&minimized.message),
-        hunt::symptom(&hunt::message(&failure))
+    let faults = minimized.report.faults();
+    println!("{}\n{faults:#?}", minimized.command);
+    assert!(faults.len() < run.faults.len());
+    assert!(
+        minimized
+            .report
+            .signature()
+            .same_failure(&failure.signature())
     );
-    let kept = minimized.faults.iter().filter(|f| f.id.is_some()).count();
-    assert!(kept <= 5, "{kept} faults kept: {:#?}", minimized.faults);
+    assert_eq!(
+        hunt::symptom(&minimized.report.detail()),
+        hunt::symptom(&failure.detail())
+    );
+    let kept = faults.iter().filter(|f| f.id.is_some()).count();
+    assert!(kept <= 5, "{kept} faults kept: {faults:#?}");
 }

@@ -80,17 +80,18 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
     line["found"] = json!(true);
     line["seeds_run"] = json!(failure.seed + 1);
     line["failing_seed"] = json!(failure.seed);
-    line["failure"] = json!(hunt::message(&failure));
+    line["failure"] = json!(failure.detail());
     line["reproduce"] = json!(format!("{setup} {}", failure.command));
     if args.minimize
         && let Some(minimized) = hunt::minimize(setup, &failure)
     {
-        let faults: Vec<String> = minimized.faults.iter().map(ToString::to_string).collect();
+        let report = &minimized.report;
+        let faults: Vec<String> = report.faults().iter().map(ToString::to_string).collect();
         line["minimized"] = json!({
             "faults": faults,
-            "keep": minimized.keep,
-            "failure": minimized.message,
-            "reproduce": minimized.command,
+            "mask": minimized.mask,
+            "failure": report.detail(),
+            "reproduce": format!("{setup} {}", minimized.command),
         });
     }
     line
