@@ -189,6 +189,10 @@ pub(crate) struct MinimizeArgs {
     /// Runs at once (default: one per core).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) jobs: Option<u64>,
+    /// Count any failure as still failing, not only the same kind on the same node at the
+    /// same place.
+    #[arg(long)]
+    pub(crate) any_failure: bool,
 }
 
 #[derive(Debug, Args)]

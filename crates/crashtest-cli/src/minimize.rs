@@ -4,6 +4,11 @@
 //! replaying the seed with the others masked by `CRASHTEST_MASK`); this module replays in
 //! worker processes. The candidates of one step run in parallel, and the first failing one in
 //! a fixed order wins, so the result does not depend on timing.
+//!
+//! A replay counts as still failing only if it fails the same way as the original: the same
+//! kind of failure on the same node at the same place (the results line's signature), since a
+//! smaller fault set that breaks something else explains nothing about the original failure.
+//! `--any-failure` counts every failure.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,6 +20,7 @@ use crate::cli::MinimizeArgs;
 use crate::results::SeedResult;
 use crate::single::{Request, Scratch};
 use crate::target::Target;
+use crashtest_protocol::results::Signature;
 use crashtest_protocol::{Status, env, reproduce};
 
 /// Minimizes and prints the smallest failing fault set and its reproduce line.
@@ -24,6 +30,8 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let mut search = Search {
         target: &target,
         seed: args.seed,
+        wanted: Wanted::default(),
+        any_failure: args.any_failure,
         jobs,
         silence: args.target.seed_timeout,
         scratch: Scratch::new()?,
@@ -49,6 +57,10 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             original.failure.as_deref().unwrap_or("")
         ),
     }
+    search.wanted = Wanted {
+        signature: original.signature.clone(),
+        headline: original.headline(),
+    };
     let maskable = original.fault_ids();
     println!(
         "seed {} fails with {} faults applied ({} maskable): {}",
@@ -86,7 +98,11 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     }
-    println!("still fails: {}", last.headline());
+    if args.any_failure {
+        println!("still fails: {}", last.headline());
+    } else {
+        println!("still fails the same way: {}", last.headline());
+    }
     let mut variables = vec![(env::SEED, args.seed.to_string())];
     if !mask.is_empty() {
         variables.push((env::MASK, env::encode_ids(mask.iter().copied())));
@@ -98,14 +114,41 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The failure a replay must show to count.
+#[derive(Debug, Default)]
+struct Wanted {
+    signature: Option<Signature>,
+    headline: String,
+}
+
 /// Replays of one seed in worker processes.
 struct Search<'a> {
     target: &'a Target,
     seed: u64,
+    /// The original failure; a replay must fail the same way unless any failure will do.
+    wanted: Wanted,
+    any_failure: bool,
     jobs: u64,
     silence: Duration,
     scratch: Scratch,
     runs: u64,
+}
+
+impl Search<'_> {
+    /// Whether a replay still fails, as the search counts failures.
+    fn counts(&self, replay: &SeedResult) -> bool {
+        if replay.status != Status::Fail {
+            return false;
+        }
+        if self.any_failure {
+            return true;
+        }
+        match (&self.wanted.signature, &replay.signature) {
+            (Some(wanted), Some(got)) => wanted.same_failure(got),
+            // Lines without signatures (from an older runner): the same headline.
+            _ => replay.headline() == self.wanted.headline,
+        }
+    }
 }
 
 impl Replay for Search<'_> {
@@ -113,7 +156,7 @@ impl Replay for Search<'_> {
     type Error = anyhow::Error;
 
     /// Runs the seed under each mask, `jobs` at a time, and returns the first, in order, that
-    /// fails.
+    /// fails the way that counts.
     fn first_failing(&mut self, masks: &[Mask]) -> anyhow::Result<Found<SeedResult>> {
         let mut done = 0;
         for wave in masks.chunks(self.jobs as usize) {
@@ -139,7 +182,7 @@ impl Replay for Search<'_> {
             let failing = results
                 .into_iter()
                 .enumerate()
-                .find(|(_, result)| result.status == Status::Fail);
+                .find(|(_, result)| self.counts(result));
             if let Some((position, result)) = failing {
                 let failing = Failing {
                     applied: result.fault_ids(),

@@ -4,7 +4,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{STORE, crashtest, exe, failing_store_seed, fixture, stdout};
+use common::{STORE, assert_contains, crashtest, exe, failing_store_seed, fixture, stdout};
 
 /// The failing seed, as an argument.
 fn seed() -> String {
@@ -217,4 +217,30 @@ fn a_sweep_through_cargo_prints_a_cargo_reproduce_line() {
         line.starts_with("CRASHTEST_SEED=") && line.ends_with(&want),
         "{line}"
     );
+}
+
+#[test]
+fn minimize_keeps_the_original_failure_unless_told_any_will_do() {
+    let test = "two_bugs::either_fault_breaks_it";
+    let run = crashtest(&["minimize", test, "0", "--exe", &exe()]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    let text = stdout(&run);
+    assert_contains(&text, "2 faults applied (2 maskable): ");
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect();
+    assert_eq!(kept.len(), 1, "{text}");
+    assert_contains(kept[0], "drop a write");
+    assert_contains(&text, "still fails the same way: ");
+    assert_contains(&text, "a dropped write was lost");
+    let any = crashtest(&["minimize", test, "0", "--exe", &exe(), "--any-failure"]);
+    let text = stdout(&any);
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect();
+    assert_eq!(kept.len(), 1, "{text}");
+    assert_contains(kept[0], "reorder the writes");
+    assert_contains(&text, "reordered writes came back out of order");
 }
