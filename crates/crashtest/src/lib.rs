@@ -28,7 +28,11 @@
 //! The [`runner`] module documents the environment variables (`CRASHTEST_SEED`,
 //! `CRASHTEST_SEEDS`, ...) and what a failure report holds.
 
-pub mod nemesis;
+/// The nemesis: a schedule of process, network and clock faults drawn from the seed.
+pub use crashtest_nemesis::nemesis;
+
+/// Swarm testing: each seed draws which kinds of fault are on and how hard they hit.
+pub use crashtest_nemesis::swarm;
 
 /// The test runner behind `#[crashtest::test]`: many seeds, several threads, one clear report;
 /// its settings come from the attribute and the `CRASHTEST_*` environment variables.
@@ -54,7 +58,6 @@ pub use crashtest_runner as runner;
 /// assert_eq!(iteration_order(1), iteration_order(1));
 /// ```
 pub use crashtest_guard::on_fresh_thread;
-pub mod swarm;
 
 pub use crashtest_core::{
     Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, Sim,

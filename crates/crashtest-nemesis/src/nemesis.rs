@@ -7,9 +7,9 @@
 //! that many failures must survive every seed (FoundationDB's attrition workloads keep the
 //! same bound).
 //!
-//! Every action is drawn through [`crate::fault::inject`], so it is numbered, listed in the
+//! Every action is drawn through `crashtest_core::fault::inject`, so it is numbered, listed in the
 //! failure report, and can be masked when a failure is minimized. After the run heals
-//! ([`crate::plumbing::heal_all`]) the nemesis stops.
+//! (`crashtest_core::plumbing::heal_all`) the nemesis stops.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;

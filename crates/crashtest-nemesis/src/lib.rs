@@ -1,0 +1,14 @@
+//! Fault orchestration: what goes wrong in a run, and when, drawn from the seed.
+//!
+//! The simulator's components offer faults one at a time (a kill, a partition, a clog, a
+//! clock jump); this crate decides when to use them. [`nemesis::Nemesis`] runs a schedule of
+//! process, network and clock faults for the rest of a run, each undone after a while, within
+//! bounds a correct cluster must survive; [`swarm::Profile`] draws, per seed, which kinds of
+//! fault are on and how hard they hit (swarm testing), and installs them.
+//!
+//! Every fault goes through the run's fault ledger (`crashtest_core::fault::inject`), so it
+//! is numbered, listed in a failure report and can be masked by a minimizer; after the run
+//! heals, no new fault starts.
+
+pub mod nemesis;
+pub mod swarm;
