@@ -49,11 +49,10 @@ fn lane_of(addr: PackedAddr) -> Option<usize> {
 /// The mark of a network note: partitions and clogs, their ends, or traffic.
 pub(crate) fn mark(note: NetNote) -> Mark {
     match note {
-        NetNote::Partition { .. }
-        | NetNote::RandomPartition { .. }
-        | NetNote::ClogLink { .. }
-        | NetNote::ClogNode { .. } => Mark::Partition,
-        NetNote::Heal { .. } | NetNote::HealAll | NetNote::RandomHeal => Mark::Heal,
+        NetNote::Partition { .. } | NetNote::ClogLink { .. } | NetNote::ClogNode { .. } => {
+            Mark::Partition
+        }
+        NetNote::Heal { .. } | NetNote::HealAll => Mark::Heal,
         _ => Mark::Message,
     }
 }
@@ -87,12 +86,10 @@ pub(crate) fn label(note: NetNote) -> String {
         NetNote::TcpRst { conn, .. } => format!("tcp rst c{conn}"),
         NetNote::Partition { peer, both: true } => format!("PARTITION with n{peer}, both ways"),
         NetNote::Partition { peer, both: false } => format!("PARTITION to n{peer}, one way"),
-        NetNote::RandomPartition { .. } => "PARTITION (random)".to_owned(),
         NetNote::ClogLink { peer, .. } => format!("CLOG link to n{peer}"),
         NetNote::ClogNode { .. } => "CLOG node".to_owned(),
         NetNote::Heal { peer } => format!("HEAL with n{peer}"),
         NetNote::HealAll => "HEAL all links".to_owned(),
-        NetNote::RandomHeal => "HEAL (random)".to_owned(),
         NetNote::Swizzle { nodes } => format!("SWIZZLE {nodes} nodes"),
     }
 }

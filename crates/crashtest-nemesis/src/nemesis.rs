@@ -1,15 +1,19 @@
 //! The nemesis: a schedule of process, network and clock faults drawn from the seed.
 //!
 //! At random gaps the nemesis picks an action by weight (kill, pause, partition, clog,
-//! swizzle, clock jump or skew), a victim among the nodes it may touch, and how long the fault lasts;
-//! then it undoes the fault (restart, resume, heal). It never touches protected nodes, and it
+//! swizzle, clock jump or skew), a victim among the nodes the action may touch, and how long
+//! the fault lasts; then it undoes the fault (restart, resume, heal). Alongside, it may run
+//! random partitions and random clogging ([`crate::random`]), the network's faults that come
+//! and go by themselves. It never kills, pauses or moves the clock of a protected node
+//! (network faults still reach it: a node that must stay up can still be cut off), and it
 //! never has more than `max_down` nodes dead or paused at once, so a cluster that tolerates
 //! that many failures must survive every seed (FoundationDB's attrition workloads keep the
 //! same bound).
 //!
-//! Every action is drawn through `crashtest_core::fault::inject`, so it is numbered, listed in the
-//! failure report, and can be masked when a failure is minimized. After the run heals
-//! (`crashtest_core::plumbing::heal_all`) the nemesis stops.
+//! Every fault is drawn through `crashtest_core::fault::inject`, so it is numbered, listed in
+//! the failure report, and can be masked when a failure is minimized. After the run heals
+//! (`crashtest_core::plumbing::heal_all`) the nemesis stops. Partitions, the action's and the
+//! random ones alike, are [`crate::split::Split`]s: one partitioning engine.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -20,6 +24,10 @@ use std::time::Duration;
 use crashtest_core::node::{Node, NodeId, NodeStatus};
 use crashtest_core::rng::{Ratio, Rng};
 use crashtest_core::{fault, plumbing, task, time};
+
+use crate::random;
+pub use crate::random::{RandomClogging, RandomPartitions};
+use crate::split::Split;
 
 /// The largest drift a clock action gives a node's wall clock, in parts per million (a bad
 /// oscillator is off by tens of ppm; this is an adversary's clock).
@@ -53,6 +61,8 @@ pub struct Nemesis {
     clock_jump: u32,
     power_failure: u32,
     max_clock_jump: Duration,
+    random_partitions: Option<RandomPartitions>,
+    random_clogging: Option<RandomClogging>,
 }
 
 impl Default for Nemesis {
@@ -72,6 +82,8 @@ impl Default for Nemesis {
             clock_jump: 1,
             power_failure: 0,
             max_clock_jump: Duration::from_secs(2),
+            random_partitions: None,
+            random_clogging: None,
         }
     }
 }
@@ -89,6 +101,67 @@ enum Action {
 }
 
 impl Nemesis {
+    /// A nemesis that takes no action of its own: add random partitions or clogging to it.
+    ///
+    /// ```
+    /// let nemesis = crashtest::nemesis::Nemesis::idle();
+    /// assert!(nemesis.to_string().starts_with("no actions"));
+    /// ```
+    pub fn idle() -> Nemesis {
+        Nemesis {
+            kill: 0,
+            pause: 0,
+            partition: 0,
+            clog: 0,
+            swizzle: 0,
+            clock_jump: 0,
+            ..Nemesis::default()
+        }
+    }
+
+    /// Also runs random partitions over the nodes it starts on.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `config.every` is zero.
+    ///
+    /// ```
+    /// use crashtest::nemesis::{Nemesis, RandomPartitions};
+    /// use crashtest::rand::Ratio;
+    /// let _ = Nemesis::default().random_partitions(RandomPartitions {
+    ///     every: std::time::Duration::from_millis(500),
+    ///     start: Ratio::new(1, 10),
+    ///     heal: Ratio::new(1, 2),
+    ///     one_way: Ratio::new(1, 4),
+    /// });
+    /// ```
+    pub fn random_partitions(mut self, config: RandomPartitions) -> Nemesis {
+        config.validate();
+        self.random_partitions = Some(config);
+        self
+    }
+
+    /// Also runs random clogging over the nodes it starts on.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `config.every` is zero.
+    ///
+    /// ```
+    /// use crashtest::nemesis::{Nemesis, RandomClogging};
+    /// use crashtest::rand::Ratio;
+    /// let _ = Nemesis::default().random_clogging(RandomClogging {
+    ///     every: std::time::Duration::from_secs(1),
+    ///     max: std::time::Duration::from_millis(1500),
+    ///     swizzle: Ratio::new(1, 4),
+    /// });
+    /// ```
+    pub fn random_clogging(mut self, config: RandomClogging) -> Nemesis {
+        config.validate();
+        self.random_clogging = Some(config);
+        self
+    }
+
     /// The gap between two actions is drawn uniformly in `min..=max`.
     ///
     /// ```
@@ -135,7 +208,8 @@ impl Nemesis {
         self.max_down
     }
 
-    /// Never touches the node called `name`.
+    /// Never kills, pauses or moves the clock of the node called `name`; network faults
+    /// (partitions, clogs, swizzles) still reach it.
     ///
     /// ```
     /// let _ = crashtest::nemesis::Nemesis::default().protect("coordinator");
@@ -224,8 +298,10 @@ impl Nemesis {
         ]
     }
 
-    /// Starts the nemesis on `nodes` for the rest of the run (or until it heals). It runs as a
-    /// task of the test body; its faults are drawn from the run's "nemesis" stream.
+    /// Starts the nemesis on `nodes` for the rest of the run (or until it heals). It runs as
+    /// tasks of the test body (the action loop, and random partitions and clogging if they are
+    /// on); its faults are drawn from the run's "nemesis" stream. The handle is the action
+    /// loop's.
     ///
     /// # Panics
     ///
@@ -248,15 +324,32 @@ impl Nemesis {
     /// ```
     pub fn start(&self, nodes: &[Node]) -> task::JoinHandle<()> {
         plumbing::add_context(format!("nemesis: {self}"));
-        let targets: Vec<Node> = nodes
-            .iter()
-            .copied()
-            .filter(|n| !self.protected.contains(&n.name()))
-            .collect();
+        let nodes = nodes.to_vec();
+        if let Some(config) = self.random_partitions {
+            task::Builder::new()
+                .name("random partitions")
+                .spawn_local(random::partitions(config, nodes.clone()));
+        }
+        if let Some(config) = self.random_clogging {
+            task::Builder::new()
+                .name("random clogging")
+                .spawn_local(random::clogging(config, nodes.clone()));
+        }
         let nemesis = self.clone();
         task::Builder::new()
             .name("nemesis")
-            .spawn_local(run(nemesis, targets))
+            .spawn_local(run(nemesis, nodes))
+    }
+
+    /// The nodes an action may hit: every node for a network action, the unprotected ones for
+    /// the others.
+    fn victims(&self, action: Action, nodes: &[Node]) -> Vec<Node> {
+        let network = matches!(action, Action::Partition | Action::Clog | Action::Swizzle);
+        nodes
+            .iter()
+            .copied()
+            .filter(|n| network || !self.protected.contains(&n.name()))
+            .collect()
     }
 }
 
@@ -268,25 +361,44 @@ impl fmt::Display for Nemesis {
             .filter(|(_, w)| *w > 0)
             .map(|(a, w)| format!("{a:?}x{w}"))
             .collect();
-        write!(
-            f,
-            "{} every {:?}..{:?} lasting {:?}..{:?}, at most {} down",
-            on.join(" "),
-            self.gap.0,
-            self.gap.1,
-            self.down.0,
-            self.down.1,
-            self.max_down
-        )?;
+        if on.is_empty() {
+            f.write_str("no actions")?;
+        } else {
+            write!(
+                f,
+                "{} every {:?}..{:?} lasting {:?}..{:?}, at most {} down",
+                on.join(" "),
+                self.gap.0,
+                self.gap.1,
+                self.down.0,
+                self.down.1,
+                self.max_down
+            )?;
+        }
         if !self.protected.is_empty() {
             let names: Vec<&str> = self.protected.iter().map(String::as_str).collect();
             write!(f, ", protected {}", names.join(","))?;
+        }
+        if let Some(p) = &self.random_partitions {
+            write!(
+                f,
+                "; random partitions every {:?} (start {}, heal {}, one way {})",
+                p.every, p.start, p.heal, p.one_way
+            )?;
+        }
+        if let Some(c) = &self.random_clogging {
+            write!(
+                f,
+                "; random clogging every {:?} up to {:?} (swizzle {})",
+                c.every, c.max, c.swizzle
+            )?;
         }
         Ok(())
     }
 }
 
-fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+/// Draws from the run's "nemesis" stream.
+pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
     plumbing::with_stream("nemesis", f).expect("the nemesis runs inside a simulation")
 }
 
@@ -295,9 +407,14 @@ fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
     Duration::from_nanos(rng.range_inclusive(nanos(min), nanos(max)))
 }
 
-/// The nemesis loop: wait, pick, apply, schedule the undo.
-async fn run(nemesis: Nemesis, targets: Vec<Node>) {
-    if targets.is_empty() {
+/// The action loop: wait, pick, apply, schedule the undo.
+async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
+    let weighted = nemesis.weighted();
+    let total: u32 = weighted.iter().map(|(_, w)| w).sum();
+    let can_act = weighted
+        .iter()
+        .any(|(action, w)| *w > 0 && !nemesis.victims(*action, &nodes).is_empty());
+    if !can_act {
         return;
     }
     let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
@@ -306,26 +423,24 @@ async fn run(nemesis: Nemesis, targets: Vec<Node>) {
         if !plumbing::faults_enabled() {
             return;
         }
-        let weighted = nemesis.weighted();
-        let total: u32 = weighted.iter().map(|(_, w)| w).sum();
-        let (pick, victim, lasting) = draw(|rng| {
+        let (action, targets, victim, lasting) = draw(|rng| {
             let pick = rng.below_inclusive(u64::from(total) - 1);
-            (
-                pick,
-                rng.index(targets.len()),
-                duration_in(rng, nemesis.down),
-            )
+            let mut threshold = 0u64;
+            let action = weighted
+                .iter()
+                .find(|(_, w)| {
+                    threshold += u64::from(*w);
+                    pick < threshold
+                })
+                .map(|(a, _)| *a)
+                .expect("the pick is below the total weight");
+            let targets = nemesis.victims(action, &nodes);
+            let victim = (!targets.is_empty()).then(|| rng.index(targets.len()));
+            (action, targets, victim, duration_in(rng, nemesis.down))
         });
-        let mut threshold = 0u64;
-        let action = weighted
-            .iter()
-            .find(|(_, w)| {
-                threshold += u64::from(*w);
-                pick < threshold
-            })
-            .map(|(a, _)| *a)
-            .expect("the pick is below the total weight");
-        apply(&nemesis, action, &targets, targets[victim], lasting, &down);
+        if let Some(victim) = victim {
+            apply(&nemesis, action, &targets, targets[victim], lasting, &down);
+        }
     }
 }
 
@@ -368,24 +483,16 @@ fn apply(
             });
         }
         Action::Partition => {
-            let others: Vec<NodeId> = targets
-                .iter()
-                .map(Node::id)
-                .filter(|other| *other != id)
-                .collect();
+            let others: Vec<Node> = targets.iter().copied().filter(|n| *n != victim).collect();
             let one_way = draw(|rng| rng.boolean());
-            for other in &others {
-                if one_way {
-                    crashtest_net::partition_one_way(id, *other);
-                } else {
-                    crashtest_net::partition(id, *other);
-                }
+            if others.is_empty() {
+                return;
             }
+            let split = Split::new(vec![victim], others, one_way);
+            split.cut();
             task::spawn_local(async move {
                 time::sleep(lasting).await;
-                for other in others {
-                    crashtest_net::heal(id, other);
-                }
+                split.heal();
             });
         }
         Action::PowerFailure => {

@@ -19,9 +19,9 @@ use crashtest_core::node::Node;
 use crashtest_core::plumbing;
 use crashtest_core::rng::{Ratio, Rng};
 use crashtest_fs::DiskConfig;
-use crashtest_net::{Latency, NetConfig, RandomClogging, RandomPartitions};
+use crashtest_net::{Latency, NetConfig};
 
-use crate::nemesis::Nemesis;
+use crate::nemesis::{Nemesis, RandomClogging, RandomPartitions};
 
 /// The kinds of fault a program claims to tolerate, which a swarm profile may turn on.
 ///
@@ -83,7 +83,7 @@ pub struct Profile {
     pub net: NetConfig,
     /// The disks' configuration.
     pub disk: DiskConfig,
-    /// The nemesis, if process or clock faults are on.
+    /// The nemesis, if process, clock, or random partition or clogging faults are on.
     pub nemesis: Option<Nemesis>,
     /// The scheduling window, when the profile narrows it (1: first in, first out); `None`
     /// keeps the run's own.
@@ -126,6 +126,7 @@ impl Profile {
     fn draw_from(rng: &mut Rng, allowed: FaultKinds) -> Profile {
         let mut summary = Vec::new();
         let mut net = NetConfig::default();
+        let (mut random_partitions, mut random_clogging) = (None, None);
         if allowed.network {
             if rng.chance(COIN) {
                 net.latency = Latency {
@@ -155,7 +156,7 @@ impl Profile {
                 summary.push(format!("tcp resets {}", net.tcp_reset));
             }
             if rng.chance(COIN) {
-                net.random_partitions = Some(RandomPartitions {
+                random_partitions = Some(RandomPartitions {
                     every: millis(rng, 500, 5000),
                     start: percent(rng, 5, 50),
                     heal: percent(rng, 20, 80),
@@ -164,7 +165,7 @@ impl Profile {
                 summary.push("random partitions".into());
             }
             if rng.chance(COIN) {
-                net.random_clogging = Some(RandomClogging {
+                random_clogging = Some(RandomClogging {
                     every: millis(rng, 500, 5000),
                     max: millis(rng, 100, 5000),
                     swizzle: percent(rng, 0, 30),
@@ -186,7 +187,7 @@ impl Profile {
         }
         let process = allowed.process && rng.chance(COIN);
         let clock = allowed.clock && rng.chance(COIN);
-        let nemesis = (process || clock).then(|| {
+        let acting = (process || clock).then(|| {
             let (kill, pause) = if process { (2, 1) } else { (0, 0) };
             let jump = u32::from(clock);
             let network = u32::from(allowed.network);
@@ -197,6 +198,20 @@ impl Profile {
             summary.push(format!("nemesis ({nemesis})"));
             nemesis
         });
+        let random = random_partitions.is_some() || random_clogging.is_some();
+        let nemesis = match acting {
+            None if !random => None,
+            acting => {
+                let mut nemesis = acting.unwrap_or_else(Nemesis::idle);
+                if let Some(config) = random_partitions {
+                    nemesis = nemesis.random_partitions(config);
+                }
+                if let Some(config) = random_clogging {
+                    nemesis = nemesis.random_clogging(config);
+                }
+                Some(nemesis)
+            }
+        };
         if summary.is_empty() {
             summary.push("no faults".into());
         }
@@ -238,8 +253,8 @@ impl Profile {
     }
 
     /// Installs the profile in the running simulation: configures the network, the disks and
-    /// the scheduler, starts the nemesis on `nodes`, and adds the profile to the failure
-    /// report.
+    /// the scheduler, starts the nemesis (with its random partitions and clogging) on
+    /// `nodes`, and adds the profile to the failure report.
     ///
     /// ```
     /// use crashtest::swarm::{FaultKinds, Profile};

@@ -3,8 +3,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crashtest::nemesis::Nemesis;
+use crashtest::nemesis::{Nemesis, RandomClogging, RandomPartitions};
 use crashtest::node::{self, Node, NodeStatus};
+use crashtest::rand::Ratio;
 use crashtest::swarm::{FaultKinds, Profile};
 use crashtest::{Config, Sim, plumbing, time};
 
@@ -190,4 +191,115 @@ fn a_power_failure_takes_every_node_down_at_once_and_back_up() {
         all_down_seen.get(),
         "no power failure in 10 s at weight 4 of 5"
     );
+}
+
+#[test]
+fn a_protected_node_is_never_taken_down_but_can_be_cut_off() {
+    let failure = Sim::new(11)
+        .run(async {
+            let nodes = cluster(3);
+            let guarded = nodes[0];
+            plumbing::add_step_check("n0 stays up", 1, move || {
+                if guarded.status() == NodeStatus::Running {
+                    Ok(())
+                } else {
+                    Err("the protected node went down".into())
+                }
+            });
+            Nemesis::default()
+                .weights(2, 2, 2, 0, 0, 0)
+                .every(Duration::from_millis(100), Duration::from_millis(300))
+                .protect("n0")
+                .start(&nodes);
+            time::sleep(Duration::from_secs(60)).await;
+            panic!("list the faults");
+        })
+        .unwrap_err();
+    let partitions_of_n0 = failure
+        .faults
+        .iter()
+        .filter(|f| f.node == "n0" && f.text.starts_with("nemesis Partition"))
+        .count();
+    assert!(partitions_of_n0 > 0, "{:#?}", failure.faults);
+    assert!(
+        failure
+            .faults
+            .iter()
+            .filter(|f| f.node == "n0")
+            .all(|f| !f.text.contains("Kill") && !f.text.contains("Pause")),
+        "{:#?}",
+        failure.faults
+    );
+}
+
+/// Random partitions and clogging only, over three idle nodes, for a minute.
+async fn random_network_faults() {
+    let nodes = cluster(3);
+    Nemesis::idle()
+        .random_partitions(RandomPartitions {
+            every: Duration::from_millis(500),
+            start: Ratio::new(1, 3),
+            heal: Ratio::new(1, 2),
+            one_way: Ratio::new(1, 4),
+        })
+        .random_clogging(RandomClogging {
+            every: Duration::from_millis(500),
+            max: Duration::from_millis(800),
+            swizzle: Ratio::new(1, 4),
+        })
+        .start(&nodes);
+    time::sleep(Duration::from_secs(60)).await;
+    panic!("list the faults");
+}
+
+#[test]
+fn random_partitions_and_clogs_are_numbered_nemesis_faults() {
+    let failure = Sim::new(3).run(random_network_faults()).unwrap_err();
+    let numbered: Vec<&str> = failure
+        .faults
+        .iter()
+        .filter(|f| f.id.is_some())
+        .map(|f| f.text.as_str())
+        .collect();
+    assert!(numbered.iter().any(|t| t.starts_with("random partition {")));
+    assert!(numbered.iter().any(|t| t.starts_with("random clog of ")));
+    assert!(
+        failure
+            .faults
+            .iter()
+            .filter(|f| f.id.is_some())
+            .all(|f| f.stream.as_deref() == Some("nemesis"))
+    );
+    // A partition is cut through the network's partitions, and healed by the machine.
+    assert!(
+        failure
+            .faults
+            .iter()
+            .any(|f| f.text.starts_with("partition "))
+    );
+    assert!(failure.faults.iter().any(|f| f.text.starts_with("heal ")));
+}
+
+#[test]
+fn masking_a_random_partition_leaves_the_later_draws_as_they_were() {
+    let numbered = |config: Config| {
+        let failure = Sim::with_config(3, config)
+            .run(random_network_faults())
+            .unwrap_err();
+        failure
+            .faults
+            .into_iter()
+            .filter(|f| f.id.is_some())
+            .map(|f| (f.id, f.time, f.text))
+            .collect::<Vec<_>>()
+    };
+    let all = numbered(Config::default());
+    let partition = all
+        .iter()
+        .find(|(_, _, text)| text.starts_with("random partition"))
+        .expect("a random partition in a minute")
+        .0;
+    let masked = numbered(Config::default().mask_faults(partition));
+    let without: Vec<_> = all.iter().filter(|f| f.0 != partition).cloned().collect();
+    assert_eq!(masked, without);
 }

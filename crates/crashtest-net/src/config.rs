@@ -2,8 +2,9 @@
 //!
 //! Probabilities are integer [`Ratio`]s and durations are exact, so a configuration means the
 //! same thing on every platform. The default is a healthy but realistic network: latency with a
-//! rare long tail, bounded buffers, Linux's timeouts, and no loss, duplication, resets or random
-//! partitions. Tests and swarm runs switch faults on by setting fields.
+//! rare long tail, bounded buffers, Linux's timeouts, and no loss, duplication or resets. Tests
+//! and swarm runs switch faults on by setting fields; partitions and clogs that come and go by
+//! themselves are fault orchestration (`crashtest::nemesis`).
 //!
 //! Figures that come from elsewhere name their source: the latency shape is FoundationDB's
 //! (`FAST_NETWORK_LATENCY`, `SLOW_NETWORK_LATENCY`, `pFast = 0.999`), the timeouts are Linux's
@@ -54,10 +55,6 @@ pub struct NetConfig {
     pub connect_timeout: Duration,
     /// Connections a listener queues before it drops new SYNs (tokio's listen backlog).
     pub accept_backlog: usize,
-    /// Partitions that come and go by themselves, or none.
-    pub random_partitions: Option<RandomPartitions>,
-    /// Clogs that come and go by themselves, or none.
-    pub random_clogging: Option<RandomClogging>,
 }
 
 impl Default for NetConfig {
@@ -74,8 +71,6 @@ impl Default for NetConfig {
             tcp_timeout: Duration::from_secs(15 * 60),
             connect_timeout: Duration::from_secs(127),
             accept_backlog: 1024,
-            random_partitions: None,
-            random_clogging: None,
         }
     }
 }
@@ -101,15 +96,6 @@ impl NetConfig {
             !self.connect_timeout.is_zero(),
             "NetConfig::connect_timeout must be positive"
         );
-        if let Some(p) = &self.random_partitions {
-            assert!(
-                !p.every.is_zero(),
-                "RandomPartitions::every must be positive"
-            );
-        }
-        if let Some(c) = &self.random_clogging {
-            assert!(!c.every.is_zero(), "RandomClogging::every must be positive");
-        }
     }
 }
 
@@ -171,69 +157,6 @@ impl Latency {
         let top = if in_tail { self.tail_max } else { self.max };
         rng.range_inclusive(nanos(self.min), nanos(top))
     }
-}
-
-/// Partitions drawn from the seed: a state machine stepped every `every` (TigerBeetle's
-/// packet simulator): while the network is whole, each step starts a partition with chance
-/// `start`; while partitioned, each step heals it with chance `heal`.
-///
-/// A partition splits the nodes that use the network (never the supervisor, which plays the
-/// test's client) into two random non-empty sides; with chance `one_way` only one side's
-/// packets are cut.
-///
-/// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_net::{NetConfig, RandomPartitions};
-/// use std::time::Duration;
-///
-/// let config = NetConfig {
-///     random_partitions: Some(RandomPartitions {
-///         every: Duration::from_secs(1),
-///         start: Ratio::new(1, 10),
-///         heal: Ratio::new(1, 3),
-///         one_way: Ratio::new(1, 4),
-///     }),
-///     ..NetConfig::default()
-/// };
-/// assert!(config.random_partitions.is_some());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RandomPartitions {
-    /// Time between steps.
-    pub every: Duration,
-    /// Chance per step of a partition while there is none.
-    pub start: Ratio,
-    /// Chance per step that the partition heals.
-    pub heal: Ratio,
-    /// Chance that a new partition cuts one direction only.
-    pub one_way: Ratio,
-}
-
-/// Clogs drawn from the seed (FoundationDB's `RandomClogging`): after a gap uniform in
-/// `0..=2 * every`, a random node is clogged and a random link is clogged, each for a duration
-/// up to `max` (short ones are far more frequent than long ones); with chance `swizzle` a
-/// swizzle of all the network's nodes happens instead.
-///
-/// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_net::RandomClogging;
-/// use std::time::Duration;
-///
-/// let clogging = RandomClogging {
-///     every: Duration::from_secs(2),
-///     max: Duration::from_secs(5),
-///     swizzle: Ratio::new(1, 4),
-/// };
-/// assert!(clogging.max > clogging.every);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RandomClogging {
-    /// Mean time between clogging events.
-    pub every: Duration,
-    /// The longest clog.
-    pub max: Duration,
-    /// Chance that an event is a swizzle rather than a node clog and a link clog.
-    pub swizzle: Ratio,
 }
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (585 years).

@@ -17,12 +17,9 @@ use crashtest_protocol::NetNote;
 
 use crate::config::{NetConfig, nanos};
 use crate::fabric::{self, Net, now, trace};
-use crate::links::Cause;
-use crate::nemesis;
 
-/// Installs `config` as the network's fault model for the rest of the run, and starts its
-/// random partitions and clogging if it has them (those of an earlier configuration stop, and
-/// a random partition in place heals).
+/// Installs `config` as the network's fault model for the rest of the run. (Partitions and
+/// clogs that come and go by themselves are fault orchestration: `crashtest::nemesis`.)
 ///
 /// # Panics
 ///
@@ -39,17 +36,7 @@ use crate::nemesis;
 /// ```
 pub fn configure(config: NetConfig) {
     config.validate();
-    let net = fabric::net();
-    {
-        let mut st = net.state.borrow_mut();
-        st.config = config;
-        st.generation += 1;
-        for (from, to) in st.links.cut_for(Cause::Random) {
-            st.links.heal(from, to, Cause::Random);
-        }
-    }
-    release_held(&net);
-    nemesis::start(&net);
+    fabric::net().state.borrow_mut().config = config;
 }
 
 fn index(node: NodeId) -> u32 {
@@ -97,9 +84,9 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
     let mut st = net.state.borrow_mut();
     st.learn(from);
     st.learn(to);
-    st.links.cut(index(from), index(to), Cause::Explicit);
+    st.links.cut(index(from), index(to));
     if both {
-        st.links.cut(index(to), index(from), Cause::Explicit);
+        st.links.cut(index(to), index(from));
     }
     trace(
         from,
@@ -118,7 +105,8 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
     plumbing::note_fault(from, text);
 }
 
-/// Ends the partition between `a` and `b` (both directions, explicit partitions only).
+/// Ends the partition between `a` and `b` (both directions), whoever made it: the test or a
+/// nemesis.
 ///
 /// # Panics
 ///
@@ -136,8 +124,7 @@ pub fn heal(a: NodeId, b: NodeId) {
     let net = fabric::net();
     {
         let mut st = net.state.borrow_mut();
-        let healed = st.links.heal(index(a), index(b), Cause::Explicit)
-            | st.links.heal(index(b), index(a), Cause::Explicit);
+        let healed = st.links.heal(index(a), index(b)) | st.links.heal(index(b), index(a));
         if !healed {
             return;
         }
@@ -149,8 +136,8 @@ pub fn heal(a: NodeId, b: NodeId) {
     release_held(&net);
 }
 
-/// Ends every partition (explicit and random) and every clog. Random faults of the
-/// configuration go on; install a configuration without them for a quiet network.
+/// Ends every partition and every clog, the test's and a nemesis's. A running nemesis goes
+/// on; the run's heal (`crashtest_core::plumbing::heal_all`) stops it too.
 ///
 /// # Panics
 ///

@@ -59,8 +59,6 @@ impl Default for Net {
                 tcp: TcpTables::default(),
                 udp: UdpTables::default(),
                 next_id: 1,
-                generation: 0,
-                random_partition: false,
             }),
             started: Cell::new(false),
         }
@@ -78,12 +76,6 @@ pub(crate) struct State {
     pub(crate) tcp: TcpTables,
     pub(crate) udp: UdpTables,
     next_id: u64,
-    /// Bumped by each `configure` and by a heal, so that the random fault schedules of an
-    /// older configuration stop.
-    pub(crate) generation: u64,
-    /// The random partition state machine is in its partitioned state (whether or not the
-    /// partition was applied: a masked fault must not change the machine's course).
-    pub(crate) random_partition: bool,
 }
 
 /// The network of the running simulation.
@@ -275,7 +267,7 @@ pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
 }
 
 /// Tells the network of node kills (a killed node's sockets close and its connections reset)
-/// and of the run's heal (every partition and clog ends, random faults stop).
+/// and of the run's heal (every partition and clog ends).
 struct LifeCycle(Rc<Net>);
 
 impl plumbing::Healer for LifeCycle {
@@ -283,8 +275,6 @@ impl plumbing::Healer for LifeCycle {
         {
             let mut st = self.0.state.borrow_mut();
             st.links.clear();
-            st.generation += 1;
-            st.random_partition = false;
         }
         crate::control::release_held(&self.0);
     }

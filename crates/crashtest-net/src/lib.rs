@@ -26,8 +26,8 @@
 //! # The fault model
 //!
 //! [`configure`] installs a [`NetConfig`] for the run: a latency distribution, UDP loss,
-//! duplication and reordering, partial writes, random resets, buffer sizes, timeouts, and
-//! optional random partitions and clogging. The default is a healthy but realistic network.
+//! duplication and reordering, partial writes, random resets, buffer sizes and timeouts. The
+//! default is a healthy but realistic network.
 //! The test body steers faults with [`partition`], [`partition_one_way`], [`heal`],
 //! [`heal_all`], [`clog_link`], [`clog_node`] and [`swizzle`]. Every decision draws from the
 //! run's `"network"` stream, every packet and fault is an event of the trace (so it feeds the
@@ -79,7 +79,8 @@
 //!
 //! Layout: `addr` (addresses, resolution), `config` (the knobs), `links` (partitions and
 //! clogs), `ports`, `fabric` (the per-run state and its seam to the core), [`tcp`], `udp`,
-//! `control` (the test's API) and `nemesis` (random faults).
+//! `control` (the test's API). Faults on a schedule (a nemesis, random partitions and
+//! clogging) are orchestrated from outside, by `crashtest::nemesis`, through `control`.
 // The crate-level example is written as users write it, with the facade's paths
 // (`crashtest::...`). The facade depends on this crate, so depending on it here, even for
 // doc tests, would be a cycle: the example's hidden first line maps those paths onto the
@@ -91,13 +92,12 @@ mod control;
 mod fabric;
 mod id_map;
 mod links;
-mod nemesis;
 mod ports;
 pub mod tcp;
 mod udp;
 
 pub use addr::{ToSocketAddrs, ip_of, lookup_host, resolve_host};
-pub use config::{Latency, NetConfig, RandomClogging, RandomPartitions};
+pub use config::{Latency, NetConfig};
 pub use control::{
     clog_link, clog_node, configure, heal, heal_all, partition, partition_one_way, swizzle,
 };

@@ -6,18 +6,10 @@
 //! clogging, TigerBeetle's `clogged_till`). Both are checked when a packet is due to arrive, so
 //! packets already in flight are caught too.
 //!
-//! Invariants: a node is never cut from or clogged towards itself (loopback never fails); an
-//! explicit partition and a random one are kept apart, so healing one leaves the other.
+//! Invariant: a node is never cut from or clogged towards itself (loopback never fails).
 //! Nodes are named by their index (`NodeId::index`) to keep the keys small and ordered.
 
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Why a direction is cut: by the test (explicit) or by the seeded partition state machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Cause {
-    Explicit,
-    Random,
-}
 
 /// Whether a packet due now on a direction may arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,7 +23,7 @@ pub(crate) enum Verdict {
 
 #[derive(Debug, Default)]
 pub(crate) struct Links {
-    cut: BTreeSet<(u32, u32, Cause)>,
+    cut: BTreeSet<(u32, u32)>,
     link_clogs: BTreeMap<(u32, u32), u64>,
     node_clogs: BTreeMap<u32, u64>,
 }
@@ -59,9 +51,7 @@ impl Links {
     }
 
     pub(crate) fn is_cut(&self, from: u32, to: u32) -> bool {
-        from != to
-            && (self.cut.contains(&(from, to, Cause::Explicit))
-                || self.cut.contains(&(from, to, Cause::Random)))
+        from != to && self.cut.contains(&(from, to))
     }
 
     fn clogged_until(&self, from: u32, to: u32) -> Option<u64> {
@@ -76,15 +66,15 @@ impl Links {
         .max()
     }
 
-    /// Cuts `from` → `to`; false if it was already cut for that cause.
-    pub(crate) fn cut(&mut self, from: u32, to: u32, cause: Cause) -> bool {
+    /// Cuts `from` → `to`; false if it was already cut.
+    pub(crate) fn cut(&mut self, from: u32, to: u32) -> bool {
         assert_ne!(from, to, "a node cannot be partitioned from itself");
-        self.cut.insert((from, to, cause))
+        self.cut.insert((from, to))
     }
 
-    /// Heals `from` → `to` for `cause`; false if it was not cut for that cause.
-    pub(crate) fn heal(&mut self, from: u32, to: u32, cause: Cause) -> bool {
-        self.cut.remove(&(from, to, cause))
+    /// Heals `from` → `to`; false if it was not cut.
+    pub(crate) fn heal(&mut self, from: u32, to: u32) -> bool {
+        self.cut.remove(&(from, to))
     }
 
     /// Clogs `from` → `to` until `until` (a later clog wins; an earlier one changes nothing).
@@ -120,15 +110,6 @@ impl Links {
         self.node_clogs.clear();
         assert!(self.is_clear(), "a cleared network has no fault left");
     }
-
-    /// The directions cut for `cause`, in order.
-    pub(crate) fn cut_for(&self, cause: Cause) -> Vec<(u32, u32)> {
-        self.cut
-            .iter()
-            .filter(|(_, _, c)| *c == cause)
-            .map(|&(from, to, _)| (from, to))
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -138,20 +119,12 @@ mod tests {
     #[test]
     fn a_cut_direction_is_cut_one_way_only() {
         let mut links = Links::default();
-        links.cut(1, 2, Cause::Explicit);
+        assert!(links.cut(1, 2));
+        assert!(!links.cut(1, 2));
         assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
         assert_eq!(links.verdict(2, 1, 0), Verdict::Open);
         assert_eq!(links.verdict(1, 1, 0), Verdict::Open);
-    }
-
-    #[test]
-    fn healing_one_cause_leaves_the_other() {
-        let mut links = Links::default();
-        links.cut(1, 2, Cause::Explicit);
-        links.cut(1, 2, Cause::Random);
-        assert!(links.heal(1, 2, Cause::Random));
-        assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
-        assert!(links.heal(1, 2, Cause::Explicit));
+        assert!(links.heal(1, 2) && !links.heal(1, 2));
         assert!(links.is_clear());
     }
 

@@ -8,32 +8,22 @@ use std::time::Duration;
 use common::{connect_retrying, echo_server, message, read_frame, write_frame};
 use crashtest_core::rng::Ratio;
 use crashtest_core::{Config, Sim, check_determinism, node, spawn, time};
-use crashtest_net::{NetConfig, RandomClogging, RandomPartitions, UdpSocket};
+use crashtest_nemesis::nemesis::{Nemesis, RandomClogging, RandomPartitions};
+use crashtest_net::{NetConfig, UdpSocket};
 
-/// A workload that touches every part of the network: TCP through clogs and random faults,
-/// lossy UDP, a kill and a restart.
+/// A workload that touches every part of the network: TCP through clogs and random faults (a
+/// nemesis's random partitions and clogging), lossy UDP, a kill and a restart.
 async fn workload() {
     crashtest_net::configure(NetConfig {
         udp_loss: Ratio::new(1, 10),
         udp_duplicate: Ratio::new(1, 10),
         udp_reorder: Ratio::new(1, 10),
         tcp_partial_write: Ratio::new(1, 4),
-        random_partitions: Some(RandomPartitions {
-            every: Duration::from_millis(500),
-            start: Ratio::new(1, 4),
-            heal: Ratio::new(1, 2),
-            one_way: Ratio::new(1, 2),
-        }),
-        random_clogging: Some(RandomClogging {
-            every: Duration::from_millis(500),
-            max: Duration::from_millis(300),
-            swizzle: Ratio::new(1, 3),
-        }),
         ..NetConfig::default()
     });
     let server = echo_server("server", 80);
-    echo_server("bystander", 80);
-    node::create("udp", || async {
+    let bystander = echo_server("bystander", 80);
+    let udp = node::create("udp", || async {
         let socket = UdpSocket::bind("0.0.0.0:53").await.unwrap();
         let mut buf = [0; 64];
         loop {
@@ -41,6 +31,19 @@ async fn workload() {
             socket.send_to(&buf[..n], from).await.unwrap();
         }
     });
+    Nemesis::idle()
+        .random_partitions(RandomPartitions {
+            every: Duration::from_millis(500),
+            start: Ratio::new(1, 4),
+            heal: Ratio::new(1, 2),
+            one_way: Ratio::new(1, 2),
+        })
+        .random_clogging(RandomClogging {
+            every: Duration::from_millis(500),
+            max: Duration::from_millis(300),
+            swizzle: Ratio::new(1, 3),
+        })
+        .start(&[server, bystander, udp]);
     let pinger = spawn(async {
         let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
         for i in 0..100u32 {

@@ -11,7 +11,8 @@ use common::{connect_retrying, echo_server, read_frame, write_frame};
 use crashtest_core::rng::Ratio;
 use crashtest_core::trace::EventKind;
 use crashtest_core::{Config, Sim, node, task, time};
-use crashtest_net::{NetConfig, RandomClogging, RandomPartitions, TcpStream, UdpSocket};
+use crashtest_nemesis::nemesis::{Nemesis, RandomClogging, RandomPartitions};
+use crashtest_net::{NetConfig, TcpStream, UdpSocket};
 
 fn me() -> node::NodeId {
     node::current().id()
@@ -243,23 +244,20 @@ fn random_partitions_and_clogs_come_and_go_and_tcp_stays_exact() {
     let config = Config::default().record_trace(true);
     let summary = Sim::with_config(8, config)
         .run(async {
-            crashtest_net::configure(NetConfig {
-                random_partitions: Some(RandomPartitions {
+            let nodes: Vec<_> = ["a", "b", "c"].map(|name| echo_server(name, 80)).into();
+            Nemesis::idle()
+                .random_partitions(RandomPartitions {
                     every: Duration::from_secs(1),
                     start: Ratio::new(1, 3),
                     heal: Ratio::new(1, 2),
                     one_way: Ratio::new(1, 4),
-                }),
-                random_clogging: Some(RandomClogging {
+                })
+                .random_clogging(RandomClogging {
                     every: Duration::from_secs(1),
                     max: Duration::from_secs(2),
                     swizzle: Ratio::new(1, 4),
-                }),
-                ..NetConfig::default()
-            });
-            for name in ["a", "b", "c"] {
-                echo_server(name, 80);
-            }
+                })
+                .start(&nodes);
             let mut stream = connect_retrying("a:80").await;
             // The supervisor is never partitioned, so requests to "a" only wait out clogs.
             for i in 0..200u32 {
@@ -280,7 +278,7 @@ fn random_partitions_and_clogs_come_and_go_and_tcp_stays_exact() {
             _ => None,
         })
         .collect();
-    for wanted in ["net.random_partition", "net.random_heal", "net.clog_node"] {
+    for wanted in ["net.partition", "net.heal", "net.clog_node"] {
         assert!(sources.contains(&wanted), "no {wanted} in the trace");
     }
 }
@@ -362,17 +360,6 @@ fn tcp_never_corrupts_reorders_or_duplicates_under_every_fault_at_once() {
                     tcp_buffer: 4000,
                     tcp_timeout: Duration::from_secs(3),
                     connect_timeout: Duration::from_secs(5),
-                    random_partitions: Some(RandomPartitions {
-                        every: Duration::from_millis(300),
-                        start: Ratio::new(1, 3),
-                        heal: Ratio::new(1, 2),
-                        one_way: Ratio::new(1, 2),
-                    }),
-                    random_clogging: Some(RandomClogging {
-                        every: Duration::from_millis(300),
-                        max: Duration::from_millis(800),
-                        swizzle: Ratio::new(1, 3),
-                    }),
                     ..NetConfig::default()
                 });
                 let servers: Vec<_> = ["a", "b"].iter().map(|n| echo_server(n, 80)).collect();
@@ -380,7 +367,7 @@ fn tcp_never_corrupts_reorders_or_duplicates_under_every_fault_at_once() {
                 // reconnect, but a wrong byte fails the run.
                 let checked = Rc::new(RefCell::new(0u32));
                 let count = checked.clone();
-                node::create("c", move || {
+                let client = node::create("c", move || {
                     let count = count.clone();
                     async move {
                         let mut n = 0u32;
@@ -408,6 +395,19 @@ fn tcp_never_corrupts_reorders_or_duplicates_under_every_fault_at_once() {
                         }
                     }
                 });
+                Nemesis::idle()
+                    .random_partitions(RandomPartitions {
+                        every: Duration::from_millis(300),
+                        start: Ratio::new(1, 3),
+                        heal: Ratio::new(1, 2),
+                        one_way: Ratio::new(1, 2),
+                    })
+                    .random_clogging(RandomClogging {
+                        every: Duration::from_millis(300),
+                        max: Duration::from_millis(800),
+                        swizzle: Ratio::new(1, 3),
+                    })
+                    .start(&[servers[0], servers[1], client]);
                 for step in 0..10u64 {
                     time::sleep(Duration::from_millis(400)).await;
                     let victim = &servers[((seed + step) % 2) as usize];

@@ -14,8 +14,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest::fs::{CrashModel, DiskConfig, Latency};
-use crashtest::nemesis::Nemesis;
-use crashtest::net::{NetConfig, RandomClogging, RandomPartitions};
+use crashtest::nemesis::{Nemesis, RandomClogging, RandomPartitions};
+use crashtest::net::NetConfig;
 use crashtest::rand::Ratio;
 use crashtest::{node, plumbing, time};
 
@@ -87,25 +87,35 @@ fn disk_latency() -> Latency {
     Latency::new(5_000, 50_000_000).sync(Duration::from_millis(5), Duration::from_millis(15))
 }
 
-/// The network: FoundationDB-like latencies, plus resets, partial writes, clogs and short
-/// partitions, all of which a client with timeouts and retries survives.
+/// The network: FoundationDB-like latencies, plus resets and partial writes, which a client
+/// with timeouts and retries survives.
 fn network() -> NetConfig {
     NetConfig {
         tcp_reset: Ratio::new(1, 50),
         tcp_partial_write: Ratio::new(1, 10),
-        random_clogging: Some(RandomClogging {
+        ..NetConfig::default()
+    }
+}
+
+/// The nemesis: kills of the worker only (the service stands for the world outside), and
+/// clogs and short partitions between the two nodes, which the client survives too.
+fn nemesis(service: &str) -> Nemesis {
+    Nemesis::default()
+        .every(Duration::from_millis(100), Duration::from_secs(1))
+        .lasting(Duration::from_millis(10), Duration::from_millis(300))
+        .protect(service)
+        .weights(1, 0, 0, 0, 0, 0)
+        .random_clogging(RandomClogging {
             every: Duration::from_secs(1),
             max: Duration::from_millis(1500),
             swizzle: Ratio::new(1, 4),
-        }),
-        random_partitions: Some(RandomPartitions {
+        })
+        .random_partitions(RandomPartitions {
             every: Duration::from_millis(500),
             start: Ratio::new(1, 10),
             heal: Ratio::new(1, 2),
             one_way: Ratio::new(1, 4),
-        }),
-        ..NetConfig::default()
-    }
+        })
 }
 
 /// One run: the body of a simulation. Fails (panics) if the engine loses or repeats an
@@ -137,12 +147,7 @@ pub async fn run(setup: Setup) {
             std::future::pending::<()>().await;
         }
     });
-    Nemesis::default()
-        .every(Duration::from_millis(100), Duration::from_secs(1))
-        .lasting(Duration::from_millis(10), Duration::from_millis(300))
-        .protect(service.name())
-        .weights(1, 0, 0, 0, 0, 0)
-        .start(&[worker, service]);
+    nemesis(&service.name()).start(&[worker, service]);
     time::sleep(FAULT_PHASE).await;
     plumbing::heal_all();
     let deadline = time::Instant::now() + CONVERGENCE;

@@ -259,15 +259,6 @@ pub enum NetNote {
         /// How many nodes it clogs.
         nodes: u64,
     },
-    /// A random partition split the nodes in two (recorded on a node of the first side).
-    RandomPartition {
-        /// Nodes on the first side.
-        split: u64,
-        /// Only the first side's packets are cut.
-        one_way: bool,
-    },
-    /// The random partition healed.
-    RandomHeal,
 }
 
 fn bit(word: u64) -> Option<u8> {
@@ -376,10 +367,6 @@ impl NetNote {
                 ("net.clog_link", [u64::from(peer), until_ns, 0])
             }
             NetNote::Swizzle { nodes } => ("net.swizzle", [nodes, 0, 0]),
-            NetNote::RandomPartition { split, one_way } => {
-                ("net.random_partition", [split, u64::from(one_way), 0])
-            }
-            NetNote::RandomHeal => ("net.random_heal", [0; 3]),
         }
     }
 
@@ -523,17 +510,6 @@ impl NetNote {
                 zero(c)?;
                 NetNote::Swizzle { nodes: a }
             }
-            "random_partition" => {
-                zero(c)?;
-                NetNote::RandomPartition {
-                    split: a,
-                    one_way: bit(b)? == 1,
-                }
-            }
-            "random_heal" => {
-                words.iter().try_for_each(|&w| zero(w))?;
-                NetNote::RandomHeal
-            }
             dropped => {
                 let why = UdpDrop::ALL
                     .into_iter()
@@ -651,11 +627,6 @@ pub(crate) mod tests {
                 until_ns: 21,
             },
             NetNote::Swizzle { nodes: 3 },
-            NetNote::RandomPartition {
-                split: 1,
-                one_way: true,
-            },
-            NetNote::RandomHeal,
         ];
         notes.extend(UdpDrop::ALL.map(|why| NetNote::UdpDropped { from, to, why }));
         notes
