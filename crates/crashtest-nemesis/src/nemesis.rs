@@ -53,13 +53,8 @@ pub struct Nemesis {
     down: (Duration, Duration),
     max_down: usize,
     protected: BTreeSet<String>,
-    kill: u32,
-    pause: u32,
-    partition: u32,
-    clog: u32,
-    swizzle: u32,
-    clock_jump: u32,
-    power_failure: u32,
+    /// Relative weights of the actions, in the order of [`Action::ALL`].
+    weights: [u32; Action::ALL.len()],
     max_clock_jump: Duration,
     random_partitions: Option<RandomPartitions>,
     random_clogging: Option<RandomClogging>,
@@ -74,13 +69,7 @@ impl Default for Nemesis {
             down: (Duration::from_secs(1), Duration::from_secs(10)),
             max_down: 1,
             protected: BTreeSet::new(),
-            kill: 1,
-            pause: 1,
-            partition: 1,
-            clog: 1,
-            swizzle: 1,
-            clock_jump: 1,
-            power_failure: 0,
+            weights: [1, 1, 1, 1, 1, 1, 0],
             max_clock_jump: Duration::from_secs(2),
             random_partitions: None,
             random_clogging: None,
@@ -100,6 +89,19 @@ enum Action {
     PowerFailure,
 }
 
+impl Action {
+    /// Every action, in weight order.
+    const ALL: [Action; 7] = [
+        Action::Kill,
+        Action::Pause,
+        Action::Partition,
+        Action::Clog,
+        Action::Swizzle,
+        Action::ClockJump,
+        Action::PowerFailure,
+    ];
+}
+
 impl Nemesis {
     /// A nemesis that takes no action of its own: add random partitions or clogging to it.
     ///
@@ -109,12 +111,7 @@ impl Nemesis {
     /// ```
     pub fn idle() -> Nemesis {
         Nemesis {
-            kill: 0,
-            pause: 0,
-            partition: 0,
-            clog: 0,
-            swizzle: 0,
-            clock_jump: 0,
+            weights: [0; Action::ALL.len()],
             ..Nemesis::default()
         }
     }
@@ -245,8 +242,7 @@ impl Nemesis {
             total > 0,
             "a nemesis needs at least one action with a weight above zero"
         );
-        (self.kill, self.pause, self.partition) = (kill, pause, partition);
-        (self.clog, self.swizzle, self.clock_jump) = (clog, swizzle, clock_jump);
+        self.weights[..6].copy_from_slice(&[kill, pause, partition, clog, swizzle, clock_jump]);
         self
     }
 
@@ -260,7 +256,7 @@ impl Nemesis {
     /// assert!(nemesis.to_string().contains("PowerFailurex1"));
     /// ```
     pub fn power_failures(mut self, weight: u32) -> Nemesis {
-        self.power_failure = weight;
+        self.weights[Action::PowerFailure as usize] = weight;
         self
     }
 
@@ -286,16 +282,8 @@ impl Nemesis {
         self
     }
 
-    fn weighted(&self) -> [(Action, u32); 7] {
-        [
-            (Action::Kill, self.kill),
-            (Action::Pause, self.pause),
-            (Action::Partition, self.partition),
-            (Action::Clog, self.clog),
-            (Action::Swizzle, self.swizzle),
-            (Action::ClockJump, self.clock_jump),
-            (Action::PowerFailure, self.power_failure),
-        ]
+    fn weighted(&self) -> [(Action, u32); Action::ALL.len()] {
+        Action::ALL.map(|action| (action, self.weights[action as usize]))
     }
 
     /// Starts the nemesis on `nodes` for the rest of the run (or until it heals). It runs as
