@@ -10,6 +10,7 @@
 //! that costs one extra run per test). After a failure no new seed starts, and the report
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
+pub mod hunt;
 pub mod minimize;
 mod reproduce;
 pub mod results;

@@ -1,7 +1,7 @@
 //! Bug hunting: run seeds of a [`Setup`] until one fails, and shrink the failing run's faults
 //! to a small set that still fails.
 //!
-//! Seeds run through crashtest's runner ([`run_seeds`]), so a failure comes with the command
+//! Seeds run through crashtest's runner (`crashtest::runner::hunt`), so a failure comes with the command
 //! that replays it: the test of `tests/replay.rs`, which runs the setup that `RAFT_BUG`,
 //! `RAFT_CRASH_MODEL` and `RAFT_WORKLOAD` name.
 //!
@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use crashtest::Config;
 use crashtest::runner::minimize::{self, Minimized};
-use crashtest::runner::{FailureReport, Settings, TestSpec, run_seeds};
+use crashtest::runner::{FailureReport, Settings, TestSpec, hunt};
 
 use crate::scenario::{self, Setup};
 
@@ -41,8 +41,7 @@ pub fn first_failure(
     seeds: Range<u64>,
     threads: usize,
 ) -> Option<Box<FailureReport>> {
-    let settings = Settings::range(seeds, threads);
-    run_seeds(&REPLAY_TEST, &settings, &|| scenario::run(setup)).err()
+    hunt::first_failure(&REPLAY_TEST, seeds, threads, &|| scenario::run(setup))
 }
 
 /// What a failure says, in a few words, so that a replay with fewer faults counts only if it

@@ -1,7 +1,7 @@
 //! Bug hunting: run seeds of a [`Setup`] until one fails, and shrink the failing run's
 //! faults to a small set that still fails.
 //!
-//! Seeds run through crashtest's runner ([`run_seeds`]), so each runs on a fresh thread with
+//! Seeds run through crashtest's runner (`crashtest::runner::hunt`), so each runs on a fresh thread with
 //! the determinism guards on (the seeded `HashMap` order that [`crate::Bug::NondeterministicReplay`]
 //! trips over depends on it), and a failure comes with the command that replays it: the
 //! `every_step_takes_effect_exactly_once` test of `tests/engine.rs`, which runs the setup that
@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use crashtest::Config;
 use crashtest::runner::minimize::{self, Minimized};
-use crashtest::runner::{FailureReport, Settings, TestSpec, run_seeds};
+use crashtest::runner::{FailureReport, Settings, TestSpec, hunt};
 
 use crate::scenario::{self, Setup};
 
@@ -45,8 +45,7 @@ pub fn first_failure(
     seeds: Range<u64>,
     threads: usize,
 ) -> Option<Box<FailureReport>> {
-    let settings = Settings::range(seeds, threads);
-    run_seeds(&REPLAY_TEST, &settings, &|| scenario::run(setup)).err()
+    hunt::first_failure(&REPLAY_TEST, seeds, threads, &|| scenario::run(setup))
 }
 
 /// What a run's failure says, in one word, so that a replay with fewer faults counts only if

@@ -3,9 +3,9 @@
 //! correct store passes.
 //!
 //! For each (bug, model) it runs seeds 0, 1, 2... until the first failure or `--cap` seeds,
-//! and prints one JSON line: the seeds run, the failing seed, the CPU seconds (user + system
-//! time of this process from `getrusage`, summed over the seed threads), the failure, and the
-//! command that reproduces it. For the correct store it runs `--correct-seeds` seeds per
+//! and prints one JSON line (`crashtest::runner::hunt`): the seeds run, the failing seed, the
+//! CPU seconds (user + system time of this process, summed over the seed threads), the
+//! failure, and the command that reproduces it. For the correct store it runs `--correct-seeds` seeds per
 //! model and reports the failures (there must be none). With `--minimize`, each found
 //! failure's faults are shrunk by delta debugging, and the line also holds the smallest
 //! failing fault set and its reproduce command.
@@ -15,12 +15,13 @@
 //! ```
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Parser;
 use crashtest::fs::CrashModel;
+use crashtest::runner::hunt;
+use raft_kv::hunt::REPLAY_TEST;
 use raft_kv::scenario::model_name;
-use raft_kv::{Bug, Setup, Workload, hunt};
+use raft_kv::{Bug, Setup, Workload};
 use serde_json::{Value, json};
 
 /// Hunt every planted bug of the Raft store under both crash models.
@@ -46,54 +47,22 @@ struct Args {
     minimize: bool,
 }
 
-/// CPU time (user and system) this process has used so far.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a valid, writable `rusage`; getrusage fills it and has no other
-    // effect, and RUSAGE_SELF is always a valid target.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(status, 0, "getrusage(RUSAGE_SELF) cannot fail");
-    // SAFETY: getrusage returned 0, so it initialized `usage`.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
 /// Hunts one setup and describes the result as a JSON object.
 fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
-    let start = cpu_time();
-    let failure = hunt::first_failure(setup, 0..seeds, args.threads);
-    let cpu_seconds = (cpu_time() - start).as_secs_f64();
-    let mut line = json!({
-        "bug": setup.bug.name(),
-        "model": model_name(setup.crash_model),
-        "workload": setup.workload.name(),
-        "cpu_seconds": (cpu_seconds * 1000.0).round() / 1000.0,
-    });
-    let Some(failure) = failure else {
-        line["found"] = json!(false);
-        line["seeds_run"] = json!(seeds);
-        return line;
-    };
-    line["found"] = json!(true);
-    line["seeds_run"] = json!(failure.seed + 1);
-    line["failing_seed"] = json!(failure.seed);
-    line["failure"] = json!(failure.detail());
-    line["reproduce"] = json!(format!("{setup} {}", failure.command));
-    if args.minimize
-        && let Some(minimized) = hunt::minimize(setup, &failure)
-    {
-        let report = &minimized.report;
-        let faults: Vec<String> = report.faults().iter().map(ToString::to_string).collect();
-        line["minimized"] = json!({
-            "faults": faults,
-            "mask": minimized.mask,
-            "failure": report.detail(),
-            "reproduce": format!("{setup} {}", minimized.command),
-        });
-    }
+    let body = || raft_kv::run(setup);
+    let env = setup.to_string();
+    let found = hunt::hunt(
+        &REPLAY_TEST,
+        0..seeds,
+        args.threads,
+        args.minimize,
+        &env,
+        &body,
+    );
+    let mut line = found.json();
+    line["bug"] = json!(setup.bug.name());
+    line["model"] = json!(model_name(setup.crash_model));
+    line["workload"] = json!(setup.workload.name());
     line
 }
 

@@ -3,9 +3,9 @@
 //! correct engine passes.
 //!
 //! For each (bug, model) it runs seeds 0, 1, 2... until the first failure or `--cap` seeds,
-//! and prints one JSON line: the seeds run, the failing seed, the CPU seconds (user + system
-//! time of this process from `getrusage`, summed over the seed threads), the failure, and the
-//! command that reproduces it. For the correct engine it runs `--correct-seeds` seeds per
+//! and prints one JSON line (`crashtest::runner::hunt`): the seeds run, the failing seed, the
+//! CPU seconds (user + system time of this process, summed over the seed threads), the
+//! failure, and the command that reproduces it. For the correct engine it runs `--correct-seeds` seeds per
 //! model and reports the failures (there should be none). Each line also gives the failing
 //! fraction of the first `--rate-seeds` seeds, which tells how hard a model hits a bug once
 //! both find it on the first seeds. With `--minimize`, each found
@@ -17,13 +17,13 @@
 //! ```
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Parser;
 use crashtest::fs::CrashModel;
-use crashtest::runner::{Settings, run_seeds};
+use crashtest::runner::hunt;
 use serde_json::{Value, json};
-use workflow::{Bug, Setup, hunt};
+use workflow::hunt::REPLAY_TEST;
+use workflow::{Bug, Setup};
 
 /// Hunt every planted bug of the workflow engine under both crash models.
 #[derive(Debug, Parser)]
@@ -48,21 +48,6 @@ struct Args {
     minimize: bool,
 }
 
-/// CPU time (user and system) this process has used so far.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a valid, writable `rusage`; getrusage fills it and has no other
-    // effect, and RUSAGE_SELF is always a valid target.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(status, 0, "getrusage(RUSAGE_SELF) cannot fail");
-    // SAFETY: getrusage returned 0, so it initialized `usage`.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
-}
-
 fn model_name(model: CrashModel) -> &'static str {
     match model {
         CrashModel::Strong => "strong",
@@ -70,68 +55,24 @@ fn model_name(model: CrashModel) -> &'static str {
     }
 }
 
-/// How many of `seeds` fail, read from the runner's results file (one JSON line per seed).
-fn failing_seeds(setup: Setup, seeds: u64, threads: usize) -> u64 {
-    let path = std::env::temp_dir().join(format!(
-        "workflow-bug-hunt-{}-{}-{}.jsonl",
-        std::process::id(),
-        setup.bug,
-        model_name(setup.crash_model)
-    ));
-    let settings = Settings {
-        count: seeds,
-        threads,
-        check_determinism: false,
-        stop_on_failure: false,
-        results: Some(path.clone()),
-        ..Settings::default()
-    };
-    let _ = run_seeds(&hunt::REPLAY_TEST, &settings, &|| workflow::run(setup));
-    let lines = std::fs::read_to_string(&path).expect("the runner wrote the results file");
-    std::fs::remove_file(&path).expect("the results file can be removed");
-    let failed = lines
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).expect("a results line is JSON"))
-        .filter(|line| line["status"] != "pass")
-        .count();
-    failed as u64
-}
-
 /// Hunts one setup and describes the result as a JSON object.
 fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
-    let start = cpu_time();
-    let failure = hunt::first_failure(setup, 0..seeds, args.threads);
-    let cpu_seconds = (cpu_time() - start).as_secs_f64();
-    let mut line = json!({
-        "bug": setup.bug.name(),
-        "model": model_name(setup.crash_model),
-        "cpu_seconds": (cpu_seconds * 1000.0).round() / 1000.0,
-    });
+    let body = || workflow::run(setup);
+    let env = setup.to_string();
+    let found = hunt::hunt(
+        &REPLAY_TEST,
+        0..seeds,
+        args.threads,
+        args.minimize,
+        &env,
+        &body,
+    );
+    let mut line = found.json();
+    line["bug"] = json!(setup.bug.name());
+    line["model"] = json!(model_name(setup.crash_model));
     if args.rate_seeds > 0 {
-        let failed = failing_seeds(setup, args.rate_seeds, args.threads);
+        let failed = hunt::failing_seeds(&REPLAY_TEST, 0..args.rate_seeds, args.threads, &body);
         line["failing_fraction"] = json!(format!("{failed}/{}", args.rate_seeds));
-    }
-    let Some(failure) = failure else {
-        line["found"] = json!(false);
-        line["seeds_run"] = json!(seeds);
-        return line;
-    };
-    line["found"] = json!(true);
-    line["seeds_run"] = json!(failure.seed + 1);
-    line["failing_seed"] = json!(failure.seed);
-    line["failure"] = json!(failure.detail());
-    line["reproduce"] = json!(format!("{setup} {}", failure.command));
-    if args.minimize
-        && let Some(minimized) = hunt::minimize(setup, &failure)
-    {
-        let report = &minimized.report;
-        let faults: Vec<String> = report.faults().iter().map(ToString::to_string).collect();
-        line["minimized"] = json!({
-            "faults": faults,
-            "mask": minimized.mask,
-            "failure": report.detail(),
-            "reproduce": format!("{setup} {}", minimized.command),
-        });
     }
     line
 }
