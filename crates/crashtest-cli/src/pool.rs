@@ -14,8 +14,6 @@ use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
-use anyhow::bail;
-
 use crate::results::SeedResult;
 use crate::seeds::{self, SeedRange};
 use crate::target::Target;
@@ -156,32 +154,20 @@ impl Driver<'_> {
             job.clean_up();
             return Ok(Vec::new());
         }
-        if let End::Exited(exit) = end
-            && exit.success()
-        {
-            bail!(
-                "{} ran and exited cleanly but wrote no result for seed {first}: is it a #[crashtest::test]? Its output ends with:\n{}",
-                self.target.test,
-                job.output_tail()
-            );
-        }
         let single = SeedRange {
             start: first,
             end: first + 1,
         };
+        let clean = matches!(end, End::Exited(exit) if exit.success());
         let status = match end {
             End::Hung => Some(Status::Hung),
-            End::Exited(_) if seeds.len() == 1 => Some(Status::Crashed),
+            End::Exited(_) if seeds.len() == 1 || clean => Some(Status::Crashed),
             End::Exited(_) | End::Stopped => None,
         };
         let mut again = Vec::new();
         match status {
             Some(status) => {
-                let mut output = job.output_tail();
-                if let End::Exited(exit) = end {
-                    output.push_str(&format!("\n(worker process exited: {exit})"));
-                }
-                let result = SeedResult::lost(&self.target.test, first, status, output);
+                let result = job.lost_seed(self.target, first, &end, status)?;
                 let line = serde_json::to_string(&result).expect("a result serializes");
                 let _ = self.tx.send(Message::Result(line, Box::new(result)));
             }

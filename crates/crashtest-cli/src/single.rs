@@ -116,25 +116,11 @@ pub(crate) fn run_one(
             format!("the test wrote a results line this tool cannot read: {text}")
         })?,
         None => {
-            if let End::Exited(exit) = end
-                && exit.success()
-            {
-                anyhow::bail!(
-                    "{} ran and exited cleanly but wrote no result for seed {}: is it a #[crashtest::test]? Its output ends with:\n{}",
-                    target.test,
-                    request.seed,
-                    job.output_tail()
-                );
-            }
             let status = match end {
                 End::Hung => Status::Hung,
                 End::Exited(_) | End::Stopped => Status::Crashed,
             };
-            let mut tail = job.output_tail();
-            if let End::Exited(status) = end {
-                tail.push_str(&format!("\n(worker process exited: {status})"));
-            }
-            SeedResult::lost(&target.test, request.seed, status, tail)
+            job.lost_seed(target, request.seed, &end, status)?
         }
     };
     job.clean_up();

@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use crashtest_protocol::env;
+use crashtest_protocol::{Status, env};
+
+use crate::results::SeedResult;
 
 use crate::seeds::SeedRange;
 use crate::target::Target;
@@ -129,6 +131,32 @@ impl Job {
     /// The end of the worker's output, for a crash report.
     pub(crate) fn output_tail(&self) -> String {
         read_tail(&self.log(), OUTPUT_TAIL_BYTES)
+    }
+
+    /// The results line of `seed`, which the worker never wrote, now that it ended with `end`:
+    /// `status` (crashed or hung), with the end of the worker's output as the failure.
+    ///
+    /// # Errors
+    ///
+    /// A worker that exited cleanly without writing the line: it is no `#[crashtest::test]`.
+    pub(crate) fn lost_seed(
+        &self,
+        target: &Target,
+        seed: u64,
+        end: &End,
+        status: Status,
+    ) -> anyhow::Result<SeedResult> {
+        let mut output = self.output_tail();
+        if let End::Exited(exit) = end {
+            if exit.success() {
+                anyhow::bail!(
+                    "{} ran and exited cleanly but wrote no result for seed {seed}: is it a #[crashtest::test]? Its output ends with:\n{output}",
+                    target.test,
+                );
+            }
+            output.push_str(&format!("\n(worker process exited: {exit})"));
+        }
+        Ok(SeedResult::lost(&target.test, seed, status, output))
     }
 
     /// Removes the worker's files once everything in them has been taken.
