@@ -90,8 +90,8 @@ pub struct Hunt {
 /// };
 /// let body = || async { assert!(crashtest::rand::rng().next_u64() % 4 != 0, "one in four") };
 /// let found = hunt::hunt(&spec, 0..100, 1, false, "MY_BUG=1", &body);
-/// let line = found.json();
-/// assert_eq!(line["found"], true);
+/// let line = found.json(&[("bug", "one in four")]);
+/// assert_eq!((&line["bug"], &line["found"]), (&"one in four".into(), &true.into()));
 /// assert!(line["reproduce"].as_str().unwrap().starts_with("MY_BUG=1 CRASHTEST_SEED="));
 /// ```
 pub fn hunt<F, Fut>(
@@ -126,15 +126,18 @@ where
 }
 
 impl Hunt {
-    /// The hunt as one JSON object: `found`, `seeds_run`, `cpu_seconds`, and for a failure
-    /// `failing_seed`, `failure`, `reproduce` and (if minimized) `minimized` with its
-    /// `faults`, `mask`, `failure` and `reproduce`.
-    pub fn json(&self) -> Value {
+    /// The hunt as one JSON object: the `labels` that name the setup, `found`, `seeds_run`,
+    /// `cpu_seconds`, and for a failure `failing_seed`, `failure`, `reproduce` and (if
+    /// minimized) `minimized` with its `faults`, `mask`, `failure` and `reproduce`.
+    pub fn json(&self, labels: &[(&str, &str)]) -> Value {
         let mut line = json!({
             "found": self.failure.is_some(),
             "seeds_run": self.seeds_run,
             "cpu_seconds": self.cpu.map(|cpu| (cpu.as_secs_f64() * 1000.0).round() / 1000.0),
         });
+        for (key, value) in labels {
+            line[*key] = json!(value);
+        }
         if let Some(failure) = &self.failure {
             line["failing_seed"] = json!(failure.seed);
             line["failure"] = json!(failure.detail());

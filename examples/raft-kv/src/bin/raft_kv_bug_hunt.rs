@@ -49,21 +49,21 @@ struct Args {
 
 /// Hunts one setup and describes the result as a JSON object.
 fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
-    let body = || raft_kv::run(setup);
-    let env = setup.to_string();
-    let found = hunt::hunt(
+    let labels = [
+        ("bug", setup.bug.name()),
+        ("model", model_name(setup.crash_model)),
+        ("workload", setup.workload.name()),
+    ];
+    let (env, body) = (setup.to_string(), || raft_kv::run(setup));
+    hunt::hunt(
         &REPLAY_TEST,
         0..seeds,
         args.threads,
         args.minimize,
         &env,
         &body,
-    );
-    let mut line = found.json();
-    line["bug"] = json!(setup.bug.name());
-    line["model"] = json!(model_name(setup.crash_model));
-    line["workload"] = json!(setup.workload.name());
-    line
+    )
+    .json(&labels)
 }
 
 fn main() -> ExitCode {

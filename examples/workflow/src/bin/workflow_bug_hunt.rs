@@ -55,21 +55,23 @@ fn model_name(model: CrashModel) -> &'static str {
     }
 }
 
-/// Hunts one setup and describes the result as a JSON object.
+/// Hunts one setup and describes the result as a JSON object, with the failing fraction
+/// of the first `--rate-seeds` seeds.
 fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
+    let labels = [
+        ("bug", setup.bug.name()),
+        ("model", model_name(setup.crash_model)),
+    ];
     let body = || workflow::run(setup);
-    let env = setup.to_string();
     let found = hunt::hunt(
         &REPLAY_TEST,
         0..seeds,
         args.threads,
         args.minimize,
-        &env,
+        &setup.to_string(),
         &body,
     );
-    let mut line = found.json();
-    line["bug"] = json!(setup.bug.name());
-    line["model"] = json!(model_name(setup.crash_model));
+    let mut line = found.json(&labels);
     if args.rate_seeds > 0 {
         let failed = hunt::failing_seeds(&REPLAY_TEST, 0..args.rate_seeds, args.threads, &body);
         line["failing_fraction"] = json!(format!("{failed}/{}", args.rate_seeds));
