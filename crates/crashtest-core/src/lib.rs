@@ -62,6 +62,7 @@ pub mod rng;
 mod sim;
 pub mod task;
 pub mod time;
+mod tokio_seam;
 pub mod trace;
 pub mod verify;
 mod watchdog;

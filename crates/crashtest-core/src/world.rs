@@ -105,6 +105,8 @@ pub(crate) fn is_simulation() -> bool {
 /// exit path, panics included.
 struct Enter {
     world: Option<Rc<World>>,
+    /// Makes the tokio stand-in's seam current (see `tokio_seam`) while the world is.
+    seam: Option<crashtest_hooks::Entered>,
 }
 
 impl Enter {
@@ -116,13 +118,18 @@ impl Enter {
             );
             current.set(Rc::as_ptr(&world));
         });
-        Enter { world: Some(world) }
+        let seam = crashtest_hooks::enter(&crate::tokio_seam::SEAM);
+        Enter {
+            world: Some(world),
+            seam: Some(seam),
+        }
     }
 }
 
 impl Drop for Enter {
     fn drop(&mut self) {
         CURRENT.with(|current| current.set(std::ptr::null()));
+        drop(self.seam.take());
         // Dropping the world drops every remaining task, whose destructors may look for the
         // world: they find none and do nothing.
         drop(self.world.take());

@@ -51,6 +51,21 @@ pub struct TimerKey {
     generation: u32,
 }
 
+impl TimerKey {
+    /// The key as one word, for seams that cannot name this type (the tokio stand-in's).
+    pub(crate) fn to_bits(self) -> u64 {
+        (u64::from(self.generation) << 32) | u64::from(self.slot)
+    }
+
+    /// The key [`TimerKey::to_bits`] gave.
+    pub(crate) fn from_bits(bits: u64) -> TimerKey {
+        TimerKey {
+            slot: bits as u32,
+            generation: (bits >> 32) as u32,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Slot<T> {
     generation: u32,

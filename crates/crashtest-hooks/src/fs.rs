@@ -1,0 +1,135 @@
+//! The calling node's simulated disk as the stand-in's `tokio::fs` sees it.
+//!
+//! Implemented by `crashtest-fs` over its own file system, so the stand-in's files get the
+//! disk's whole crash model (volatile page cache, torn and lost writes, directory syncs).
+//! Paths are owned so that the returned futures borrow nothing from the caller.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::{self, SeekFrom};
+use std::mem::MaybeUninit;
+use std::path::PathBuf;
+use std::task::{Context, Poll};
+
+use crate::net::BoxFuture;
+
+/// How to open a file, as `OpenOptions` says it.
+///
+/// ```
+/// let create = crashtest_hooks::fs::OpenFlags { write: true, create: true, truncate: true, ..Default::default() };
+/// assert!(!create.read);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the flags of std's OpenOptions, one for one"
+)]
+pub struct OpenFlags {
+    /// Open for reading.
+    pub read: bool,
+    /// Open for writing.
+    pub write: bool,
+    /// Every write goes to the end.
+    pub append: bool,
+    /// Truncate to zero length.
+    pub truncate: bool,
+    /// Create the file if it does not exist.
+    pub create: bool,
+    /// Create the file; fail if it exists.
+    pub create_new: bool,
+}
+
+/// An entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirItem {
+    /// The entry's name (not its path).
+    pub name: OsString,
+    /// True for a directory.
+    pub is_dir: bool,
+}
+
+/// What a path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stat {
+    /// The length in bytes (of a file).
+    pub len: u64,
+    /// True for a directory.
+    pub is_dir: bool,
+}
+
+/// The calling node's disk.
+pub trait Disk: Sync {
+    /// Opens a file.
+    fn open(
+        &self,
+        path: PathBuf,
+        flags: OpenFlags,
+    ) -> BoxFuture<'static, io::Result<Box<dyn DiskFile>>>;
+
+    /// A whole file's contents.
+    fn read(&self, path: PathBuf) -> BoxFuture<'static, io::Result<Vec<u8>>>;
+
+    /// Creates or truncates a file and writes `contents` (not synced).
+    fn write(&self, path: PathBuf, contents: Vec<u8>) -> BoxFuture<'static, io::Result<()>>;
+
+    /// Creates a directory; with `all`, its missing parents too.
+    fn create_dir(&self, path: PathBuf, all: bool) -> BoxFuture<'static, io::Result<()>>;
+
+    /// Removes a file.
+    fn remove_file(&self, path: PathBuf) -> BoxFuture<'static, io::Result<()>>;
+
+    /// Removes an empty directory.
+    fn remove_dir(&self, path: PathBuf) -> BoxFuture<'static, io::Result<()>>;
+
+    /// Renames a file or directory, replacing a file at `to`.
+    fn rename(&self, from: PathBuf, to: PathBuf) -> BoxFuture<'static, io::Result<()>>;
+
+    /// What `path` is; `NotFound` if nothing.
+    fn stat(&self, path: PathBuf) -> BoxFuture<'static, io::Result<Stat>>;
+
+    /// A directory's entries (in an order the seed decides).
+    fn read_dir(&self, path: PathBuf) -> BoxFuture<'static, io::Result<Vec<DirItem>>>;
+}
+
+/// An open file of the disk.
+pub trait DiskFile: Send + Sync {
+    /// Reads at the cursor into `buf`; `Ok(0)` at the end of the file.
+    fn poll_read(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>;
+
+    /// Writes at the cursor (at the end in append mode).
+    fn poll_write(&mut self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>;
+
+    /// Finishes a write in progress (into the page cache, not to the disk).
+    fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+
+    /// Starts moving the cursor.
+    fn start_seek(&mut self, position: SeekFrom) -> io::Result<()>;
+
+    /// Finishes moving the cursor: its new position.
+    fn poll_complete(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<u64>>;
+
+    /// Makes the file's data and length durable.
+    fn sync_all(&self) -> BoxFuture<'_, io::Result<()>>;
+
+    /// Makes the file's data durable.
+    fn sync_data(&self) -> BoxFuture<'_, io::Result<()>>;
+
+    /// Truncates or extends the file.
+    fn set_len(&self, len: u64) -> BoxFuture<'_, io::Result<()>>;
+}
+
+impl fmt::Debug for dyn Disk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Disk")
+    }
+}
+
+impl fmt::Debug for dyn DiskFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DiskFile")
+    }
+}

@@ -1,0 +1,209 @@
+//! The seam between crashtest's tokio stand-in and the simulator.
+//!
+//! The stand-in (`crashtest-tokio`) is compiled under the package name `tokio` in a user's
+//! workspace, so every crate that depends on tokio, crashtest's own crates included, gets it.
+//! It therefore cannot depend on the simulator (the simulator depends on tokio: a cycle).
+//! This crate breaks the cycle: it depends on nothing, the stand-in calls through it, and the
+//! simulator fills it in.
+//!
+//! Two parts:
+//! - Per thread, the running simulation: [`current`] answers "is a simulation running on this
+//!   thread, and if so, which calls serve it?" with one thread-local read. The simulator's
+//!   core sets it for the duration of a run ([`enter`]). Outside a simulation it is `None`,
+//!   and the stand-in goes straight to real tokio.
+//! - Per process, the simulated network, disk and socket adoption ([`register_network`],
+//!   [`register_disk`], [`register_socket_adopter`]): components built on top of the core,
+//!   registered once by the `crashtest` facade before its first run. They keep their
+//!   per-run state in the running simulation, so one registration serves every run.
+//!
+//! The calls are byte-level and type-erased (no tokio types, no generics), so that the
+//! stand-in and the simulator agree on this crate alone. Everything here is used only from
+//! the thread of the run it belongs to; the `Send` and `Sync` bounds exist because the
+//! stand-in's types must be `Send` and `Sync` like tokio's.
+//!
+//! ```
+//! // Outside a simulation nothing is current: the stand-in calls real tokio.
+//! assert!(crashtest_hooks::current().is_none());
+//! assert!(crashtest_hooks::anchor().is_none());
+//! ```
+
+pub mod fs;
+pub mod net;
+mod registry;
+mod task;
+
+use std::cell::Cell;
+use std::fmt;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+pub use registry::{
+    disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
+};
+pub use task::{BoxTask, Task, TaskRef, TimerRef};
+
+/// What the simulator's core does for the stand-in: tasks, timers, the seeded stream, and
+/// failing the run. Implemented once, by `crashtest-core`.
+///
+/// Tasks and timers are named by plain ids ([`TaskRef`], [`TimerRef`]) that carry the run
+/// they belong to: an id from another run (a handle smuggled out in a static) names nothing,
+/// and calls with it do nothing or report the task finished.
+pub trait Simulator: Sync {
+    /// Spawns `task` on the calling node (the supervisor when called from the test body).
+    fn spawn(&self, name: Option<&str>, task: BoxTask) -> TaskRef;
+
+    /// The task back once it finished (its output is inside, see [`Task::output`]), `None`
+    /// if it was cancelled; `Pending` after registering `cx`'s waker.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the task's outcome was already taken.
+    fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>) -> Poll<Option<BoxTask>>;
+
+    /// Cancels the task: its future is dropped now, or when its current poll returns.
+    fn abort(&self, task: TaskRef);
+
+    /// Nobody will join the task: its output is dropped when it finishes.
+    fn detach(&self, task: TaskRef);
+
+    /// True once the task completed or was cancelled.
+    fn is_finished(&self, task: TaskRef) -> bool;
+
+    /// The id of the task being polled, if any (the same number `crashtest::task::id()`
+    /// gives as `to_u64`).
+    fn current_task(&self) -> Option<u64>;
+
+    /// Virtual nanoseconds since the run began.
+    fn now_ns(&self) -> u64;
+
+    /// When a sleep until `deadline_ns` really fires: the deadline, or later when the run
+    /// stretches sleeps (a fault that a correct program tolerates).
+    fn fire_time(&self, deadline_ns: u64) -> u64;
+
+    /// Arms a timer that wakes `waker` at `at_ns` (not before now).
+    fn arm_timer(&self, at_ns: u64, waker: &Waker) -> TimerRef;
+
+    /// Replaces an armed timer's waker; false if the timer already fired.
+    fn refresh_timer(&self, timer: TimerRef, waker: &Waker) -> bool;
+
+    /// Disarms a timer (nothing happens if it fired already).
+    fn cancel_timer(&self, timer: TimerRef);
+
+    /// A number in `0..bound` from the run's seeded `"tokio"` stream.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `bound` is zero.
+    fn draw_below(&self, bound: u64) -> u64;
+
+    /// Fails the run with `message` (the first failure of a run is the one reported).
+    fn fail(&self, message: String);
+}
+
+impl fmt::Debug for dyn Simulator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Simulator")
+    }
+}
+
+thread_local! {
+    /// The simulation running on this thread. A `Copy` value with a constant initializer, so
+    /// reading it is a single load: it is the one check the stand-in pays per call outside a
+    /// simulation.
+    static CURRENT: Cell<Option<&'static dyn Simulator>> = const { Cell::new(None) };
+    /// The std `Instant` at which the running simulation's virtual clock reads zero.
+    static ANCHOR: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The simulation running on this thread, if any.
+///
+/// ```
+/// assert!(crashtest_hooks::current().is_none());
+/// ```
+#[inline]
+pub fn current() -> Option<&'static dyn Simulator> {
+    CURRENT.with(Cell::get)
+}
+
+/// The std `Instant` that virtual time zero of the running simulation maps to.
+///
+/// Taken from `std::time::Instant::now()` when the run began. With crashtest's determinism
+/// guards linked, std's monotonic clock reads virtual time on a fixed base inside a
+/// simulation, so `anchor + virtual now` equals `std::time::Instant::now()` exactly, and a
+/// deadline a library computes from std's clock converts to the right virtual time. Without
+/// the guards it still gives one consistent mapping for the run.
+///
+/// ```
+/// assert!(crashtest_hooks::anchor().is_none());
+/// ```
+#[inline]
+pub fn anchor() -> Option<Instant> {
+    ANCHOR.with(Cell::get)
+}
+
+/// Makes `simulator` this thread's current simulation until the returned guard drops (on
+/// every exit path, panics included). Called by the simulator's core when a run begins,
+/// once the run's virtual clock reads zero.
+///
+/// # Panics
+///
+/// Panics if a simulation is already current on this thread.
+///
+/// ```
+/// use std::task::{Context, Poll, Waker};
+/// use crashtest_hooks::{BoxTask, Simulator, TaskRef, TimerRef};
+///
+/// struct Stopped;
+/// impl Simulator for Stopped {
+///     fn spawn(&self, _: Option<&str>, _: BoxTask) -> TaskRef { unimplemented!() }
+///     fn poll_join(&self, _: TaskRef, _: &mut Context<'_>) -> Poll<Option<BoxTask>> {
+///         Poll::Ready(None)
+///     }
+///     fn abort(&self, _: TaskRef) {}
+///     fn detach(&self, _: TaskRef) {}
+///     fn is_finished(&self, _: TaskRef) -> bool { true }
+///     fn current_task(&self) -> Option<u64> { None }
+///     fn now_ns(&self) -> u64 { 0 }
+///     fn fire_time(&self, deadline_ns: u64) -> u64 { deadline_ns }
+///     fn arm_timer(&self, _: u64, _: &Waker) -> TimerRef { TimerRef::new(0, 0) }
+///     fn refresh_timer(&self, _: TimerRef, _: &Waker) -> bool { false }
+///     fn cancel_timer(&self, _: TimerRef) {}
+///     fn draw_below(&self, _: u64) -> u64 { 0 }
+///     fn fail(&self, _: String) {}
+/// }
+///
+/// static STOPPED: Stopped = Stopped;
+/// {
+///     let _entered = crashtest_hooks::enter(&STOPPED);
+///     assert!(crashtest_hooks::current().is_some());
+/// }
+/// assert!(crashtest_hooks::current().is_none());
+/// ```
+pub fn enter(simulator: &'static dyn Simulator) -> Entered {
+    assert!(
+        current().is_none(),
+        "a simulation is already current on this thread"
+    );
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the anchor is std's clock at virtual zero: the guards make it virtual"
+    )]
+    let anchor = Instant::now();
+    ANCHOR.with(|cell| cell.set(Some(anchor)));
+    CURRENT.with(|cell| cell.set(Some(simulator)));
+    Entered { _private: () }
+}
+
+/// Keeps a simulation current; dropping it clears the thread's current simulation.
+#[derive(Debug)]
+#[must_use = "the simulation stops being current when the guard drops"]
+pub struct Entered {
+    _private: (),
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        CURRENT.with(|cell| cell.set(None));
+        ANCHOR.with(|cell| cell.set(None));
+    }
+}

@@ -1,0 +1,150 @@
+//! The simulated network as the stand-in's `tokio::net` sees it: TCP connections and
+//! listeners, UDP sockets and name resolution, byte by byte.
+//!
+//! Implemented by `crashtest-net` over its own sockets. Every call acts for the calling node
+//! of the running simulation. Reads fill a `MaybeUninit` slice and return how many bytes
+//! they wrote there, so that the stand-in passes tokio's `ReadBuf` through without zeroing it.
+//!
+//! Placeholder sockets: a library that makes its socket itself (hyper-util's connector,
+//! through socket2) and hands it to `TcpSocket::from_std_stream` never reaches the real
+//! network inside a simulation, because the determinism guard gives it a placeholder
+//! descriptor. [`AdoptedSocket`] is what the stand-in learns from such a socket before it
+//! closes it.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::mem::MaybeUninit;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// A boxed future that may move between threads, as the stand-in's futures must.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The simulated network of the running simulation.
+pub trait Network: Sync {
+    /// The addresses of host `name` (a node's name, `localhost`); `NotFound` if none.
+    fn resolve(&self, name: &str) -> io::Result<Vec<IpAddr>>;
+
+    /// Opens a connection from the calling node to `addr`.
+    fn tcp_connect(&self, addr: SocketAddr) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>>;
+
+    /// Binds a listener on the calling node (port 0 picks one).
+    fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>>;
+
+    /// Binds a UDP socket on the calling node (port 0 picks one).
+    fn udp_bind(&self, addr: SocketAddr) -> io::Result<Box<dyn UdpSock>>;
+}
+
+/// One end of a TCP connection. Shared by a stream and its halves; the end closes when the
+/// last reference drops (a FIN, or a reset if its node was killed).
+pub trait TcpConn: Send + Sync {
+    /// Reads into `buf`; `Ok(0)` at the end of the stream.
+    fn poll_read(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>;
+
+    /// Writes some of `data`; waits while the send buffer is full.
+    fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>;
+
+    /// Shuts the write direction down (a FIN); reads go on.
+    fn shutdown(&self);
+
+    /// This end's address.
+    fn local_addr(&self) -> SocketAddr;
+
+    /// The other end's address.
+    fn peer_addr(&self) -> SocketAddr;
+}
+
+/// A bound TCP listener; dropping it frees the port.
+pub trait TcpListen: Send + Sync {
+    /// The next connection and its peer's address.
+    fn poll_accept(&self, cx: &mut Context<'_>)
+    -> Poll<io::Result<(Arc<dyn TcpConn>, SocketAddr)>>;
+
+    /// The bound address.
+    fn local_addr(&self) -> SocketAddr;
+}
+
+/// A bound UDP socket; dropping it frees the port.
+pub trait UdpSock: Send + Sync {
+    /// Sends one datagram (the simulated network never makes a sender wait).
+    fn send_to(&self, data: &[u8], target: SocketAddr) -> io::Result<usize>;
+
+    /// Receives one datagram into `buf` (truncated to fit): its length and sender.
+    fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<(usize, SocketAddr)>>;
+
+    /// Sets the default peer, and receives only from it from now on.
+    fn connect(&self, peer: SocketAddr) -> io::Result<()>;
+
+    /// The default peer; `NotConnected` if none.
+    fn peer_addr(&self) -> io::Result<SocketAddr>;
+
+    /// The bound address.
+    fn local_addr(&self) -> SocketAddr;
+}
+
+/// What a socket made outside the stand-in (by socket2, say) was set up as, learned when the
+/// stand-in adopts it.
+///
+/// ```
+/// let adopted = crashtest_hooks::net::AdoptedSocket {
+///     ipv6: false,
+///     bound: None,
+///     nodelay: true,
+/// };
+/// assert!(adopted.nodelay);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdoptedSocket {
+    /// An IPv6 socket (else IPv4).
+    pub ipv6: bool,
+    /// The local address it was bound to, if it was.
+    pub bound: Option<SocketAddr>,
+    /// `TCP_NODELAY` was set.
+    pub nodelay: bool,
+}
+
+/// Takes a socket made outside the stand-in and tells how it was set up, closing it. An
+/// error if it cannot be simulated (it is connected already, or is not a TCP socket).
+pub type AdoptSocket = fn(std::net::TcpStream) -> io::Result<AdoptedSocket>;
+
+impl fmt::Debug for dyn Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Network")
+    }
+}
+
+impl fmt::Debug for dyn TcpConn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpConn")
+            .field("local", &self.local_addr())
+            .field("peer", &self.peer_addr())
+            .finish()
+    }
+}
+
+impl fmt::Debug for dyn TcpListen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListen")
+            .field("local", &self.local_addr())
+            .finish()
+    }
+}
+
+impl fmt::Debug for dyn UdpSock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpSock")
+            .field("local", &self.local_addr())
+            .finish()
+    }
+}
