@@ -1,0 +1,465 @@
+//! `JoinHandle`, `AbortHandle`, `JoinError` and task `Id`: tokio's or the simulation's.
+//!
+//! Each is an enum of the two cases, chosen when the task was spawned, so a handle's methods
+//! pay a match and no thread-local. A simulated task runs in the world's task table as a
+//! [`SimTask`]; its handle holds only the task's [`TaskRef`], and takes the output out of the
+//! finished task when awaited.
+//!
+//! tokio's `JoinError` and `Id` cannot be made outside tokio, so this module has its own,
+//! wrapping tokio's when the task was real. A simulated task never reports a panic: a panic
+//! in a simulated task fails the run.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use crashtest_hooks::{Simulator, Task, TaskRef};
+use pin_project_lite::pin_project;
+
+use crate::seam;
+
+pin_project! {
+    /// A simulated task's one allocation: its future, then its output.
+    #[project = SimTaskProj]
+    pub(crate) enum SimTask<F: Future> {
+        Running { #[pin] future: F },
+        Finished { output: Option<F::Output> },
+    }
+}
+
+impl<F: Future> SimTask<F> {
+    pub(crate) fn new(future: F) -> SimTask<F> {
+        SimTask::Running { future }
+    }
+}
+
+impl<F: Future> Task for SimTask<F> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let output = match self.as_mut().project() {
+            SimTaskProj::Running { future } => ready!(future.poll(cx)),
+            SimTaskProj::Finished { .. } => panic!("a finished task was polled again"),
+        };
+        // Drops the future in place and keeps the output.
+        self.set(SimTask::Finished {
+            output: Some(output),
+        });
+        Poll::Ready(())
+    }
+
+    fn output(self: Pin<&mut Self>) -> *mut () {
+        match self.project() {
+            SimTaskProj::Finished { output } => std::ptr::from_mut(output).cast(),
+            SimTaskProj::Running { .. } => panic!("a running task has no output yet"),
+        }
+    }
+}
+
+/// Spawns `future` in the simulation `sim`, on the calling node.
+pub(crate) fn spawn_sim<F>(
+    sim: &'static dyn Simulator,
+    name: Option<&str>,
+    future: F,
+) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    let task = sim.spawn(name, Box::pin(SimTask::new(future)));
+    JoinHandle::sim(task)
+}
+
+/// An owned permission to await a task's output, like `tokio::task::JoinHandle`; dropping it
+/// detaches the task.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let handle = tokio::spawn(async { 6 * 7 });
+///     assert_eq!(handle.await.unwrap(), 42);
+/// }).unwrap();
+/// ```
+pub struct JoinHandle<T> {
+    inner: Join<T>,
+}
+
+enum Join<T> {
+    Real(real::task::JoinHandle<T>),
+    Sim {
+        task: TaskRef,
+        /// The output was taken: the task's slot is gone.
+        taken: bool,
+        _output: PhantomData<fn() -> T>,
+    },
+}
+
+impl<T> JoinHandle<T> {
+    pub(crate) fn real(handle: real::task::JoinHandle<T>) -> JoinHandle<T> {
+        JoinHandle {
+            inner: Join::Real(handle),
+        }
+    }
+
+    pub(crate) fn sim(task: TaskRef) -> JoinHandle<T> {
+        JoinHandle {
+            inner: Join::Sim {
+                task,
+                taken: false,
+                _output: PhantomData,
+            },
+        }
+    }
+
+    /// Cancels the task; awaiting the handle then gives a cancelled [`JoinError`] (unless
+    /// the task completed first).
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let handle = tokio::spawn(std::future::pending::<()>());
+    ///     handle.abort();
+    ///     assert!(handle.await.unwrap_err().is_cancelled());
+    /// }).unwrap();
+    /// ```
+    pub fn abort(&self) {
+        match &self.inner {
+            Join::Real(handle) => handle.abort(),
+            Join::Sim { task, .. } => abort_sim(*task),
+        }
+    }
+
+    /// True once the task completed or was cancelled.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let handle = tokio::spawn(async {});
+    ///     assert!(!handle.is_finished());
+    ///     handle.abort();
+    ///     assert!(handle.is_finished());
+    /// }).unwrap();
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        match &self.inner {
+            Join::Real(handle) => handle.is_finished(),
+            Join::Sim { task, taken, .. } => *taken || sim_finished(*task),
+        }
+    }
+
+    /// A handle that can abort the task but not await it.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let handle = tokio::spawn(std::future::pending::<()>());
+    ///     handle.abort_handle().abort();
+    ///     assert!(handle.await.unwrap_err().is_cancelled());
+    /// }).unwrap();
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        match &self.inner {
+            Join::Real(handle) => AbortHandle::real(handle.abort_handle()),
+            Join::Sim { task, .. } => AbortHandle {
+                inner: Abort::Sim(*task),
+            },
+        }
+    }
+
+    /// The task's id.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let handle = tokio::spawn(async { tokio::task::id() });
+    ///     let id = handle.id();
+    ///     assert_eq!(handle.await.unwrap(), id);
+    /// }).unwrap();
+    /// ```
+    pub fn id(&self) -> Id {
+        match &self.inner {
+            Join::Real(handle) => Id::real(handle.id()),
+            Join::Sim { task, .. } => Id::sim(task.id()),
+        }
+    }
+}
+
+fn abort_sim(task: TaskRef) {
+    if let Some(sim) = seam::sim() {
+        sim.abort(task);
+    }
+}
+
+fn sim_finished(task: TaskRef) -> bool {
+    seam::sim().is_none_or(|sim| sim.is_finished(task))
+}
+
+impl<T> Unpin for JoinHandle<T> {}
+
+impl<T> Future for JoinHandle<T> {
+    type Output = Result<T, JoinError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match &mut this.inner {
+            Join::Real(handle) => Pin::new(handle).poll(cx).map_err(JoinError::real),
+            Join::Sim { task, taken, .. } => {
+                assert!(!*taken, "JoinHandle polled after completion");
+                let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
+                let Some(mut finished) = ready!(sim.poll_join(*task, cx)) else {
+                    *taken = true;
+                    return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
+                };
+                *taken = true;
+                let slot = finished.as_mut().output().cast::<Option<T>>();
+                // SAFETY: this handle was made by `spawn_sim` for a task whose future's
+                // output is `T`, and the task ids of a run name one task each, so `slot`
+                // points to that task's `Option<T>`; `finished` keeps it alive meanwhile.
+                let output = unsafe { (*slot).take() };
+                Poll::Ready(Ok(output.expect("a finished task holds its output once")))
+            }
+        }
+    }
+}
+
+impl<T> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        if let Join::Sim {
+            task, taken: false, ..
+        } = &self.inner
+            && let Some(sim) = seam::sim()
+        {
+            sim.detach(*task);
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("id", &self.id())
+            .finish()
+    }
+}
+
+/// Aborts a task without awaiting it, like `tokio::task::AbortHandle`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let handle = tokio::spawn(std::future::pending::<()>());
+///     let abort = handle.abort_handle();
+///     assert_eq!(abort.id(), handle.id());
+///     abort.abort();
+///     assert!(abort.is_finished());
+/// }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct AbortHandle {
+    inner: Abort,
+}
+
+#[derive(Clone)]
+enum Abort {
+    Real(real::task::AbortHandle),
+    Sim(TaskRef),
+}
+
+impl AbortHandle {
+    pub(crate) fn real(handle: real::task::AbortHandle) -> AbortHandle {
+        AbortHandle {
+            inner: Abort::Real(handle),
+        }
+    }
+
+    /// Cancels the task.
+    pub fn abort(&self) {
+        match &self.inner {
+            Abort::Real(handle) => handle.abort(),
+            Abort::Sim(task) => abort_sim(*task),
+        }
+    }
+
+    /// True once the task completed or was cancelled.
+    pub fn is_finished(&self) -> bool {
+        match &self.inner {
+            Abort::Real(handle) => handle.is_finished(),
+            Abort::Sim(task) => sim_finished(*task),
+        }
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> Id {
+        match &self.inner {
+            Abort::Real(handle) => Id::real(handle.id()),
+            Abort::Sim(task) => Id::sim(task.id()),
+        }
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("id", &self.id())
+            .finish()
+    }
+}
+
+/// A task's id, like `tokio::task::Id`: unique among the tasks alive at once, and, for a
+/// simulated task, the same in every replay of a seed.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let a = tokio::spawn(async {}).id();
+///     let b = tokio::spawn(async {}).id();
+///     assert_ne!(a, b);
+/// }).unwrap();
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(IdRepr);
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum IdRepr {
+    Real(real::task::Id),
+    Sim(u64),
+}
+
+impl Id {
+    pub(crate) fn real(id: real::task::Id) -> Id {
+        Id(IdRepr::Real(id))
+    }
+
+    pub(crate) fn sim(id: u64) -> Id {
+        Id(IdRepr::Sim(id))
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IdRepr::Real(id) => id.fmt(f),
+            IdRepr::Sim(id) => id.fmt(f),
+        }
+    }
+}
+
+impl fmt::Debug for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IdRepr::Real(id) => id.fmt(f),
+            IdRepr::Sim(id) => write!(f, "Id({id})"),
+        }
+    }
+}
+
+/// Why a task gave no output, like `tokio::task::JoinError`: it was cancelled, or (outside a
+/// simulation) it panicked.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let handle = tokio::spawn(std::future::pending::<()>());
+///     handle.abort();
+///     let error = handle.await.unwrap_err();
+///     assert!(error.is_cancelled() && !error.is_panic());
+///     assert!(error.to_string().ends_with("was cancelled"));
+/// }).unwrap();
+/// ```
+pub struct JoinError {
+    repr: JoinRepr,
+}
+
+enum JoinRepr {
+    Real(real::task::JoinError),
+    Cancelled(Id),
+}
+
+impl JoinError {
+    pub(crate) fn real(error: real::task::JoinError) -> JoinError {
+        JoinError {
+            repr: JoinRepr::Real(error),
+        }
+    }
+
+    pub(crate) fn cancelled(id: Id) -> JoinError {
+        JoinError {
+            repr: JoinRepr::Cancelled(id),
+        }
+    }
+
+    /// True if the task was cancelled (aborted, or its node killed).
+    pub fn is_cancelled(&self) -> bool {
+        match &self.repr {
+            JoinRepr::Real(error) => error.is_cancelled(),
+            JoinRepr::Cancelled(_) => true,
+        }
+    }
+
+    /// True if the task panicked (only outside a simulation: there a panic fails the run).
+    pub fn is_panic(&self) -> bool {
+        match &self.repr {
+            JoinRepr::Real(error) => error.is_panic(),
+            JoinRepr::Cancelled(_) => false,
+        }
+    }
+
+    /// The panic's payload.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the task did not panic.
+    #[track_caller]
+    pub fn into_panic(self) -> Box<dyn std::any::Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("`JoinError` reason is not a panic.")
+    }
+
+    /// The panic's payload, or the error back if the task did not panic.
+    ///
+    /// # Errors
+    ///
+    /// `self` when the task was cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn std::any::Any + Send + 'static>, JoinError> {
+        match self.repr {
+            JoinRepr::Real(error) => error.try_into_panic().map_err(JoinError::real),
+            JoinRepr::Cancelled(_) => Err(self),
+        }
+    }
+
+    /// The id of the task that failed.
+    pub fn id(&self) -> Id {
+        match &self.repr {
+            JoinRepr::Real(error) => Id::real(error.id()),
+            JoinRepr::Cancelled(id) => *id,
+        }
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            JoinRepr::Real(error) => error.fmt(f),
+            JoinRepr::Cancelled(id) => write!(f, "task {id} was cancelled"),
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            JoinRepr::Real(error) => error.fmt(f),
+            JoinRepr::Cancelled(id) => write!(f, "JoinError::Cancelled({id:?})"),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    fn from(error: JoinError) -> std::io::Error {
+        match error.repr {
+            JoinRepr::Real(error) => error.into(),
+            JoinRepr::Cancelled(_) => std::io::Error::other("task was cancelled"),
+        }
+    }
+}
