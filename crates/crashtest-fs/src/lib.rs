@@ -118,6 +118,7 @@ mod page;
 mod path;
 mod state;
 pub mod sync;
+mod tokio_seam;
 
 pub use config::{CrashModel, DiskConfig, Latency};
 pub use file::{File, OpenOptions};
@@ -126,6 +127,7 @@ pub use ops::{
     DirEntry, ReadDir, create_dir, create_dir_all, metadata, read, read_dir, read_to_string,
     remove_dir, remove_file, rename, sync_dir, try_exists, write,
 };
+pub use tokio_seam::register_tokio_seam;
 
 /// Installs `config` for every disk of the running simulation (call it at the start of the
 /// test body). Outside a simulation it does nothing.

@@ -79,8 +79,9 @@
 //!
 //! Layout: `addr` (addresses, resolution), `config` (the knobs), `links` (partitions and
 //! clogs), `ports`, `fabric` (the per-run state and its seam to the core), [`tcp`], `udp`,
-//! `control` (the test's API). Faults on a schedule (a nemesis, random partitions and
-//! clogging) are orchestrated from outside, by `crashtest::nemesis`, through `control`.
+//! `control` (the test's API) and `tokio_seam` (this network as the tokio stand-in sees
+//! it). Faults on a schedule (a nemesis, random partitions and clogging) are orchestrated
+//! from outside, by `crashtest::nemesis`, through `control`.
 // The crate-level example is written as users write it, with the facade's paths
 // (`crashtest::...`). The facade depends on this crate, so depending on it here, even for
 // doc tests, would be a cycle: the example's hidden first line maps those paths onto the
@@ -94,6 +95,7 @@ mod id_map;
 mod links;
 mod ports;
 pub mod tcp;
+mod tokio_seam;
 mod udp;
 
 pub use addr::{ToSocketAddrs, ip_of, lookup_host, resolve_host};
@@ -102,4 +104,5 @@ pub use control::{
     clog_link, clog_node, configure, heal, heal_all, partition, partition_one_way, swizzle,
 };
 pub use tcp::{TcpListener, TcpStream};
+pub use tokio_seam::register_tokio_seam;
 pub use udp::UdpSocket;

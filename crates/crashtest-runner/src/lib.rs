@@ -15,6 +15,7 @@ pub mod minimize;
 mod reproduce;
 pub mod results;
 mod settings;
+mod tokio_seam;
 
 /// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
 /// environment variables, typed trace notes.
@@ -34,6 +35,7 @@ use results::Sink;
 
 pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
+pub use tokio_seam::register_tokio_seam;
 
 /// What a passing test run did.
 ///
@@ -333,6 +335,7 @@ where
         })
     };
     crashtest_guard::install();
+    register_tokio_seam();
     let first = settings.start;
     let first_result = if settings.check_determinism {
         match check_determinism(first, config.clone(), body) {

@@ -23,6 +23,7 @@ use crate::id_map::IdMap;
 
 pub use listener::TcpListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
+pub(crate) use stream::Shared;
 pub use stream::TcpStream;
 
 /// The TCP part of the network's state.

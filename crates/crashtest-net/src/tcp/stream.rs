@@ -35,6 +35,12 @@ pub(crate) struct Socket {
 }
 
 impl Socket {
+    /// The connection and the side of it this end is (for the tokio stand-in's seam, which
+    /// reads and writes through `&self`).
+    pub(crate) fn end(&self) -> (u64, usize) {
+        (self.id, self.side)
+    }
+
     pub(crate) fn shutdown(&self) {
         if let Some(net) = fabric::try_net() {
             net.tcp_shutdown(self.id, self.side);
@@ -191,6 +197,14 @@ impl TcpStream {
     pub(crate) fn from_socket(socket: Shared) -> TcpStream {
         TcpStream {
             inner: SimOrReal::Sim(socket),
+        }
+    }
+
+    /// The simulated end this stream is (`None` for tokio's), for the tokio stand-in's seam.
+    pub(crate) fn into_sim_socket(self) -> Option<Shared> {
+        match self.inner {
+            SimOrReal::Sim(socket) => Some(socket),
+            SimOrReal::Real(_) => None,
         }
     }
 
