@@ -122,13 +122,13 @@ pub trait DiskFile: Send + Sync {
     fn set_len(&self, len: u64) -> BoxFuture<'_, io::Result<()>>;
 }
 
-impl fmt::Debug for dyn Disk {
+impl fmt::Debug for dyn Disk + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Disk")
     }
 }
 
-impl fmt::Debug for dyn DiskFile {
+impl fmt::Debug for dyn DiskFile + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("DiskFile")
     }

@@ -100,7 +100,7 @@ pub trait Simulator: Sync {
     fn fail(&self, message: String);
 }
 
-impl fmt::Debug for dyn Simulator {
+impl fmt::Debug for dyn Simulator + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Simulator")
     }

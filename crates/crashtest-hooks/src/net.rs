@@ -118,13 +118,13 @@ pub struct AdoptedSocket {
 /// error if it cannot be simulated (it is connected already, or is not a TCP socket).
 pub type AdoptSocket = fn(std::net::TcpStream) -> io::Result<AdoptedSocket>;
 
-impl fmt::Debug for dyn Network {
+impl fmt::Debug for dyn Network + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Network")
     }
 }
 
-impl fmt::Debug for dyn TcpConn {
+impl fmt::Debug for dyn TcpConn + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpConn")
             .field("local", &self.local_addr())
@@ -133,7 +133,7 @@ impl fmt::Debug for dyn TcpConn {
     }
 }
 
-impl fmt::Debug for dyn TcpListen {
+impl fmt::Debug for dyn TcpListen + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TcpListen")
             .field("local", &self.local_addr())
@@ -141,7 +141,7 @@ impl fmt::Debug for dyn TcpListen {
     }
 }
 
-impl fmt::Debug for dyn UdpSock {
+impl fmt::Debug for dyn UdpSock + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UdpSock")
             .field("local", &self.local_addr())

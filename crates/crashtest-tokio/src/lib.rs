@@ -60,8 +60,15 @@
 
 pub use real::*;
 
+pub mod fs;
+pub mod io;
+pub mod net;
+#[cfg(feature = "process")]
+pub mod process;
 pub mod runtime;
 mod seam;
+#[cfg(feature = "signal")]
+pub mod signal;
 pub mod task;
 pub mod time;
 

@@ -6,6 +6,8 @@
 //! file call there is refused with a message saying so.
 
 use crashtest_hooks::Simulator;
+use crashtest_hooks::fs::Disk;
+use crashtest_hooks::net::Network;
 
 /// The simulation running on this thread, if any.
 #[inline]
@@ -24,6 +26,21 @@ pub(crate) fn refuse(call: &str, instead: &str) -> ! {
     }
     panic!("{message}");
 }
+
+/// The simulated network; refuses `call` if none is registered.
+#[track_caller]
+pub(crate) fn network(call: &str) -> &'static dyn Network {
+    crashtest_hooks::network().unwrap_or_else(|| refuse(call, UNREGISTERED))
+}
+
+/// The simulated disk; refuses `call` if none is registered.
+#[track_caller]
+pub(crate) fn disk(call: &str) -> &'static dyn Disk {
+    crashtest_hooks::disk().unwrap_or_else(|| refuse(call, UNREGISTERED))
+}
+
+const UNREGISTERED: &str = "the simulated network and disk are registered by the `crashtest` \
+     crate; run the simulation with #[crashtest::test] or crashtest::Sim (not crashtest_core::Sim)";
 
 /// A simulated object was used after its simulation ended (or on another thread).
 #[cold]

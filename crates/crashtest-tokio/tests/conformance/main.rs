@@ -9,5 +9,6 @@
 
 #[macro_use]
 mod harness;
+mod net;
 mod tasks;
 mod time;

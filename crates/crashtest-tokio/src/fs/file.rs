@@ -1,0 +1,369 @@
+//! `File` and `OpenOptions`: a file of the node's simulated disk, or tokio's.
+
+use std::fmt;
+use std::io::{self, SeekFrom};
+use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use crashtest_hooks::fs::{DiskFile, OpenFlags};
+use real::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
+
+use super::{refuse_unmodelled, simulated};
+use crate::seam;
+
+/// An open file, like `tokio::fs::File`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+/// crashtest::Sim::new(1).run(async {
+///     let mut file = tokio::fs::File::create("/log").await.unwrap();
+///     file.write_all(b"hello, disk").await.unwrap();
+///     file.sync_all().await.unwrap();
+///     let mut file = tokio::fs::File::open("/log").await.unwrap();
+///     file.seek(std::io::SeekFrom::Start(7)).await.unwrap();
+///     let mut tail = String::new();
+///     file.read_to_string(&mut tail).await.unwrap();
+///     assert_eq!(tail, "disk");
+/// }).unwrap();
+/// ```
+pub struct File {
+    inner: Inner,
+}
+
+enum Inner {
+    Real(real::fs::File),
+    Sim(Box<dyn DiskFile>),
+}
+
+impl File {
+    /// Opens a file for reading.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn open(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Creates or truncates a file for writing.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn create(path: impl AsRef<Path>) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .await
+    }
+
+    /// Creates a new file for reading and writing; fails if it exists.
+    ///
+    /// # Errors
+    ///
+    /// `AlreadyExists`, and as the file system's.
+    pub async fn create_new<P: AsRef<Path>>(path: P) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .await
+    }
+
+    /// Options to open a file with.
+    pub fn options() -> OpenOptions {
+        OpenOptions::new()
+    }
+
+    /// Wraps a std file; refused inside a simulation (it is a real file).
+    #[track_caller]
+    pub fn from_std(std: std::fs::File) -> File {
+        if seam::sim().is_some() {
+            seam::refuse(
+                "tokio::fs::File::from_std",
+                "a std file is on the real disk; open it with tokio::fs::File::open",
+            );
+        }
+        File {
+            inner: Inner::Real(real::fs::File::from_std(std)),
+        }
+    }
+
+    /// Makes the file's data and length durable.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's (an injected `EIO` on the simulated disk).
+    pub async fn sync_all(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.sync_all().await,
+            Inner::Sim(file) => file.sync_all().await,
+        }
+    }
+
+    /// Makes the file's data durable.
+    ///
+    /// # Errors
+    ///
+    /// As [`File::sync_all`].
+    pub async fn sync_data(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.sync_data().await,
+            Inner::Sim(file) => file.sync_data().await,
+        }
+    }
+
+    /// Truncates or extends the file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn set_len(&self, size: u64) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.set_len(size).await,
+            Inner::Sim(file) => file.set_len(size).await,
+        }
+    }
+
+    /// The file's std `Metadata`; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn metadata(&self) -> io::Result<std::fs::Metadata> {
+        match &self.inner {
+            Inner::Real(file) => file.metadata().await,
+            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::metadata"),
+        }
+    }
+
+    /// A second handle to the file; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn try_clone(&self) -> io::Result<File> {
+        match &self.inner {
+            Inner::Real(file) => Ok(File {
+                inner: Inner::Real(file.try_clone().await?),
+            }),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::fs::File::try_clone",
+                "open the file again with tokio::fs::File::open",
+            ),
+        }
+    }
+
+    /// The std file; refused for a simulated file.
+    pub async fn into_std(self) -> std::fs::File {
+        match self.inner {
+            Inner::Real(file) => file.into_std().await,
+            Inner::Sim(_) => seam::refuse(
+                "tokio::fs::File::into_std",
+                "a simulated file has no OS file",
+            ),
+        }
+    }
+
+    /// The std file if no operation is in flight; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// The file back if an operation is in flight.
+    pub fn try_into_std(self) -> Result<std::fs::File, File> {
+        match self.inner {
+            Inner::Real(file) => file.try_into_std().map_err(|file| File {
+                inner: Inner::Real(file),
+            }),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::fs::File::try_into_std",
+                "a simulated file has no OS file",
+            ),
+        }
+    }
+
+    /// Sets the file's permissions; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn set_permissions(&self, permissions: std::fs::Permissions) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.set_permissions(permissions).await,
+            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_permissions"),
+        }
+    }
+
+    /// Sets the most a single write buffers (tokio's; a simulated file writes directly).
+    pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
+        if let Inner::Real(file) = &mut self.inner {
+            file.set_max_buf_size(max_buf_size);
+        }
+    }
+}
+
+impl AsyncRead for File {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).poll_read(cx, buf),
+            Inner::Sim(file) => {
+                // SAFETY: the disk only writes initialized bytes, and we mark as filled only
+                // the `n` it reports having written.
+                let unfilled = unsafe { buf.unfilled_mut() };
+                match file.poll_read(cx, unfilled) {
+                    Poll::Ready(Ok(n)) => {
+                        // SAFETY: the disk wrote `n` bytes at the start of the unfilled part.
+                        unsafe { buf.assume_init(n) };
+                        buf.advance(n);
+                        Poll::Ready(Ok(()))
+                    }
+                    Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl AsyncWrite for File {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).poll_write(cx, buf),
+            Inner::Sim(file) => file.poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).poll_flush(cx),
+            Inner::Sim(file) => file.poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).poll_shutdown(cx),
+            Inner::Sim(file) => file.poll_flush(cx),
+        }
+    }
+}
+
+impl AsyncSeek for File {
+    fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).start_seek(position),
+            Inner::Sim(file) => file.start_seek(position),
+        }
+    }
+
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(file) => Pin::new(file).poll_complete(cx),
+            Inner::Sim(file) => file.poll_complete(cx),
+        }
+    }
+}
+
+impl From<std::fs::File> for File {
+    fn from(std: std::fs::File) -> File {
+        File::from_std(std)
+    }
+}
+
+impl fmt::Debug for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::Real(file) => file.fmt(f),
+            Inner::Sim(file) => file.fmt(f),
+        }
+    }
+}
+
+/// How to open a file, like `tokio::fs::OpenOptions`.
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    flags: OpenFlags,
+    #[cfg(unix)]
+    mode: Option<u32>,
+    #[cfg(unix)]
+    custom_flags: Option<i32>,
+}
+
+macro_rules! flag {
+    ($($name:ident),*) => {$(
+        #[doc = concat!("Sets the `", stringify!($name), "` option.")]
+        pub fn $name(&mut self, $name: bool) -> &mut OpenOptions {
+            self.flags.$name = $name;
+            self
+        }
+    )*};
+}
+
+impl OpenOptions {
+    /// No options set.
+    pub fn new() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    flag!(read, write, append, truncate, create, create_new);
+
+    /// The permission bits of a created file (ignored by the simulated disk).
+    #[cfg(unix)]
+    pub fn mode(&mut self, mode: u32) -> &mut OpenOptions {
+        self.mode = Some(mode);
+        self
+    }
+
+    /// Extra `open` flags (ignored by the simulated disk).
+    #[cfg(unix)]
+    pub fn custom_flags(&mut self, flags: i32) -> &mut OpenOptions {
+        self.custom_flags = Some(flags);
+        self
+    }
+
+    /// Opens `path`.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
+        let inner = match simulated("tokio::fs::OpenOptions::open") {
+            None => Inner::Real(self.real().open(path).await?),
+            Some(disk) => Inner::Sim(disk.open(path.as_ref().to_owned(), self.flags).await?),
+        };
+        Ok(File { inner })
+    }
+
+    fn real(&self) -> real::fs::OpenOptions {
+        let mut real = real::fs::OpenOptions::new();
+        real.read(self.flags.read)
+            .write(self.flags.write)
+            .append(self.flags.append)
+            .truncate(self.flags.truncate)
+            .create(self.flags.create)
+            .create_new(self.flags.create_new);
+        #[cfg(unix)]
+        {
+            if let Some(mode) = self.mode {
+                real.mode(mode);
+            }
+            if let Some(flags) = self.custom_flags {
+                real.custom_flags(flags);
+            }
+        }
+        real
+    }
+}

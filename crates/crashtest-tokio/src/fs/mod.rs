@@ -1,0 +1,273 @@
+//! `tokio::fs`: the calling node's simulated disk inside a simulation, the real file system
+//! outside.
+//!
+//! Inside a simulation every path is on the node's own disk (`crashtest::fs`), which keeps
+//! only what was synced across a crash of the node, and no call touches the host's files.
+//! What the simulated disk does not model is refused with a message: links, permissions,
+//! `canonicalize`, and the calls that return std's `Metadata` (std gives no way to make one;
+//! use `crashtest::fs::metadata`, or `try_exists` and a read).
+
+mod dir;
+mod file;
+
+pub use real::fs::*;
+
+pub use dir::{DirBuilder, DirEntry, ReadDir, read_dir};
+pub use file::{File, OpenOptions};
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::seam;
+
+/// Refuses a call the simulated disk does not model.
+#[track_caller]
+pub(crate) fn refuse_unmodelled(call: &str) -> ! {
+    seam::refuse(
+        call,
+        "the simulated disk has files and directories only (no links, permissions or std \
+         Metadata); use crashtest::fs::metadata, try_exists, and reads",
+    )
+}
+
+/// The simulated disk, if a simulation runs.
+fn simulated(call: &str) -> Option<&'static dyn crashtest_hooks::fs::Disk> {
+    seam::sim().map(|_| seam::disk(call))
+}
+
+/// Reads a whole file, like `tokio::fs::read`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::write("/greeting", "hello").await.unwrap();
+///     assert_eq!(tokio::fs::read("/greeting").await.unwrap(), b"hello");
+///     assert_eq!(tokio::fs::read_to_string("/greeting").await.unwrap(), "hello");
+///     let err = tokio::fs::read("/missing").await.unwrap_err();
+///     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    match simulated("tokio::fs::read") {
+        None => real::fs::read(path).await,
+        Some(disk) => disk.read(path.as_ref().to_owned()).await,
+    }
+}
+
+/// Reads a whole file as UTF-8, like `tokio::fs::read_to_string`.
+///
+/// # Errors
+///
+/// As [`read`], and `InvalidData` if the file is not UTF-8.
+pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    match simulated("tokio::fs::read_to_string") {
+        None => real::fs::read_to_string(path).await,
+        Some(disk) => {
+            let bytes = disk.read(path.as_ref().to_owned()).await?;
+            String::from_utf8(bytes).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )
+            })
+        }
+    }
+}
+
+/// Creates or truncates a file and writes `contents` (not synced), like `tokio::fs::write`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    match simulated("tokio::fs::write") {
+        None => real::fs::write(path, contents).await,
+        Some(disk) => {
+            disk.write(path.as_ref().to_owned(), contents.as_ref().to_vec())
+                .await
+        }
+    }
+}
+
+/// Copies a file's contents, like `tokio::fs::copy`; returns the bytes copied.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    match simulated("tokio::fs::copy") {
+        None => real::fs::copy(from, to).await,
+        Some(disk) => {
+            let bytes = disk.read(from.as_ref().to_owned()).await?;
+            let len = bytes.len() as u64;
+            disk.write(to.as_ref().to_owned(), bytes).await?;
+            Ok(len)
+        }
+    }
+}
+
+/// Creates a directory, like `tokio::fs::create_dir`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::create_dir") {
+        None => real::fs::create_dir(path).await,
+        Some(disk) => disk.create_dir(path.as_ref().to_owned(), false).await,
+    }
+}
+
+/// Creates a directory and its missing parents, like `tokio::fs::create_dir_all`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::create_dir_all") {
+        None => real::fs::create_dir_all(path).await,
+        Some(disk) => disk.create_dir(path.as_ref().to_owned(), true).await,
+    }
+}
+
+/// Removes a file, like `tokio::fs::remove_file`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::remove_file") {
+        None => real::fs::remove_file(path).await,
+        Some(disk) => disk.remove_file(path.as_ref().to_owned()).await,
+    }
+}
+
+/// Removes an empty directory, like `tokio::fs::remove_dir`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::remove_dir") {
+        None => real::fs::remove_dir(path).await,
+        Some(disk) => disk.remove_dir(path.as_ref().to_owned()).await,
+    }
+}
+
+/// Removes a directory and everything in it, like `tokio::fs::remove_dir_all`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::create_dir_all("/data/a/b").await.unwrap();
+///     tokio::fs::write("/data/a/b/f", "x").await.unwrap();
+///     tokio::fs::remove_dir_all("/data").await.unwrap();
+///     assert!(!tokio::fs::try_exists("/data").await.unwrap());
+/// }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::remove_dir_all") {
+        None => real::fs::remove_dir_all(path).await,
+        Some(disk) => {
+            // Depth first, without recursion: a stack of directories to empty, then remove.
+            let root = path.as_ref().to_owned();
+            let mut pending = vec![(root, false)];
+            while let Some((dir, emptied)) = pending.pop() {
+                if emptied {
+                    disk.remove_dir(dir).await?;
+                    continue;
+                }
+                let items = disk.read_dir(dir.clone()).await?;
+                pending.push((dir.clone(), true));
+                for item in items {
+                    let child: PathBuf = dir.join(&item.name);
+                    if item.is_dir {
+                        pending.push((child, false));
+                    } else {
+                        disk.remove_file(child).await?;
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Renames a file or directory, like `tokio::fs::rename`.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::rename") {
+        None => real::fs::rename(from, to).await,
+        Some(disk) => {
+            disk.rename(from.as_ref().to_owned(), to.as_ref().to_owned())
+                .await
+        }
+    }
+}
+
+/// Whether something is at `path`, like `tokio::fs::try_exists`.
+///
+/// # Errors
+///
+/// The file system's, other than `NotFound`.
+pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
+    match simulated("tokio::fs::try_exists") {
+        None => real::fs::try_exists(path).await,
+        Some(disk) => match disk.stat(path.as_ref().to_owned()).await {
+            Ok(_) => Ok(true),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(err),
+        },
+    }
+}
+
+/// A path's std `Metadata`, like `tokio::fs::metadata`; refused inside a simulation.
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
+    if seam::sim().is_some() {
+        refuse_unmodelled("tokio::fs::metadata");
+    }
+    real::fs::metadata(path).await
+}
+
+/// Forwards a call the simulated disk does not model to tokio; refused inside a simulation.
+macro_rules! unmodelled {
+    ($($(#[$attr:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {$(
+        $(#[$attr])*
+        /// As tokio's; refused inside a simulation.
+        ///
+        /// # Errors
+        ///
+        /// As the file system's.
+        pub async fn $name($($arg: $ty),*) -> io::Result<$out> {
+            if seam::sim().is_some() {
+                refuse_unmodelled(concat!("tokio::fs::", stringify!($name)));
+            }
+            real::fs::$name($($arg),*).await
+        }
+    )*};
+}
+
+unmodelled! {
+    symlink_metadata(path: impl AsRef<Path>) -> std::fs::Metadata;
+    canonicalize(path: impl AsRef<Path>) -> PathBuf;
+    hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
+    read_link(path: impl AsRef<Path>) -> PathBuf;
+    set_permissions(path: impl AsRef<Path>, permissions: std::fs::Permissions) -> ();
+    #[cfg(unix)]
+    symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
+}

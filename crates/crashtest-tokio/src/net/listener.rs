@@ -1,0 +1,182 @@
+//! `TcpListener`: tokio's, or a port bound on the calling simulated node.
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::task::{Context, Poll};
+
+use crashtest_hooks::net::TcpListen;
+
+use super::TcpStream;
+use super::addr::{ToSocketAddrs, first_that_works, resolve_some};
+use super::fd::descriptors;
+use crate::seam;
+
+/// A TCP listener, like `tokio::net::TcpListener`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+///     let addr = listener.local_addr().unwrap();
+///     let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+///     let (_stream, peer) = listener.accept().await.unwrap();
+///     assert_eq!(peer, client.await.unwrap().unwrap().local_addr().unwrap());
+/// }).unwrap();
+/// ```
+pub struct TcpListener {
+    inner: Inner,
+}
+
+enum Inner {
+    Real(real::net::TcpListener),
+    Sim(Box<dyn TcpListen>),
+}
+
+impl TcpListener {
+    pub(super) fn from_real(listener: real::net::TcpListener) -> TcpListener {
+        TcpListener {
+            inner: Inner::Real(listener),
+        }
+    }
+
+    pub(super) fn sim(listener: Box<dyn TcpListen>) -> TcpListener {
+        TcpListener {
+            inner: Inner::Sim(listener),
+        }
+    }
+
+    /// Binds a listener; port 0 picks one. Inside a simulation the address's IP must be
+    /// unspecified, loopback or the node's own.
+    ///
+    /// # Errors
+    ///
+    /// `AddrInUse`, `AddrNotAvailable`, and tokio's.
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        let addrs = resolve_some(&addr).await?;
+        match seam::sim() {
+            None => real::net::TcpListener::bind(&addrs[..])
+                .await
+                .map(TcpListener::from_real),
+            Some(_) => {
+                let network = seam::network("tokio::net::TcpListener::bind");
+                first_that_works(addrs, |addr| std::future::ready(network.tcp_listen(addr)))
+                    .await
+                    .map(TcpListener::sim)
+            }
+        }
+    }
+
+    /// Waits for a connection.
+    ///
+    /// # Errors
+    ///
+    /// `ConnectionAborted` once the listener's node was killed, and tokio's.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// Polls for a connection.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpListener::accept`].
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        match &self.inner {
+            Inner::Real(listener) => listener
+                .poll_accept(cx)
+                .map_ok(|(stream, peer)| (TcpStream::from_real(stream), peer)),
+            Inner::Sim(listener) => listener
+                .poll_accept(cx)
+                .map_ok(|(conn, peer)| (TcpStream::sim(conn, false), peer)),
+        }
+    }
+
+    /// Wraps a std listener; refused inside a simulation (it is a real socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        if seam::sim().is_some() {
+            seam::refuse(
+                "tokio::net::TcpListener::from_std",
+                "a std socket is a real one; bind with tokio::net::TcpListener::bind",
+            );
+        }
+        real::net::TcpListener::from_std(listener).map(TcpListener::from_real)
+    }
+
+    /// The std listener; refused for a simulated one.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn into_std(self) -> io::Result<std::net::TcpListener> {
+        match self.inner {
+            Inner::Real(listener) => listener.into_std(),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::net::TcpListener::into_std",
+                "a simulated listener has no OS socket",
+            ),
+        }
+    }
+
+    /// The bound address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Real(listener) => listener.local_addr(),
+            Inner::Sim(listener) => Ok(listener.local_addr()),
+        }
+    }
+
+    /// The `IP_TTL` setting (64 for a simulated listener).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn ttl(&self) -> io::Result<u32> {
+        match &self.inner {
+            Inner::Real(listener) => listener.ttl(),
+            Inner::Sim(_) => Ok(64),
+        }
+    }
+
+    /// Sets `IP_TTL` (ignored by a simulated listener).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(listener) => listener.set_ttl(ttl),
+            Inner::Sim(_) => Ok(()),
+        }
+    }
+}
+
+impl TryFrom<std::net::TcpListener> for TcpListener {
+    type Error = io::Error;
+
+    fn try_from(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        TcpListener::from_std(listener)
+    }
+}
+
+descriptors!(TcpListener, Inner::Real);
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::Real(listener) => listener.fmt(f),
+            Inner::Sim(listener) => listener.fmt(f),
+        }
+    }
+}

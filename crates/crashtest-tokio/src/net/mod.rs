@@ -1,0 +1,25 @@
+//! `tokio::net`: TCP and UDP on the simulated network inside a simulation, tokio's sockets
+//! outside.
+//!
+//! Inside a simulation nothing here touches the host's network: names resolve among the
+//! simulated nodes (node `i` is `10.0.0.<i>`, see `crashtest::net`), sockets are the
+//! simulated network's, and a socket a library made by hand is adopted, not used
+//! (`TcpSocket::from_std_stream`). Every connection gets the simulated network's faults.
+//! Unix-domain sockets are tokio's: they are local to the host, not the network, and a
+//! simulation that uses them is not hermetic.
+
+mod addr;
+mod fd;
+mod listener;
+mod socket;
+mod stream;
+pub mod tcp;
+mod udp;
+
+pub use real::net::*;
+
+pub use addr::{ToSocketAddrs, lookup_host};
+pub use listener::TcpListener;
+pub use socket::TcpSocket;
+pub use stream::TcpStream;
+pub use udp::UdpSocket;

@@ -1,0 +1,489 @@
+//! `TcpStream`: tokio's, or an end of a simulated connection.
+//!
+//! A simulated stream holds its end of the connection (`crashtest_hooks::net::TcpConn`),
+//! shared with its owned halves; the end closes when the last of them drops. Socket options
+//! are remembered (the simulated network has no Nagle, no TTL), so code that sets and reads
+//! them back sees what it set. Readiness calls (`readable`, `ready`, `peek`, `try_io`) are
+//! refused inside a simulation: read and write through `AsyncRead`/`AsyncWrite` (or the
+//! `try_read`/`try_write` family, which works).
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crashtest_hooks::net::TcpConn;
+use real::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
+
+use super::addr::{ToSocketAddrs, first_that_works, resolve_some};
+use super::fd::descriptors;
+use super::tcp::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use crate::seam;
+
+/// A TCP connection, like `tokio::net::TcpStream`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::node::create("echo", || async {
+///         let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+///         let (mut stream, _) = listener.accept().await.unwrap();
+///         let (mut reader, mut writer) = stream.split();
+///         tokio::io::copy(&mut reader, &mut writer).await.unwrap();
+///     });
+///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+///     let mut stream = tokio::net::TcpStream::connect("echo:7").await.unwrap();
+///     stream.write_all(b"ping").await.unwrap();
+///     let mut reply = [0; 4];
+///     stream.read_exact(&mut reply).await.unwrap();
+///     assert_eq!(&reply, b"ping");
+/// }).unwrap();
+/// ```
+pub struct TcpStream {
+    pub(super) inner: Inner,
+}
+
+pub(super) enum Inner {
+    Real(real::net::TcpStream),
+    Sim(SimStream),
+}
+
+/// A simulated stream: its end of the connection and the options set on it.
+pub(super) struct SimStream {
+    pub(super) conn: Arc<dyn TcpConn>,
+    nodelay: AtomicBool,
+    ttl: AtomicU32,
+    linger: std::sync::Mutex<Option<Duration>>,
+}
+
+impl SimStream {
+    pub(super) fn new(conn: Arc<dyn TcpConn>, nodelay: bool) -> SimStream {
+        SimStream {
+            conn,
+            nodelay: AtomicBool::new(nodelay),
+            ttl: AtomicU32::new(64),
+            linger: std::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// Reads from a simulated connection into tokio's buffer.
+pub(super) fn poll_read_conn(
+    conn: &dyn TcpConn,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    // SAFETY: the connection only writes initialized bytes into the slice, and we mark as
+    // filled only the `n` it reports having written.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    match conn.poll_read(cx, unfilled) {
+        Poll::Ready(Ok(n)) => {
+            // SAFETY: the connection wrote `n` bytes at the start of the unfilled part.
+            unsafe { buf.assume_init(n) };
+            buf.advance(n);
+            Poll::Ready(Ok(()))
+        }
+        Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
+        Poll::Pending => Poll::Pending,
+    }
+}
+
+/// A readiness call inside a simulation.
+#[track_caller]
+pub(super) fn refuse_readiness(call: &str) -> ! {
+    seam::refuse(
+        call,
+        "readiness is not simulated; read and write through AsyncRead/AsyncWrite \
+         (tokio::io::AsyncReadExt, AsyncWriteExt) or try_read/try_write",
+    )
+}
+
+/// Completes `poll` at once, or fails with `WouldBlock` (the `try_` calls).
+pub(super) fn try_now<T>(
+    poll: impl FnOnce(&mut Context<'_>) -> Poll<io::Result<T>>,
+) -> io::Result<T> {
+    match poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+    }
+}
+
+impl TcpStream {
+    pub(super) fn sim(conn: Arc<dyn TcpConn>, nodelay: bool) -> TcpStream {
+        TcpStream {
+            inner: Inner::Sim(SimStream::new(conn, nodelay)),
+        }
+    }
+
+    pub(super) fn from_real(stream: real::net::TcpStream) -> TcpStream {
+        TcpStream {
+            inner: Inner::Real(stream),
+        }
+    }
+
+    /// Opens a connection to `addr`, trying each address it names in turn.
+    ///
+    /// # Errors
+    ///
+    /// The last address's error (`ConnectionRefused`, `TimedOut`...).
+    pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        let addrs = resolve_some(&addr).await?;
+        match seam::sim() {
+            None => real::net::TcpStream::connect(&addrs[..])
+                .await
+                .map(TcpStream::from_real),
+            Some(_) => {
+                let network = seam::network("tokio::net::TcpStream::connect");
+                first_that_works(addrs, |addr| network.tcp_connect(addr))
+                    .await
+                    .map(|conn| TcpStream::sim(conn, false))
+            }
+        }
+    }
+
+    /// Wraps a std stream; refused inside a simulation (a std stream is a real socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        if seam::sim().is_some() {
+            seam::refuse(
+                "tokio::net::TcpStream::from_std",
+                "a std socket is a real one; connect with tokio::net::TcpStream::connect",
+            );
+        }
+        real::net::TcpStream::from_std(stream).map(TcpStream::from_real)
+    }
+
+    /// The std stream; refused for a simulated one.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn into_std(self) -> io::Result<std::net::TcpStream> {
+        match self.inner {
+            Inner::Real(stream) => stream.into_std(),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::net::TcpStream::into_std",
+                "a simulated connection has no OS socket",
+            ),
+        }
+    }
+
+    /// This end's address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's (never for a simulated stream).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Real(stream) => stream.local_addr(),
+            Inner::Sim(sim) => Ok(sim.conn.local_addr()),
+        }
+    }
+
+    /// The other end's address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's (never for a simulated stream).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Real(stream) => stream.peer_addr(),
+            Inner::Sim(sim) => Ok(sim.conn.peer_addr()),
+        }
+    }
+
+    /// The socket's pending error (`None` for a simulated one: errors come with the calls).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        match &self.inner {
+            Inner::Real(stream) => stream.take_error(),
+            Inner::Sim(_) => Ok(None),
+        }
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn nodelay(&self) -> io::Result<bool> {
+        match &self.inner {
+            Inner::Real(stream) => stream.nodelay(),
+            Inner::Sim(sim) => Ok(sim.nodelay.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `TCP_NODELAY` (remembered by a simulated stream, whose network has no Nagle).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.set_nodelay(nodelay),
+            Inner::Sim(sim) => {
+                sim.nodelay.store(nodelay, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// The `SO_LINGER` setting.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        match &self.inner {
+            Inner::Real(stream) => stream.linger(),
+            Inner::Sim(sim) => Ok(*sim.linger.lock().unwrap_or_else(|e| e.into_inner())),
+        }
+    }
+
+    /// Sets `SO_LINGER` (remembered by a simulated stream).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[allow(
+        deprecated,
+        reason = "tokio deprecates SO_LINGER; the stand-in mirrors it"
+    )]
+    pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.set_linger(linger),
+            Inner::Sim(sim) => {
+                *sim.linger.lock().unwrap_or_else(|e| e.into_inner()) = linger;
+                Ok(())
+            }
+        }
+    }
+
+    /// The `IP_TTL` setting.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn ttl(&self) -> io::Result<u32> {
+        match &self.inner {
+            Inner::Real(stream) => stream.ttl(),
+            Inner::Sim(sim) => Ok(sim.ttl.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `IP_TTL` (remembered by a simulated stream).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.set_ttl(ttl),
+            Inner::Sim(sim) => {
+                sim.ttl.store(ttl, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Splits the stream into halves that borrow it.
+    pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
+        match &mut self.inner {
+            Inner::Real(stream) => {
+                let (read, write) = stream.split();
+                (ReadHalf::real(read), WriteHalf::real(write))
+            }
+            Inner::Sim(sim) => (ReadHalf::sim(&*sim.conn), WriteHalf::sim(&*sim.conn)),
+        }
+    }
+
+    /// Splits the stream into owned halves; dropping the write half shuts the write direction
+    /// down, as with tokio.
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        match self.inner {
+            Inner::Real(stream) => {
+                let (read, write) = stream.into_split();
+                (OwnedReadHalf::real(read), OwnedWriteHalf::real(write))
+            }
+            Inner::Sim(sim) => (
+                OwnedReadHalf::sim(sim.conn.clone()),
+                OwnedWriteHalf::sim(sim.conn),
+            ),
+        }
+    }
+
+    /// Reads what is there now, or fails with `WouldBlock`.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if nothing is there yet; the connection's error.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_read(buf),
+            Inner::Sim(sim) => try_now(|cx| {
+                let mut buf = ReadBuf::new(buf);
+                poll_read_conn(&*sim.conn, cx, &mut buf).map_ok(|()| buf.filled().len())
+            }),
+        }
+    }
+
+    /// Writes what fits now, or fails with `WouldBlock`.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the send buffer is full; the connection's error.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_write(buf),
+            Inner::Sim(sim) => try_now(|cx| sim.conn.poll_write(cx, buf)),
+        }
+    }
+
+    /// Waits for readiness; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        match &self.inner {
+            Inner::Real(stream) => stream.ready(interest).await,
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::ready"),
+        }
+    }
+
+    /// Waits until the stream is readable; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn readable(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.readable().await,
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::readable"),
+        }
+    }
+
+    /// Waits until the stream is writable; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn writable(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.writable().await,
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::writable"),
+        }
+    }
+
+    /// Reads without consuming; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.peek(buf).await,
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::peek"),
+        }
+    }
+}
+
+impl AsyncRead for TcpStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(stream) => Pin::new(stream).poll_read(cx, buf),
+            Inner::Sim(sim) => poll_read_conn(&*sim.conn, cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for TcpStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(stream) => Pin::new(stream).poll_write(cx, buf),
+            Inner::Sim(sim) => sim.conn.poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            Inner::Sim(sim) => {
+                let first = bufs.iter().find(|buf| !buf.is_empty());
+                sim.conn.poll_write(cx, first.map_or(&[][..], |buf| &**buf))
+            }
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.inner {
+            Inner::Real(stream) => stream.is_write_vectored(),
+            Inner::Sim(_) => false,
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(stream) => Pin::new(stream).poll_flush(cx),
+            Inner::Sim(_) => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Inner::Real(stream) => Pin::new(stream).poll_shutdown(cx),
+            Inner::Sim(sim) => {
+                sim.conn.shutdown();
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+}
+
+impl TryFrom<std::net::TcpStream> for TcpStream {
+    type Error = io::Error;
+
+    fn try_from(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        TcpStream::from_std(stream)
+    }
+}
+
+descriptors!(TcpStream, Inner::Real);
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::Real(stream) => stream.fmt(f),
+            Inner::Sim(sim) => f
+                .debug_struct("TcpStream")
+                .field("local", &sim.conn.local_addr())
+                .field("peer", &sim.conn.peer_addr())
+                .finish(),
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! `tokio::net::tcp`: the halves of a TCP stream, tokio's or simulated.
+//!
+//! Simulated halves share their stream's end of the connection. As with tokio, dropping an
+//! owned write half shuts the write direction down (unless it is `forget`-ten or reunited),
+//! and shutting a write half down sends a FIN while reads go on.
+
+use std::error::Error;
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crashtest_hooks::net::TcpConn;
+use real::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::TcpStream;
+use super::stream::{poll_read_conn, refuse_readiness};
+
+/// The read half of [`TcpStream::split`], like `tokio::net::tcp::ReadHalf`.
+#[derive(Debug)]
+pub struct ReadHalf<'a>(Borrowed<'a, real::net::tcp::ReadHalf<'a>>);
+
+/// The write half of [`TcpStream::split`], like `tokio::net::tcp::WriteHalf`.
+#[derive(Debug)]
+pub struct WriteHalf<'a>(Borrowed<'a, real::net::tcp::WriteHalf<'a>>);
+
+enum Borrowed<'a, R> {
+    Real(R),
+    Sim(&'a dyn TcpConn),
+}
+
+impl<R: fmt::Debug> fmt::Debug for Borrowed<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Borrowed::Real(half) => half.fmt(f),
+            Borrowed::Sim(conn) => conn.fmt(f),
+        }
+    }
+}
+
+impl<'a> ReadHalf<'a> {
+    pub(super) fn real(half: real::net::tcp::ReadHalf<'a>) -> ReadHalf<'a> {
+        ReadHalf(Borrowed::Real(half))
+    }
+
+    pub(super) fn sim(conn: &'a dyn TcpConn) -> ReadHalf<'a> {
+        ReadHalf(Borrowed::Sim(conn))
+    }
+
+    /// The stream's local address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.0 {
+            Borrowed::Real(half) => half.local_addr(),
+            Borrowed::Sim(conn) => Ok(conn.local_addr()),
+        }
+    }
+
+    /// The stream's peer address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.0 {
+            Borrowed::Real(half) => half.peer_addr(),
+            Borrowed::Sim(conn) => Ok(conn.peer_addr()),
+        }
+    }
+}
+
+impl<'a> WriteHalf<'a> {
+    pub(super) fn real(half: real::net::tcp::WriteHalf<'a>) -> WriteHalf<'a> {
+        WriteHalf(Borrowed::Real(half))
+    }
+
+    pub(super) fn sim(conn: &'a dyn TcpConn) -> WriteHalf<'a> {
+        WriteHalf(Borrowed::Sim(conn))
+    }
+
+    /// The stream's local address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.0 {
+            Borrowed::Real(half) => half.local_addr(),
+            Borrowed::Sim(conn) => Ok(conn.local_addr()),
+        }
+    }
+
+    /// The stream's peer address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.0 {
+            Borrowed::Real(half) => half.peer_addr(),
+            Borrowed::Sim(conn) => Ok(conn.peer_addr()),
+        }
+    }
+}
+
+impl AsyncRead for ReadHalf<'_> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Borrowed::Real(half) => Pin::new(half).poll_read(cx, buf),
+            Borrowed::Sim(conn) => poll_read_conn(*conn, cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for WriteHalf<'_> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().0 {
+            Borrowed::Real(half) => Pin::new(half).poll_write(cx, buf),
+            Borrowed::Sim(conn) => conn.poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Borrowed::Real(half) => Pin::new(half).poll_flush(cx),
+            Borrowed::Sim(_) => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().0 {
+            Borrowed::Real(half) => Pin::new(half).poll_shutdown(cx),
+            Borrowed::Sim(conn) => {
+                conn.shutdown();
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+}
+
+/// The owned read half of [`TcpStream::into_split`], like `tokio::net::tcp::OwnedReadHalf`.
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    inner: OwnedRead,
+}
+
+#[derive(Debug)]
+enum OwnedRead {
+    Real(real::net::tcp::OwnedReadHalf),
+    Sim(Arc<dyn TcpConn>),
+}
+
+/// The owned write half of [`TcpStream::into_split`], like
+/// `tokio::net::tcp::OwnedWriteHalf`.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    inner: OwnedWrite,
+}
+
+#[derive(Debug)]
+enum OwnedWrite {
+    Real(real::net::tcp::OwnedWriteHalf),
+    Sim(SimWrite),
+}
+
+/// A simulated owned write half; shuts the write direction down when dropped, unless told not
+/// to.
+#[derive(Debug)]
+struct SimWrite {
+    conn: Arc<dyn TcpConn>,
+    shutdown_on_drop: bool,
+}
+
+impl Drop for SimWrite {
+    fn drop(&mut self) {
+        if self.shutdown_on_drop {
+            self.conn.shutdown();
+        }
+    }
+}
+
+/// The halves given to `reunite` came from different streams; here they are back.
+#[derive(Debug)]
+pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+impl fmt::Display for ReuniteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tried to reunite halves that are not from the same socket")
+    }
+}
+
+impl Error for ReuniteError {}
+
+impl OwnedReadHalf {
+    pub(super) fn real(half: real::net::tcp::OwnedReadHalf) -> OwnedReadHalf {
+        OwnedReadHalf {
+            inner: OwnedRead::Real(half),
+        }
+    }
+
+    pub(super) fn sim(conn: Arc<dyn TcpConn>) -> OwnedReadHalf {
+        OwnedReadHalf {
+            inner: OwnedRead::Sim(conn),
+        }
+    }
+
+    /// Puts the stream back together.
+    ///
+    /// # Errors
+    ///
+    /// [`ReuniteError`] if the halves are of different streams.
+    pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
+        reunite(self, other)
+    }
+
+    /// The stream's local address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            OwnedRead::Real(half) => half.local_addr(),
+            OwnedRead::Sim(conn) => Ok(conn.local_addr()),
+        }
+    }
+
+    /// The stream's peer address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            OwnedRead::Real(half) => half.peer_addr(),
+            OwnedRead::Sim(conn) => Ok(conn.peer_addr()),
+        }
+    }
+
+    /// Reads without consuming; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.inner {
+            OwnedRead::Real(half) => half.peek(buf).await,
+            OwnedRead::Sim(_) => refuse_readiness("tokio::net::tcp::OwnedReadHalf::peek"),
+        }
+    }
+}
+
+impl OwnedWriteHalf {
+    pub(super) fn real(half: real::net::tcp::OwnedWriteHalf) -> OwnedWriteHalf {
+        OwnedWriteHalf {
+            inner: OwnedWrite::Real(half),
+        }
+    }
+
+    pub(super) fn sim(conn: Arc<dyn TcpConn>) -> OwnedWriteHalf {
+        OwnedWriteHalf {
+            inner: OwnedWrite::Sim(SimWrite {
+                conn,
+                shutdown_on_drop: true,
+            }),
+        }
+    }
+
+    /// Puts the stream back together.
+    ///
+    /// # Errors
+    ///
+    /// [`ReuniteError`] if the halves are of different streams.
+    pub fn reunite(self, other: OwnedReadHalf) -> Result<TcpStream, ReuniteError> {
+        reunite(other, self)
+    }
+
+    /// Drops the half without shutting the write direction down.
+    pub fn forget(self) {
+        match self.inner {
+            OwnedWrite::Real(half) => half.forget(),
+            OwnedWrite::Sim(mut sim) => sim.shutdown_on_drop = false,
+        }
+    }
+
+    /// The stream's local address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            OwnedWrite::Real(half) => half.local_addr(),
+            OwnedWrite::Sim(sim) => Ok(sim.conn.local_addr()),
+        }
+    }
+
+    /// The stream's peer address.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            OwnedWrite::Real(half) => half.peer_addr(),
+            OwnedWrite::Sim(sim) => Ok(sim.conn.peer_addr()),
+        }
+    }
+}
+
+fn reunite(read: OwnedReadHalf, write: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
+    match (read.inner, write.inner) {
+        (OwnedRead::Real(read), OwnedWrite::Real(write)) => read
+            .reunite(write)
+            .map(|stream| TcpStream {
+                inner: super::stream::Inner::Real(stream),
+            })
+            .map_err(|real::net::tcp::ReuniteError(read, write)| {
+                ReuniteError(OwnedReadHalf::real(read), OwnedWriteHalf::real(write))
+            }),
+        (OwnedRead::Sim(conn), OwnedWrite::Sim(mut write)) if Arc::ptr_eq(&conn, &write.conn) => {
+            write.shutdown_on_drop = false;
+            Ok(TcpStream::sim(conn, false))
+        }
+        (read, write) => Err(ReuniteError(
+            OwnedReadHalf { inner: read },
+            OwnedWriteHalf { inner: write },
+        )),
+    }
+}
+
+impl AsyncRead for OwnedReadHalf {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            OwnedRead::Real(half) => Pin::new(half).poll_read(cx, buf),
+            OwnedRead::Sim(conn) => poll_read_conn(&**conn, cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for OwnedWriteHalf {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.get_mut().inner {
+            OwnedWrite::Real(half) => Pin::new(half).poll_write(cx, buf),
+            OwnedWrite::Sim(sim) => sim.conn.poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            OwnedWrite::Real(half) => Pin::new(half).poll_flush(cx),
+            OwnedWrite::Sim(_) => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.get_mut().inner {
+            OwnedWrite::Real(half) => Pin::new(half).poll_shutdown(cx),
+            OwnedWrite::Sim(sim) => {
+                sim.conn.shutdown();
+                Poll::Ready(Ok(()))
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The network: TCP half-close, refused connections, owned halves, UDP datagrams. The
+//! scripts use loopback, which is the host's on tokio and the node's own in a simulation.
+
+macro_rules! half_close {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            use $tokio as tokio;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (mut stream, peer) = listener.accept().await.unwrap();
+                let mut got = Vec::new();
+                stream.read_to_end(&mut got).await.unwrap();
+                stream
+                    .write_all(format!("got {} bytes", got.len()).as_bytes())
+                    .await
+                    .unwrap();
+                stream.shutdown().await.unwrap();
+                (got, peer)
+            });
+            let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let local = client.local_addr().unwrap();
+            let peer_is_server = client.peer_addr().unwrap() == addr;
+            client.write_all(b"hello").await.unwrap();
+            client.shutdown().await.unwrap();
+            let mut reply = String::new();
+            client.read_to_string(&mut reply).await.unwrap();
+            let again = client.read(&mut [0; 4]).await.unwrap();
+            let (got, peer) = server.await.unwrap();
+            (reply, again, got, peer == local, peer_is_server)
+        }
+    };
+}
+
+#[test]
+fn a_half_closed_stream_still_reads_the_reply_then_the_end() {
+    conform!(half_close);
+}
+
+macro_rules! refused {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            drop(listener);
+            let err = tokio::net::TcpStream::connect(addr).await.unwrap_err();
+            let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let again = tokio::net::TcpListener::bind(taken.local_addr().unwrap()).await;
+            (err.kind(), again.unwrap_err().kind())
+        }
+    };
+}
+
+#[test]
+fn connecting_to_a_closed_port_is_refused_and_a_taken_port_is_in_use() {
+    conform!(refused);
+}
+
+macro_rules! owned_halves {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            use $tokio as tokio;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (stream, _) = listener.accept().await.unwrap();
+                let (mut read, mut write) = stream.into_split();
+                write.write_all(b"ready").await.unwrap();
+                drop(write);
+                let mut got = Vec::new();
+                read.read_to_end(&mut got).await.unwrap();
+                got
+            });
+            let first = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (mut read, mut write) = first.into_split();
+            let mut ready = [0; 5];
+            read.read_exact(&mut ready).await.unwrap();
+            let end = read.read(&mut [0; 1]).await.unwrap();
+            write.write_all(b"bye").await.unwrap();
+            let other = tokio::net::TcpStream::connect(addr);
+            let reunited = read.reunite(write).map(|_| ()).map_err(|e| e.to_string());
+            drop(other);
+            (ready, end, reunited, server.await.unwrap())
+        }
+    };
+}
+
+#[test]
+fn a_dropped_owned_write_half_ends_the_peers_reads() {
+    conform!(owned_halves);
+}
+
+macro_rules! datagrams {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let a = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let c = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b_addr = b.local_addr().unwrap();
+            a.send_to(b"one", b_addr).await.unwrap();
+            let mut buf = [0; 2];
+            let (n, from) = b.recv_from(&mut buf).await.unwrap();
+            let truncated = (n, buf, from == a.local_addr().unwrap());
+            b.connect(c.local_addr().unwrap()).await.unwrap();
+            let unconnected = a.send(b"x").await.map_err(|e| e.kind());
+            a.send_to(b"ignored", b_addr).await.unwrap();
+            c.send_to(b"from c", b_addr).await.unwrap();
+            let mut buf = [0; 16];
+            let n = b.recv(&mut buf).await.unwrap();
+            (truncated, unconnected.is_err(), buf[..n].to_vec())
+        }
+    };
+}
+
+#[test]
+fn datagrams_carry_their_sender_truncate_and_a_connected_socket_filters() {
+    conform!(datagrams);
+}

@@ -1,0 +1,146 @@
+//! tokio's network and file calls inside a simulation: they reach the simulated network and
+//! disk (with their faults), never the host's.
+
+use crashtest_tokio as tokio;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[test]
+fn nodes_talk_over_tokio_sockets_and_a_kill_resets_the_connection() {
+    crashtest::Sim::new(11)
+        .run(async {
+            let server = crashtest::node::create("server", || async {
+                let listener = tokio::net::TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                loop {
+                    let (mut stream, _) = listener.accept().await.unwrap();
+                    tokio::spawn(async move {
+                        let mut buf = [0; 4];
+                        while stream.read_exact(&mut buf).await.is_ok() {
+                            let n = u32::from_be_bytes(buf) + 1;
+                            stream.write_all(&n.to_be_bytes()).await.unwrap();
+                        }
+                    });
+                }
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let mut stream = tokio::net::TcpStream::connect("server:9000").await.unwrap();
+            stream.write_all(&41u32.to_be_bytes()).await.unwrap();
+            let mut reply = [0; 4];
+            stream.read_exact(&mut reply).await.unwrap();
+            assert_eq!(u32::from_be_bytes(reply), 42);
+            server.kill();
+            let cut = stream.read_exact(&mut reply).await.unwrap_err();
+            assert_eq!(cut.kind(), std::io::ErrorKind::ConnectionReset);
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_connect_inside_a_simulation_never_reaches_a_real_listener() {
+    let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    real.set_nonblocking(true).unwrap();
+    let addr = real.local_addr().unwrap();
+    crashtest::Sim::new(1)
+        .run(async move {
+            // The node's own loopback, where nothing listens on that port.
+            let err = tokio::net::TcpStream::connect(addr).await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+            // An address outside the simulated network.
+            let outside = tokio::net::TcpStream::connect("192.0.2.1:80").await;
+            assert!(outside.is_err());
+        })
+        .unwrap();
+    let accepted = real.accept().unwrap_err();
+    assert_eq!(accepted.kind(), std::io::ErrorKind::WouldBlock);
+}
+
+#[test]
+fn a_socket_made_by_hand_is_adopted_and_keeps_its_options() {
+    crashtest::Sim::new(2)
+        .run(async {
+            crashtest::node::create("server", || async {
+                let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+                let _ = listener.accept().await;
+                std::future::pending::<()>().await;
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            // What hyper-util's connector does: socket2, options, then hand it to tokio.
+            let made =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            made.set_tcp_nodelay(true).unwrap();
+            let socket = tokio::net::TcpSocket::from_std_stream(made.into());
+            assert!(socket.nodelay().unwrap());
+            let server = tokio::net::lookup_host("server:80")
+                .await
+                .unwrap()
+                .next()
+                .unwrap();
+            let stream = socket.connect(server).await.unwrap();
+            assert!(stream.nodelay().unwrap());
+            assert_eq!(stream.peer_addr().unwrap(), server);
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_socket_connected_for_real_is_refused() {
+    let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let connected = std::net::TcpStream::connect(real.local_addr().unwrap()).unwrap();
+    let failure = crashtest::Sim::new(1)
+        .run(async move {
+            let _ = tokio::net::TcpSocket::from_std_stream(connected);
+        })
+        .unwrap_err();
+    let text = failure.to_string();
+    assert!(text.contains("tokio::net::TcpSocket::from_std_stream cannot run inside"));
+    assert!(text.contains("connected to a real peer"));
+}
+
+#[test]
+fn files_written_through_tokio_live_on_the_nodes_disk_and_survive_a_synced_crash() {
+    crashtest::Sim::new(3)
+        .run(async {
+            let db = crashtest::node::create("db", || async {
+                if tokio::fs::try_exists("/state").await.unwrap() {
+                    assert_eq!(tokio::fs::read("/state").await.unwrap(), b"v1");
+                    return;
+                }
+                let mut file = tokio::fs::File::create("/state").await.unwrap();
+                file.write_all(b"v1").await.unwrap();
+                file.sync_all().await.unwrap();
+                crashtest::fs::sync_dir("/").await.unwrap();
+                std::future::pending::<()>().await;
+            });
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            db.restart();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            // The supervisor has a disk of its own: the node's file is not on it.
+            assert!(!tokio::fs::try_exists("/state").await.unwrap());
+        })
+        .unwrap();
+}
+
+#[test]
+fn std_metadata_is_refused_with_what_to_use_instead() {
+    let failure = crashtest::Sim::new(1)
+        .run(async {
+            tokio::fs::write("/f", "x").await.unwrap();
+            let _ = tokio::fs::metadata("/f").await;
+        })
+        .unwrap_err();
+    assert!(failure.to_string().contains("use crashtest::fs::metadata"));
+}
+
+#[test]
+fn stdin_is_refused_inside_a_simulation() {
+    let failure = crashtest::Sim::new(1)
+        .run(async {
+            let _ = tokio::io::stdin();
+        })
+        .unwrap_err();
+    assert!(
+        failure
+            .to_string()
+            .contains("tokio::io::stdin cannot run inside")
+    );
+}
