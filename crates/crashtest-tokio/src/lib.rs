@@ -67,9 +67,17 @@ pub mod net;
 pub mod process;
 pub mod runtime;
 mod seam;
+mod select;
 #[cfg(feature = "signal")]
 pub mod signal;
 pub mod task;
 pub mod time;
 
 pub use task::spawn;
+
+/// What the stand-in's macros expand to. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::select::{select_start, simulated};
+    pub use real;
+}

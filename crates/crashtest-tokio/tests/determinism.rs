@@ -51,3 +51,32 @@ fn seeds_interleave_stand_in_tasks_differently() {
     assert!(orders.len() > 1, "every seed ran the same interleaving");
     assert_eq!(distinct.len(), 8, "two seeds gave one fingerprint");
 }
+
+/// Which of two always-ready branches each of 32 unbiased selects picked.
+fn select_picks(seed: u64) -> Vec<u8> {
+    let picks = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = picks.clone();
+    crashtest::Sim::new(seed)
+        .run(async move {
+            for _ in 0..32 {
+                let pick = tokio::select! {
+                    _ = std::future::ready(()) => 0,
+                    _ = std::future::ready(()) => 1,
+                };
+                out.borrow_mut().push(pick);
+            }
+        })
+        .unwrap();
+    picks.take()
+}
+
+#[test]
+fn an_unbiased_select_picks_by_the_seed() {
+    assert_eq!(select_picks(3), select_picks(3));
+    let first = select_picks(3);
+    assert!(
+        first.contains(&0) && first.contains(&1),
+        "one seed varies its picks"
+    );
+    assert_ne!(select_picks(3), select_picks(4), "seeds pick differently");
+}

@@ -71,3 +71,16 @@ fn an_interval_outside_a_simulation_ticks_on_tokios_clock() {
         assert!(second - first >= Duration::from_millis(1));
     });
 }
+
+#[tokio::test(crate = "crashtest_tokio")]
+async fn an_unbiased_select_runs_on_the_real_runtime() {
+    let mut zeros = 0;
+    for _ in 0..64 {
+        zeros += tokio::select! {
+            _ = std::future::ready(()) => 1,
+            _ = std::future::ready(()) => 0,
+        };
+    }
+    // tokio's generator picks the start: both branches win now and then.
+    assert!(zeros > 0 && zeros < 64, "{zeros} of 64");
+}

@@ -10,5 +10,6 @@
 #[macro_use]
 mod harness;
 mod net;
+mod select;
 mod tasks;
 mod time;
