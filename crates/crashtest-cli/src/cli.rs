@@ -29,6 +29,9 @@ pub(crate) enum Command {
     View(ViewArgs),
     /// List the tests the selected executables hold.
     List(ListArgs),
+    /// Run a tokio program unmodified in simulations: put crashtest's stand-in in place of
+    /// tokio.
+    Tokio(TokioArgs),
 }
 
 /// Which test executable to use: built by cargo (with these filters) or given with `--exe`.
@@ -232,6 +235,35 @@ pub(crate) struct ViewArgs {
 pub(crate) struct ListArgs {
     #[command(flatten)]
     pub(crate) select: Select,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TokioArgs {
+    #[command(subcommand)]
+    pub(crate) command: TokioCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokioCommand {
+    /// Patch the workspace so that tokio (for its code and every dependency) is crashtest's
+    /// stand-in: tasks, time, network and disk reach the simulation inside one, and tokio
+    /// outside. Copies the registry's tokio, renamed, into the stand-in directory and writes
+    /// `[patch.crates-io] tokio = { path = ... }` into the workspace's Cargo.toml. Run it
+    /// again after upgrading tokio or crashtest, or after `cargo clean`.
+    Setup(TokioSetupArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TokioSetupArgs {
+    /// The workspace's Cargo.toml (default: the workspace cargo finds from here).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) manifest_path: Option<PathBuf>,
+    /// Where to put the stand-in and the renamed tokio (default: TARGET/crashtest-tokio).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Print the [patch.crates-io] lines instead of writing them into the Cargo.toml.
+    #[arg(long)]
+    pub(crate) print: bool,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {

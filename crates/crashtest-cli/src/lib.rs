@@ -11,7 +11,9 @@
 //! - `replay`: a seed's trace as per-node columns;
 //! - `minimize`: a smallest failing set of injected faults, by masking;
 //! - `explore`: one prefix of a run, many re-drawn futures;
-//! - `view`: an HTML space-time diagram.
+//! - `view`: an HTML space-time diagram;
+//! - `tokio setup`: crashtest's tokio stand-in in place of tokio, for unmodified tokio
+//!   programs and their dependencies.
 //!
 //! The library exists so that the two binaries (`crashtest`, and `cargo-crashtest` for
 //! `cargo crashtest`) share one entry point, [`run`]; everything else is private.
@@ -31,6 +33,7 @@ mod single;
 mod summary;
 mod sweep;
 mod target;
+mod tokio_shim;
 mod trace;
 mod view;
 mod worker;
@@ -71,6 +74,9 @@ where
         cli::Command::Explore(args) => explore::run(args),
         cli::Command::View(args) => view::run(args),
         cli::Command::List(args) => list(args),
+        cli::Command::Tokio(args) => match &args.command {
+            cli::TokioCommand::Setup(setup) => tokio_shim::setup(setup),
+        },
     };
     match outcome {
         Ok(code) => code,

@@ -10,6 +10,10 @@
 mod dir;
 mod file;
 
+#[allow(
+    unused_imports,
+    reason = "everything tokio has today is shadowed here; this passes on what it adds"
+)]
 pub use real::fs::*;
 
 pub use dir::{DirBuilder, DirEntry, ReadDir, read_dir};

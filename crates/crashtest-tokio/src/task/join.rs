@@ -315,10 +315,10 @@ impl fmt::Debug for AbortHandle {
 ///     assert_ne!(a, b);
 /// }).unwrap();
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Id(IdRepr);
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum IdRepr {
     Real(real::task::Id),
     Sim(u64),
@@ -331,6 +331,29 @@ impl Id {
 
     pub(crate) fn sim(id: u64) -> Id {
         Id(IdRepr::Sim(id))
+    }
+}
+
+impl Id {
+    /// The id as a number: tokio's shows its number as its `Display` (and older tokio
+    /// versions have no `Ord` on it to compare with).
+    fn number(self) -> (bool, u64) {
+        match self.0 {
+            IdRepr::Real(id) => (false, id.to_string().parse().unwrap_or(u64::MAX)),
+            IdRepr::Sim(id) => (true, id),
+        }
+    }
+}
+
+impl PartialOrd for Id {
+    fn partial_cmp(&self, other: &Id) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Id {
+    fn cmp(&self, other: &Id) -> std::cmp::Ordering {
+        self.number().cmp(&other.number())
     }
 }
 
