@@ -75,12 +75,10 @@ pub(crate) fn setup(args: &TokioSetupArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `path` made absolute and free of `..`, so that it compares with cargo's paths.
 fn absolute(path: &Path) -> anyhow::Result<PathBuf> {
-    if path.is_absolute() {
-        return Ok(path.to_owned());
-    }
-    let here = std::env::current_dir().context("reading the current directory")?;
-    Ok(here.join(path))
+    std::fs::create_dir_all(path).with_context(|| format!("creating {}", path.display()))?;
+    std::fs::canonicalize(path).with_context(|| format!("resolving {}", path.display()))
 }
 
 /// Fails with cargo's own words when a cargo command does not succeed.

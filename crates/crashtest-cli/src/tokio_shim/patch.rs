@@ -69,14 +69,17 @@ pub(super) fn bridge_missing_stand_in(manifest: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let lock = manifest.with_file_name("Cargo.lock");
-    let version = locked_stand_in_version(&lock)?.with_context(|| {
-        format!(
-            "the stand-in in {} is gone and {} does not say which tokio it was: remove the \
-             tokio line of [patch.crates-io] and run the setup again",
-            dir.display(),
-            lock.display()
-        )
-    })?;
+    let version = match locked_stand_in_version(&lock)? {
+        Some(version) => version,
+        None => version_in_name(&dir).with_context(|| {
+            format!(
+                "the stand-in in {} is gone and neither {} nor its name says which tokio it \
+                 was: remove the tokio line of [patch.crates-io] and run the setup again",
+                dir.display(),
+                lock.display()
+            )
+        })?,
+    };
     let parent = dir
         .parent()
         .context("the stand-in's directory has no parent")?;
@@ -88,6 +91,15 @@ pub(super) fn bridge_missing_stand_in(manifest: &Path) -> anyhow::Result<()> {
     )?;
     std::fs::write(dir.join("lib.rs"), "")?;
     Ok(())
+}
+
+/// The version in a stand-in directory's name, as the setup names them (`tokio-1.54.1`).
+fn version_in_name(dir: &Path) -> Option<String> {
+    let name = dir.file_name()?.to_str()?;
+    let version = name.strip_prefix("tokio-")?;
+    let numeric = version.split('.').count() == 3
+        && version.split('.').all(|part| part.parse::<u64>().is_ok());
+    numeric.then(|| version.to_owned())
 }
 
 /// The directory the manifest's tokio patch points to, if it has one.
@@ -175,6 +187,16 @@ mod tests {
         let err = write(&manifest, &dir, &dir.join("shim")).unwrap_err();
         assert!(err.to_string().contains("patches tokio already"));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_stand_ins_directory_name_tells_its_version() {
+        assert_eq!(
+            version_in_name(Path::new("t/tokio-1.47.1")).as_deref(),
+            Some("1.47.1")
+        );
+        assert_eq!(version_in_name(Path::new("t/tokio-latest")), None);
+        assert_eq!(version_in_name(Path::new("t/shim")), None);
     }
 
     #[test]
