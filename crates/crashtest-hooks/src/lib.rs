@@ -80,11 +80,9 @@ pub trait Simulator: Sync {
     /// stretches sleeps (a fault that a correct program tolerates).
     fn fire_time(&self, deadline_ns: u64) -> u64;
 
-    /// Arms a timer that wakes `waker` at `at_ns` (not before now).
-    fn arm_timer(&self, at_ns: u64, waker: &Waker) -> TimerRef;
-
-    /// Replaces an armed timer's waker; false if the timer already fired.
-    fn refresh_timer(&self, timer: TimerRef, waker: &Waker) -> bool;
+    /// Polls a sleep that fires at `at_ns`: `Ready` once the virtual clock reached it;
+    /// otherwise its timer (`armed`, armed here if `None` or fired) wakes `waker` then.
+    fn poll_timer(&self, at_ns: u64, armed: &mut Option<TimerRef>, waker: &Waker) -> Poll<()>;
 
     /// Disarms a timer (nothing happens if it fired already).
     fn cancel_timer(&self, timer: TimerRef);
@@ -165,8 +163,9 @@ pub fn anchor() -> Option<Instant> {
 ///     fn current_task(&self) -> Option<u64> { None }
 ///     fn now_ns(&self) -> u64 { 0 }
 ///     fn fire_time(&self, deadline_ns: u64) -> u64 { deadline_ns }
-///     fn arm_timer(&self, _: u64, _: &Waker) -> TimerRef { TimerRef::new(0, 0) }
-///     fn refresh_timer(&self, _: TimerRef, _: &Waker) -> bool { false }
+///     fn poll_timer(&self, _: u64, _: &mut Option<TimerRef>, _: &Waker) -> Poll<()> {
+///         Poll::Ready(())
+///     }
 ///     fn cancel_timer(&self, _: TimerRef) {}
 ///     fn draw_below(&self, _: u64) -> u64 { 0 }
 ///     fn fail(&self, _: String) {}

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crashtest_hooks::TimerRef;
+use crashtest_hooks::{Simulator, TimerRef};
 use pin_project_lite::pin_project;
 
 use super::Instant;
@@ -30,11 +30,10 @@ use crate::seam;
 pub fn sleep(duration: Duration) -> Sleep {
     match seam::sim() {
         None => Sleep::real(real::time::sleep(duration)),
-        Some(_) => {
-            let deadline = Instant::now()
-                .checked_add(duration)
-                .unwrap_or_else(Instant::far_future);
-            Sleep::sim(deadline)
+        Some(sim) => {
+            // On the virtual clock directly: no std `Instant` until one is asked for.
+            let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+            Sleep::sim(sim, sim.now_ns().saturating_add(nanos))
         }
     }
 }
@@ -54,7 +53,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 pub fn sleep_until(deadline: Instant) -> Sleep {
     match seam::sim() {
         None => Sleep::real(real::time::sleep_until(deadline.into_real())),
-        Some(_) => Sleep::sim(deadline),
+        Some(sim) => Sleep::sim(sim, deadline.to_virtual_ns()),
     }
 }
 
@@ -76,7 +75,8 @@ pin_project! {
 
 /// A simulated sleep's state; disarms its timer when dropped.
 struct SimTimer {
-    deadline: Instant,
+    /// The deadline on the virtual clock.
+    deadline_ns: u64,
     /// When the timer fires: the deadline, or later if the run stretches sleeps.
     fire_at_ns: u64,
     armed: Option<TimerRef>,
@@ -97,13 +97,12 @@ impl Sleep {
         }
     }
 
-    fn sim(deadline: Instant) -> Sleep {
-        let sim = seam::sim().expect("checked by the caller");
+    fn sim(sim: &dyn Simulator, deadline_ns: u64) -> Sleep {
         Sleep {
             inner: Inner::Sim {
                 timer: SimTimer {
-                    deadline,
-                    fire_at_ns: sim.fire_time(deadline.to_virtual_ns()),
+                    deadline_ns,
+                    fire_at_ns: sim.fire_time(deadline_ns),
                     armed: None,
                 },
             },
@@ -114,7 +113,7 @@ impl Sleep {
     pub fn deadline(&self) -> Instant {
         match &self.inner {
             Inner::Real { sleep } => Instant::from_real(sleep.deadline()),
-            Inner::Sim { timer } => timer.deadline,
+            Inner::Sim { timer } => Instant::from_virtual_ns(timer.deadline_ns),
         }
     }
 
@@ -147,8 +146,8 @@ impl Sleep {
                 if let Some(armed) = timer.armed.take() {
                     sim.cancel_timer(armed);
                 }
-                timer.deadline = deadline;
-                timer.fire_at_ns = sim.fire_time(deadline.to_virtual_ns());
+                timer.deadline_ns = deadline.to_virtual_ns();
+                timer.fire_at_ns = sim.fire_time(timer.deadline_ns);
             }
         }
     }
@@ -162,16 +161,7 @@ impl Future for Sleep {
             InnerProj::Real { sleep } => sleep.poll(cx),
             InnerProj::Sim { timer } => {
                 let sim = seam::sim().unwrap_or_else(|| seam::outside("Sleep"));
-                if sim.now_ns() >= timer.fire_at_ns {
-                    // Due timers fire before any task is polled: nothing is left armed.
-                    timer.armed = None;
-                    return Poll::Ready(());
-                }
-                match timer.armed {
-                    Some(armed) if sim.refresh_timer(armed, cx.waker()) => {}
-                    _ => timer.armed = Some(sim.arm_timer(timer.fire_at_ns, cx.waker())),
-                }
-                Poll::Pending
+                sim.poll_timer(timer.fire_at_ns, &mut timer.armed, cx.waker())
             }
         }
     }
