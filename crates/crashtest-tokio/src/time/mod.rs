@@ -23,6 +23,53 @@ pub use interval::{Interval, interval, interval_at};
 pub use sleep::{Sleep, sleep, sleep_until};
 pub use timeout::{Timeout, timeout, timeout_at};
 
+/// Pauses tokio's clock (`test-util`); inside a simulation the clock is virtual already, and
+/// this does nothing.
+///
+/// # Panics
+///
+/// As tokio's, outside a simulation.
+#[cfg(feature = "test-util")]
+#[track_caller]
+pub fn pause() {
+    if crate::seam::sim().is_none() {
+        real::time::pause();
+    }
+}
+
+/// Resumes tokio's paused clock (`test-util`); does nothing inside a simulation.
+///
+/// # Panics
+///
+/// As tokio's, outside a simulation.
+#[cfg(feature = "test-util")]
+#[track_caller]
+pub fn resume() {
+    if crate::seam::sim().is_none() {
+        real::time::resume();
+    }
+}
+
+/// Moves tokio's paused clock forward (`test-util`); inside a simulation, sleeps for
+/// `duration` of virtual time, which moves the clock the same way.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// use std::time::Duration;
+/// let summary = crashtest::Sim::new(1).run(async {
+///     tokio::time::pause();
+///     tokio::time::advance(Duration::from_secs(90)).await;
+/// }).unwrap();
+/// assert_eq!(summary.elapsed, Duration::from_secs(90));
+/// ```
+#[cfg(feature = "test-util")]
+pub async fn advance(duration: Duration) {
+    match crate::seam::sim() {
+        None => real::time::advance(duration).await,
+        Some(_) => sleep(duration).await,
+    }
+}
+
 /// Errors of the time module, like `tokio::time::error`.
 pub mod error {
     pub use real::time::error::*;
