@@ -12,12 +12,14 @@
 //! Ids carry their run's tag: an id used in another run is a foreign one, and is ignored as
 //! the core's own handles ignore theirs.
 
-use std::future::Future;
-use std::pin::Pin;
+mod storage;
+
 use std::task::{Context, Poll, Waker};
 
-use crashtest_hooks::{BoxTask, Simulator, TaskRef, TimerRef};
+use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
+use storage::{Inline, OnHeap, Stored};
 
+use crate::node::NodeId;
 use crate::report::FailureKind;
 use crate::task::TaskId;
 use crate::time::timer_heap::TimerKey;
@@ -29,23 +31,69 @@ pub(crate) static SEAM: Seam = Seam;
 /// The simulator as the stand-in sees it.
 pub(crate) struct Seam;
 
-/// A stand-in task as the world holds it: polled through its `Task` object, and handed back
-/// whole when it completes, with its output inside (only the stand-in knows its type).
-struct Erased(Option<BoxTask>);
+/// The storage classes of stand-in tasks: the words of each inline size, smallest first
+/// (class `i` holds up to `CLASS_WORDS[i]` words); the class after the last is the heap.
+/// Spawning and joining a class name the same cell type through [`by_class`].
+const CLASS_WORDS: [usize; 10] = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+const HEAP: u32 = CLASS_WORDS.len() as u32;
 
-impl Future for Erased {
-    type Output = BoxTask;
+/// Calls `$f::<S>($args)` with `S` the stored type of storage class `$class`.
+macro_rules! by_class {
+    ($class:expr, $f:ident($($arg:expr),*)) => {
+        match $class {
+            0 => $f::<Inline<2>>($($arg),*),
+            1 => $f::<Inline<4>>($($arg),*),
+            2 => $f::<Inline<6>>($($arg),*),
+            3 => $f::<Inline<8>>($($arg),*),
+            4 => $f::<Inline<12>>($($arg),*),
+            5 => $f::<Inline<16>>($($arg),*),
+            6 => $f::<Inline<24>>($($arg),*),
+            7 => $f::<Inline<32>>($($arg),*),
+            8 => $f::<Inline<48>>($($arg),*),
+            9 => $f::<Inline<64>>($($arg),*),
+            HEAP => $f::<OnHeap>($($arg),*),
+            other => panic!("no storage class {other}"),
+        }
+    };
+}
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<BoxTask> {
-        // `Erased` is `Unpin`: the task is pinned in its own box.
-        let this = self.get_mut();
-        let task = this
-            .0
-            .as_mut()
-            .expect("a completed task is not polled again");
-        match task.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(this.0.take().expect("checked above")),
-            Poll::Pending => Poll::Pending,
+/// The smallest class that holds a task of `task`'s layout.
+fn class_of(task: &RawTask) -> u32 {
+    if task.layout.align() > 8 {
+        return HEAP;
+    }
+    let words = task.layout.size().div_ceil(8);
+    CLASS_WORDS
+        .iter()
+        .position(|&class| words <= class)
+        .map_or(HEAP, |class| class as u32)
+}
+
+fn spawn_stored<S>(w: &World, node: NodeId, name: Option<Box<str>>, task: RawTask) -> TaskId
+where
+    S: Stored + std::future::Future<Output = S> + 'static,
+{
+    w.spawn_on(node, name, S::store(task))
+}
+
+fn join_stored<S>(
+    w: &World,
+    id: TaskId,
+    cx: &mut Context<'_>,
+    take: &mut dyn FnMut(*mut ()),
+) -> Poll<bool>
+where
+    S: Stored + std::future::Future<Output = S> + 'static,
+{
+    match w.poll_join::<S>(id, cx) {
+        Poll::Pending => Poll::Pending,
+        Poll::Ready(None) => Poll::Ready(false),
+        Poll::Ready(Some(mut done)) => {
+            let vtable = done.vtable();
+            // SAFETY: `done` owns the completed task's bytes; the output pointer is taken
+            // while it lives, and `take` takes the output before `done` drops the rest.
+            take(unsafe { (vtable.output)(done.bytes()) });
+            Poll::Ready(true)
         }
     }
 }
@@ -69,16 +117,25 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 }
 
 impl Simulator for Seam {
-    fn spawn(&self, name: Option<&str>, task: BoxTask) -> TaskRef {
+    fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
         with_world(|w| {
-            let id = w.spawn_on(w.current_node(), name.map(Box::from), Erased(Some(task)));
-            TaskRef::new(w.run_tag(), id.to_u64())
+            let class = class_of(&task);
+            let (node, name) = (w.current_node(), name.map(Box::from));
+            let id = by_class!(class, spawn_stored(w, node, name, task));
+            TaskRef::new(w.run_tag(), id.to_u64(), class)
         })
     }
 
-    fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>) -> Poll<Option<BoxTask>> {
-        with_run(task.run(), |w| w.poll_join::<BoxTask>(task_id(task), cx))
-            .expect("a simulated task's JoinHandle was awaited outside its simulation")
+    fn poll_join(
+        &self,
+        task: TaskRef,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(*mut ()),
+    ) -> Poll<bool> {
+        with_run(task.run(), |w| {
+            by_class!(task.storage(), join_stored(w, task_id(task), cx, take))
+        })
+        .expect("a simulated task's JoinHandle was awaited outside its simulation")
     }
 
     fn abort(&self, task: TaskRef) {
@@ -147,19 +204,79 @@ mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    /// A task that completes with `value` on its first poll.
-    struct Ready(Option<u32>, Option<u32>);
+    /// A task that completes with its value on its first poll; `PAD` bytes give it any size.
+    struct Ready<const PAD: usize> {
+        input: Option<u32>,
+        output: Option<u32>,
+        _pad: [u8; PAD],
+        drops: Rc<Cell<u32>>,
+    }
 
-    impl crashtest_hooks::Task for Ready {
-        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-            let this = self.get_mut();
-            this.1 = this.0.take();
-            Poll::Ready(())
+    impl<const PAD: usize> Drop for Ready<PAD> {
+        fn drop(&mut self) {
+            self.drops.set(self.drops.get() + 1);
         }
+    }
 
-        fn output(self: Pin<&mut Self>) -> *mut () {
-            std::ptr::from_mut(&mut self.get_mut().1).cast()
-        }
+    unsafe fn poll_ready<const PAD: usize>(bytes: *mut u8, _: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: the seam passes the bytes of a `Ready<PAD>` (this vtable's type).
+        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
+        task.output = task.input.take();
+        Poll::Ready(())
+    }
+
+    unsafe fn output_of<const PAD: usize>(bytes: *mut u8) -> *mut () {
+        // SAFETY: as above.
+        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
+        std::ptr::from_mut(&mut task.output).cast()
+    }
+
+    unsafe fn drop_ready<const PAD: usize>(bytes: *mut u8) {
+        // SAFETY: as above; the seam drops a task once.
+        unsafe { std::ptr::drop_in_place(bytes.cast::<Ready<PAD>>()) };
+    }
+
+    struct Vtable<const PAD: usize>;
+
+    impl<const PAD: usize> Vtable<PAD> {
+        const VTABLE: crashtest_hooks::TaskVtable = crashtest_hooks::TaskVtable {
+            poll: poll_ready::<PAD>,
+            output: output_of::<PAD>,
+            drop: drop_ready::<PAD>,
+        };
+    }
+
+    /// Spawns a `Ready<PAD>` of `value` through the seam.
+    fn spawn_ready<const PAD: usize>(value: u32, drops: &Rc<Cell<u32>>) -> TaskRef {
+        let task = Ready::<PAD> {
+            input: Some(value),
+            output: None,
+            _pad: [0; PAD],
+            drops: drops.clone(),
+        };
+        let raw = RawTask {
+            bytes: std::ptr::from_ref(&task).cast(),
+            layout: std::alloc::Layout::new::<Ready<PAD>>(),
+            vtable: &Vtable::<PAD>::VTABLE,
+        };
+        let spawned = crashtest_hooks::current().unwrap().spawn(Some("raw"), raw);
+        std::mem::forget(task);
+        spawned
+    }
+
+    /// Joins a spawned `Ready`: its output, or `None` if it was cancelled.
+    async fn join(task: TaskRef) -> Option<u32> {
+        let seam = crashtest_hooks::current().unwrap();
+        let mut output = None;
+        let completed = std::future::poll_fn(|cx| {
+            seam.poll_join(task, cx, &mut |slot| {
+                // SAFETY: a `Ready`'s output is an `Option<u32>`.
+                output = unsafe { (*slot.cast::<Option<u32>>()).take() };
+            })
+        })
+        .await;
+        assert_eq!(completed, output.is_some());
+        output
     }
 
     #[test]
@@ -177,36 +294,54 @@ mod tests {
     }
 
     #[test]
-    fn a_seam_task_runs_in_the_world_and_hands_its_output_back() {
-        let got = Rc::new(Cell::new(None));
-        let out = got.clone();
+    fn seam_tasks_of_every_size_run_in_the_world_and_hand_their_output_back_once() {
+        let drops = Rc::new(Cell::new(0));
+        let counted = drops.clone();
         Sim::new(1)
             .run(async move {
-                let seam = crashtest_hooks::current().unwrap();
-                let task = seam.spawn(Some("erased"), Box::pin(Ready(Some(42), None)));
-                let mut done = std::future::poll_fn(|cx| seam.poll_join(task, cx))
-                    .await
-                    .expect("the task completed");
-                // SAFETY: the task's output is an `Option<u32>`, and the task lives on.
-                let output = unsafe { &mut *done.as_mut().output().cast::<Option<u32>>() };
-                out.set(output.take());
+                let small = spawn_ready::<0>(1, &counted);
+                let inline = spawn_ready::<300>(2, &counted);
+                let heap = spawn_ready::<1000>(3, &counted);
+                assert!(small.storage() < inline.storage());
+                assert!(inline.storage() > 0 && inline.storage() < HEAP);
+                assert_eq!(heap.storage(), HEAP);
+                assert_eq!(join(small).await, Some(1));
+                assert_eq!(join(inline).await, Some(2));
+                assert_eq!(join(heap).await, Some(3));
+                assert_eq!(
+                    counted.get(),
+                    3,
+                    "each task is dropped once, after its join"
+                );
             })
             .unwrap();
-        assert_eq!(got.get(), Some(42));
+        assert_eq!(drops.get(), 3);
     }
 
     #[test]
-    fn an_aborted_seam_task_joins_as_cancelled() {
+    fn an_aborted_seam_task_joins_as_cancelled_and_is_dropped_once() {
+        let drops = Rc::new(Cell::new(0));
+        let counted = drops.clone();
         Sim::new(1)
-            .run(async {
+            .run(async move {
                 let seam = crashtest_hooks::current().unwrap();
-                let task = seam.spawn(None, Box::pin(Ready(Some(1), None)));
-                seam.abort(task);
-                assert!(seam.is_finished(task));
-                let joined = std::future::poll_fn(|cx| seam.poll_join(task, cx)).await;
-                assert!(joined.is_none());
+                for task in [
+                    spawn_ready::<0>(1, &counted),
+                    spawn_ready::<1000>(2, &counted),
+                ] {
+                    seam.abort(task);
+                    assert!(seam.is_finished(task));
+                    assert_eq!(join(task).await, None);
+                }
+                assert_eq!(counted.get(), 2);
+                // A detached task that completes is dropped with its output.
+                let detached = spawn_ready::<100>(3, &counted);
+                seam.detach(detached);
+                crate::task::yield_now().await;
+                crate::task::yield_now().await;
             })
             .unwrap();
+        assert_eq!(drops.get(), 3);
     }
 
     #[test]

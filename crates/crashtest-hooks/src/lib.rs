@@ -40,7 +40,7 @@ use std::time::Instant;
 pub use registry::{
     disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
 };
-pub use task::{BoxTask, Task, TaskRef, TimerRef};
+pub use task::{RawTask, TaskRef, TaskVtable, TimerRef};
 
 /// What the simulator's core does for the stand-in: tasks, timers, the seeded stream, and
 /// failing the run. Implemented once, by `crashtest-core`.
@@ -50,15 +50,23 @@ pub use task::{BoxTask, Task, TaskRef, TimerRef};
 /// and calls with it do nothing or report the task finished.
 pub trait Simulator: Sync {
     /// Spawns `task` on the calling node (the supervisor when called from the test body).
-    fn spawn(&self, name: Option<&str>, task: BoxTask) -> TaskRef;
+    /// The task's bytes are moved into the simulator's storage before this returns: the
+    /// caller must forget its copy (see [`RawTask`]).
+    fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef;
 
-    /// The task back once it finished (its output is inside, see [`Task::output`]), `None`
-    /// if it was cancelled; `Pending` after registering `cx`'s waker.
+    /// Once the task finished: `Ready(true)` after calling `take` with a pointer to its output
+    /// (the `Option<T>` its vtable's `output` gives), out of which `take` must take the output,
+    /// or `Ready(false)` if the task was cancelled. `Pending` after registering `cx`'s waker.
     ///
     /// # Panics
     ///
     /// Panics if the task's outcome was already taken.
-    fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>) -> Poll<Option<BoxTask>>;
+    fn poll_join(
+        &self,
+        task: TaskRef,
+        cx: &mut Context<'_>,
+        take: &mut dyn FnMut(*mut ()),
+    ) -> Poll<bool>;
 
     /// Cancels the task: its future is dropped now, or when its current poll returns.
     fn abort(&self, task: TaskRef);
@@ -149,13 +157,13 @@ pub fn anchor() -> Option<Instant> {
 ///
 /// ```
 /// use std::task::{Context, Poll, Waker};
-/// use crashtest_hooks::{BoxTask, Simulator, TaskRef, TimerRef};
+/// use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
 ///
 /// struct Stopped;
 /// impl Simulator for Stopped {
-///     fn spawn(&self, _: Option<&str>, _: BoxTask) -> TaskRef { unimplemented!() }
-///     fn poll_join(&self, _: TaskRef, _: &mut Context<'_>) -> Poll<Option<BoxTask>> {
-///         Poll::Ready(None)
+///     fn spawn(&self, _: Option<&str>, _: RawTask) -> TaskRef { unimplemented!() }
+///     fn poll_join(&self, _: TaskRef, _: &mut Context<'_>, _: &mut dyn FnMut(*mut ())) -> Poll<bool> {
+///         Poll::Ready(false)
 ///     }
 ///     fn abort(&self, _: TaskRef) {}
 ///     fn detach(&self, _: TaskRef) {}

@@ -1,8 +1,9 @@
 //! `JoinHandle`, `AbortHandle`, `JoinError` and task `Id`: tokio's or the simulation's.
 //!
 //! Each is an enum of the two cases, chosen when the task was spawned, so a handle's methods
-//! pay a match and no thread-local. A simulated task runs in the world's task table as a
-//! [`SimTask`]; its handle holds only the task's [`TaskRef`], and takes the output out of the
+//! pay a match and no thread-local. A simulated task is a [`SimTask`] (its future, then its
+//! output) whose bytes the world keeps in its own task storage, reached through the task's
+//! vtable; its handle holds only the task's [`TaskRef`], and takes the output out of the
 //! finished task when awaited.
 //!
 //! tokio's `JoinError` and `Id` cannot be made outside tokio, so this module has its own,
@@ -15,7 +16,9 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use crashtest_hooks::{Simulator, Task, TaskRef};
+use std::alloc::Layout;
+
+use crashtest_hooks::{RawTask, Simulator, TaskRef, TaskVtable};
 use pin_project_lite::pin_project;
 
 use crate::seam;
@@ -35,28 +38,60 @@ impl<F: Future> SimTask<F> {
     }
 }
 
-impl<F: Future> Task for SimTask<F> {
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let output = match self.as_mut().project() {
-            SimTaskProj::Running { future } => ready!(future.poll(cx)),
-            SimTaskProj::Finished { .. } => panic!("a finished task was polled again"),
-        };
-        // Drops the future in place and keeps the output.
-        self.set(SimTask::Finished {
-            output: Some(output),
-        });
-        Poll::Ready(())
-    }
+impl<F: Future> SimTask<F> {
+    /// What the simulator may do with a `SimTask<F>`'s bytes.
+    const VTABLE: TaskVtable = TaskVtable {
+        poll: poll_task::<F>,
+        output: output_of::<F>,
+        drop: drop_task::<F>,
+    };
+}
 
-    fn output(self: Pin<&mut Self>) -> *mut () {
-        match self.project() {
-            SimTaskProj::Finished { output } => std::ptr::from_mut(output).cast(),
-            SimTaskProj::Running { .. } => panic!("a running task has no output yet"),
-        }
+/// Polls the `SimTask<F>` at `bytes`; once its future completes, drops it and keeps the output.
+///
+/// # Safety
+///
+/// `bytes` is a `SimTask<F>` that stays in place until this returns `Ready` (the vtable's
+/// contract).
+unsafe fn poll_task<F: Future>(bytes: *mut u8, cx: &mut Context<'_>) -> Poll<()> {
+    // SAFETY: the caller keeps the task in place while it runs: it is pinned there.
+    let mut task = unsafe { Pin::new_unchecked(&mut *bytes.cast::<SimTask<F>>()) };
+    let output = match task.as_mut().project() {
+        SimTaskProj::Running { future } => ready!(future.poll(cx)),
+        SimTaskProj::Finished { .. } => panic!("a finished task was polled again"),
+    };
+    // Drops the future in place and keeps the output.
+    task.set(SimTask::Finished {
+        output: Some(output),
+    });
+    Poll::Ready(())
+}
+
+/// The output slot of the finished `SimTask<F>` at `bytes`.
+///
+/// # Safety
+///
+/// `bytes` is a live `SimTask<F>`.
+unsafe fn output_of<F: Future>(bytes: *mut u8) -> *mut () {
+    // SAFETY: the caller gives a live `SimTask<F>`; its finished form holds no pinned data.
+    match unsafe { &mut *bytes.cast::<SimTask<F>>() } {
+        SimTask::Finished { output } => std::ptr::from_mut(output).cast(),
+        SimTask::Running { .. } => panic!("a running task has no output yet"),
     }
 }
 
-/// Spawns `future` in the simulation `sim`, on the calling node.
+/// Drops the `SimTask<F>` at `bytes` in place.
+///
+/// # Safety
+///
+/// `bytes` is a live `SimTask<F>`, dropped once.
+unsafe fn drop_task<F: Future>(bytes: *mut u8) {
+    // SAFETY: as the caller promises.
+    unsafe { std::ptr::drop_in_place(bytes.cast::<SimTask<F>>()) };
+}
+
+/// Spawns `future` in the simulation `sim`, on the calling node. The task's bytes move into
+/// the simulator's storage: no allocation of the stand-in's own.
 pub(crate) fn spawn_sim<F>(
     sim: &'static dyn Simulator,
     name: Option<&str>,
@@ -65,8 +100,16 @@ pub(crate) fn spawn_sim<F>(
 where
     F: Future + 'static,
 {
-    let task = sim.spawn(name, Box::pin(SimTask::new(future)));
-    JoinHandle::sim(task)
+    let task = SimTask::new(future);
+    let raw = RawTask {
+        bytes: std::ptr::from_ref(&task).cast(),
+        layout: Layout::new::<SimTask<F>>(),
+        vtable: &SimTask::<F>::VTABLE,
+    };
+    let spawned = sim.spawn(name, raw);
+    // The simulator has moved the task's bytes into its storage: this copy is not the task.
+    std::mem::forget(task);
+    JoinHandle::sim(spawned)
 }
 
 /// An owned permission to await a task's output, like `tokio::task::JoinHandle`; dropping it
@@ -205,16 +248,17 @@ impl<T> Future for JoinHandle<T> {
             Join::Sim { task, taken, .. } => {
                 assert!(!*taken, "JoinHandle polled after completion");
                 let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
-                let Some(mut finished) = ready!(sim.poll_join(*task, cx)) else {
-                    *taken = true;
-                    return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
-                };
+                let mut output = None;
+                let completed = ready!(sim.poll_join(*task, cx, &mut |slot| {
+                    // SAFETY: this handle was made by `spawn_sim` for a task whose future's
+                    // output is `T`, and the ids of a run name one task each, so `slot` is
+                    // that task's `Option<T>`, alive while this runs.
+                    output = unsafe { (*slot.cast::<Option<T>>()).take() };
+                }));
                 *taken = true;
-                let slot = finished.as_mut().output().cast::<Option<T>>();
-                // SAFETY: this handle was made by `spawn_sim` for a task whose future's
-                // output is `T`, and the task ids of a run name one task each, so `slot`
-                // points to that task's `Option<T>`; `finished` keeps it alive meanwhile.
-                let output = unsafe { (*slot).take() };
+                if !completed {
+                    return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
+                }
                 Poll::Ready(Ok(output.expect("a finished task holds its output once")))
             }
         }
