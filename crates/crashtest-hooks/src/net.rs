@@ -114,9 +114,17 @@ pub struct AdoptedSocket {
     pub nodelay: bool,
 }
 
-/// Takes a socket made outside the stand-in and tells how it was set up, closing it. An
-/// error if it cannot be simulated (it is connected already, or is not a TCP socket).
-pub type AdoptSocket = fn(std::net::TcpStream) -> io::Result<AdoptedSocket>;
+/// A socket made outside the stand-in, as the descriptor that carries it.
+#[cfg(unix)]
+pub type RawSocket = std::os::fd::OwnedFd;
+/// A socket made outside the stand-in, as the handle that carries it.
+#[cfg(windows)]
+pub type RawSocket = std::os::windows::io::OwnedSocket;
+
+/// Takes a socket made outside the stand-in inside a simulation and tells how it was set up,
+/// closing it; hands it back untouched if it is not one the adopter knows (a real socket),
+/// for the stand-in to ask the socket itself.
+pub type AdoptSocket = fn(RawSocket) -> Result<AdoptedSocket, RawSocket>;
 
 impl fmt::Debug for dyn Network + '_ {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -7,10 +7,10 @@
 //! addresses are literal by then), so they are completed at once with [`at_once`].
 
 use std::future::Future;
-use std::ops::Deref;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr};
+use std::ops::Deref;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};

@@ -7,8 +7,9 @@
 //! `from_std_stream` adopts a socket a library made itself (hyper-util's connector makes its
 //! socket with socket2 and hands it over): inside a simulation the socket is closed after
 //! learning how it was set up, through the adopter the `crashtest` facade registers (the
-//! determinism guard's, which knows the placeholder sockets it handed out), or else by asking
-//! the socket (its family, bound address and `TCP_NODELAY`). A socket that is connected
+//! determinism guard's: inside a simulation `socket()` gives a placeholder that records what
+//! is set on it), or else, for a real socket (made before the run, or without the guards), by
+//! asking it (its family, bound address and `TCP_NODELAY`). A socket that is connected
 //! already cannot be simulated and is refused.
 
 use std::fmt;
@@ -17,7 +18,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crashtest_hooks::net::AdoptedSocket;
+use crashtest_hooks::net::{AdoptedSocket, RawSocket};
 
 use super::fd::descriptors;
 use super::{TcpListener, TcpStream};
@@ -263,10 +264,8 @@ impl TcpSocket {
         let inner = match seam::sim() {
             None => Inner::Real(real::net::TcpSocket::from_std_stream(stream)),
             Some(_) => {
-                let adopted = match crashtest_hooks::socket_adopter() {
-                    Some(adopt) => adopt(stream),
-                    None => ask_the_socket(stream),
-                };
+                let adopted = adopt(stream.into())
+                    .or_else(|raw| ask_the_socket(std::net::TcpStream::from(raw)));
                 let adopted = adopted.unwrap_or_else(|err| {
                     seam::refuse(
                         "tokio::net::TcpSocket::from_std_stream",
@@ -284,6 +283,15 @@ impl TcpSocket {
             }
         };
         TcpSocket { inner }
+    }
+}
+
+/// Adopts a socket made by hand with the registered adopter (the determinism guard's, which
+/// knows its placeholders); hands the socket back if there is none or it is not one of them.
+pub(super) fn adopt(raw: RawSocket) -> Result<AdoptedSocket, RawSocket> {
+    match crashtest_hooks::socket_adopter() {
+        Some(adopter) => adopter(raw),
+        None => Err(raw),
     }
 }
 

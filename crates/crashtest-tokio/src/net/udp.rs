@@ -66,6 +66,16 @@ macro_rules! real_only {
 }
 
 impl UdpSocket {
+    fn sim(socket: Box<dyn UdpSock>) -> UdpSocket {
+        UdpSocket {
+            inner: Inner::Sim {
+                socket,
+                broadcast: AtomicBool::new(false),
+                ttl: AtomicU32::new(64),
+            },
+        }
+    }
+
     /// Binds a socket; port 0 picks one.
     ///
     /// # Errors
@@ -84,33 +94,52 @@ impl UdpSocket {
                 let socket =
                     first_that_works(addrs, |addr| std::future::ready(network.udp_bind(addr)))
                         .await?;
-                Ok(UdpSocket {
-                    inner: Inner::Sim {
-                        socket,
-                        broadcast: AtomicBool::new(false),
-                        ttl: AtomicU32::new(64),
-                    },
-                })
+                Ok(UdpSocket::sim(socket))
             }
         }
     }
 
-    /// Wraps a std socket; refused inside a simulation (it is a real socket).
+    /// Wraps a std socket. Inside a simulation a socket the program made by hand (std's
+    /// `UdpSocket::bind`, socket2) is adopted: bound on the simulated network at its address.
     ///
     /// # Errors
     ///
     /// tokio's.
     #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
-        if seam::sim().is_some() {
+        if seam::sim().is_none() {
+            return real::net::UdpSocket::from_std(socket).map(|socket| UdpSocket {
+                inner: Inner::Real(socket),
+            });
+        }
+        // A socket made by hand inside the simulation (a placeholder) is adopted: bound on
+        // the simulated network where the program bound it.
+        let adopted = super::socket::adopt(socket.into()).or_else(|raw| {
+            let socket = std::net::UdpSocket::from(raw);
+            socket
+                .local_addr()
+                .map(|local| crashtest_hooks::net::AdoptedSocket {
+                    ipv6: local.is_ipv6(),
+                    bound: Some(local),
+                    nodelay: false,
+                })
+        });
+        let adopted = adopted.unwrap_or_else(|err| {
             seam::refuse(
                 "tokio::net::UdpSocket::from_std",
-                "a std socket is a real one; bind with tokio::net::UdpSocket::bind",
-            );
-        }
-        real::net::UdpSocket::from_std(socket).map(|socket| UdpSocket {
-            inner: Inner::Real(socket),
-        })
+                &format!(
+                    "the socket cannot be simulated ({err}); bind with tokio::net::UdpSocket::bind"
+                ),
+            )
+        });
+        let unspecified = if adopted.ipv6 {
+            SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0))
+        } else {
+            SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))
+        };
+        let network = seam::network("tokio::net::UdpSocket::from_std");
+        let socket = network.udp_bind(adopted.bound.unwrap_or(unspecified))?;
+        Ok(UdpSocket::sim(socket))
     }
 
     /// The std socket; refused for a simulated one.

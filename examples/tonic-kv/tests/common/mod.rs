@@ -53,9 +53,10 @@ pub async fn run(setup: Setup) {
             panic!("the server stopped: {error}");
         }
     });
-    let ip = crashtest::net::ip_of(server.id());
-    let grpc_url = format!("http://{ip}:{GRPC_PORT}");
-    let http_url = format!("http://{ip}:{HTTP_PORT}");
+    // By name, as in production: the clients resolve it with getaddrinfo, which the
+    // determinism guard answers from the simulation's nodes.
+    let grpc_url = format!("http://kv:{GRPC_PORT}");
+    let http_url = format!("http://kv:{HTTP_PORT}");
     let acked: Acked = Rc::default();
     let done = Rc::new(Cell::new(false));
 
