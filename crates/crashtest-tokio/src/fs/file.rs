@@ -277,6 +277,15 @@ impl AsyncSeek for File {
     }
 }
 
+impl From<std::fs::OpenOptions> for OpenOptions {
+    fn from(std: std::fs::OpenOptions) -> OpenOptions {
+        OpenOptions {
+            from_std: Some(real::fs::OpenOptions::from(std)),
+            ..OpenOptions::default()
+        }
+    }
+}
+
 impl From<std::fs::File> for File {
     fn from(std: std::fs::File) -> File {
         File::from_std(std)
@@ -293,6 +302,9 @@ impl fmt::Debug for File {
 }
 
 /// How to open a file, like `tokio::fs::OpenOptions`.
+///
+/// Options made from std's (`From<std::fs::OpenOptions>`) keep std's builder for tokio, since
+/// std's options cannot be read back; inside a simulation such options are refused.
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
     flags: OpenFlags,
@@ -300,6 +312,8 @@ pub struct OpenOptions {
     mode: Option<u32>,
     #[cfg(unix)]
     custom_flags: Option<i32>,
+    /// tokio's options made from std's, which later calls keep up to date.
+    from_std: Option<real::fs::OpenOptions>,
 }
 
 macro_rules! flag {
@@ -307,6 +321,9 @@ macro_rules! flag {
         #[doc = concat!("Sets the `", stringify!($name), "` option.")]
         pub fn $name(&mut self, $name: bool) -> &mut OpenOptions {
             self.flags.$name = $name;
+            if let Some(real) = &mut self.from_std {
+                real.$name($name);
+            }
             self
         }
     )*};
@@ -324,6 +341,9 @@ impl OpenOptions {
     #[cfg(unix)]
     pub fn mode(&mut self, mode: u32) -> &mut OpenOptions {
         self.mode = Some(mode);
+        if let Some(real) = &mut self.from_std {
+            real.mode(mode);
+        }
         self
     }
 
@@ -331,6 +351,9 @@ impl OpenOptions {
     #[cfg(unix)]
     pub fn custom_flags(&mut self, flags: i32) -> &mut OpenOptions {
         self.custom_flags = Some(flags);
+        if let Some(real) = &mut self.from_std {
+            real.custom_flags(flags);
+        }
         self
     }
 
@@ -342,12 +365,19 @@ impl OpenOptions {
     pub async fn open(&self, path: impl AsRef<Path>) -> io::Result<File> {
         let inner = match simulated("tokio::fs::OpenOptions::open") {
             None => Inner::Real(self.real().open(path).await?),
+            Some(_) if self.from_std.is_some() => seam::refuse(
+                "tokio::fs::OpenOptions::open with options made from std's",
+                "std's options cannot be read back; build them with tokio::fs::OpenOptions",
+            ),
             Some(disk) => Inner::Sim(disk.open(path.as_ref().to_owned(), self.flags).await?),
         };
         Ok(File { inner })
     }
 
     fn real(&self) -> real::fs::OpenOptions {
+        if let Some(real) = &self.from_std {
+            return real.clone();
+        }
         let mut real = real::fs::OpenOptions::new();
         real.read(self.flags.read)
             .write(self.flags.write)
