@@ -1,19 +1,25 @@
 //! `crashtest tokio setup` on a tokio program, for the oldest and the newest supported tokio:
 //! the program's simulation tests and its tests on real tokio pass through the stand-in.
 //!
-//! Each version's workspace lives in the target directory (`tokio-setup/`), and both share one
-//! target directory there, so a rerun rebuilds little.
+//! Each version's workspace lives in the target directory (`tokio-setup/`), and they build in
+//! the fixtures' shared target directory (`fixtures/`, without incremental data), so a rerun
+//! rebuilds little and the disk holds one copy of the common dependencies.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Where the fixture workspaces and their builds go: `<target>/tokio-setup`.
-fn base() -> PathBuf {
+/// The workspace's target directory.
+fn target() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_crashtest"))
         .parent()
         .and_then(Path::parent)
         .expect("the binary lives in <target>/<profile>/")
-        .join("tokio-setup")
+        .to_owned()
+}
+
+/// Where the fixture workspaces go: `<target>/tokio-setup`.
+fn base() -> PathBuf {
+    target().join("tokio-setup")
 }
 
 /// Writes the fixture pinned to `tokio`, sets it up, tests it, and returns the test output.
@@ -32,7 +38,7 @@ fn set_up_and_test(tokio: &str) -> String {
     let setup = Command::new(env!("CARGO_BIN_EXE_crashtest"))
         .args(["tokio", "setup", "--manifest-path"])
         .arg(workspace.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", base().join("target"))
+        .env("CARGO_TARGET_DIR", target().join("fixtures"))
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&setup.stderr);
@@ -47,7 +53,8 @@ fn set_up_and_test(tokio: &str) -> String {
     let test = Command::new(cargo)
         .args(["test", "--manifest-path"])
         .arg(workspace.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", base().join("target"))
+        .env("CARGO_TARGET_DIR", target().join("fixtures"))
+        .env("CARGO_INCREMENTAL", "0")
         .output()
         .unwrap();
     let out = format!(

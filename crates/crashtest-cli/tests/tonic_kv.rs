@@ -2,9 +2,9 @@
 //! axum and reqwest, unmodified, in crashtest's simulation and on real tokio.
 //!
 //! The example is a workspace of its own (its tokio is the stand-in); this test is how
-//! `cargo test --workspace` covers it. Its build shares `target/tokio-setup/target` with the
-//! setup tests; its stand-in lives in its own `target/crashtest-tokio`, where its manifest's
-//! `[patch.crates-io]` entry points.
+//! `cargo test --workspace` covers it. It builds in the fixtures' shared target directory
+//! (`target/fixtures`); its stand-in lives in its own `target/crashtest-tokio`, where its
+//! manifest's `[patch.crates-io]` entry points.
 
 use std::path::Path;
 use std::process::Command;
@@ -36,12 +36,13 @@ fn the_tonic_kv_example_passes_through_the_stand_in() {
         .parent()
         .and_then(Path::parent)
         .expect("the binary lives in <target>/<profile>/")
-        .join("tokio-setup/target");
+        .join("fixtures");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let test = Command::new(cargo)
         .args(["test", "--manifest-path"])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_INCREMENTAL", "0")
         .env_remove("TONIC_KV_BUG")
         .output()
         .unwrap();
