@@ -1,25 +1,16 @@
 //! `crashtest tokio setup` on a tokio program, for the oldest and the newest supported tokio:
 //! the program's simulation tests and its tests on real tokio pass through the stand-in.
 //!
-//! Each version's workspace lives in the target directory (`tokio-setup/`), and they build in
-//! the fixtures' shared target directory (`fixtures/`, without incremental data), so a rerun
-//! rebuilds little and the disk holds one copy of the common dependencies.
+//! Each version's workspace lives in the target directory (`tokio-setup/`) and builds in the
+//! fixtures' (see `nested`).
+
+mod nested;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// The workspace's target directory.
-fn target() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_crashtest"))
-        .parent()
-        .and_then(Path::parent)
-        .expect("the binary lives in <target>/<profile>/")
-        .to_owned()
-}
 
 /// Where the fixture workspaces go: `<target>/tokio-setup`.
 fn base() -> PathBuf {
-    target().join("tokio-setup")
+    nested::target().join("tokio-setup")
 }
 
 /// Writes the fixture pinned to `tokio`, sets it up, tests it, and returns the test output.
@@ -35,38 +26,13 @@ fn set_up_and_test(tokio: &str) -> String {
     std::fs::write(workspace.join("Cargo.toml"), manifest).unwrap();
     std::fs::copy(fixture.join("src/lib.rs"), workspace.join("src/lib.rs")).unwrap();
 
-    let setup = Command::new(env!("CARGO_BIN_EXE_crashtest"))
-        .args(["tokio", "setup", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target().join("fixtures"))
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&setup.stderr);
-    assert!(setup.status.success(), "setup failed: {said}");
+    let said = nested::setup(&workspace.join("Cargo.toml"), &[]);
     assert!(said.contains(&format!(
         "tokio {tokio} now resolves to crashtest's stand-in"
     )));
     let patched = std::fs::read_to_string(workspace.join("Cargo.toml")).unwrap();
     assert!(patched.contains("[patch.crates-io]"), "{patched}");
-
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let test = Command::new(cargo)
-        .args(["test", "--manifest-path"])
-        .arg(workspace.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target().join("fixtures"))
-        .env("CARGO_INCREMENTAL", "0")
-        .output()
-        .unwrap();
-    let out = format!(
-        "{}{}",
-        String::from_utf8_lossy(&test.stdout),
-        String::from_utf8_lossy(&test.stderr)
-    );
-    assert!(
-        test.status.success(),
-        "the fixture's tests failed on tokio {tokio}:\n{out}"
-    );
-    out
+    nested::cargo_test(&workspace.join("Cargo.toml"))
 }
 
 fn check(tokio: &str) {

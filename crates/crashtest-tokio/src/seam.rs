@@ -5,9 +5,14 @@
 //! without it (through `crashtest_core::Sim` directly) has neither, and a stand-in network or
 //! file call there is refused with a message saying so.
 
+use std::io;
+use std::mem::MaybeUninit;
+use std::task::Poll;
+
 use crashtest_hooks::Simulator;
 use crashtest_hooks::fs::Disk;
 use crashtest_hooks::net::Network;
+use real::io::ReadBuf;
 
 /// The simulation running on this thread, if any.
 #[inline]
@@ -41,6 +46,29 @@ pub(crate) fn disk(call: &str) -> &'static dyn Disk {
 
 const UNREGISTERED: &str = "the simulated network and disk are registered by the `crashtest` \
      crate; run the simulation with #[crashtest::test] or crashtest::Sim (not crashtest_core::Sim)";
+
+/// Reads through the seam into tokio's buffer: `read` writes into the buffer's unfilled part
+/// and returns how many bytes it wrote (and what else it reads, such as a sender), which are
+/// then marked filled. The seam's readers write only initialized bytes, so no byte is zeroed
+/// first.
+pub(crate) fn read_into<R>(
+    buf: &mut ReadBuf<'_>,
+    read: impl FnOnce(&mut [MaybeUninit<u8>]) -> Poll<io::Result<(usize, R)>>,
+) -> Poll<io::Result<R>> {
+    // SAFETY: the seam's readers only write initialized bytes into the slice (the hooks'
+    // contract), so none that was initialized becomes uninitialized.
+    let unfilled = unsafe { buf.unfilled_mut() };
+    match read(unfilled) {
+        Poll::Ready(Ok((n, extra))) => {
+            // SAFETY: the reader wrote `n` bytes at the start of the unfilled part.
+            unsafe { buf.assume_init(n) };
+            buf.advance(n);
+            Poll::Ready(Ok(extra))
+        }
+        Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
+        Poll::Pending => Poll::Pending,
+    }
+}
 
 /// A simulated object was used after its simulation ended (or on another thread).
 #[cold]

@@ -215,21 +215,9 @@ impl AsyncRead for File {
     ) -> Poll<io::Result<()>> {
         match &mut self.get_mut().inner {
             Inner::Real(file) => Pin::new(file).poll_read(cx, buf),
-            Inner::Sim(file) => {
-                // SAFETY: the disk only writes initialized bytes, and we mark as filled only
-                // the `n` it reports having written.
-                let unfilled = unsafe { buf.unfilled_mut() };
-                match file.poll_read(cx, unfilled) {
-                    Poll::Ready(Ok(n)) => {
-                        // SAFETY: the disk wrote `n` bytes at the start of the unfilled part.
-                        unsafe { buf.assume_init(n) };
-                        buf.advance(n);
-                        Poll::Ready(Ok(()))
-                    }
-                    Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
-                    Poll::Pending => Poll::Pending,
-                }
-            }
+            Inner::Sim(file) => seam::read_into(buf, |unfilled| {
+                file.poll_read(cx, unfilled).map_ok(|n| (n, ()))
+            }),
         }
     }
 }

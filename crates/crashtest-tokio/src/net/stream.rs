@@ -78,19 +78,9 @@ pub(super) fn poll_read_conn(
     cx: &mut Context<'_>,
     buf: &mut ReadBuf<'_>,
 ) -> Poll<io::Result<()>> {
-    // SAFETY: the connection only writes initialized bytes into the slice, and we mark as
-    // filled only the `n` it reports having written.
-    let unfilled = unsafe { buf.unfilled_mut() };
-    match conn.poll_read(cx, unfilled) {
-        Poll::Ready(Ok(n)) => {
-            // SAFETY: the connection wrote `n` bytes at the start of the unfilled part.
-            unsafe { buf.assume_init(n) };
-            buf.advance(n);
-            Poll::Ready(Ok(()))
-        }
-        Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
-        Poll::Pending => Poll::Pending,
-    }
+    seam::read_into(buf, |unfilled| {
+        conn.poll_read(cx, unfilled).map_ok(|n| (n, ()))
+    })
 }
 
 /// A readiness call inside a simulation.

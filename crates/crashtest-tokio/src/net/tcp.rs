@@ -40,72 +40,48 @@ impl<R: fmt::Debug> fmt::Debug for Borrowed<'_, R> {
     }
 }
 
-impl<'a> ReadHalf<'a> {
-    pub(super) fn real(half: real::net::tcp::ReadHalf<'a>) -> ReadHalf<'a> {
-        ReadHalf(Borrowed::Real(half))
-    }
+/// The constructors and address accessors of a half that borrows its stream.
+macro_rules! borrowed_half {
+    ($($half:ident => $real:ty;)*) => {$(
+        impl<'a> $half<'a> {
+            pub(super) fn real(half: $real) -> $half<'a> {
+                $half(Borrowed::Real(half))
+            }
 
-    pub(super) fn sim(conn: &'a dyn TcpConn) -> ReadHalf<'a> {
-        ReadHalf(Borrowed::Sim(conn))
-    }
+            pub(super) fn sim(conn: &'a dyn TcpConn) -> $half<'a> {
+                $half(Borrowed::Sim(conn))
+            }
 
-    /// The stream's local address.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.0 {
-            Borrowed::Real(half) => half.local_addr(),
-            Borrowed::Sim(conn) => Ok(conn.local_addr()),
+            /// The stream's local address.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub fn local_addr(&self) -> io::Result<SocketAddr> {
+                match &self.0 {
+                    Borrowed::Real(half) => half.local_addr(),
+                    Borrowed::Sim(conn) => Ok(conn.local_addr()),
+                }
+            }
+
+            /// The stream's peer address.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+                match &self.0 {
+                    Borrowed::Real(half) => half.peer_addr(),
+                    Borrowed::Sim(conn) => Ok(conn.peer_addr()),
+                }
+            }
         }
-    }
-
-    /// The stream's peer address.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match &self.0 {
-            Borrowed::Real(half) => half.peer_addr(),
-            Borrowed::Sim(conn) => Ok(conn.peer_addr()),
-        }
-    }
+    )*};
 }
 
-impl<'a> WriteHalf<'a> {
-    pub(super) fn real(half: real::net::tcp::WriteHalf<'a>) -> WriteHalf<'a> {
-        WriteHalf(Borrowed::Real(half))
-    }
-
-    pub(super) fn sim(conn: &'a dyn TcpConn) -> WriteHalf<'a> {
-        WriteHalf(Borrowed::Sim(conn))
-    }
-
-    /// The stream's local address.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        match &self.0 {
-            Borrowed::Real(half) => half.local_addr(),
-            Borrowed::Sim(conn) => Ok(conn.local_addr()),
-        }
-    }
-
-    /// The stream's peer address.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        match &self.0 {
-            Borrowed::Real(half) => half.peer_addr(),
-            Borrowed::Sim(conn) => Ok(conn.peer_addr()),
-        }
-    }
+borrowed_half! {
+    ReadHalf => real::net::tcp::ReadHalf<'a>;
+    WriteHalf => real::net::tcp::WriteHalf<'a>;
 }
 
 impl AsyncRead for ReadHalf<'_> {

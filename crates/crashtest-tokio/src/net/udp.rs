@@ -292,19 +292,7 @@ impl UdpSocket {
         match &self.inner {
             Inner::Real(socket) => socket.poll_recv_from(cx, buf),
             Inner::Sim { socket, .. } => {
-                // SAFETY: the socket only writes initialized bytes, and we mark as filled
-                // only the `n` it reports having written.
-                let unfilled = unsafe { buf.unfilled_mut() };
-                match socket.poll_recv_from(cx, unfilled) {
-                    Poll::Ready(Ok((n, from))) => {
-                        // SAFETY: the socket wrote `n` bytes at the start of the unfilled part.
-                        unsafe { buf.assume_init(n) };
-                        buf.advance(n);
-                        Poll::Ready(Ok(from))
-                    }
-                    Poll::Ready(Err(err)) => Poll::Ready(Err(err)),
-                    Poll::Pending => Poll::Pending,
-                }
+                seam::read_into(buf, |unfilled| socket.poll_recv_from(cx, unfilled))
             }
         }
     }
