@@ -15,6 +15,7 @@ pub mod minimize;
 mod reproduce;
 pub mod results;
 mod settings;
+mod sim;
 mod tokio_seam;
 
 /// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
@@ -27,14 +28,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest_core::coverage::CoverageReport;
-use crashtest_core::{
-    Divergence, FailureKind, InjectedFault, RunFailure, RunSummary, Sim, check_determinism,
-};
+use crashtest_core::{Divergence, FailureKind, InjectedFault, RunFailure, RunSummary};
 use crashtest_protocol::results::Signature;
 use results::Sink;
 
 pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
+pub use sim::{Sim, check_determinism};
 pub use tokio_seam::register_tokio_seam;
 
 /// What a passing test run did.
@@ -335,7 +335,6 @@ where
         })
     };
     crashtest_guard::install();
-    register_tokio_seam();
     let first = settings.start;
     let first_result = if settings.check_determinism {
         match check_determinism(first, config.clone(), body) {

@@ -38,8 +38,6 @@ pub use crashtest_nemesis::swarm;
 /// its settings come from the attribute and the `CRASHTEST_*` environment variables.
 pub use crashtest_runner as runner;
 
-mod sim;
-
 /// Runs `f` on a fresh OS thread with the determinism guards linked in, and returns its
 /// result. Use it around [`Sim::run`] outside the test runner (which does this for every
 /// seed): std's `HashMap` keys and `rand`'s thread generator are drawn once per thread, so
@@ -66,7 +64,7 @@ pub use crashtest_core::{
     coverage, fault, node, plumbing, probe, report, sometimes, spawn, task, time, trace,
 };
 pub use crashtest_macros::test;
-pub use sim::{Sim, check_determinism};
+pub use crashtest_runner::{Sim, check_determinism};
 
 /// Oracles: invariants checked between steps, the liveness phase (heal everything, then
 /// require convergence by a deadline), and a linearizability checker for recorded histories.

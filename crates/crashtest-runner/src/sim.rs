@@ -2,15 +2,15 @@
 //!
 //! The tokio stand-in (`crashtest tokio setup`) reaches the simulated network and disk
 //! through `crashtest-hooks`, where they must be registered before a run; the core cannot
-//! do it (the network and the disk depend on the core). So the facade's entry points
-//! register them ([`Sim::run`], [`check_determinism`], and the test runner), once per
-//! process, then run exactly what the core's would.
+//! do it (the network and the disk depend on the core). So these entry points, which the
+//! facade re-exports and the runner uses for every seed, register them once per process,
+//! then run exactly what the core's would.
 
 use std::future::Future;
 
 use crashtest_core::{Config, Divergence, RunFailure, RunSummary};
 
-use crashtest_runner::register_tokio_seam;
+use crate::register_tokio_seam;
 
 /// One simulation: a seed and a configuration (the core's `Sim`, with the network and disk
 /// registered for the tokio stand-in).
