@@ -10,8 +10,8 @@
 //! the handler of a request whose client went away or whose deadline passed) does not stop an
 //! append halfway. A put whose write or sync fails may still leave part of a record behind,
 //! so each put writes at the end of the last whole record, over whatever a failed put left:
-//! no record ever follows a broken one, which replay would lose. (The simulation found that,
-//! and a new directory whose own entry was never synced, in this store's first version.)
+//! no record ever follows a broken one, which replay would lose. (The simulation found, in
+//! this store's first version, a new directory whose own entry was never synced.)
 
 use std::collections::BTreeMap;
 use std::io;
