@@ -6,9 +6,9 @@
 //! Inside a simulation the guard answers `socket()` with a placeholder: a real descriptor
 //! that is no socket, so that nothing the kernel does with it reaches a network. The guard
 //! remembers, per run, what the placeholder was made as and what was set on it
-//! (`setsockopt`, `bind`, non-blocking mode), answers `getsockopt` and `getsockname` from
-//! that record, and refuses `connect`, `listen`, `accept` and the data calls. A tokio
-//! stand-in that receives such a descriptor (`TcpSocket::from_std_stream`,
+//! (`setsockopt`, `bind`, `listen`, non-blocking mode), answers `getsockopt` and `getsockname`
+//! from that record, and refuses `connect`, `accept` and the data calls. A tokio stand-in
+//! that receives such a descriptor (`TcpSocket::from_std_stream`, `TcpListener::from_std`,
 //! `UdpSocket::from_std`) calls [`adopt_placeholder`] to learn what the program asked for and
 //! builds the simulated socket from it.
 
@@ -37,6 +37,9 @@ pub struct Placeholder {
     /// the port when the stand-in binds); `None` if the socket was never bound or its family is
     /// neither `AF_INET` nor `AF_INET6`.
     pub bound: Option<SocketAddr>,
+    /// Whether `listen()` was called: a TCP listener, as std's `TcpListener::bind` makes
+    /// (the stand-in's `TcpListener::from_std` takes it over).
+    pub listening: bool,
     /// The options set with `setsockopt`.
     pub options: SocketOptions,
 }

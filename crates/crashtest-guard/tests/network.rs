@@ -1,5 +1,6 @@
-//! Inside a simulation nothing reaches the real network: connects, sends and listens fail the
-//! run with a message that says what to use instead, a local listener sees no connection,
+//! Inside a simulation nothing reaches the real network: connects, sends, accepts and listens
+//! on real sockets fail the run with a message that says what to use instead, std's listener
+//! is a placeholder that takes no real port, a local listener sees no connection,
 //! node names resolve to the nodes' simulated addresses without DNS, and a socket configured
 //! the way hyper-util's connector configures one can be handed to a tokio stand-in with every
 //! option it was given. Outside a simulation real sockets and DNS work as before.
@@ -122,9 +123,41 @@ fn udp_send_to_fails_the_run_and_no_datagram_leaves() {
 }
 
 #[test]
-fn a_std_listener_inside_a_simulation_fails_the_run_at_listen() {
+fn a_std_listener_inside_a_simulation_is_a_placeholder_that_takes_no_real_port() {
+    // A real listener holds the port outside: a real bind inside would fail with AddrInUse.
+    let (outside, addr) = local_listener();
+    run(move || async move {
+        let listener = TcpListener::bind(addr).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        assert_eq!(listener.local_addr().unwrap(), addr);
+        let accepting = socket2::SockRef::from(&listener).is_listener().unwrap();
+        assert!(accepting, "SO_ACCEPTCONN reads back the recorded listen");
+        let placeholder = crashtest_guard::adopt_placeholder(OwnedFd::from(listener)).unwrap();
+        assert!(placeholder.listening);
+        assert_eq!(placeholder.bound, Some(addr));
+        assert!(placeholder.nonblocking);
+    })
+    .unwrap();
+    assert_no_connection(&outside);
+}
+
+#[test]
+fn accepting_on_a_std_listener_inside_a_simulation_fails_the_run() {
     let result = run(|| async {
-        assert!(TcpListener::bind("0.0.0.0:8080").is_err());
+        let listener = TcpListener::bind("0.0.0.0:8080").unwrap();
+        assert!(listener.accept().is_err());
+    });
+    assert_refused(result, "accept4");
+}
+
+#[test]
+fn listen_on_a_real_socket_inside_a_simulation_fails_the_run() {
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket
+        .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    let result = run(move || async move {
+        assert!(socket.listen(1).is_err());
     });
     assert_refused(result, "listen");
 }

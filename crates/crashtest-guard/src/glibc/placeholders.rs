@@ -52,6 +52,8 @@ pub(super) struct Record {
     protocol: c_int,
     options: BTreeMap<(c_int, c_int), Vec<u8>>,
     bound: Option<Vec<u8>>,
+    /// `listen` was called (with this backlog).
+    listening: Option<c_int>,
 }
 
 /// The identity of the file `fd` refers to; `None` if `fd` is not open.
@@ -110,6 +112,7 @@ pub(super) fn create(domain: c_int, ty: c_int, protocol: c_int) -> Result<c_int,
         protocol,
         options: BTreeMap::new(),
         bound: None,
+        listening: None,
     };
     table().sockets.borrow_mut().insert(id, record);
     Ok(fd)
@@ -238,6 +241,7 @@ impl Record {
         let int = |value: c_int| Some(value.to_ne_bytes().to_vec());
         match (level, name) {
             (libc::SOL_SOCKET, libc::SO_TYPE) => int(self.ty),
+            (libc::SOL_SOCKET, libc::SO_ACCEPTCONN) => int(c_int::from(self.listening.is_some())),
             (libc::SOL_SOCKET, libc::SO_DOMAIN) => int(self.domain),
             (libc::SOL_SOCKET, libc::SO_PROTOCOL) => int(self.protocol()),
             (libc::SOL_SOCKET, libc::SO_SNDBUF) => int(if stream { 16_384 } else { 212_992 }),
@@ -246,7 +250,6 @@ impl Record {
             (
                 libc::SOL_SOCKET,
                 libc::SO_ERROR
-                | libc::SO_ACCEPTCONN
                 | libc::SO_REUSEADDR
                 | libc::SO_REUSEPORT
                 | libc::SO_KEEPALIVE
@@ -302,6 +305,18 @@ impl Record {
         Ok(())
     }
 
+    /// `listen`: records that the socket listens (a stream socket only, as Linux requires);
+    /// the `errno` to fail with otherwise. Listening again only changes the backlog, as on
+    /// Linux. An unbound socket stays unbound here: Linux would pick a port, the simulated
+    /// network picks one when the stand-in adopts the socket.
+    pub(super) fn listen(&mut self, backlog: c_int) -> Result<(), c_int> {
+        if self.ty != libc::SOCK_STREAM || !matches!(self.domain, libc::AF_INET | libc::AF_INET6) {
+            return Err(libc::EOPNOTSUPP);
+        }
+        self.listening = Some(backlog);
+        Ok(())
+    }
+
     /// `getsockname`: the address bound, or the family's unspecified address.
     pub(super) fn local_address(&self) -> Vec<u8> {
         self.bound
@@ -318,6 +333,7 @@ impl Record {
             protocol: self.protocol,
             nonblocking,
             bound: self.bound.as_deref().and_then(socket_addr),
+            listening: self.listening.is_some(),
             options,
         }
     }
@@ -388,6 +404,7 @@ mod tests {
             protocol: 0,
             options: BTreeMap::new(),
             bound: None,
+            listening: None,
         }
     }
 
@@ -427,6 +444,22 @@ mod tests {
             record.set_option(libc::SOL_SOCKET, libc::SO_TYPE, &1i32.to_ne_bytes()),
             Err(libc::ENOPROTOOPT)
         );
+    }
+
+    #[test]
+    fn listen_is_recorded_on_a_stream_socket_only_and_reads_back_as_accepting() {
+        let mut record = tcp_v4();
+        let accepting = |record: &Record| record.option(libc::SOL_SOCKET, libc::SO_ACCEPTCONN);
+        assert_eq!(accepting(&record), Ok(0i32.to_ne_bytes().to_vec()));
+        assert_eq!(record.listen(128), Ok(()));
+        assert_eq!(accepting(&record), Ok(1i32.to_ne_bytes().to_vec()));
+        assert!(record.into_placeholder(true).listening);
+        let mut datagram = Record {
+            ty: libc::SOCK_DGRAM,
+            ..tcp_v4()
+        };
+        assert_eq!(datagram.listen(1), Err(libc::EOPNOTSUPP));
+        assert!(!datagram.into_placeholder(false).listening);
     }
 
     #[test]

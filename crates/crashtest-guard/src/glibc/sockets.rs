@@ -2,9 +2,12 @@
 //!
 //! Inside a simulation:
 //! - `socket()` returns a placeholder (see [`placeholders`](super::placeholders)) for any
-//!   family and type; `setsockopt`, `getsockopt`, `bind`, `getsockname` and `getpeername` on a
-//!   placeholder are answered from its record; `close` forgets it.
-//! - `connect`, `listen`, `accept`, `accept4`, and the send and receive calls (`send`,
+//!   family and type; `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname` and
+//!   `getpeername` on a placeholder are answered from its record; `close` forgets it. So
+//!   std's `TcpListener::bind` succeeds (no port is taken), and the stand-in's
+//!   `TcpListener::from_std` turns the result into a simulated listener.
+//! - `listen` on a real socket of a network family, and `connect`, `accept`, `accept4`, and
+//!   the send and receive calls (`send`,
 //!   `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg`) on a
 //!   placeholder or on a real socket of any network family fail the run with a message that
 //!   names the call and what to use instead, and return -1 with `EPERM`: an error the caller
@@ -38,6 +41,7 @@ const INSTEAD: &str = "A simulation never reaches the real network: it owns the 
 type SocketFn = unsafe extern "C" fn(c_int, c_int, c_int) -> c_int;
 type CloseFn = unsafe extern "C" fn(c_int) -> c_int;
 type BindFn = unsafe extern "C" fn(c_int, *const sockaddr, socklen_t) -> c_int;
+type ListenFn = unsafe extern "C" fn(c_int, c_int) -> c_int;
 type SetsockoptFn = unsafe extern "C" fn(c_int, c_int, c_int, *const c_void, socklen_t) -> c_int;
 type GetsockoptFn = unsafe extern "C" fn(c_int, c_int, c_int, *mut c_void, *mut socklen_t) -> c_int;
 type AddressFn = unsafe extern "C" fn(c_int, *mut sockaddr, *mut socklen_t) -> c_int;
@@ -48,6 +52,8 @@ static REAL_SOCKET: Next<SocketFn> = unsafe { Next::new(c"socket") };
 static REAL_CLOSE: Next<CloseFn> = unsafe { Next::new(c"close") };
 // SAFETY: as above.
 static REAL_BIND: Next<BindFn> = unsafe { Next::new(c"bind") };
+// SAFETY: as above.
+static REAL_LISTEN: Next<ListenFn> = unsafe { Next::new(c"listen") };
 // SAFETY: as above.
 static REAL_SETSOCKOPT: Next<SetsockoptFn> = unsafe { Next::new(c"setsockopt") };
 // SAFETY: as above.
@@ -136,7 +142,6 @@ macro_rules! network_calls {
 
 network_calls! {
     connect(fd, addr: *const sockaddr, len: socklen_t) -> c_int;
-    listen(fd, backlog: c_int) -> c_int;
     accept(fd, addr: *mut sockaddr, len: *mut socklen_t) -> c_int;
     accept4(fd, addr: *mut sockaddr, len: *mut socklen_t, flags: c_int) -> c_int;
     send(fd, buf: *const c_void, len: usize, flags: c_int) -> isize;
@@ -280,6 +285,26 @@ pub(super) unsafe extern "C" fn bind(fd: c_int, addr: *const sockaddr, len: sock
     }
 }
 
+/// `listen(2)`: records that a placeholder listens inside a simulation; refused there on a
+/// real socket of a network family.
+///
+/// # Safety
+///
+/// None beyond the C function's (it takes no pointers).
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
+    match on_placeholder("listen", fd, |record| record.listen(backlog)) {
+        Some(Ok(())) => 0,
+        Some(Err(code)) => fail_with(code),
+        None if super::in_simulation() && reaches_network("listen", fd) => {
+            refuse("listen");
+            fail_with(libc::EPERM)
+        }
+        // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+        None => unsafe { REAL_LISTEN.get()(fd, backlog) },
+    }
+}
+
 /// `setsockopt(2)`: records the option on a placeholder inside a simulation.
 ///
 /// # Safety
@@ -391,6 +416,7 @@ pub(super) fn symbols() -> Vec<*const ()> {
         socket as *const (),
         close as *const (),
         bind as *const (),
+        listen as *const (),
         setsockopt as *const (),
         getsockopt as *const (),
         getsockname as *const (),
