@@ -101,6 +101,7 @@ pub trait UdpSock: Send + Sync {
 ///     ipv6: false,
 ///     bound: None,
 ///     nodelay: true,
+///     listening: false,
 /// };
 /// assert!(adopted.nodelay);
 /// ```
@@ -112,6 +113,8 @@ pub struct AdoptedSocket {
     pub bound: Option<SocketAddr>,
     /// `TCP_NODELAY` was set.
     pub nodelay: bool,
+    /// It listens already (std's `TcpListener::bind` made it).
+    pub listening: bool,
 }
 
 /// A socket made outside the stand-in, as the descriptor that carries it.

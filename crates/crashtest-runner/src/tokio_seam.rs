@@ -34,5 +34,6 @@ fn adopt_placeholder(
         ipv6: placeholder.domain == AF_INET6,
         bound: placeholder.bound,
         nodelay: placeholder.options.nodelay,
+        listening: placeholder.listening,
     })
 }

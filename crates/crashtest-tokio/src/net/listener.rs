@@ -3,10 +3,10 @@
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
 
-use crashtest_hooks::net::TcpListen;
+use crashtest_hooks::net::{AdoptedSocket, TcpListen};
 
 use super::TcpStream;
 use super::addr::{ToSocketAddrs, first_that_works, resolve_some};
@@ -93,20 +93,62 @@ impl TcpListener {
         }
     }
 
-    /// Wraps a std listener; refused inside a simulation (it is a real socket).
+    /// Wraps a std listener. Inside a simulation the listener is adopted: std's
+    /// `TcpListener::bind` made a placeholder there (the determinism guard records its
+    /// address and `listen` without taking a real port), or, without the guards, a real
+    /// listener, which is closed; either way a simulated listener is bound on the calling
+    /// node at the address the program asked for. This is how tonic's `Server::serve(addr)`
+    /// and `axum::serve` on a std listener run in a simulation.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    ///     std_listener.set_nonblocking(true).unwrap();
+    ///     let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+    ///     let addr = listener.local_addr().unwrap();
+    ///     let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+    ///     let (_stream, _) = listener.accept().await.unwrap();
+    ///     client.await.unwrap().unwrap();
+    /// }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
-    /// tokio's.
+    /// `InvalidInput` for a socket that does not listen; inside a simulation, the simulated
+    /// network's bind errors (`AddrInUse`, `AddrNotAvailable`); tokio's outside.
     #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
-        if seam::sim().is_some() {
-            seam::refuse(
-                "tokio::net::TcpListener::from_std",
-                "a std socket is a real one; bind with tokio::net::TcpListener::bind",
-            );
+        if seam::sim().is_none() {
+            return real::net::TcpListener::from_std(listener).map(TcpListener::from_real);
         }
-        real::net::TcpListener::from_std(listener).map(TcpListener::from_real)
+        let call = "tokio::net::TcpListener::from_std";
+        let adopted = super::socket::adopt(listener.into())
+            .or_else(|raw| ask_the_listener(std::net::TcpListener::from(raw)));
+        let adopted = adopted.unwrap_or_else(|err| {
+            seam::refuse(
+                call,
+                &format!(
+                    "the socket cannot be simulated ({err}); bind with \
+                     tokio::net::TcpListener::bind"
+                ),
+            )
+        });
+        if !adopted.listening {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the socket does not listen: call listen before handing it to tokio",
+            ));
+        }
+        let addr = adopted.bound.unwrap_or_else(|| {
+            let ip = if adopted.ipv6 {
+                Ipv6Addr::UNSPECIFIED.into()
+            } else {
+                Ipv4Addr::UNSPECIFIED.into()
+            };
+            SocketAddr::new(ip, 0)
+        });
+        seam::network(call).tcp_listen(addr).map(TcpListener::sim)
     }
 
     /// The std listener; refused for a simulated one.
@@ -160,6 +202,18 @@ impl TcpListener {
             Inner::Sim(_) => Ok(()),
         }
     }
+}
+
+/// Learns where a real listener (made without the guards, or before the run) listens, then
+/// closes it. A std listener listens: std makes one only by binding and listening.
+fn ask_the_listener(listener: std::net::TcpListener) -> io::Result<AdoptedSocket> {
+    let local = listener.local_addr()?;
+    Ok(AdoptedSocket {
+        ipv6: local.is_ipv6(),
+        bound: Some(local),
+        nodelay: false,
+        listening: true,
+    })
 }
 
 impl TryFrom<std::net::TcpListener> for TcpListener {

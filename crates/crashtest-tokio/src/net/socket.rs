@@ -308,6 +308,7 @@ fn ask_the_socket(stream: std::net::TcpStream) -> io::Result<AdoptedSocket> {
         ipv6: local.is_ipv6(),
         bound: (local.port() != 0).then_some(local),
         nodelay: stream.nodelay().unwrap_or(false),
+        listening: false,
     })
 }
 

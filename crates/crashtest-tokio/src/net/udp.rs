@@ -122,6 +122,7 @@ impl UdpSocket {
                     ipv6: local.is_ipv6(),
                     bound: Some(local),
                     nodelay: false,
+                    listening: false,
                 })
         });
         let adopted = adopted.unwrap_or_else(|err| {

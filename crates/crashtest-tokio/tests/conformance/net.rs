@@ -38,6 +38,39 @@ fn a_half_closed_stream_still_reads_the_reply_then_the_end() {
     conform!(half_close);
 }
 
+macro_rules! std_listener {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            use $tokio as tokio;
+            // As tonic's `serve(addr)` binds: std's listener, handed to tokio.
+            let from_std = |addr: &str| {
+                let bound = std::net::TcpListener::bind(addr)?;
+                bound.set_nonblocking(true)?;
+                tokio::net::TcpListener::from_std(bound)
+            };
+            let listener = from_std("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = tokio::spawn(async move {
+                let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+                stream.write_all(b"ping").await.unwrap();
+                stream.shutdown().await.unwrap();
+            });
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            stream.read_to_end(&mut got).await.unwrap();
+            client.await.unwrap();
+            let taken = from_std(&addr.to_string()).map(drop);
+            (addr.port() != 0, got, taken.unwrap_err().kind())
+        }
+    };
+}
+
+#[test]
+fn a_std_listener_handed_to_tokio_accepts_and_its_port_is_taken() {
+    conform!(std_listener);
+}
+
 macro_rules! refused {
     ($tokio:ident) => {
         async move {
