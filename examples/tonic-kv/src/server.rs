@@ -1,5 +1,5 @@
-//! Both servers, as the binary runs them: gRPC with tonic's `Server::builder()` (request
-//! timeout, HTTP/2 and TCP keep-alives) and HTTP with `axum::serve`.
+//! Both servers, as the binary runs them: gRPC with tonic's `Server::builder()...serve(addr)`
+//! (request timeout, HTTP/2 and TCP keep-alives) and HTTP with `axum::serve`.
 
 use std::error::Error;
 use std::net::SocketAddr;
@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 
 use crate::grpc::KvService;
 use crate::pb::kv_server::KvServer;
@@ -56,17 +55,17 @@ pub struct Config {
 /// Opening the store, binding, or a server's fatal error.
 pub async fn run(config: Config) -> Result<(), Box<dyn Error + Send + Sync>> {
     let store = Arc::new(Store::open(&config.data, config.bug).await?);
-    let grpc_listener = tokio::net::TcpListener::bind(config.grpc).await?;
-    let http_listener = tokio::net::TcpListener::bind(config.http).await?;
-    let incoming = TcpIncoming::from(grpc_listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(Duration::from_secs(30)));
+    // tonic binds the gRPC address itself (std's `TcpListener::bind`, then tokio's
+    // `from_std`); axum serves a listener bound with tokio.
     let grpc = Server::builder()
+        .tcp_nodelay(true)
+        .tcp_keepalive(Some(Duration::from_secs(30)))
         .timeout(Duration::from_secs(3))
         .http2_keepalive_interval(Some(Duration::from_secs(10)))
         .http2_keepalive_timeout(Some(Duration::from_secs(5)))
         .add_service(KvServer::new(KvService::new(store.clone())))
-        .serve_with_incoming(incoming);
+        .serve(config.grpc);
+    let http_listener = tokio::net::TcpListener::bind(config.http).await?;
     let http = axum::serve(http_listener, crate::http::router(store));
     tokio::select! {
         served = grpc => served?,
