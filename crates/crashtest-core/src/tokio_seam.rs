@@ -31,11 +31,11 @@ pub(crate) static SEAM: Seam = Seam;
 /// The simulator as the stand-in sees it.
 pub(crate) struct Seam;
 
-/// The storage classes of stand-in tasks: the words of each inline size, smallest first
-/// (class `i` holds up to `CLASS_WORDS[i]` words); the class after the last is the heap.
-/// Spawning and joining a class name the same cell type through [`by_class`].
-const CLASS_WORDS: [usize; 10] = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64];
-const HEAP: u32 = CLASS_WORDS.len() as u32;
+/// The storage classes of stand-in tasks (`crashtest_hooks::STORAGE_WORDS`, the words of each
+/// inline size, smallest first); the class after the last is the heap. Spawning and joining a
+/// class name the same cell type through [`by_class`].
+const HEAP: u32 = crashtest_hooks::STORAGE_WORDS.len() as u32;
+const _: () = assert!(HEAP == 10, "by_class names one cell type per storage class");
 
 /// Calls `$f::<S>($args)` with `S` the stored type of storage class `$class`.
 macro_rules! by_class {
@@ -57,18 +57,6 @@ macro_rules! by_class {
     };
 }
 
-/// The smallest class that holds a task of `task`'s layout.
-fn class_of(task: &RawTask) -> u32 {
-    if task.layout.align() > 8 {
-        return HEAP;
-    }
-    let words = task.layout.size().div_ceil(8);
-    CLASS_WORDS
-        .iter()
-        .position(|&class| words <= class)
-        .map_or(HEAP, |class| class as u32)
-}
-
 fn spawn_stored<S>(w: &World, node: NodeId, name: Option<Box<str>>, task: RawTask) -> TaskId
 where
     S: Stored + std::future::Future<Output = S> + 'static,
@@ -76,12 +64,10 @@ where
     w.spawn_on(node, name, S::store(task))
 }
 
-fn join_stored<S>(
-    w: &World,
-    id: TaskId,
-    cx: &mut Context<'_>,
-    take: &mut dyn FnMut(*mut ()),
-) -> Poll<bool>
+/// # Safety
+///
+/// `out` is a live `Option<T>` of the task's output type.
+unsafe fn join_stored<S>(w: &World, id: TaskId, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool>
 where
     S: Stored + std::future::Future<Output = S> + 'static,
 {
@@ -89,10 +75,8 @@ where
         Poll::Pending => Poll::Pending,
         Poll::Ready(None) => Poll::Ready(false),
         Poll::Ready(Some(mut done)) => {
-            let vtable = done.vtable();
-            // SAFETY: `done` owns the completed task's bytes; the output pointer is taken
-            // while it lives, and `take` takes the output before `done` drops the rest.
-            take(unsafe { (vtable.output)(done.bytes()) });
+            // SAFETY: `done` holds the completed task, and `out` is its output's slot.
+            unsafe { done.take_output(out) };
             Poll::Ready(true)
         }
     }
@@ -119,21 +103,17 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 impl Simulator for Seam {
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
         with_world(|w| {
-            let class = class_of(&task);
+            let class = task.class;
             let (node, name) = (w.current_node(), name.map(Box::from));
             let id = by_class!(class, spawn_stored(w, node, name, task));
             TaskRef::new(w.run_tag(), id.to_u64(), class)
         })
     }
 
-    fn poll_join(
-        &self,
-        task: TaskRef,
-        cx: &mut Context<'_>,
-        take: &mut dyn FnMut(*mut ()),
-    ) -> Poll<bool> {
+    unsafe fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool> {
         with_run(task.run(), |w| {
-            by_class!(task.storage(), join_stored(w, task_id(task), cx, take))
+            // SAFETY: the caller passes the output slot of this task's type.
+            unsafe { by_class!(task.storage(), join_stored(w, task_id(task), cx, out)) }
         })
         .expect("a simulated task's JoinHandle was awaited outside its simulation")
     }
@@ -160,6 +140,13 @@ impl Simulator for Seam {
 
     fn fire_time(&self, deadline_ns: u64) -> u64 {
         with_world(|w| w.stretched_deadline(deadline_ns))
+    }
+
+    fn sleep_for(&self, delay_ns: u64) -> (u64, u64) {
+        with_world(|w| {
+            let deadline_ns = w.now_ns().saturating_add(delay_ns);
+            (deadline_ns, w.stretched_deadline(deadline_ns))
+        })
     }
 
     fn poll_timer(&self, at_ns: u64, armed: &mut Option<TimerRef>, waker: &Waker) -> Poll<()> {
@@ -225,10 +212,12 @@ mod tests {
         Poll::Ready(())
     }
 
-    unsafe fn output_of<const PAD: usize>(bytes: *mut u8) -> *mut () {
-        // SAFETY: as above.
-        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
-        std::ptr::from_mut(&mut task.output).cast()
+    unsafe fn take_output<const PAD: usize>(bytes: *mut u8, out: *mut ()) {
+        // SAFETY: as above; the task is read out once, its output moved to `out` (an
+        // `Option<u32>`) and the rest dropped.
+        let mut task = unsafe { bytes.cast::<Ready<PAD>>().read() };
+        // SAFETY: the caller passes an `Option<u32>`.
+        unsafe { *out.cast::<Option<u32>>() = task.output.take() };
     }
 
     unsafe fn drop_ready<const PAD: usize>(bytes: *mut u8) {
@@ -241,7 +230,7 @@ mod tests {
     impl<const PAD: usize> Vtable<PAD> {
         const VTABLE: crashtest_hooks::TaskVtable = crashtest_hooks::TaskVtable {
             poll: poll_ready::<PAD>,
-            output: output_of::<PAD>,
+            take_output: take_output::<PAD>,
             drop: drop_ready::<PAD>,
         };
     }
@@ -254,9 +243,11 @@ mod tests {
             _pad: [0; PAD],
             drops: drops.clone(),
         };
+        let layout = std::alloc::Layout::new::<Ready<PAD>>();
         let raw = RawTask {
             bytes: std::ptr::from_ref(&task).cast(),
-            layout: std::alloc::Layout::new::<Ready<PAD>>(),
+            layout,
+            class: crashtest_hooks::storage_class(layout),
             vtable: &Vtable::<PAD>::VTABLE,
         };
         let spawned = crashtest_hooks::current().unwrap().spawn(Some("raw"), raw);
@@ -267,12 +258,10 @@ mod tests {
     /// Joins a spawned `Ready`: its output, or `None` if it was cancelled.
     async fn join(task: TaskRef) -> Option<u32> {
         let seam = crashtest_hooks::current().unwrap();
-        let mut output = None;
+        let mut output: Option<u32> = None;
         let completed = std::future::poll_fn(|cx| {
-            seam.poll_join(task, cx, &mut |slot| {
-                // SAFETY: a `Ready`'s output is an `Option<u32>`.
-                output = unsafe { (*slot.cast::<Option<u32>>()).take() };
-            })
+            // SAFETY: a `Ready`'s output is an `Option<u32>`.
+            unsafe { seam.poll_join(task, cx, (&raw mut output).cast()) }
         })
         .await;
         assert_eq!(completed, output.is_some());

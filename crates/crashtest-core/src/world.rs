@@ -118,7 +118,9 @@ impl Enter {
             );
             current.set(Rc::as_ptr(&world));
         });
-        let seam = crashtest_hooks::enter(&crate::tokio_seam::SEAM);
+        // SAFETY: the world, and so its clock, lives until this guard drops, which drops the
+        // seam's guard first; a world never leaves its thread.
+        let seam = unsafe { crashtest_hooks::enter(&crate::tokio_seam::SEAM, &world.now_ns) };
         Enter {
             world: Some(world),
             seam: Some(seam),

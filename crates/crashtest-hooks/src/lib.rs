@@ -8,9 +8,10 @@
 //!
 //! Two parts:
 //! - Per thread, the running simulation: [`current`] answers "is a simulation running on this
-//!   thread, and if so, which calls serve it?" with one thread-local read. The simulator's
-//!   core sets it for the duration of a run ([`enter`]). Outside a simulation it is `None`,
-//!   and the stand-in goes straight to real tokio.
+//!   thread, and if so, which calls serve it?" with one thread-local read, and [`running`]
+//!   gives the run's clock anchor with it in the same read. The simulator's core sets it for
+//!   the duration of a run ([`enter`]). Outside a simulation it is `None`, and the stand-in
+//!   goes straight to real tokio.
 //! - Per process, the simulated network, disk and socket adoption ([`register_network`],
 //!   [`register_disk`], [`register_socket_adopter`]): components built on top of the core,
 //!   registered once by the `crashtest` facade before its first run. They keep their
@@ -40,7 +41,7 @@ use std::time::Instant;
 pub use registry::{
     disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
 };
-pub use task::{RawTask, TaskRef, TaskVtable, TimerRef};
+pub use task::{RawTask, STORAGE_WORDS, TaskRef, TaskVtable, TimerRef, storage_class};
 
 /// What the simulator's core does for the stand-in: tasks, timers, the seeded stream, and
 /// failing the run. Implemented once, by `crashtest-core`.
@@ -54,19 +55,18 @@ pub trait Simulator: Sync {
     /// caller must forget its copy (see [`RawTask`]).
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef;
 
-    /// Once the task finished: `Ready(true)` after calling `take` with a pointer to its output
-    /// (the `Option<T>` its vtable's `output` gives), out of which `take` must take the output,
-    /// or `Ready(false)` if the task was cancelled. `Pending` after registering `cx`'s waker.
+    /// Once the task finished: `Ready(true)` after moving its output into `out` (through its
+    /// vtable's `take_output`), or `Ready(false)` if the task was cancelled. `Pending` after
+    /// registering `cx`'s waker.
+    ///
+    /// # Safety
+    ///
+    /// `out` points to a live `Option<T>`, `T` the output type of the task's vtable.
     ///
     /// # Panics
     ///
     /// Panics if the task's outcome was already taken.
-    fn poll_join(
-        &self,
-        task: TaskRef,
-        cx: &mut Context<'_>,
-        take: &mut dyn FnMut(*mut ()),
-    ) -> Poll<bool>;
+    unsafe fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool>;
 
     /// Cancels the task: its future is dropped now, or when its current poll returns.
     fn abort(&self, task: TaskRef);
@@ -87,6 +87,10 @@ pub trait Simulator: Sync {
     /// When a sleep until `deadline_ns` really fires: the deadline, or later when the run
     /// stretches sleeps (a fault that a correct program tolerates).
     fn fire_time(&self, deadline_ns: u64) -> u64;
+
+    /// A sleep of `delay_ns` from now, in one call: its deadline (saturating) and when it
+    /// really fires (see [`Simulator::fire_time`]).
+    fn sleep_for(&self, delay_ns: u64) -> (u64, u64);
 
     /// Polls a sleep that fires at `at_ns`: `Ready` once the virtual clock reached it;
     /// otherwise its timer (`armed`, armed here if `None` or fired) wakes `waker` then.
@@ -112,13 +116,28 @@ impl fmt::Debug for dyn Simulator + '_ {
     }
 }
 
+/// The simulation running on this thread and its clock's anchor, as one thread-local holds
+/// them.
+///
+/// ```
+/// assert!(crashtest_hooks::running().is_none());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Running {
+    /// The calls that serve the simulation.
+    pub sim: &'static dyn Simulator,
+    /// The std `Instant` at which its virtual clock reads zero (see [`anchor`]).
+    pub anchor: Instant,
+    /// The simulation's virtual clock, in nanoseconds; read only through [`now_ns`], while
+    /// this value is the thread's current one (see [`enter`]).
+    clock: *const Cell<u64>,
+}
+
 thread_local! {
-    /// The simulation running on this thread. A `Copy` value with a constant initializer, so
-    /// reading it is a single load: it is the one check the stand-in pays per call outside a
-    /// simulation.
-    static CURRENT: Cell<Option<&'static dyn Simulator>> = const { Cell::new(None) };
-    /// The std `Instant` at which the running simulation's virtual clock reads zero.
-    static ANCHOR: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The simulation running on this thread, with its anchor. A `Copy` value with a constant
+    /// initializer, so reading it is a plain load: it is the one check the stand-in pays per
+    /// call outside a simulation.
+    static CURRENT: Cell<Option<Running>> = const { Cell::new(None) };
 }
 
 /// The simulation running on this thread, if any.
@@ -128,7 +147,52 @@ thread_local! {
 /// ```
 #[inline]
 pub fn current() -> Option<&'static dyn Simulator> {
+    CURRENT.with(|cell| cell.get().map(|running| running.sim))
+}
+
+/// The simulation running on this thread and its anchor, in one thread-local read.
+///
+/// ```
+/// assert!(crashtest_hooks::running().is_none());
+/// ```
+#[inline]
+pub fn running() -> Option<Running> {
     CURRENT.with(Cell::get)
+}
+
+/// The virtual clock of the simulation running on this thread, in nanoseconds since it began:
+/// one thread-local read and one load, no call into the simulator (sleeps check it on every
+/// poll).
+///
+/// ```
+/// assert!(crashtest_hooks::now_ns().is_none());
+/// ```
+#[inline]
+pub fn now_ns() -> Option<u64> {
+    CURRENT.with(|cell| {
+        cell.get().map(|running| {
+            // SAFETY: the thread's current value's clock is valid until the `Entered` guard
+            // that set it drops and clears it (the contract of `enter`), and it is read here,
+            // on this thread, while it is current.
+            unsafe { (*running.clock).get() }
+        })
+    })
+}
+
+/// The running simulation's anchor (see [`anchor`]) and its virtual clock (see [`now_ns`]),
+/// in one thread-local read.
+///
+/// ```
+/// assert!(crashtest_hooks::anchored_now().is_none());
+/// ```
+#[inline]
+pub fn anchored_now() -> Option<(Instant, u64)> {
+    CURRENT.with(|cell| {
+        cell.get().map(|running| {
+            // SAFETY: as in `now_ns`.
+            (running.anchor, unsafe { (*running.clock).get() })
+        })
+    })
 }
 
 /// The std `Instant` that virtual time zero of the running simulation maps to.
@@ -144,12 +208,16 @@ pub fn current() -> Option<&'static dyn Simulator> {
 /// ```
 #[inline]
 pub fn anchor() -> Option<Instant> {
-    ANCHOR.with(Cell::get)
+    CURRENT.with(|cell| cell.get().map(|running| running.anchor))
 }
 
 /// Makes `simulator` this thread's current simulation until the returned guard drops (on
-/// every exit path, panics included). Called by the simulator's core when a run begins,
-/// once the run's virtual clock reads zero.
+/// every exit path, panics included), with `clock` its virtual clock in nanoseconds. Called by
+/// the simulator's core when a run begins, once the run's virtual clock reads zero.
+///
+/// # Safety
+///
+/// `clock` stays valid, and is changed only on this thread, until the guard drops.
 ///
 /// # Panics
 ///
@@ -162,7 +230,7 @@ pub fn anchor() -> Option<Instant> {
 /// struct Stopped;
 /// impl Simulator for Stopped {
 ///     fn spawn(&self, _: Option<&str>, _: RawTask) -> TaskRef { unimplemented!() }
-///     fn poll_join(&self, _: TaskRef, _: &mut Context<'_>, _: &mut dyn FnMut(*mut ())) -> Poll<bool> {
+///     unsafe fn poll_join(&self, _: TaskRef, _: &mut Context<'_>, _: *mut ()) -> Poll<bool> {
 ///         Poll::Ready(false)
 ///     }
 ///     fn abort(&self, _: TaskRef) {}
@@ -171,6 +239,7 @@ pub fn anchor() -> Option<Instant> {
 ///     fn current_task(&self) -> Option<u64> { None }
 ///     fn now_ns(&self) -> u64 { 0 }
 ///     fn fire_time(&self, deadline_ns: u64) -> u64 { deadline_ns }
+///     fn sleep_for(&self, delay_ns: u64) -> (u64, u64) { (delay_ns, delay_ns) }
 ///     fn poll_timer(&self, _: u64, _: &mut Option<TimerRef>, _: &Waker) -> Poll<()> {
 ///         Poll::Ready(())
 ///     }
@@ -180,13 +249,16 @@ pub fn anchor() -> Option<Instant> {
 /// }
 ///
 /// static STOPPED: Stopped = Stopped;
+/// let clock = std::cell::Cell::new(7);
 /// {
-///     let _entered = crashtest_hooks::enter(&STOPPED);
+///     // SAFETY: `clock` outlives the guard.
+///     let _entered = unsafe { crashtest_hooks::enter(&STOPPED, &clock) };
 ///     assert!(crashtest_hooks::current().is_some());
+///     assert_eq!(crashtest_hooks::now_ns(), Some(7));
 /// }
 /// assert!(crashtest_hooks::current().is_none());
 /// ```
-pub fn enter(simulator: &'static dyn Simulator) -> Entered {
+pub unsafe fn enter(simulator: &'static dyn Simulator, clock: *const Cell<u64>) -> Entered {
     assert!(
         current().is_none(),
         "a simulation is already current on this thread"
@@ -196,8 +268,13 @@ pub fn enter(simulator: &'static dyn Simulator) -> Entered {
         reason = "the anchor is std's clock at virtual zero: the guards make it virtual"
     )]
     let anchor = Instant::now();
-    ANCHOR.with(|cell| cell.set(Some(anchor)));
-    CURRENT.with(|cell| cell.set(Some(simulator)));
+    CURRENT.with(|cell| {
+        cell.set(Some(Running {
+            sim: simulator,
+            anchor,
+            clock,
+        }));
+    });
     Entered { _private: () }
 }
 
@@ -211,6 +288,5 @@ pub struct Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         CURRENT.with(|cell| cell.set(None));
-        ANCHOR.with(|cell| cell.set(None));
     }
 }

@@ -4,10 +4,11 @@
 //! the task's bytes, their layout, and a [`TaskVtable`] of what can be done with them. The
 //! simulator moves the bytes into its own task storage (its arena, for the common sizes), so
 //! a spawn through the stand-in costs no allocation of its own, as a spawn through the
-//! simulator's API costs none. From then on the simulator polls the task in place, and when it
-//! finishes hands the join handle a pointer to its output. The output type is known only to the
-//! stand-in: hence pointers, not `dyn Any` (tokio's `JoinHandle<T>` is a future for every `T`,
-//! not only `T: 'static`).
+//! simulator's API costs none. Which storage is a constant of the task's type
+//! ([`storage_class`]), computed by the stand-in when it compiles, not per spawn. From then on
+//! the simulator polls the task in place, and when it finishes moves the output straight into
+//! the join handle's slot. The output type is known only to the stand-in: hence pointers, not
+//! `dyn Any` (tokio's `JoinHandle<T>` is a future for every `T`, not only `T: 'static`).
 
 use std::alloc::Layout;
 use std::task::{Context, Poll};
@@ -17,22 +18,55 @@ use std::task::{Context, Poll};
 /// # Safety
 ///
 /// Each function is called only with a pointer to bytes that a [`RawTask`] carrying this vtable
-/// handed over, moved but otherwise untouched, aligned as the task's layout says; `poll` and
-/// `output` only while the task has not been dropped, `drop` exactly once. After `poll`
-/// first returns `Ready` the bytes may be moved again (the task has dropped its future and
-/// holds only its output), before that never.
+/// handed over, moved but otherwise untouched, aligned as the task's layout says; `poll` only
+/// while the task has not been dropped; then either `take_output` (once `poll` returned
+/// `Ready`) or `drop`, exactly once: either ends the task. After `poll` first returns `Ready`
+/// the bytes may be moved again (the task has dropped its future and holds only its output),
+/// before that never.
 #[derive(Debug)]
 pub struct TaskVtable {
     /// Polls the task's future; once it completes, the task drops the future and keeps its
     /// output.
     pub poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<()>,
-    /// A pointer to the `Option<T>` holding a completed task's output.
-    pub output: unsafe fn(*mut u8) -> *mut (),
-    /// Drops the task in place (its future, or its output if one is left).
+    /// Moves a completed task's output into the second pointer, an `Option<T>`; the task is
+    /// then over (nothing of it is left to drop).
+    pub take_output: unsafe fn(*mut u8, *mut ()),
+    /// Drops the task in place (its future, or its output).
     pub drop: unsafe fn(*mut u8),
 }
 
-/// A task handed over by value: where its bytes are, their layout, and its vtable.
+/// The words of the simulator's inline task storage sizes, smallest first: storage class `i`
+/// holds a task of up to `STORAGE_WORDS[i]` 8-byte words, aligned to at most 8; the class after
+/// the last (`STORAGE_WORDS.len()`) is the heap.
+pub const STORAGE_WORDS: [usize; 10] = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+
+/// The smallest storage class that holds a task of `layout` (see [`STORAGE_WORDS`]).
+///
+/// ```
+/// use std::alloc::Layout;
+/// use crashtest_hooks::{STORAGE_WORDS, storage_class};
+/// assert_eq!(storage_class(Layout::new::<[u64; 2]>()), 0);
+/// assert_eq!(storage_class(Layout::new::<[u64; 3]>()), 1);
+/// assert_eq!(storage_class(Layout::new::<[u64; 65]>()), STORAGE_WORDS.len() as u32);
+/// ```
+pub const fn storage_class(layout: Layout) -> u32 {
+    let heap = STORAGE_WORDS.len() as u32;
+    if layout.align() > 8 {
+        return heap;
+    }
+    let words = layout.size().div_ceil(8);
+    let mut class = 0;
+    while class < STORAGE_WORDS.len() {
+        if words <= STORAGE_WORDS[class] {
+            return class as u32;
+        }
+        class += 1;
+    }
+    heap
+}
+
+/// A task handed over by value: where its bytes are, their layout and storage class, and its
+/// vtable.
 ///
 /// The simulator copies `layout.size()` bytes from `bytes` into storage of its own before
 /// `spawn` returns; the caller must then forget its copy (`std::mem::forget`) and never use or
@@ -43,6 +77,8 @@ pub struct RawTask {
     pub bytes: *const u8,
     /// The task's layout.
     pub layout: Layout,
+    /// `storage_class(layout)`, computed once per task type.
+    pub class: u32,
     /// What may be done with the bytes.
     pub vtable: &'static TaskVtable,
 }

@@ -20,6 +20,12 @@ pub(crate) fn sim() -> Option<&'static dyn Simulator> {
     crashtest_hooks::current()
 }
 
+/// The simulation running on this thread with its clock's anchor, in the same one read.
+#[inline]
+pub(crate) fn running() -> Option<crashtest_hooks::Running> {
+    crashtest_hooks::running()
+}
+
 /// Fails the running simulation (if any) because `call` cannot be simulated, then panics,
 /// which ends the calling task; the run reports the refusal, not the panic.
 #[cold]

@@ -11,8 +11,9 @@
 //!
 //! Both are futures whose output is the task itself, moved out once complete (the task has
 //! dropped its future by then and may move): the cell keeps it until the join handle takes the
-//! output through the task's vtable. Each drops the task (through the vtable) exactly once:
-//! the running form unless it handed the task to its output, the output form always.
+//! output through the task's vtable, which ends the task. Each ends the task (through the
+//! vtable) exactly once: the running form unless it handed the task to its output, the output
+//! form by handing the output over or, if nobody takes it, by dropping it.
 
 use std::alloc::Layout;
 use std::future::Future;
@@ -29,11 +30,13 @@ pub(super) trait Stored {
     /// Moves `task`'s bytes in.
     fn store(task: RawTask) -> Self;
 
-    /// The task's bytes.
-    fn bytes(&mut self) -> *mut u8;
-
-    /// The task's vtable.
-    fn vtable(&self) -> &'static TaskVtable;
+    /// Moves the completed task's output into `out`, which ends the task.
+    ///
+    /// # Safety
+    ///
+    /// The task completed (this is the cell's output form), and `out` is a live `Option<T>`
+    /// of its output type.
+    unsafe fn take_output(&mut self, out: *mut ());
 }
 
 /// A task's bytes in `WORDS` words of the cell itself.
@@ -71,12 +74,17 @@ impl<const WORDS: usize> Stored for Inline<WORDS> {
         }
     }
 
+    unsafe fn take_output(&mut self, out: *mut ()) {
+        assert!(self.owns, "a stand-in task's output is taken once");
+        self.owns = false;
+        // SAFETY: the task completed and is owned here (checked), `out` is its output's slot.
+        unsafe { (self.vtable.take_output)(self.bytes(), out) };
+    }
+}
+
+impl<const WORDS: usize> Inline<WORDS> {
     fn bytes(&mut self) -> *mut u8 {
         self.words.as_mut_ptr().cast()
-    }
-
-    fn vtable(&self) -> &'static TaskVtable {
-        self.vtable
     }
 }
 
@@ -143,12 +151,21 @@ impl Stored for OnHeap {
         }
     }
 
+    unsafe fn take_output(&mut self, out: *mut ()) {
+        assert!(self.owns, "a stand-in task's output is taken once");
+        self.owns = false;
+        // SAFETY: the task completed and is owned here (checked), `out` is its output's slot;
+        // the task is over then, and its block, allocated with this layout, is freed.
+        unsafe {
+            (self.vtable.take_output)(self.bytes(), out);
+            std::alloc::dealloc(self.bytes.as_ptr(), self.layout);
+        }
+    }
+}
+
+impl OnHeap {
     fn bytes(&mut self) -> *mut u8 {
         self.bytes.as_ptr()
-    }
-
-    fn vtable(&self) -> &'static TaskVtable {
-        self.vtable
     }
 }
 

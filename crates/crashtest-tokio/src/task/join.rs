@@ -42,9 +42,14 @@ impl<F: Future> SimTask<F> {
     /// What the simulator may do with a `SimTask<F>`'s bytes.
     const VTABLE: TaskVtable = TaskVtable {
         poll: poll_task::<F>,
-        output: output_of::<F>,
+        take_output: take_output::<F>,
         drop: drop_task::<F>,
     };
+
+    const LAYOUT: Layout = Layout::new::<SimTask<F>>();
+
+    /// Where the simulator keeps a `SimTask<F>`: a constant, not worked out per spawn.
+    const CLASS: u32 = crashtest_hooks::storage_class(Self::LAYOUT);
 }
 
 /// Polls the `SimTask<F>` at `bytes`; once its future completes, drops it and keeps the output.
@@ -67,15 +72,17 @@ unsafe fn poll_task<F: Future>(bytes: *mut u8, cx: &mut Context<'_>) -> Poll<()>
     Poll::Ready(())
 }
 
-/// The output slot of the finished `SimTask<F>` at `bytes`.
+/// Moves the output of the finished `SimTask<F>` at `bytes` into `out`; the task is over.
 ///
 /// # Safety
 ///
-/// `bytes` is a live `SimTask<F>`.
-unsafe fn output_of<F: Future>(bytes: *mut u8) -> *mut () {
-    // SAFETY: the caller gives a live `SimTask<F>`; its finished form holds no pinned data.
-    match unsafe { &mut *bytes.cast::<SimTask<F>>() } {
-        SimTask::Finished { output } => std::ptr::from_mut(output).cast(),
+/// `bytes` is a live `SimTask<F>`, not used again; `out` is a live `Option<F::Output>`.
+unsafe fn take_output<F: Future>(bytes: *mut u8, out: *mut ()) {
+    // SAFETY: the caller gives a live `SimTask<F>` and never uses it again: it is read out
+    // (its finished form holds no pinned data), and its output moved to `out`.
+    match unsafe { bytes.cast::<SimTask<F>>().read() } {
+        // SAFETY: `out` is an `Option<F::Output>`, as the caller promises.
+        SimTask::Finished { output } => unsafe { *out.cast::<Option<F::Output>>() = output },
         SimTask::Running { .. } => panic!("a running task has no output yet"),
     }
 }
@@ -103,7 +110,8 @@ where
     let task = SimTask::new(future);
     let raw = RawTask {
         bytes: std::ptr::from_ref(&task).cast(),
-        layout: Layout::new::<SimTask<F>>(),
+        layout: SimTask::<F>::LAYOUT,
+        class: SimTask::<F>::CLASS,
         vtable: &SimTask::<F>::VTABLE,
     };
     let spawned = sim.spawn(name, raw);
@@ -248,13 +256,12 @@ impl<T> Future for JoinHandle<T> {
             Join::Sim { task, taken, .. } => {
                 assert!(!*taken, "JoinHandle polled after completion");
                 let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
-                let mut output = None;
-                let completed = ready!(sim.poll_join(*task, cx, &mut |slot| {
-                    // SAFETY: this handle was made by `spawn_sim` for a task whose future's
-                    // output is `T`, and the ids of a run name one task each, so `slot` is
-                    // that task's `Option<T>`, alive while this runs.
-                    output = unsafe { (*slot.cast::<Option<T>>()).take() };
-                }));
+                let mut output: Option<T> = None;
+                // SAFETY: this handle was made by `spawn_sim` for a task whose future's output
+                // is `T`, and the ids of a run name one task each, so `output` is the slot of
+                // that task's output type.
+                let completed =
+                    ready!(unsafe { sim.poll_join(*task, cx, (&raw mut output).cast()) });
                 *taken = true;
                 if !completed {
                     return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));

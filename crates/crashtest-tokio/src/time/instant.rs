@@ -28,9 +28,9 @@ const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 impl Instant {
     /// Now: virtual time inside a simulation, tokio's clock outside (paused or not).
     pub fn now() -> Instant {
-        match seam::sim() {
+        match crashtest_hooks::anchored_now() {
             None => Instant::from_std(real::time::Instant::now().into_std()),
-            Some(sim) => Instant::from_virtual_ns(sim.now_ns()),
+            Some((anchor, now_ns)) => Instant::at_virtual_ns(anchor, now_ns),
         }
     }
 
@@ -58,7 +58,11 @@ impl Instant {
 
     /// The instant at `nanos` of the running simulation's virtual clock.
     pub(crate) fn from_virtual_ns(nanos: u64) -> Instant {
-        let anchor = anchor();
+        Instant::at_virtual_ns(anchor(), nanos)
+    }
+
+    /// The instant at `nanos` of a virtual clock that reads zero at `anchor`.
+    fn at_virtual_ns(anchor: std::time::Instant, nanos: u64) -> Instant {
         let std = anchor
             .checked_add(Duration::from_nanos(nanos))
             .unwrap_or(anchor + FAR_FUTURE);
@@ -67,7 +71,12 @@ impl Instant {
 
     /// This instant on the running simulation's virtual clock (zero if it is before the run).
     pub(crate) fn to_virtual_ns(self) -> u64 {
-        let since = self.std.saturating_duration_since(anchor());
+        self.virtual_ns_after(anchor())
+    }
+
+    /// This instant on a virtual clock that reads zero at `anchor` (zero if before it).
+    pub(crate) fn virtual_ns_after(self, anchor: std::time::Instant) -> u64 {
+        let since = self.std.saturating_duration_since(anchor);
         u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 

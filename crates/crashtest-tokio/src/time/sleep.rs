@@ -3,6 +3,11 @@
 //! A simulated sleep arms its timer on the first poll before its deadline, refreshes the
 //! timer's waker on later polls, and disarms it when dropped early, so a lost `select!`
 //! branch or a completed `timeout` leaves nothing behind, as with the core's own sleep.
+//!
+//! Sleeps are the hottest calls of most simulated programs, so a simulated one costs one
+//! thread-local read and one call to the simulator when made (its deadline and its fire time
+//! come back together); a poll reads the virtual clock through the hooks' thread-local, and
+//! calls the simulator (the one the sleep was made in) only to arm or refresh its timer.
 
 use std::fmt;
 use std::future::Future;
@@ -30,12 +35,17 @@ use crate::seam;
 pub fn sleep(duration: Duration) -> Sleep {
     match seam::sim() {
         None => Sleep::real(real::time::sleep(duration)),
-        Some(sim) => {
-            // On the virtual clock directly: no std `Instant` until one is asked for.
-            let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-            Sleep::sim(sim, sim.now_ns().saturating_add(nanos))
-        }
+        Some(sim) => sleep_in(sim, duration),
     }
+}
+
+/// A sleep of `duration` in the simulation `sim`, on the virtual clock directly: no std
+/// `Instant` until one is asked for.
+#[inline]
+pub(crate) fn sleep_in(sim: &'static dyn Simulator, duration: Duration) -> Sleep {
+    let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+    let (deadline_ns, fire_at_ns) = sim.sleep_for(nanos);
+    Sleep::sim(sim, deadline_ns, fire_at_ns)
 }
 
 /// Waits until `deadline`, like `tokio::time::sleep_until`.
@@ -51,9 +61,12 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    match seam::sim() {
+    match seam::running() {
         None => Sleep::real(real::time::sleep_until(deadline.into_real())),
-        Some(sim) => Sleep::sim(sim, deadline.to_virtual_ns()),
+        Some(running) => {
+            let deadline_ns = deadline.virtual_ns_after(running.anchor);
+            Sleep::sim(running.sim, deadline_ns, running.sim.fire_time(deadline_ns))
+        }
     }
 }
 
@@ -75,6 +88,8 @@ pin_project! {
 
 /// A simulated sleep's state; disarms its timer when dropped.
 struct SimTimer {
+    /// The simulation the sleep was made in.
+    sim: &'static dyn Simulator,
     /// The deadline on the virtual clock.
     deadline_ns: u64,
     /// When the timer fires: the deadline, or later if the run stretches sleeps.
@@ -84,8 +99,9 @@ struct SimTimer {
 
 impl Drop for SimTimer {
     fn drop(&mut self) {
-        if let (Some(timer), Some(sim)) = (self.armed, seam::sim()) {
-            sim.cancel_timer(timer);
+        // The simulator ignores a timer of a run that is over.
+        if let Some(timer) = self.armed {
+            self.sim.cancel_timer(timer);
         }
     }
 }
@@ -97,12 +113,14 @@ impl Sleep {
         }
     }
 
-    fn sim(sim: &dyn Simulator, deadline_ns: u64) -> Sleep {
+    #[inline]
+    fn sim(sim: &'static dyn Simulator, deadline_ns: u64, fire_at_ns: u64) -> Sleep {
         Sleep {
             inner: Inner::Sim {
                 timer: SimTimer {
+                    sim,
                     deadline_ns,
-                    fire_at_ns: sim.fire_time(deadline_ns),
+                    fire_at_ns,
                     armed: None,
                 },
             },
@@ -121,7 +139,9 @@ impl Sleep {
     pub fn is_elapsed(&self) -> bool {
         match &self.inner {
             Inner::Real { sleep } => sleep.is_elapsed(),
-            Inner::Sim { timer } => seam::sim().is_some_and(|sim| sim.now_ns() >= timer.fire_at_ns),
+            Inner::Sim { timer } => {
+                crashtest_hooks::now_ns().is_some_and(|now| now >= timer.fire_at_ns)
+            }
         }
     }
 
@@ -142,7 +162,7 @@ impl Sleep {
         match self.project().inner.project() {
             InnerProj::Real { sleep } => sleep.reset(deadline.into_real()),
             InnerProj::Sim { timer } => {
-                let sim = seam::sim().unwrap_or_else(|| seam::outside("Sleep"));
+                let sim = timer.sim;
                 if let Some(armed) = timer.armed.take() {
                     sim.cancel_timer(armed);
                 }
@@ -156,13 +176,22 @@ impl Sleep {
 impl Future for Sleep {
     type Output = ();
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         match self.project().inner.project() {
             InnerProj::Real { sleep } => sleep.poll(cx),
-            InnerProj::Sim { timer } => {
-                let sim = seam::sim().unwrap_or_else(|| seam::outside("Sleep"));
-                sim.poll_timer(timer.fire_at_ns, &mut timer.armed, cx.waker())
-            }
+            InnerProj::Sim { timer } => match crashtest_hooks::now_ns() {
+                // Due: the simulator fired the timer before it polled this task, so nothing
+                // is left armed. No call into the simulator for it.
+                Some(now) if now >= timer.fire_at_ns => {
+                    timer.armed = None;
+                    Poll::Ready(())
+                }
+                Some(_) => timer
+                    .sim
+                    .poll_timer(timer.fire_at_ns, &mut timer.armed, cx.waker()),
+                None => seam::outside("Sleep"),
+            },
         }
     }
 }

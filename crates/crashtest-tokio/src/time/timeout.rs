@@ -9,6 +9,7 @@ use std::time::Duration;
 use pin_project_lite::pin_project;
 
 use super::error::Elapsed;
+use super::sleep::sleep_in;
 use super::{Instant, Sleep, sleep_until};
 use crate::seam;
 
@@ -32,10 +33,8 @@ where
     let value = future.into_future();
     match seam::sim() {
         None => Timeout::real(real::time::timeout(duration, value)),
-        Some(_) => {
-            let delay = Instant::now().checked_add(duration).map(sleep_until);
-            Timeout::sim(value, delay)
-        }
+        // A deadline past the virtual clock's end (584 years) is never reached either way.
+        Some(sim) => Timeout::sim(value, Some(sleep_in(sim, duration))),
     }
 }
 
