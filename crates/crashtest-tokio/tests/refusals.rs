@@ -41,3 +41,16 @@ fn a_refusal_in_a_spawned_task_fails_the_run_too() {
     });
     assert!(text.contains("tokio::runtime::Handle::metrics cannot run inside"));
 }
+
+#[test]
+fn raw_io_on_a_simulated_stream_fails_the_run_naming_the_call() {
+    let text = failure_of(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let stream = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let _ = stream.try_io(tokio::io::Interest::READABLE, || Ok(()));
+    });
+    assert!(text.contains("tokio::net::TcpStream::try_io cannot run inside"));
+    assert!(text.contains("AsyncRead/AsyncWrite"));
+}

@@ -3,9 +3,10 @@
 //! A simulated stream holds its end of the connection (`crashtest_hooks::net::TcpConn`),
 //! shared with its owned halves; the end closes when the last of them drops. Socket options
 //! are remembered (the simulated network has no Nagle, no TTL), so code that sets and reads
-//! them back sees what it set. Readiness calls (`readable`, `ready`, `peek`, `try_io`) are
-//! refused inside a simulation: read and write through `AsyncRead`/`AsyncWrite` (or the
-//! `try_read`/`try_write` family, which works).
+//! them back sees what it set. Readiness calls (`readable`, `ready`, `peek`, the `poll_`
+//! readiness calls) and raw I/O (`try_io`, `async_io`) are refused inside a simulation, with a
+//! message naming the call: read and write through `AsyncRead`/`AsyncWrite` (or the
+//! `try_read`/`try_write` family, vectored too, which works).
 
 use std::fmt;
 use std::io;
@@ -90,6 +91,17 @@ pub(super) fn refuse_readiness(call: &str) -> ! {
         call,
         "readiness is not simulated; read and write through AsyncRead/AsyncWrite \
          (tokio::io::AsyncReadExt, AsyncWriteExt) or try_read/try_write",
+    )
+}
+
+/// Refuses a raw I/O call on a simulated socket.
+#[cold]
+#[track_caller]
+pub(super) fn refuse_raw_io(call: &str) -> ! {
+    seam::refuse(
+        call,
+        "a simulated socket has no OS socket to run raw I/O on; read and write through \
+         AsyncRead/AsyncWrite (tokio::io::AsyncReadExt, AsyncWriteExt) or try_read/try_write",
     )
 }
 
@@ -339,6 +351,113 @@ impl TcpStream {
         match &self.inner {
             Inner::Real(stream) => stream.try_write(buf),
             Inner::Sim(sim) => try_now(|cx| sim.conn.poll_write(cx, buf)),
+        }
+    }
+
+    /// Reads what is there now into the first non-empty buffer, or fails with `WouldBlock`.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if nothing is there yet; the connection's error.
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_read_vectored(bufs),
+            Inner::Sim(_) => match bufs.iter_mut().find(|buf| !buf.is_empty()) {
+                Some(buf) => self.try_read(buf),
+                None => Ok(0),
+            },
+        }
+    }
+
+    /// Writes what fits now from the first non-empty buffer, or fails with `WouldBlock`.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if the send buffer is full; the connection's error.
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_write_vectored(bufs),
+            Inner::Sim(_) => match bufs.iter().find(|buf| !buf.is_empty()) {
+                Some(buf) => self.try_write(buf),
+                None => Ok(0),
+            },
+        }
+    }
+
+    /// Runs a raw I/O call on the socket if it is ready; refused inside a simulation (the
+    /// call would act on the host's socket, which a simulated stream does not have).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_io(interest, f),
+            Inner::Sim(_) => refuse_raw_io("tokio::net::TcpStream::try_io"),
+        }
+    }
+
+    /// Runs a raw I/O call on the socket once it is ready; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match &self.inner {
+            Inner::Real(stream) => stream.async_io(interest, f).await,
+            Inner::Sim(_) => refuse_raw_io("tokio::net::TcpStream::async_io"),
+        }
+    }
+
+    /// Polls for read readiness; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &self.inner {
+            Inner::Real(stream) => stream.poll_read_ready(cx),
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_read_ready"),
+        }
+    }
+
+    /// Polls for write readiness; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &self.inner {
+            Inner::Real(stream) => stream.poll_write_ready(cx),
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_write_ready"),
+        }
+    }
+
+    /// Polls a read that does not consume; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<usize>> {
+        match &self.inner {
+            Inner::Real(stream) => stream.poll_peek(cx, buf),
+            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_peek"),
         }
     }
 
