@@ -18,13 +18,15 @@
 //! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
 //! | `pthread_create` | fails the run with a message naming the fix; returns EAGAIN |
 //! | `socket` | a placeholder descriptor (an empty sealed memfd, no socket), recorded with its family and type |
-//! | `setsockopt`, `getsockopt`, `bind`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
+//! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder, and closes |
-//! | `connect`, `listen`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket | fails the run with a message naming the call and the fix; returns EPERM |
+//! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
-//! family, type, options and bound address the program gave it (see [`Placeholder`]).
+//! family, type, options, bound address and whether it listens (see [`Placeholder`]): std's
+//! `TcpListener::bind` succeeds on a placeholder, and tokio's `TcpListener::from_std` in the
+//! stand-in makes it a simulated listener.
 //! `freeaddrinfo` needs no guard: answers are laid out as glibc lays out its own.
 //!
 //! Tested in this crate's `tests/`, one source at a time:
@@ -36,9 +38,11 @@
 //! - `std::time::Instant::now()` is virtual time and `SystemTime::now()` the node's wall clock;
 //! - `std::thread::spawn`, scoped threads and any C library's threads fail the run with a
 //!   message that says what to do instead; outside a simulation threads start as usual;
-//! - std's `TcpStream::connect`, `TcpListener::bind` and `UdpSocket::send_to`, and real
-//!   tokio's `TcpStream::connect`, fail the run and reach nothing (a loopback listener sees no
-//!   connection, a loopback receiver no datagram), as does a socket made before the run;
+//! - std's `TcpStream::connect`, `TcpListener::accept` and `UdpSocket::send_to`, real
+//!   tokio's `TcpStream::connect`, and `listen` on a real socket, fail the run and reach
+//!   nothing (a loopback listener sees no connection, a loopback receiver no datagram), as
+//!   does a socket made before the run; std's `TcpListener::bind` records a placeholder that
+//!   takes no real port;
 //! - `"node:port".to_socket_addrs()` resolves to the node's address, an unknown name fails
 //!   the run; socket2's calls as hyper-util's `HttpConnector` makes them succeed on a
 //!   placeholder, and adoption returns the options they set; outside a simulation real
