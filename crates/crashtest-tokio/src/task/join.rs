@@ -249,27 +249,35 @@ impl<T> Unpin for JoinHandle<T> {}
 impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
+    /// Inlined, with the simulated case in a function of its own, so that outside a
+    /// simulation awaiting a handle costs tokio's poll and a match.
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         match &mut this.inner {
             Join::Real(handle) => Pin::new(handle).poll(cx).map_err(JoinError::real),
-            Join::Sim { task, taken, .. } => {
-                assert!(!*taken, "JoinHandle polled after completion");
-                let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
-                let mut output: Option<T> = None;
-                // SAFETY: this handle was made by `spawn_sim` for a task whose future's output
-                // is `T`, and the ids of a run name one task each, so `output` is the slot of
-                // that task's output type.
-                let completed =
-                    ready!(unsafe { sim.poll_join(*task, cx, (&raw mut output).cast()) });
-                *taken = true;
-                if !completed {
-                    return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
-                }
-                Poll::Ready(Ok(output.expect("a finished task holds its output once")))
-            }
+            Join::Sim { task, taken, .. } => poll_sim_join(*task, taken, cx),
         }
     }
+}
+
+/// Polls a simulated task's join: its output once it finished (`taken` then set).
+fn poll_sim_join<T>(
+    task: TaskRef,
+    taken: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, JoinError>> {
+    assert!(!*taken, "JoinHandle polled after completion");
+    let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
+    let mut output: Option<T> = None;
+    // SAFETY: the handle was made by `spawn_sim` for a task whose future's output is `T`, and
+    // the ids of a run name one task each, so `output` is the slot of that task's output type.
+    let completed = ready!(unsafe { sim.poll_join(task, cx, (&raw mut output).cast()) });
+    *taken = true;
+    if !completed {
+        return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
+    }
+    Poll::Ready(Ok(output.expect("a finished task holds its output once")))
 }
 
 impl<T> Drop for JoinHandle<T> {
