@@ -18,10 +18,14 @@ use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
 /// Arguments, all optional:
 /// - `seeds = N`: how many seeds to run (default 16; `CRASHTEST_SEEDS` overrides);
 /// - `seed = N`: run exactly this seed (`CRASHTEST_SEED` overrides);
-/// - `config = path`: a `fn() -> crashtest::Config` giving the run's configuration.
+/// - `config = path`: a `fn() -> crashtest::Config` giving the run's configuration;
+/// - `env = ["NAME", ...]`: the environment variables that select the test's behaviour (a
+///   planted bug, a workload); their values are printed in every reproduce line, so that a
+///   line pasted into a fresh shell runs what failed, and the `crashtest` tool records them
+///   in a sweep's results file and refuses to resume it under other values.
 ///
 /// ```ignore
-/// #[crashtest::test(seeds = 100)]
+/// #[crashtest::test(seeds = 100, env = ["MY_DB_BUG"])]
 /// async fn replicas_agree() {
 ///     // build nodes, inject faults, check invariants
 /// }
@@ -52,11 +56,12 @@ fn expand(
     let mut seeds = quote!(::core::option::Option::None);
     let mut seed = quote!(::core::option::Option::None);
     let mut config = quote!(::crashtest::Config::default);
+    let mut env = quote!(&[]);
     for arg in args {
         let Meta::NameValue(pair) = &arg else {
             return Err(syn::Error::new_spanned(
                 arg,
-                "expected `seeds = N`, `seed = N` or `config = path`",
+                "expected `seeds = N`, `seed = N`, `config = path` or `env = [\"NAME\", ...]`",
             ));
         };
         let value: &Expr = &pair.value;
@@ -66,10 +71,18 @@ fn expand(
             seed = quote!(::core::option::Option::Some(#value));
         } else if pair.path.is_ident("config") {
             config = quote!(#value);
+        } else if pair.path.is_ident("env") {
+            let Expr::Array(names) = value else {
+                return Err(syn::Error::new_spanned(
+                    value,
+                    "`env` takes a list of variable names: `env = [\"MY_DB_BUG\"]`",
+                ));
+            };
+            env = quote!(&#names);
         } else {
             return Err(syn::Error::new_spanned(
                 &pair.path,
-                "unknown argument: expected `seeds`, `seed` or `config`",
+                "unknown argument: expected `seeds`, `seed`, `config` or `env`",
             ));
         }
     }
@@ -92,6 +105,7 @@ fn expand(
                     seeds: #seeds,
                     seed: #seed,
                     config: #config,
+                    env: #env,
                 },
                 body,
             );

@@ -14,6 +14,7 @@
 //! | `CRASHTEST_KEEP` | fault ids to keep, comma-separated: every other fault is masked |
 //! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED`: re-draw the future from that virtual time |
 //! | `CRASHTEST_COMMIT` | the commit a failure report names (default: asked of git) |
+//! | `CRASHTEST_DESCRIBE` | write what the test is ([`crate::describe::TestInfo`]) to this file and run nothing |
 //!
 //! The tool clears every variable of [`WORKER`] before it starts a worker and sets the ones
 //! it means, so that the user's shell cannot change what a worker runs. A value list such as
@@ -47,13 +48,15 @@ pub const KEEP: &str = "CRASHTEST_KEEP";
 pub const EXPLORE: &str = "CRASHTEST_EXPLORE";
 /// The commit a failure report names.
 pub const COMMIT: &str = "CRASHTEST_COMMIT";
+/// Write what the test is to this file, and run no seed.
+pub const DESCRIBE: &str = "CRASHTEST_DESCRIBE";
 
 /// The variables that decide what a worker runs, cleared before each worker starts.
 ///
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 11] = [
+pub const WORKER: [&str; 12] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -65,6 +68,7 @@ pub const WORKER: [&str; 11] = [
     MASK,
     KEEP,
     EXPLORE,
+    DESCRIBE,
 ];
 
 /// Fault ids as a variable holds them: `3,7`.

@@ -19,6 +19,7 @@
 //! - `decode(encode(x)) == x` for every note; a source or word pattern no note encodes to
 //!   decodes to `None`, never to a wrong note.
 
+pub mod describe;
 pub mod env;
 pub mod notes;
 pub mod reproduce;
@@ -26,5 +27,5 @@ pub mod results;
 pub mod trace;
 
 pub use notes::{DiskNote, FaultNote, NetNote, Note, PackedAddr, UdpDrop};
-pub use results::{CoverageLine, FaultLine, SeedResult, Signature, Status};
+pub use results::{CoverageLine, FaultLine, Header, SeedResult, Signature, Status};
 pub use trace::{TraceKind, TraceLine};

@@ -17,9 +17,60 @@ use crate::env;
 pub fn assignments<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>) -> String {
     let pairs: Vec<String> = pairs
         .into_iter()
-        .map(|(name, value)| format!("{name}={value}"))
+        .map(|(name, value)| format!("{name}={}", quote(&value)))
         .collect();
     pairs.join(" ")
+}
+
+/// A value as a POSIX shell reads it back whole: as it is when it holds only characters
+/// no shell treats specially, else in single quotes.
+///
+/// ```
+/// use crashtest_protocol::reproduce::quote;
+/// assert_eq!(quote("no_checksum"), "no_checksum");
+/// assert_eq!(quote("a b"), "'a b'");
+/// assert_eq!(quote("it's"), r"'it'\''s'");
+/// assert_eq!(quote(""), "''");
+/// ```
+pub fn quote(value: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.,:/=+@%".contains(c);
+    if !value.is_empty() && value.chars().all(plain) {
+        value.to_owned()
+    } else {
+        format!("'{}'", value.replace('\'', r"'\''"))
+    }
+}
+
+/// The assignments of a test's declared variables (see [`crate::describe::TestInfo`]) that
+/// are set, as a shell prefix: `WORKFLOW_BUG=no_checksum`. An unset variable is left out: a
+/// fresh shell leaves it unset too.
+///
+/// ```
+/// use crashtest_protocol::reproduce::declared;
+/// let values = [("WORKFLOW_BUG".to_owned(), Some("no_checksum".to_owned())), ("MODE".to_owned(), None)];
+/// assert_eq!(declared(&values), "WORKFLOW_BUG=no_checksum");
+/// ```
+pub fn declared(values: &[(String, Option<String>)]) -> String {
+    assignments(
+        values
+            .iter()
+            .filter_map(|(name, value)| Some((name.as_str(), value.clone()?))),
+    )
+}
+
+/// Two shell prefixes as one: `declared` first, then `env`, either possibly empty.
+///
+/// ```
+/// use crashtest_protocol::reproduce::join;
+/// assert_eq!(join("A=1", "CRASHTEST_SEED=2"), "A=1 CRASHTEST_SEED=2");
+/// assert_eq!(join("", "CRASHTEST_SEED=2"), "CRASHTEST_SEED=2");
+/// ```
+pub fn join(declared: &str, env: &str) -> String {
+    match (declared.is_empty(), env.is_empty()) {
+        (true, _) => env.to_owned(),
+        (false, true) => declared.to_owned(),
+        (false, false) => format!("{declared} {env}"),
+    }
 }
 
 /// `CRASHTEST_SEED=<seed>`.

@@ -20,7 +20,7 @@ use crate::{FailureReport, Settings, TestSpec, minimize, run_seeds};
 /// use crashtest::runner::{hunt, TestSpec};
 /// let spec = TestSpec {
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-///     seeds: None, seed: None, config: crashtest::Config::default,
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
 /// let body = || async { assert!(crashtest::rand::rng().next_u64() % 4 != 0, "one in four") };
 /// let failure = hunt::first_failure(&spec, 0..100, 2, &body).unwrap();
@@ -45,7 +45,7 @@ where
 /// use crashtest::runner::{hunt, TestSpec};
 /// let spec = TestSpec {
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-///     seeds: None, seed: None, config: crashtest::Config::default,
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
 /// let body = || async { assert!(crashtest::plumbing::seed().unwrap() % 10 != 3) };
 /// assert_eq!(hunt::failing_seeds(&spec, 0..100, 2, &body), 10);
@@ -86,7 +86,7 @@ pub struct Hunt {
 /// use crashtest::runner::{hunt, TestSpec};
 /// let spec = TestSpec {
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-///     seeds: None, seed: None, config: crashtest::Config::default,
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
 /// let body = || async { assert!(crashtest::rand::rng().next_u64() % 4 != 0, "one in four") };
 /// let found = hunt::hunt(&spec, 0..100, 1, false, "MY_BUG=1", &body);

@@ -48,7 +48,7 @@ pub use tokio_seam::register_tokio_seam;
 ///     crate_name: "demo",
 ///     seeds: None,
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// let settings = Settings { start: 10, count: 3, ..Settings::default() };
 /// let outcome = run_seeds(&spec, &settings, &|| async {}).unwrap();
@@ -98,7 +98,7 @@ impl fmt::Display for Outcome {
 ///     crate_name: "demo",
 ///     seeds: None,
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// let settings = Settings { start: 0, count: 1, check_determinism: false, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
@@ -129,7 +129,7 @@ impl FailureReport {
     /// use crashtest::runner::{run_seeds, Settings, TestSpec};
     /// let spec = TestSpec {
     ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    ///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
     /// };
     /// let settings = Settings { count: 1, check_determinism: false, ..Settings::default() };
     /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
@@ -149,7 +149,7 @@ impl FailureReport {
     /// use crashtest::runner::{run_seeds, Settings, TestSpec};
     /// let spec = TestSpec {
     ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    ///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
     /// };
     /// let settings = Settings { count: 1, check_determinism: false, ..Settings::default() };
     /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
@@ -173,7 +173,7 @@ impl FailureReport {
     /// use crashtest::runner::{run_seeds, Settings, TestSpec};
     /// let spec = TestSpec {
     ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    ///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
     /// };
     /// let settings = Settings { count: 2, check_determinism: false, stop_on_failure: false, ..Settings::default() };
     /// let report = run_seeds(&spec, &settings, &|| async { panic!("lost a write") }).unwrap_err();
@@ -206,7 +206,7 @@ impl FailureReport {
 ///     crate_name: "demo",
 ///     seeds: None,
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// let settings = Settings { start: 0, count: 1, check_determinism: false, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &|| async { panic!("bad") }).unwrap_err();
@@ -252,7 +252,7 @@ impl fmt::Display for FailureReport {
 ///     crate_name: "doc",
 ///     seeds: Some(4),
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// run_test(spec, body);
 /// ```
@@ -261,6 +261,13 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
+    if let Some(path) = std::env::var_os(crashtest_protocol::env::DESCRIBE) {
+        let info = serde_json::to_vec(&spec.info()).expect("a test's description serializes");
+        std::fs::write(&path, info).unwrap_or_else(|e| {
+            panic!("crashtest: cannot write the test's description to {path:?}: {e}")
+        });
+        return;
+    }
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     match run_seeds(&spec, &settings, &body) {
@@ -291,7 +298,7 @@ where
 ///     crate_name: "dice",
 ///     seeds: None,
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// let settings = Settings { start: 0, count: 100, threads: 2, ..Settings::default() };
 /// let report = run_seeds(&spec, &settings, &body).unwrap_err();

@@ -47,7 +47,7 @@ pub struct Minimized {
 /// }
 /// let spec = TestSpec {
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-///     seeds: None, seed: None, config: crashtest::Config::default,
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
 /// let settings = Settings { count: 20, check_determinism: false, ..Settings::default() };
 /// let failure = run_seeds(&spec, &settings, &body).unwrap_err();

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use crashtest_protocol::describe::TestInfo;
 use crashtest_protocol::{env, reproduce};
 
 /// Where a test lives, as the macro captured it at the call site.
@@ -20,7 +21,7 @@ use crashtest_protocol::{env, reproduce};
 ///     crate_name: "demo",
 ///     seeds: None,
 ///     seed: None,
-///     config: crashtest::Config::default,
+///     config: crashtest::Config::default, env: &[],
 /// };
 /// assert_eq!(spec.test_path(), "works");
 /// ```
@@ -40,6 +41,10 @@ pub struct TestSpec {
     pub seed: Option<u64>,
     /// The run configuration.
     pub config: fn() -> crashtest_core::Config,
+    /// The environment variables that select the test's behaviour (a planted bug, a
+    /// workload): their values go into every reproduce line, so that a line pasted into a
+    /// fresh shell runs what failed.
+    pub env: &'static [&'static str],
 }
 
 impl TestSpec {
@@ -53,7 +58,7 @@ impl TestSpec {
     ///     crate_name: "my_crate",
     ///     seeds: None,
     ///     seed: None,
-    ///     config: crashtest::Config::default,
+    ///     config: crashtest::Config::default, env: &[],
     /// };
     /// assert_eq!(spec.test_path(), "raft::tests::agree");
     /// ```
@@ -74,7 +79,7 @@ impl TestSpec {
     ///     crate_name: "cluster",
     ///     seeds: None,
     ///     seed: None,
-    ///     config: crashtest::Config::default,
+    ///     config: crashtest::Config::default, env: &[],
     /// };
     /// assert_eq!(
     ///     spec.reproduce_command(42),
@@ -96,7 +101,7 @@ impl TestSpec {
     ///     crate_name: "my_db",
     ///     seeds: None,
     ///     seed: None,
-    ///     config: crashtest::Config::default,
+    ///     config: crashtest::Config::default, env: &[],
     /// };
     /// assert_eq!(
     ///     spec.reproduce_line("CRASHTEST_SEED=3 CRASHTEST_MASK=1,4"),
@@ -109,8 +114,43 @@ impl TestSpec {
         } else {
             format!("--test {}", self.crate_name)
         };
-        let selection = format!("-p {} {target}", self.package);
-        reproduce::cargo_test(env, &selection, &self.test_path())
+        let mut selection = format!("-p {} {target}", self.package);
+        if !cfg!(debug_assertions) {
+            selection.push_str(" --release");
+        }
+        let declared = reproduce::declared(&self.declared_values());
+        reproduce::cargo_test(
+            &reproduce::join(&declared, env),
+            &selection,
+            &self.test_path(),
+        )
+    }
+
+    /// The declared variables and their values in this process (`None` when unset).
+    ///
+    /// ```
+    /// let spec = crashtest::runner::TestSpec {
+    ///     name: "agree", module_path: "db", package: "db", crate_name: "db",
+    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    ///     env: &["CRASHTEST_DOC_UNSET_VARIABLE"],
+    /// };
+    /// assert_eq!(spec.declared_values(), [("CRASHTEST_DOC_UNSET_VARIABLE".to_owned(), None)]);
+    /// ```
+    pub fn declared_values(&self) -> Vec<(String, Option<String>)> {
+        self.env
+            .iter()
+            .map(|name| ((*name).to_owned(), std::env::var(name).ok()))
+            .collect()
+    }
+
+    /// What this test is, as `CRASHTEST_DESCRIBE` asks.
+    pub(crate) fn info(&self) -> TestInfo {
+        TestInfo {
+            test: self.test_path(),
+            env: self.env.iter().map(|name| (*name).to_owned()).collect(),
+            release: !cfg!(debug_assertions),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
     }
 }
 

@@ -16,6 +16,7 @@ fn spec() -> TestSpec {
         seeds: None,
         seed: None,
         config: Config::default,
+        env: &[],
     }
 }
 
@@ -179,4 +180,33 @@ fn tempdir() -> std::path::PathBuf {
         std::env::temp_dir().join(format!("crashtest-protocol-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn a_failure_reproduce_line_carries_the_declared_variables_and_the_profile() {
+    // Cargo sets CARGO_PKG_NAME for the tests it runs: a declared variable that is set.
+    let spec = TestSpec {
+        env: &["CARGO_PKG_NAME", "CRASHTEST_PROTOCOL_TEST_UNSET"],
+        ..spec()
+    };
+    let settings = Settings {
+        count: 1,
+        check_determinism: false,
+        ..Settings::default()
+    };
+    let report = run_seeds(&spec, &settings, &|| async { panic!("boom") }).unwrap_err();
+    assert!(
+        report
+            .command
+            .starts_with("CARGO_PKG_NAME=crashtest-runner CRASHTEST_SEED=0 cargo test -p crashtest --test protocol"),
+        "{}",
+        report.command
+    );
+    assert!(!report.command.contains("CRASHTEST_PROTOCOL_TEST_UNSET"));
+    assert_eq!(
+        report.command.contains(" --release "),
+        !cfg!(debug_assertions),
+        "{}",
+        report.command
+    );
 }

@@ -27,6 +27,7 @@ pub const REPLAY_TEST: TestSpec = TestSpec {
     seeds: None,
     seed: None,
     config: Config::default,
+    env: &[],
 };
 
 /// Runs the seeds `seeds` of `setup` on `threads` threads and returns the first failure (the

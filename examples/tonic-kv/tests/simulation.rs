@@ -7,7 +7,7 @@ use common::Setup;
 use tonic_kv::Bug;
 
 /// `TONIC_KV_BUG=unsynced-ack cargo test` runs it with the planted bug, and it fails.
-#[crashtest::test(seeds = 16)]
+#[crashtest::test(seeds = 16, env = ["TONIC_KV_BUG"])]
 async fn acknowledged_puts_survive_kills_partitions_and_clogs() {
     common::run(Setup::default()).await;
 }

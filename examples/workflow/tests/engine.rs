@@ -4,7 +4,7 @@
 
 use workflow::Setup;
 
-#[crashtest::test(seeds = 500)]
+#[crashtest::test(seeds = 500, env = ["WORKFLOW_BUG", "WORKFLOW_CRASH_MODEL"])]
 async fn every_step_takes_effect_exactly_once() {
     workflow::run(Setup::from_env()).await;
 }
