@@ -120,7 +120,7 @@ pub(crate) fn run_one(
                 End::Hung => Status::Hung,
                 End::Exited(_) | End::Stopped => Status::Crashed,
             };
-            job.lost_seed(target, request.seed, &end, status)?
+            job.lost_seed(target, request.seed, &end, status)
         }
     };
     job.clean_up();

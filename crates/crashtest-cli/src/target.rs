@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
-use crashtest_protocol::reproduce;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crashtest_protocol::describe::TestInfo;
+use crashtest_protocol::{env, reproduce};
 use serde::Deserialize;
 
 use crate::cli::Select;
@@ -29,6 +32,9 @@ pub(crate) struct Target {
     /// `cargo test` arguments selecting this target, such as `-p db --test cluster`; `None`
     /// when the executable was given with `--exe`.
     pub(crate) cargo_args: Option<String>,
+    /// The declared variables with their values in this tool's environment, which its
+    /// workers inherit (`None` when unset).
+    pub(crate) declared: Vec<(String, Option<String>)>,
 }
 
 impl Target {
@@ -44,12 +50,34 @@ impl Target {
         command
     }
 
-    /// A shell line that reproduces a run, given the environment that selects it.
+    /// A shell line that reproduces a run, given the protocol variables that select it; the
+    /// test's declared variables come first.
     pub(crate) fn reproduce(&self, env: &str) -> String {
+        let env = reproduce::join(&reproduce::declared(&self.declared), env);
         match &self.cargo_args {
-            Some(args) => reproduce::cargo_test(env, args, &self.test),
-            None => reproduce::executable(env, &self.exe.display().to_string(), &self.test),
+            Some(args) => reproduce::cargo_test(&env, args, &self.test),
+            None => reproduce::executable(&env, &self.exe.display().to_string(), &self.test),
         }
+    }
+
+    /// A `crashtest` command line taking this test apart further (`replay 7`, `minimize 7`):
+    /// the test's declared variables, its full name, and the flags that select exactly its
+    /// executable as the sweep built it, so that it pasted anywhere in the workspace builds
+    /// nothing else.
+    pub(crate) fn follow_up(&self, command: &str) -> String {
+        let declared = reproduce::declared(&self.declared);
+        let selection = match &self.cargo_args {
+            Some(args) => args.clone(),
+            None => format!(
+                "--exe {}",
+                reproduce::quote(&self.exe.display().to_string())
+            ),
+        };
+        let line = format!(
+            "crashtest {command} {} {selection}",
+            reproduce::quote(&self.test)
+        );
+        reproduce::join(&declared, &line)
     }
 }
 
@@ -92,12 +120,21 @@ pub(crate) fn resolve(select: &Select, name: &str) -> anyhow::Result<Target> {
     }
     let matches = if exact.is_empty() { suffix } else { exact };
     match matches.as_slice() {
-        [(exe, test)] => Ok(Target {
-            exe: exe.path.clone(),
-            test: test.clone(),
-            dir: exe.dir.clone(),
-            cargo_args: exe.cargo_args.clone(),
-        }),
+        [(exe, test)] => {
+            let info = describe(exe, test)?;
+            let declared = info
+                .env
+                .iter()
+                .map(|name| (name.clone(), std::env::var(name).ok()))
+                .collect();
+            Ok(Target {
+                exe: exe.path.clone(),
+                test: test.clone(),
+                dir: exe.dir.clone(),
+                cargo_args: exe.cargo_args.clone(),
+                declared,
+            })
+        }
         [] => {
             let near: Vec<String> = all
                 .iter()
@@ -133,6 +170,44 @@ pub(crate) fn resolve(select: &Select, name: &str) -> anyhow::Result<Target> {
         ),
     }
 }
+
+/// Asks the test what it is (`CRASHTEST_DESCRIBE`); a test that does not answer is no
+/// `#[crashtest::test]`, or one built with a crashtest too old to speak this protocol.
+fn describe(exe: &Executable, test: &str) -> anyhow::Result<TestInfo> {
+    let answer = std::env::temp_dir().join(format!(
+        "crashtest-describe-{}-{}.json",
+        std::process::id(),
+        DESCRIBED.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut command = Command::new(&exe.path);
+    command.args([test, "--exact", "--nocapture", "--test-threads=1"]);
+    if let Some(dir) = &exe.dir {
+        command.current_dir(dir).env("CARGO_MANIFEST_DIR", dir);
+    }
+    for name in env::WORKER {
+        command.env_remove(name);
+    }
+    let output = command
+        .env(env::DESCRIBE, &answer)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", exe.path.display()))?;
+    let text = std::fs::read_to_string(&answer);
+    let _ = std::fs::remove_file(&answer);
+    match text {
+        Ok(text) => serde_json::from_str(&text).with_context(|| {
+            format!("{test} described itself in a form this tool cannot read: {text}")
+        }),
+        Err(_) => bail!(
+            "{test} ({}) ran without saying what it is: is it a #[crashtest::test]? (A test built with an older crashtest does not answer either: rebuild it.) Its output ends with:\n{}",
+            exe.label,
+            String::from_utf8_lossy(&output.stdout).trim_end()
+        ),
+    }
+}
+
+/// Numbers the description files of one process.
+static DESCRIBED: AtomicU64 = AtomicU64::new(0);
 
 /// Every test of the selected executables (for `crashtest list`).
 pub(crate) fn list(select: &Select) -> anyhow::Result<Vec<Listed>> {
