@@ -22,6 +22,8 @@ mod cli;
 mod determinism;
 mod duration;
 mod explore;
+mod header;
+mod lock;
 mod messages;
 mod minimize;
 mod pool;

@@ -1,11 +1,12 @@
-//! Results files: one line per finished seed (`crashtest_protocol::SeedResult`), as test
-//! binaries write them, plus the lines this tool writes for seeds that took their worker
-//! process down (`crashed`, `hung`).
+//! Results files: a header line saying what the sweep ran (`crashtest_protocol::Header`), then
+//! one line per finished seed (`crashtest_protocol::SeedResult`), as test binaries write them,
+//! plus the lines this tool writes for seeds that took their worker process down (`crashed`,
+//! `hung`).
 //!
 //! Reading is strict in the middle and forgiving at the end: a process killed mid-write can
-//! leave a partial last line, which is reported and set aside (moved to `<file>.corrupt`, never
-//! deleted); a bad line anywhere else means the file is not what it claims to be, and is an
-//! error that names the line.
+//! leave a partial last line (one without its newline), which is reported and set aside (moved
+//! to `<file>.corrupt`, never deleted); a bad line anywhere else, a complete last line
+//! included, means the file is not what it claims to be, and is an error that names the line.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -13,10 +14,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 pub(crate) use crashtest_protocol::SeedResult;
+use crashtest_protocol::results::Header;
 
 /// What reading a results file found besides its results.
 #[derive(Debug, Default)]
 pub(crate) struct Contents {
+    /// Its header line, if it has one (files of older sweeps do not).
+    pub(crate) header: Option<Header>,
     /// How many results it holds.
     pub(crate) results: u64,
     /// A partial last line: its byte offset and text.
@@ -70,13 +74,30 @@ fn judge(
     if body.trim().is_empty() {
         return Ok(());
     }
+    let complete = text.ends_with('\n');
+    if number == 1 && Header::is_header(body) {
+        match serde_json::from_str::<Header>(body) {
+            Ok(header) => {
+                contents.header = Some(header);
+                contents.missing_newline = !complete;
+                return Ok(());
+            }
+            Err(error) if complete || !is_last => bail!(
+                "line 1 is a header this tool cannot read ({error}): was the file written by a newer crashtest? Read it with that version, or sweep into another file"
+            ),
+            Err(_) => {
+                contents.torn_tail = Some((start, body.to_owned()));
+                return Ok(());
+            }
+        }
+    }
     match serde_json::from_str::<SeedResult>(body) {
         Ok(result) => {
             contents.results += 1;
-            contents.missing_newline = !text.ends_with('\n');
+            contents.missing_newline = !complete;
             each(result);
         }
-        Err(_) if is_last => contents.torn_tail = Some((start, body.to_owned())),
+        Err(_) if is_last && !complete => contents.torn_tail = Some((start, body.to_owned())),
         Err(error) => {
             let excerpt: String = body.chars().take(80).collect();
             bail!(
@@ -92,7 +113,7 @@ fn judge(
 pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<PathBuf>> {
     let context = || format!("cannot repair the results file {}", path.display());
     if let Some((offset, tail)) = &contents.torn_tail {
-        let aside = path.with_extension("corrupt");
+        let aside = set_aside_path(path);
         let mut out = OpenOptions::new()
             .create(true)
             .append(true)
@@ -115,6 +136,13 @@ pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<
         file.write_all(b"\n").with_context(context)?;
     }
     Ok(None)
+}
+
+/// `<file>.corrupt`: where a torn last line of `file` goes (`results.jsonl.corrupt`).
+pub(crate) fn set_aside_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".corrupt");
+    path.with_file_name(name)
 }
 
 /// Reads the complete lines a growing file gained since the last call.
@@ -185,6 +213,32 @@ mod tests {
     }
 
     #[test]
+    fn a_complete_foreign_last_line_is_an_error_not_a_torn_one() {
+        let text = format!("{}\n{{\"other\":\"tool\"}}\n", line(1, Status::Pass));
+        let error = parse(text.as_bytes(), |_| {}).unwrap_err().to_string();
+        assert!(error.starts_with("line 2 is not a seed result"), "{error}");
+    }
+
+    #[test]
+    fn the_header_is_read_from_the_first_line_only() {
+        let header = serde_json::to_string(&Header {
+            test: "t".into(),
+            ..Header::default()
+        })
+        .unwrap();
+        let text = format!("{header}\n{}\n", line(1, Status::Pass));
+        let contents = parse(text.as_bytes(), |_| {}).unwrap();
+        assert_eq!(contents.header.unwrap().test, "t");
+        assert_eq!(contents.results, 1);
+        let late = format!(
+            "{}\n{header}\n{}\n",
+            line(1, Status::Pass),
+            line(2, Status::Pass)
+        );
+        assert!(parse(late.as_bytes(), |_| {}).is_err());
+    }
+
+    #[test]
     fn a_bad_line_in_the_middle_is_an_error_naming_it() {
         let text = format!(
             "{}\ngarbage\n{}\n",
@@ -204,6 +258,7 @@ mod tests {
         let mut before = Vec::new();
         let contents = read(&path, |r| before.push(r)).unwrap();
         let aside = repair(&path, &contents).unwrap().unwrap();
+        assert_eq!(aside, dir.join("results.jsonl.corrupt"));
         assert_eq!(std::fs::read_to_string(&aside).unwrap(), "{\"te\n");
         let mut after = Vec::new();
         let again = read(&path, |r| after.push(r)).unwrap();

@@ -8,8 +8,12 @@
 //! missing: a sweep killed halfway and resumed ends with the same results as one that ran
 //! straight through.
 //!
-//! A worker that dies (crash, abort, watchdog) or goes silent costs only the seed it was
+//! A worker that dies (crash, abort, exit, watchdog) or goes silent costs only the seed it was
 //! running, which is recorded as `crashed` or `hung` ([`crate::pool`]).
+//!
+//! The file starts with a header ([`crate::header`]) and is locked while a sweep writes it
+//! ([`crate::lock`]): a second sweep on it is refused, and so is a resume by a sweep of other
+//! code, environment or seeds.
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
@@ -21,6 +25,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+
+use crashtest_protocol::Header;
 
 use crate::cli::SweepArgs;
 use crate::determinism::Finished;
@@ -59,7 +65,8 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let jobs = args.jobs.unwrap_or_else(crate::cores);
-    let mut sweep = Sweep::open(&target, range, &args.out, args.resume)?;
+    let header = crate::header::for_sweep(&target, args.seeds, args.shard);
+    let mut sweep = Sweep::open(&target, range, &args.out, args.resume, &header)?;
     let batch = args
         .batch
         .unwrap_or_else(|| (range.len() / (jobs * 8)).clamp(1, MAX_BATCH));
@@ -105,8 +112,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             target.reproduce(&crashtest_protocol::reproduce::seed(seed))
         );
         println!(
-            "take it apart: crashtest replay {test} {seed} / crashtest minimize {test} {seed}",
-            test = target.test
+            "replay it:   {}",
+            target.follow_up(&format!("replay {seed}"))
+        );
+        println!(
+            "minimize it: {}",
+            target.follow_up(&format!("minimize {seed}"))
         );
     }
     print!("{}", summary.coverage_text());
@@ -158,6 +169,8 @@ impl std::fmt::Display for Stop {
 
 /// A sweep's results file and what it holds.
 struct Sweep {
+    /// Held while the sweep runs: no other sweep writes the file.
+    _lock: crate::lock::Lock,
     test: String,
     range: SeedRange,
     out: File,
@@ -173,8 +186,16 @@ struct Sweep {
 }
 
 impl Sweep {
-    /// Opens (or, with `resume`, continues) the results file at `path`.
-    fn open(target: &Target, range: SeedRange, path: &Path, resume: bool) -> anyhow::Result<Sweep> {
+    /// Locks and opens (or, with `resume`, continues) the results file at `path`, which a
+    /// fresh sweep starts with `header`.
+    fn open(
+        target: &Target,
+        range: SeedRange,
+        path: &Path,
+        resume: bool,
+        header: &Header,
+    ) -> anyhow::Result<Sweep> {
+        let lock = crate::lock::acquire(path)?;
         let exists = path.metadata().is_ok_and(|m| m.len() > 0);
         let mut earlier = Vec::new();
         if exists {
@@ -193,11 +214,32 @@ impl Sweep {
                     contents.results
                 );
             }
-            if let Some(other) = other_test {
+            if let Some(other) = other_test.or_else(|| {
+                contents
+                    .header
+                    .as_ref()
+                    .filter(|h| h.test != target.test)
+                    .map(|h| h.test.clone())
+            }) {
                 bail!(
                     "the results file {} holds results of test {other:?}, not {:?}: resume it with that test, or choose another file with --out",
                     path.display(),
                     target.test
+                );
+            }
+            let Some(written) = &contents.header else {
+                bail!(
+                    "the results file {} has no header line (an older crashtest wrote it), so the commit, environment and shard of its {} results are unknown, and resuming could mix results of different code: sweep into another file with --out (`crashtest merge` still reads this one)",
+                    path.display(),
+                    contents.results
+                );
+            };
+            let differences = crate::header::resume_differences(written, header);
+            if !differences.is_empty() {
+                bail!(
+                    "cannot resume {}: this sweep differs from the one that wrote it:\n{}Results of different code, environment or seeds must not be mixed. Run the sweep as it was (that commit, those variables, the same --seeds and --shard), or sweep into another file with --out.",
+                    path.display(),
+                    crate::header::describe(&differences, "in the file", "now")
                 );
             }
             if let Some(aside) = results::repair(path, &contents)? {
@@ -208,12 +250,17 @@ impl Sweep {
                 );
             }
         }
-        let out = OpenOptions::new()
+        let mut out = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open the results file {}", path.display()))?;
+        if !exists {
+            let line = serde_json::to_string(header).expect("a header serializes");
+            writeln!(out, "{line}").context("cannot write to the results file")?;
+        }
         let mut sweep = Sweep {
+            _lock: lock,
             test: target.test.clone(),
             range,
             out,

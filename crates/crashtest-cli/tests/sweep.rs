@@ -7,7 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{
-    STORE, assert_contains, crashtest, crashtest_with, exe, outcomes, results, stdout, tempdir,
+    STORE, assert_contains, crashtest, crashtest_with, exe, outcomes, results, stderr, stdout,
+    tempdir,
 };
 
 #[test]
@@ -132,7 +133,7 @@ fn a_torn_last_line_is_set_aside_and_its_seed_runs_again() {
         "--resume",
     ]);
     assert_contains(&common::stderr(&run), "was cut short");
-    let aside = std::fs::read_to_string(dir.join("results.corrupt")).unwrap();
+    let aside = std::fs::read_to_string(dir.join("results.jsonl.corrupt")).unwrap();
     assert_eq!(aside, "{\"test\":\"store::acknowledged_wr\n");
     let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
     assert_eq!(seeds, (0..10).collect::<Vec<_>>());
@@ -181,6 +182,36 @@ fn a_crashing_worker_loses_no_result_and_its_seed_is_reported() {
     }
     let passed = lines.iter().filter(|l| l["status"] == "pass").count();
     assert_eq!(passed + crashed.len(), 30);
+}
+
+#[test]
+fn a_test_that_exits_the_process_is_recorded_as_crashed_and_the_sweep_goes_on() {
+    let dir = tempdir("sweep-exit");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "exits_on_some_seeds",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "0..20",
+        "-j",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let text = stderr(&run);
+    assert_eq!(run.status.code(), Some(1), "{text}");
+    assert!(!text.contains("wrote no result"), "{text}");
+    let crashed: Vec<u64> = outcomes(&out)
+        .into_iter()
+        .filter(|o| o.1 == "crashed")
+        .map(|o| o.0)
+        .collect();
+    assert_eq!(crashed, [3, 8, 13, 18]);
+    assert_eq!(outcomes(&out).len(), 20, "every seed is recorded");
+    let line = results(&out).into_iter().find(|l| l["seed"] == 3).unwrap();
+    assert_contains(line["failure"].as_str().unwrap(), "std::process::exit");
 }
 
 #[test]

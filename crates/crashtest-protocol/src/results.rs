@@ -9,9 +9,161 @@
 //! Reading is lenient about fields a writer left out (an older writer, or a lost seed's line,
 //! which has no fingerprint): every field but `test`, `seed` and `status` has a default.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+/// The first line of a results file the tool writes: what the sweep ran, so that a resumed
+/// sweep or a merge of several files can tell results of the same code, test, environment
+/// and seeds from results that must not be mixed.
+///
+/// ```
+/// use crashtest_protocol::results::Header;
+/// let header = Header { test: "t".into(), commit: "abc".into(), ..Header::default() };
+/// let line = serde_json::to_string(&header).unwrap();
+/// assert!(Header::is_header(&line));
+/// assert!(!Header::is_header(r#"{"test":"t","seed":1,"status":"pass"}"#));
+/// assert_eq!(serde_json::from_str::<Header>(&line).unwrap(), header);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// The format of the file (marks the line as a header).
+    pub crashtest_results: u32,
+    /// The version of the tool that wrote the file.
+    pub version: String,
+    /// The test, as libtest names it.
+    pub test: String,
+    /// The `cargo test` arguments that build the test's executable (`-p db --test cluster
+    /// --release`), when cargo built it.
+    #[serde(default)]
+    pub cargo_args: Option<String>,
+    /// The test executable.
+    #[serde(default)]
+    pub exe: String,
+    /// The commit the sweep ran on (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown`).
+    pub commit: String,
+    /// A digest of the work tree's uncommitted changes to tracked files, when there are some.
+    #[serde(default)]
+    pub dirty: Option<String>,
+    /// The test's declared variables and their values (`null` when unset).
+    #[serde(default)]
+    pub env: BTreeMap<String, Option<String>>,
+    /// The seed range the sweep was given (`A..B`).
+    pub seeds: String,
+    /// The shard of that range it ran (`K/N`), if any.
+    #[serde(default)]
+    pub shard: Option<String>,
+}
+
+impl Default for Header {
+    fn default() -> Header {
+        Header {
+            crashtest_results: Header::FORMAT,
+            version: String::new(),
+            test: String::new(),
+            cargo_args: None,
+            exe: String::new(),
+            commit: String::new(),
+            dirty: None,
+            env: BTreeMap::new(),
+            seeds: String::new(),
+            shard: None,
+        }
+    }
+}
+
+/// A way two headers differ: what, and the two values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Difference {
+    /// The field (`commit`, `test`, `environment`, ...).
+    pub what: &'static str,
+    /// Its value in the first header.
+    pub was: String,
+    /// Its value in the second.
+    pub now: String,
+}
+
+impl fmt::Display for Difference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} vs {}", self.what, self.was, self.now)
+    }
+}
+
+impl Header {
+    /// The format this crate writes.
+    pub const FORMAT: u32 = 1;
+
+    /// Whether a line of a results file is a header (results lines start with `"test"`).
+    pub fn is_header(line: &str) -> bool {
+        line.trim_start().starts_with("{\"crashtest_results\"")
+    }
+
+    /// The commit with its uncommitted changes: `abc123`, or `abc123 + changes 9f2c...`.
+    pub fn code(&self) -> String {
+        match &self.dirty {
+            Some(digest) => format!("{} + uncommitted changes {digest}", self.commit),
+            None => self.commit.clone(),
+        }
+    }
+
+    /// The declared variables as `A=1 B=(unset)`, or `(none declared)`.
+    pub fn env_text(&self) -> String {
+        if self.env.is_empty() {
+            return "(none declared)".to_owned();
+        }
+        let parts: Vec<String> = self
+            .env
+            .iter()
+            .map(|(name, value)| match value {
+                Some(value) => format!("{name}={value}"),
+                None => format!("{name} unset"),
+            })
+            .collect();
+        parts.join(" ")
+    }
+
+    /// How `self` and `other` differ in what decides a seed's outcome: the code, the test,
+    /// its build, its environment, the tool's version; with `same_seeds`, also the seeds
+    /// (range and shard).
+    ///
+    /// ```
+    /// use crashtest_protocol::results::Header;
+    /// let a = Header { test: "t".into(), commit: "abc".into(), ..Header::default() };
+    /// let b = Header { commit: "def".into(), shard: Some("2/4".into()), ..a.clone() };
+    /// let found = a.differences(&b, false);
+    /// assert_eq!(found.len(), 1);
+    /// assert_eq!(found[0].to_string(), "commit: abc vs def");
+    /// assert_eq!(a.differences(&b, true).len(), 2);
+    /// ```
+    pub fn differences(&self, other: &Header, same_seeds: bool) -> Vec<Difference> {
+        let mut found = Vec::new();
+        let mut check = |what: &'static str, was: String, now: String| {
+            if was != now {
+                found.push(Difference { what, was, now });
+            }
+        };
+        let or_none = |value: &Option<String>| value.clone().unwrap_or_else(|| "none".into());
+        check("commit", self.code(), other.code());
+        check("test", self.test.clone(), other.test.clone());
+        check(
+            "build",
+            or_none(&self.cargo_args),
+            or_none(&other.cargo_args),
+        );
+        check("environment", self.env_text(), other.env_text());
+        check(
+            "crashtest version",
+            self.version.clone(),
+            other.version.clone(),
+        );
+        if same_seeds {
+            check("seeds", self.seeds.clone(), other.seeds.clone());
+            check("shard", or_none(&self.shard), or_none(&other.shard));
+        }
+        found
+    }
+}
 
 /// How a seed ended.
 ///

@@ -92,13 +92,23 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The lines of a results file.
+/// The results lines of a results file (its header left out).
 pub fn results(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
-        .map(|line| serde_json::from_str(line).expect("every line is a result"))
+        .map(|line| serde_json::from_str(line).expect("every line is JSON"))
+        .filter(|line: &serde_json::Value| line.get("crashtest_results").is_none())
         .collect()
+}
+
+/// The header line of a results file.
+pub fn header(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let first = text.lines().next().expect("a results file has a header");
+    let header: serde_json::Value = serde_json::from_str(first).unwrap();
+    assert!(header.get("crashtest_results").is_some(), "{first}");
+    header
 }
 
 /// `(seed, status, fingerprint)` of each line, sorted by seed.

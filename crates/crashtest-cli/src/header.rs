@@ -1,0 +1,128 @@
+//! The header line of a results file: what the sweep that wrote it ran.
+//!
+//! A seed's outcome depends on the code (the commit and any uncommitted changes), the test,
+//! how it was built, the values of the variables the test declares (a planted bug, a
+//! workload), and, for a shard, which block of which range it holds. The header records all
+//! of them when a sweep starts a file, and `--resume` and `merge` refuse results whose header
+//! says otherwise, naming each difference: mixed results would count seeds of one program as
+//! seeds of another.
+
+use std::path::Path;
+use std::process::Command;
+
+use crashtest_protocol::env;
+use crashtest_protocol::results::{Difference, Header};
+
+use crate::seeds::{SeedRange, Shard};
+use crate::target::Target;
+
+/// The header of a sweep of `target` over `seeds` (shard `shard` of it, if given).
+pub(crate) fn for_sweep(target: &Target, seeds: SeedRange, shard: Option<Shard>) -> Header {
+    let dir = target
+        .dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| ".".into());
+    let (commit, dirty) = code(&dir);
+    Header {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        test: target.test.clone(),
+        cargo_args: target.cargo_args.clone(),
+        exe: target.exe.display().to_string(),
+        commit,
+        dirty,
+        env: target.declared.iter().cloned().collect(),
+        seeds: seeds.to_string(),
+        shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
+        ..Header::default()
+    }
+}
+
+/// The commit (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown`) and a digest of the
+/// uncommitted changes to tracked files, if there are any. Untracked files are left out: the
+/// results file itself is often one.
+fn code(dir: &Path) -> (String, Option<String>) {
+    if let Ok(commit) = std::env::var(env::COMMIT) {
+        return (commit, None);
+    }
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| out.stdout)
+    };
+    let Some(head) = git(&["rev-parse", "HEAD"]) else {
+        return ("unknown".to_owned(), None);
+    };
+    let head = String::from_utf8_lossy(&head).trim().to_owned();
+    let dirty = git(&["diff", "HEAD", "--no-ext-diff", "--binary"])
+        .filter(|diff| !diff.is_empty())
+        .map(|diff| format!("{:016x}", fnv1a(&diff)));
+    (head, dirty)
+}
+
+/// FNV-1a, 64 bits: a digest that is the same on every build and platform.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The differences that forbid resuming a file with header `file` as a sweep with header
+/// `now`: everything that decides outcomes, and the seeds too when either is a shard (a
+/// shard's block moves with the range and the shard count).
+pub(crate) fn resume_differences(file: &Header, now: &Header) -> Vec<Difference> {
+    file.differences(now, file.shard.is_some() || now.shard.is_some())
+}
+
+/// The differences as indented lines, `was` named by `first` and `now` by `second`.
+pub(crate) fn describe(differences: &[Difference], first: &str, second: &str) -> String {
+    differences
+        .iter()
+        .map(|d| {
+            format!(
+                "  {}: {} ({first}) vs {} ({second})\n",
+                d.what, d.was, d.now
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_digest_is_fixed_and_tells_contents_apart() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_ne!(fnv1a(b"ab"), fnv1a(b"ba"));
+    }
+
+    #[test]
+    fn a_shard_must_resume_as_the_same_shard_of_the_same_range() {
+        let file = Header {
+            test: "t".into(),
+            seeds: "0..100".into(),
+            ..Header::default()
+        };
+        let wider = Header {
+            seeds: "0..200".into(),
+            ..file.clone()
+        };
+        assert!(resume_differences(&file, &wider).is_empty());
+        let shard = |k: &str, seeds: &str| Header {
+            shard: Some(k.into()),
+            seeds: seeds.into(),
+            ..file.clone()
+        };
+        assert!(resume_differences(&shard("1/2", "0..100"), &shard("1/2", "0..100")).is_empty());
+        let moved = resume_differences(&shard("1/2", "0..100"), &shard("1/2", "0..200"));
+        assert_eq!(moved[0].what, "seeds");
+        let other = resume_differences(&shard("1/2", "0..100"), &shard("2/2", "0..100"));
+        assert_eq!(other[0].what, "shard");
+    }
+}

@@ -1,0 +1,140 @@
+//! The results file as the record of one sweep: locked while a sweep writes it, headed by
+//! what the sweep ran, and resumable only by the same sweep.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{
+    STORE, assert_contains, crashtest, crashtest_with, exe, header, outcomes, stderr, stdout,
+    tempdir,
+};
+
+const SELECTED: &str = "selected::fails_on_odd_seeds_when_selected";
+
+fn sweep_args<'a>(test: &'a str, exe: &'a str, seeds: &'a str, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "sweep",
+        test,
+        "--exe",
+        exe,
+        "--seeds",
+        seeds,
+        "-o",
+        out.to_str().unwrap(),
+    ]
+}
+
+#[test]
+fn a_second_sweep_on_a_file_in_use_is_refused_and_a_dead_sweeps_lock_is_taken_over() {
+    let dir = tempdir("results-lock");
+    let out = dir.join("results.jsonl");
+    let exe = exe();
+    let mut first = Command::new(env!("CARGO_BIN_EXE_crashtest"))
+        .args(sweep_args(STORE, &exe, "0..10000000", &out))
+        .args(["-j", "1"])
+        .env("CARGO_TARGET_DIR", &common::fixture().target_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let note = dir.join("results.jsonl.lock");
+    while !note.exists() || std::fs::read_to_string(&note).unwrap().is_empty() {
+        assert!(first.try_wait().unwrap().is_none(), "the first sweep ended");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut args = sweep_args(STORE, &exe, "0..10000000", &out);
+    args.push("--resume");
+    let second = crashtest(&args);
+    assert_eq!(second.status.code(), Some(2));
+    let refusal = stderr(&second);
+    assert_contains(&refusal, "is in use by another sweep");
+    assert_contains(&refusal, &format!("process {}", first.id()));
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut args = sweep_args(STORE, &exe, "0..10", &out);
+    args.push("--resume");
+    let taken_over = crashtest(&args);
+    assert_contains(&stderr(&taken_over), "taking over");
+    assert_eq!(taken_over.status.code(), Some(1), "{}", stderr(&taken_over));
+    let mut seeds: Vec<u64> = outcomes(&out)
+        .iter()
+        .map(|o| o.0)
+        .filter(|s| *s < 10)
+        .collect();
+    seeds.dedup();
+    assert_eq!(seeds, (0..10).collect::<Vec<_>>());
+    assert!(!note.exists(), "the note goes when the sweep ends");
+}
+
+#[test]
+fn the_header_says_what_the_sweep_ran_and_a_resume_must_match_it() {
+    let dir = tempdir("results-header");
+    let out = dir.join("results.jsonl");
+    let exe = exe();
+    let bug = [("FIXTURE_BUG", "odd"), ("CRASHTEST_COMMIT", "c0ffee")];
+    let run = crashtest_with(&sweep_args(SELECTED, &exe, "0..4", &out), &bug);
+    assert_eq!(run.status.code(), Some(1), "{}", stderr(&run));
+    let head = header(&out);
+    assert_eq!(head["test"], SELECTED);
+    assert_eq!(head["commit"], "c0ffee");
+    assert_eq!(head["env"]["FIXTURE_BUG"], "odd");
+    assert_eq!(head["seeds"], "0..4");
+    assert_eq!(head["version"], env!("CARGO_PKG_VERSION"));
+    let text = stdout(&run);
+    assert_contains(
+        &text,
+        "reproduce the lowest: FIXTURE_BUG=odd CRASHTEST_SEED=1 ",
+    );
+    assert_contains(&text, "replay it:   FIXTURE_BUG=odd crashtest replay ");
+    let resume = |env: &[(&str, &str)], seeds: &str, extra: &[&str]| {
+        let mut args = sweep_args(SELECTED, &exe, seeds, &out);
+        args.push("--resume");
+        args.extend(extra);
+        crashtest_with(&args, env)
+    };
+    let unset = resume(&[("CRASHTEST_COMMIT", "c0ffee")], "0..8", &[]);
+    assert_eq!(unset.status.code(), Some(2));
+    assert_contains(
+        &stderr(&unset),
+        "environment: FIXTURE_BUG=odd (in the file) vs FIXTURE_BUG unset (now)",
+    );
+    let moved = resume(
+        &[("FIXTURE_BUG", "odd"), ("CRASHTEST_COMMIT", "beef")],
+        "0..8",
+        &[],
+    );
+    assert_eq!(moved.status.code(), Some(2));
+    assert_contains(
+        &stderr(&moved),
+        "commit: c0ffee (in the file) vs beef (now)",
+    );
+    let shard = resume(&bug, "0..8", &["--shard", "2/2"]);
+    assert_eq!(shard.status.code(), Some(2));
+    assert_contains(&stderr(&shard), "shard: none (in the file) vs 2/2 (now)");
+    let same = resume(&bug, "0..8", &[]);
+    assert_eq!(same.status.code(), Some(1), "{}", stderr(&same));
+    let got: Vec<(u64, String)> = outcomes(&out).into_iter().map(|o| (o.0, o.1)).collect();
+    let want: Vec<(u64, String)> = (0..8)
+        .map(|s| (s, if s % 2 == 1 { "fail" } else { "pass" }.to_owned()))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_file_without_a_header_is_not_resumed_blindly() {
+    let dir = tempdir("results-old");
+    let out = dir.join("results.jsonl");
+    let text = format!("{{\"test\":\"{STORE}\",\"seed\":0,\"status\":\"pass\"}}\n");
+    std::fs::write(&out, &text).unwrap();
+    let exe = exe();
+    let mut args = sweep_args(STORE, &exe, "0..4", &out);
+    args.push("--resume");
+    let run = crashtest(&args);
+    assert_eq!(run.status.code(), Some(2));
+    assert_contains(&stderr(&run), "has no header line");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
+}
