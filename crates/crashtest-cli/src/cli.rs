@@ -27,6 +27,9 @@ pub(crate) enum Command {
     Explore(ExploreArgs),
     /// Write a seed's run as an HTML space-time diagram.
     View(ViewArgs),
+    /// Combine results files of one test (shards, resumed runs, machines): failures, coverage,
+    /// seeds run twice.
+    Merge(MergeArgs),
     /// List the tests the selected executables hold.
     List(ListArgs),
     /// Run a tokio program unmodified in simulations: put crashtest's stand-in in place of
@@ -229,6 +232,16 @@ pub(crate) struct ViewArgs {
     /// Draw at most this many events (the rest are cut off, with a note).
     #[arg(long, value_name = "N", default_value_t = 5000)]
     pub(crate) max_events: usize,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The results files, all of one test on one commit under one environment.
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) files: Vec<PathBuf>,
+    /// Also write the merged results (a header, then one line per seed) to this new file.
+    #[arg(short, long, value_name = "PATH")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@
 //! - `minimize`: a smallest failing set of injected faults, by masking;
 //! - `explore`: one prefix of a run, many re-drawn futures;
 //! - `view`: an HTML space-time diagram;
+//! - `merge`: the results files of shards, resumed runs and machines as one sweep;
 //! - `tokio setup`: crashtest's tokio stand-in in place of tokio, for unmodified tokio
 //!   programs and their dependencies.
 //!
@@ -24,6 +25,7 @@ mod duration;
 mod explore;
 mod header;
 mod lock;
+mod merge;
 mod messages;
 mod minimize;
 mod pool;
@@ -75,6 +77,7 @@ where
         cli::Command::Minimize(args) => minimize::run(args),
         cli::Command::Explore(args) => explore::run(args),
         cli::Command::View(args) => view::run(args),
+        cli::Command::Merge(args) => merge::run(args),
         cli::Command::List(args) => list(args),
         cli::Command::Tokio(args) => match &args.command {
             cli::TokioCommand::Setup(setup) => tokio_shim::setup(setup),

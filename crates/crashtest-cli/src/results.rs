@@ -108,6 +108,22 @@ fn judge(
     Ok(())
 }
 
+/// The header of a results file, if its first line is one (read without the rest).
+pub(crate) fn read_header(path: &Path) -> anyhow::Result<Option<Header>> {
+    let file = File::open(path)
+        .with_context(|| format!("cannot read the results file {}", path.display()))?;
+    let mut first = String::new();
+    BufReader::new(file)
+        .read_line(&mut first)
+        .with_context(|| format!("cannot read the results file {}", path.display()))?;
+    if !Header::is_header(&first) {
+        return Ok(None);
+    }
+    serde_json::from_str(first.trim_end())
+        .map(Some)
+        .with_context(|| format!("corrupt header line in {}", path.display()))
+}
+
 /// Makes a results file safe to append to: a torn last line moves to `<file>.corrupt`
 /// (returned, for the warning), and a missing final newline is added.
 pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<PathBuf>> {

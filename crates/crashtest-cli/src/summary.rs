@@ -67,6 +67,11 @@ impl Summary {
 
     /// The failing seeds, lowest first.
     pub(crate) fn failures_text(&self) -> String {
+        self.failures_text_with(|_| None)
+    }
+
+    /// The failing seeds, lowest first, each followed by the line `reproduce` gives it.
+    pub(crate) fn failures_text_with(&self, reproduce: impl Fn(u64) -> Option<String>) -> String {
         let mut out = String::new();
         if self.failures.is_empty() {
             return out;
@@ -79,6 +84,9 @@ impl Summary {
         );
         for (seed, (status, headline)) in &self.failures {
             let _ = writeln!(out, "  seed {seed:<8} {:<9} {headline}", status.name());
+            if let Some(line) = reproduce(*seed) {
+                let _ = writeln!(out, "    reproduce: {line}");
+            }
         }
         out
     }

@@ -111,14 +111,8 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
             "reproduce the lowest: {}",
             target.reproduce(&crashtest_protocol::reproduce::seed(seed))
         );
-        println!(
-            "replay it:   {}",
-            target.follow_up(&format!("replay {seed}"))
-        );
-        println!(
-            "minimize it: {}",
-            target.follow_up(&format!("minimize {seed}"))
-        );
+        println!("replay it:   {}", target.follow_up("replay", seed));
+        println!("minimize it: {}", target.follow_up("minimize", seed));
     }
     print!("{}", summary.coverage_text());
     let missing = range.len() - sweep.done.len() as u64;

@@ -60,11 +60,11 @@ impl Target {
         }
     }
 
-    /// A `crashtest` command line taking this test apart further (`replay 7`, `minimize 7`):
-    /// the test's declared variables, its full name, and the flags that select exactly its
-    /// executable as the sweep built it, so that it pasted anywhere in the workspace builds
-    /// nothing else.
-    pub(crate) fn follow_up(&self, command: &str) -> String {
+    /// A `crashtest` command line taking a seed of this test apart further (`replay`,
+    /// `minimize`): the test's declared variables, its full name, and the flags that select
+    /// exactly its executable as this run built it, so that it pasted anywhere in the
+    /// workspace builds nothing else.
+    pub(crate) fn follow_up(&self, command: &str, seed: u64) -> String {
         let declared = reproduce::declared(&self.declared);
         let selection = match &self.cargo_args {
             Some(args) => args.clone(),
@@ -74,7 +74,7 @@ impl Target {
             ),
         };
         let line = format!(
-            "crashtest {command} {} {selection}",
+            "crashtest {command} {} {seed} {selection}",
             reproduce::quote(&self.test)
         );
         reproduce::join(&declared, &line)

@@ -89,7 +89,10 @@ fn the_header_says_what_the_sweep_ran_and_a_resume_must_match_it() {
         &text,
         "reproduce the lowest: FIXTURE_BUG=odd CRASHTEST_SEED=1 ",
     );
-    assert_contains(&text, "replay it:   FIXTURE_BUG=odd crashtest replay ");
+    assert_contains(
+        &text,
+        "replay it:   FIXTURE_BUG=odd crashtest replay selected::fails_on_odd_seeds_when_selected 1 --exe ",
+    );
     let resume = |env: &[(&str, &str)], seeds: &str, extra: &[&str]| {
         let mut args = sweep_args(SELECTED, &exe, seeds, &out);
         args.push("--resume");

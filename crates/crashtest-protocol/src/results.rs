@@ -123,6 +123,29 @@ impl Header {
         parts.join(" ")
     }
 
+    /// The shell line that reproduces a run of this header's test with the protocol
+    /// variables `env`: the declared variables' values first, then `cargo test` with the
+    /// recorded build, or the executable itself.
+    ///
+    /// ```
+    /// use crashtest_protocol::results::Header;
+    /// let mut header = Header { test: "agree".into(), cargo_args: Some("-p db --lib".into()), ..Header::default() };
+    /// header.env.insert("DB_BUG".into(), Some("torn".into()));
+    /// assert_eq!(header.reproduce("CRASHTEST_SEED=4"), "DB_BUG=torn CRASHTEST_SEED=4 cargo test -p db --lib -- agree --exact");
+    /// ```
+    pub fn reproduce(&self, env: &str) -> String {
+        let declared: Vec<(String, Option<String>)> = self
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let env = crate::reproduce::join(&crate::reproduce::declared(&declared), env);
+        match &self.cargo_args {
+            Some(args) => crate::reproduce::cargo_test(&env, args, &self.test),
+            None => crate::reproduce::executable(&env, &self.exe, &self.test),
+        }
+    }
+
     /// How `self` and `other` differ in what decides a seed's outcome: the code, the test,
     /// its build, its environment, the tool's version; with `same_seeds`, also the seeds
     /// (range and shard).
