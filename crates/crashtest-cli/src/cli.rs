@@ -186,6 +186,24 @@ pub(crate) struct Filter {
     pub(crate) until: Option<Duration>,
 }
 
+impl Filter {
+    /// An error for a window that holds no time: `--from` after `--until`.
+    pub(crate) fn check(&self) -> anyhow::Result<()> {
+        if let (Some(from), Some(until)) = (self.from, self.until)
+            && from > until
+        {
+            anyhow::bail!(
+                "--from {} is after --until {}: the window holds no time; give --from first, as in --from {} --until {}",
+                crate::duration::short(crate::duration::nanos(from)),
+                crate::duration::short(crate::duration::nanos(until)),
+                crate::duration::short(crate::duration::nanos(until)),
+                crate::duration::short(crate::duration::nanos(from)),
+            );
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct MinimizeArgs {
     #[command(flatten)]

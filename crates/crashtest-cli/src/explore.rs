@@ -32,6 +32,9 @@ pub(crate) fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
     let results =
         crate::single::run_all(&target, &requests, jobs, args.target.seed_timeout, &scratch)?;
     let (trunk, branches) = results.split_first().expect("the trunk ran");
+    if let Some(warning) = past_the_end(trunk, at_ns) {
+        eprintln!("crashtest: warning: {warning}");
+    }
     print!("{}", tree(args.seed, &target.test, at_ns, trunk, branches));
     let failing: Vec<u64> = (1..)
         .zip(branches)
@@ -55,6 +58,20 @@ pub(crate) fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A warning when `--at` lies after the original run ended: nothing is left to re-draw, and
+/// every branch is the original run.
+fn past_the_end(trunk: &SeedResult, at_ns: u64) -> Option<String> {
+    let ended = trunk.elapsed_ns;
+    (!trunk.fingerprint.is_empty() && at_ns >= ended).then(|| {
+        format!(
+            "--at {} is not before the end of the run ({}): every branch replays the original run; pick a time before {}",
+            crate::duration::short(at_ns),
+            crate::duration::short(ended),
+            crate::duration::short(ended)
+        )
+    })
 }
 
 /// The tree of timelines as text.
@@ -113,6 +130,17 @@ mod tests {
             failure: (status != Status::Pass).then(|| "panicked at a.rs:1:1: lost".into()),
             ..SeedResult::default()
         }
+    }
+
+    #[test]
+    fn a_branch_point_after_the_end_is_warned_of() {
+        let trunk = result(Status::Pass);
+        let warning = past_the_end(&trunk, 100_000_000_000).unwrap();
+        assert!(
+            warning.starts_with("--at 100s is not before the end of the run (125ms)"),
+            "{warning}"
+        );
+        assert!(past_the_end(&trunk, 50_000_000).is_none());
     }
 
     #[test]

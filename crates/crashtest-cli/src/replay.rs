@@ -16,6 +16,7 @@ use crate::trace::{self, Life, Trace};
 
 /// Runs the seed with its trace and prints the columns.
 pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
+    args.filter.check()?;
     let target = crate::target::resolve(&args.target.select, &args.target.test)?;
     let (result, trace) = trace::record(
         &target,
@@ -222,5 +223,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("store (n1)"), "{error}");
+        let backwards = Filter {
+            from: Some(std::time::Duration::from_secs(2)),
+            until: Some(std::time::Duration::from_secs(1)),
+            ..Filter::default()
+        };
+        let error = render(&sample(), &result, &backwards, false, 20)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("--from 2s is after --until 1s"), "{error}");
     }
 }

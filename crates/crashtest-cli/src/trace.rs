@@ -189,6 +189,7 @@ impl Trace {
 
     /// The lanes a filter keeps (all when it names none); an unknown name is an error.
     pub(crate) fn lanes(&self, filter: &Filter) -> anyhow::Result<Vec<usize>> {
+        filter.check()?;
         if filter.nodes.is_empty() {
             return Ok(self.nodes.keys().copied().collect());
         }
