@@ -413,6 +413,7 @@ impl Sweep {
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => break,
                 }
+                progress.tick();
                 if why.is_none() && budget.is_some_and(|b| started.elapsed() >= b) {
                     why = Some(Stop::Budget);
                 }
