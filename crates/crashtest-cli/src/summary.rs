@@ -1,7 +1,7 @@
 //! What a sweep found, summed over its results: counts by status, the failing seeds, and
 //! coverage (which probes, `sometimes!` conditions and `buggify!` sites never fired).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use crate::results::SeedResult;
@@ -92,16 +92,40 @@ impl Summary {
     }
 
     /// Coverage over the seeds: sites that never fired first, then the rest.
+    ///
+    /// A test binary lists every site linked into it, its other tests' too. A site no seed of
+    /// this test reached, in a file where the test reached no site either, is taken for
+    /// another test's and only counted, so that the list is this test's coverage.
     pub(crate) fn coverage_text(&self) -> String {
         let mut out = String::new();
-        if self.coverage.is_empty() {
+        let file = |location: &str| {
+            location
+                .rsplit_once(':')
+                .map_or(location, |(f, _)| f)
+                .to_owned()
+        };
+        let reached_files: BTreeSet<String> = self
+            .coverage
+            .iter()
+            .filter(|(_, totals)| totals.reached > 0)
+            .map(|((location, _, _), _)| file(location))
+            .collect();
+        let mine = |location: &str, totals: &SiteTotals| {
+            totals.reached > 0 || reached_files.contains(&file(location))
+        };
+        let others = self
+            .coverage
+            .iter()
+            .filter(|((location, _, _), totals)| !mine(location, totals))
+            .count();
+        if self.coverage.len() == others {
             return out;
         }
         let _ = writeln!(out, "coverage over {} seeds:", self.seeds);
         let never = |t: &SiteTotals| t.fired == 0;
         for pass in [true, false] {
             for ((location, kind, name), totals) in &self.coverage {
-                if never(totals) != pass {
+                if never(totals) != pass || !mine(location, totals) {
                     continue;
                 }
                 let what = if never(totals) {
@@ -118,6 +142,12 @@ impl Summary {
                     format!("{name:?}")
                 );
             }
+        }
+        if others > 0 {
+            let _ = writeln!(
+                out,
+                "  ({others} more sites of this binary were never reached, in files this test reached no site of: other tests' sites, left out)"
+            );
         }
         out
     }
@@ -152,6 +182,30 @@ mod tests {
             ],
             ..SeedResult::default()
         }
+    }
+
+    #[test]
+    fn coverage_leaves_out_sites_of_other_tests() {
+        let mut line = result(1, Status::Pass, 1);
+        let site = |name: &str, location: &str, reached| CoverageLine {
+            kind: "probe".into(),
+            name: name.into(),
+            location: location.into(),
+            reached,
+            fired: 0,
+        };
+        line.coverage
+            .push(site("same file, unreached", "a.rs:20", 0));
+        line.coverage.push(site("another test's", "other.rs:5", 0));
+        let mut summary = Summary::default();
+        summary.add(&line);
+        let text = summary.coverage_text();
+        assert!(text.contains("same file, unreached"), "{text}");
+        assert!(!text.contains("another test's"), "{text}");
+        assert!(
+            text.contains("(1 more sites of this binary were never reached"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -371,3 +371,23 @@ fn a_time_budget_stops_the_sweep_resumably() {
     let done = results(&out).len();
     assert!(done > 0 && done < 100000, "{done}");
 }
+
+#[test]
+fn the_coverage_summary_leaves_out_other_tests_sites() {
+    let dir = tempdir("sweep-coverage");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "unstable::always_passes",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0));
+    let text = stdout(&run);
+    assert!(!text.contains("nothing was acknowledged"), "{text}");
+    assert!(!text.contains("NEVER fired"), "{text}");
+}
