@@ -275,7 +275,7 @@ fn missing_seeds(headers: &[Option<Header>], runs: &BTreeMap<u64, FirstRun>) -> 
         .iter()
         .filter_map(|h| Shard::parse(h.shard.as_deref()?).ok())
         .collect();
-    let have = runs.range(range.start..range.end).count() as u64;
+    let have = runs.range(range.start..=range.last).count() as u64;
     let missing = range.len() - have;
     let mut text = if missing == 0 {
         format!("every seed of {range} has a result")

@@ -143,7 +143,7 @@ impl Driver<'_> {
                 _ => {}
             }
         })?;
-        let missing: Vec<u64> = (seeds.start..seeds.end)
+        let missing: Vec<u64> = (seeds.start..=seeds.last)
             .filter(|s| !seen.contains(s))
             .collect();
         let Some(&first) = missing.first() else {
@@ -154,10 +154,7 @@ impl Driver<'_> {
             job.clean_up();
             return Ok(Vec::new());
         }
-        let single = SeedRange {
-            start: first,
-            end: first + 1,
-        };
+        let single = SeedRange::single(first);
         let clean = matches!(end, End::Exited(exit) if exit.success());
         let status = match end {
             End::Hung => Some(Status::Hung),
@@ -174,11 +171,11 @@ impl Driver<'_> {
             None => again.push(single),
         }
         job.clean_up();
-        if first + 1 < seeds.end {
+        if first < seeds.last {
             let finished: Vec<u64> = seen.into_iter().filter(|s| *s > first).collect();
             let after = SeedRange {
                 start: first + 1,
-                end: seeds.end,
+                last: seeds.last,
             };
             again.extend(seeds::batches(after, &finished, seeds.len()));
         }

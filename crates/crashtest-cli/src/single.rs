@@ -101,10 +101,7 @@ pub(crate) fn run_one(
     stop: &AtomicBool,
 ) -> anyhow::Result<SeedResult> {
     let job = Job {
-        seeds: SeedRange {
-            start: request.seed,
-            end: request.seed + 1,
-        },
+        seeds: SeedRange::single(request.seed),
         env: request.env.clone(),
         results: scratch.path(&format!("run-{index}.jsonl")),
         silence,

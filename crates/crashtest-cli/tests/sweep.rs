@@ -391,3 +391,24 @@ fn the_coverage_summary_leaves_out_other_tests_sites() {
     assert!(!text.contains("nothing was acknowledged"), "{text}");
     assert!(!text.contains("NEVER fired"), "{text}");
 }
+
+#[test]
+fn a_sweep_runs_the_last_seeds_of_u64() {
+    let dir = tempdir("sweep-top");
+    let out = dir.join("results.jsonl");
+    let run = crashtest(&[
+        "sweep",
+        "unstable::always_passes",
+        "--exe",
+        &exe(),
+        "--seeds",
+        "18446744073709551613..=18446744073709551615",
+        "--shard",
+        "2/2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
+    assert_eq!(seeds, [u64::MAX - 1, u64::MAX]);
+}
