@@ -9,6 +9,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use crashtest_protocol::env;
 use crashtest_protocol::results::{Difference, Header};
@@ -36,6 +37,26 @@ pub(crate) fn for_sweep(target: &Target, seeds: SeedRange, shard: Option<Shard>)
         shard: shard.map(|s| format!("{}/{}", s.index, s.count)),
         ..Header::default()
     }
+}
+
+/// The commit as a worker's failure report names it (`abc123`, `abc123-dirty`), asked of
+/// git once per run of the tool and handed to every worker in `CRASHTEST_COMMIT`: a worker
+/// left to ask would run git in each of a sweep's processes.
+pub(crate) fn worker_commit(target: &Target) -> String {
+    static COMMIT: OnceLock<String> = OnceLock::new();
+    COMMIT
+        .get_or_init(|| {
+            let dir = target
+                .dir
+                .clone()
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| ".".into());
+            match code(&dir) {
+                (commit, Some(_)) => format!("{commit}-dirty"),
+                (commit, None) => commit,
+            }
+        })
+        .clone()
 }
 
 /// The commit (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown`) and a digest of the

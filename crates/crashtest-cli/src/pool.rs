@@ -6,6 +6,11 @@
 //! once if the worker went silent, or re-run alone to confirm a crash; the seeds after it go
 //! back to the front of the queue. A driver waits while the queue is empty but batches are
 //! still running, since those may put seeds back.
+//!
+//! Batches are cut from the queue's ranges as drivers take them, at a size learned from the
+//! seeds' measured wall time ([`Sizing`]) unless `--batch` fixed it: fast seeds get long
+//! batches, so that starting a process costs little beside them, and slow ones short batches,
+//! so that the workers still finish together.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
@@ -26,24 +31,85 @@ pub(crate) enum Message {
     Error(anyhow::Error),
 }
 
-/// Batches waiting to run.
+/// A batch's wall time aimed at when sizing from measurements: long beside a process's start,
+/// short beside a sweep.
+const BATCH_TIME: Duration = Duration::from_secs(4);
+/// Batches at most this many seeds, however fast they are.
+pub(crate) const MAX_BATCH: u64 = 1000;
+/// A batch grows at most this many times over from one measurement to the next: the first
+/// batches of a process pay its start, and one fast batch is not the rule yet.
+const GROWTH: u64 = 4;
+
+/// How many seeds the next batch takes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizing {
+    /// The current size.
+    size: u64,
+    /// Whether the size was given (`--batch`) and is not learned.
+    fixed: bool,
+    /// Workers sharing the queue: a batch takes at most its share of the seeds left.
+    jobs: u64,
+}
+
+impl Sizing {
+    /// A size fixed by the user.
+    pub(crate) fn fixed(size: u64) -> Sizing {
+        Sizing {
+            size,
+            fixed: true,
+            jobs: 1,
+        }
+    }
+
+    /// A learned size, starting at about eight batches per worker.
+    pub(crate) fn learned(seeds: u64, jobs: u64) -> Sizing {
+        Sizing {
+            size: (seeds / (jobs * 8)).clamp(1, MAX_BATCH),
+            fixed: false,
+            jobs,
+        }
+    }
+
+    /// Takes in that a batch finished `seeds` seeds in `took` of wall time (its process's
+    /// start included).
+    fn observe(&mut self, seeds: u64, took: Duration) {
+        if self.fixed || seeds == 0 {
+            return;
+        }
+        let per_seed = took.as_secs_f64() / seeds as f64;
+        let wanted = (BATCH_TIME.as_secs_f64() / per_seed.max(1e-9)) as u64;
+        self.size = wanted.clamp(1, self.size.saturating_mul(GROWTH).min(MAX_BATCH));
+    }
+
+    /// The size of the next batch when `left` seeds wait in the queue.
+    fn next(&self, left: u64) -> u64 {
+        if self.fixed {
+            return self.size;
+        }
+        self.size.min(left.div_ceil(self.jobs)).max(1)
+    }
+}
+
+/// Seeds waiting to run, as contiguous ranges cut into batches when taken.
 pub(crate) struct Queue {
     state: Mutex<QueueState>,
     changed: Condvar,
 }
 
 struct QueueState {
-    batches: VecDeque<SeedRange>,
+    ranges: VecDeque<SeedRange>,
     /// Batches being run: they may put seeds back in the queue.
     running: usize,
+    sizing: Sizing,
 }
 
 impl Queue {
-    pub(crate) fn new(batches: Vec<SeedRange>) -> Queue {
+    pub(crate) fn new(ranges: Vec<SeedRange>, sizing: Sizing) -> Queue {
         Queue {
             state: Mutex::new(QueueState {
-                batches: batches.into(),
+                ranges: ranges.into(),
                 running: 0,
+                sizing,
             }),
             changed: Condvar::new(),
         }
@@ -61,6 +127,9 @@ pub(crate) struct Driver<'a> {
     pub(crate) queue: &'a Queue,
     /// Set to stop every driver (and kill their workers).
     pub(crate) stop: &'a AtomicBool,
+    /// Whether a failing seed stops the sweep: set `stop` as soon as one is seen, before
+    /// this driver can start another batch.
+    pub(crate) stop_on_failure: bool,
     pub(crate) tx: Sender<Message>,
     /// Where the workers' files go.
     pub(crate) dir: &'a Path,
@@ -83,12 +152,14 @@ impl Driver<'_> {
         let mut runs = 0u64;
         while let Some(batch) = self.next_batch() {
             runs += 1;
+            let started = crate::worker::now();
             let result = self.run_batch(batch, runs);
             let mut state = lock(&self.queue.state);
             state.running -= 1;
-            if let Ok(requeue) = &result {
+            if let Ok((requeue, finished)) = &result {
+                state.sizing.observe(*finished, started.elapsed());
                 for seeds in requeue.iter().rev() {
-                    state.batches.push_front(*seeds);
+                    state.ranges.push_front(*seeds);
                 }
             }
             drop(state);
@@ -105,7 +176,19 @@ impl Driver<'_> {
             if self.stop.load(Ordering::Relaxed) {
                 return None;
             }
-            if let Some(batch) = state.batches.pop_front() {
+            if let Some(range) = state.ranges.pop_front() {
+                let left: u64 = range.len() + state.ranges.iter().map(|r| r.len()).sum::<u64>();
+                let size = state.sizing.next(left).min(range.len());
+                let batch = SeedRange {
+                    start: range.start,
+                    last: range.start + (size - 1),
+                };
+                if batch.last < range.last {
+                    state.ranges.push_front(SeedRange {
+                        start: batch.last + 1,
+                        last: range.last,
+                    });
+                }
                 state.running += 1;
                 return Some(batch);
             }
@@ -121,8 +204,8 @@ impl Driver<'_> {
         }
     }
 
-    /// Runs one batch; returns the seeds to run again.
-    fn run_batch(&self, seeds: SeedRange, run: u64) -> anyhow::Result<Vec<SeedRange>> {
+    /// Runs one batch; returns the seeds to run again, and how many finished.
+    fn run_batch(&self, seeds: SeedRange, run: u64) -> anyhow::Result<(Vec<SeedRange>, u64)> {
         let job = Job {
             seeds,
             env: Vec::new(),
@@ -138,6 +221,9 @@ impl Driver<'_> {
             match serde_json::from_str::<SeedResult>(&line) {
                 Ok(result) if seeds.contains(result.seed) && result.test == self.target.test => {
                     seen.insert(result.seed);
+                    if self.stop_on_failure && !result.passed() {
+                        self.stop.store(true, Ordering::Relaxed);
+                    }
                     let _ = self.tx.send(Message::Result(line, Box::new(result)));
                 }
                 _ => {}
@@ -146,13 +232,14 @@ impl Driver<'_> {
         let missing: Vec<u64> = (seeds.start..=seeds.last)
             .filter(|s| !seen.contains(s))
             .collect();
+        let seen_count = seen.len() as u64;
         let Some(&first) = missing.first() else {
             job.clean_up();
-            return Ok(Vec::new());
+            return Ok((Vec::new(), seen_count));
         };
         if matches!(end, End::Stopped) || self.stop.load(Ordering::Relaxed) {
             job.clean_up();
-            return Ok(Vec::new());
+            return Ok((Vec::new(), seen_count));
         }
         let single = SeedRange::single(first);
         let clean = matches!(end, End::Exited(exit) if exit.success());
@@ -179,10 +266,33 @@ impl Driver<'_> {
             };
             again.extend(seeds::batches(after, &finished, seeds.len()));
         }
-        Ok(again)
+        Ok((again, seen_count))
     }
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_seeds_grow_batches_and_slow_seeds_shrink_them() {
+        let mut sizing = Sizing::learned(1500, 2);
+        assert_eq!(sizing.next(1500), 93);
+        // 93 seeds in 0.1 s: about 3,700 would take the batch time; growth is capped.
+        sizing.observe(93, Duration::from_millis(100));
+        assert_eq!(sizing.next(1500), 372);
+        sizing.observe(372, Duration::from_millis(200));
+        assert_eq!(sizing.next(4000), MAX_BATCH);
+        // Never more than a worker's share of what is left, so that workers end together.
+        assert_eq!(sizing.next(600), 300);
+        sizing.observe(10, Duration::from_secs(20));
+        assert_eq!(sizing.next(1500), 2);
+        let mut fixed = Sizing::fixed(750);
+        fixed.observe(1, Duration::from_secs(100));
+        assert_eq!(fixed.next(10), 750);
+    }
 }

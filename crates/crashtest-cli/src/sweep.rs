@@ -30,17 +30,13 @@ use crashtest_protocol::Header;
 
 use crate::cli::SweepArgs;
 use crate::determinism::Finished;
-use crate::pool::{Driver, Message, Queue};
+use crate::pool::{Driver, Message, Queue, Sizing};
 use crate::progress::Progress;
 use crate::results::{self, SeedResult};
 use crate::seeds::{self, SeedRange};
 use crate::summary::Summary;
 use crate::target::Target;
 use crate::worker::now;
-
-/// Seeds per batch when `--batch` is not given: about eight batches per worker, so that
-/// workers finish together, and at most this many, so that a crash costs little.
-const MAX_BATCH: u64 = 1000;
 
 /// Failures printed as they happen; the rest wait for the summary.
 const LIVE_FAILURES: usize = 20;
@@ -67,11 +63,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let jobs = args.jobs.unwrap_or_else(crate::cores);
     let header = crate::header::for_sweep(&target, args.seeds, args.shard);
     let mut sweep = Sweep::open(&target, range, &args.out, args.resume, &header)?;
-    let batch = args
-        .batch
-        .unwrap_or_else(|| (range.len() / (jobs * 8)).clamp(1, MAX_BATCH));
     let done: Vec<u64> = sweep.done.iter().copied().collect();
-    let batches = seeds::batches(range, &done, batch);
+    let left = seeds::batches(range, &done, u64::MAX);
+    let sizing = match args.batch {
+        Some(batch) => Sizing::fixed(batch),
+        None => Sizing::learned(range.len() - done.len() as u64, jobs),
+    };
     println!(
         "sweep of {} over seeds {range}{}: {} to run, {} already done; {jobs} workers; results in {}",
         target.test,
@@ -90,7 +87,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let started = now();
     let stop = sweep.run_batches(
         &target,
-        batches,
+        Queue::new(left, sizing),
         jobs,
         args.stop_on_failure,
         args.time_budget,
@@ -335,12 +332,12 @@ impl Sweep {
         }
     }
 
-    /// Runs the batches on `jobs` workers, merging results as they come; returns why it
-    /// stopped early, if it did.
+    /// Runs the seeds of `queue` in batches on `jobs` workers, merging results as they come;
+    /// returns why it stopped early, if it did.
     fn run_batches(
         &mut self,
         target: &Target,
-        batches: Vec<SeedRange>,
+        queue: Queue,
         jobs: u64,
         stop_on_failure: bool,
         budget: Option<Duration>,
@@ -348,7 +345,6 @@ impl Sweep {
     ) -> anyhow::Result<Option<Stop>> {
         let total = self.range.len();
         let mut progress = Progress::new(total, self.done.len() as u64);
-        let queue = Queue::new(batches);
         let stop = AtomicBool::new(false);
         let started = now();
         let mut why = None;
@@ -365,6 +361,7 @@ impl Sweep {
                         target,
                         queue,
                         stop,
+                        stop_on_failure,
                         tx,
                         dir,
                         worker,

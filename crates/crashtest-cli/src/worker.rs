@@ -88,6 +88,7 @@ impl Job {
             .env(env::CHECK_DETERMINISM, "0")
             .env(env::STOP_ON_FAILURE, "0")
             .env(env::RESULTS, &self.results)
+            .env(env::COMMIT, crate::header::worker_commit(target))
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone().context("cannot share the worker log")?)

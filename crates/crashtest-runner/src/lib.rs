@@ -274,10 +274,19 @@ where
         Ok(outcome) => println!("{outcome}"),
         Err(report) => {
             eprintln!("{report}");
-            panic!(
+            let message = format!(
                 "crashtest: seed {} failed; reproduce with: {}",
                 report.seed, report.command
             );
+            if settings.results.is_some() {
+                // A worker of the `crashtest` tool, which reads the results file: unwinding
+                // without the panic hook fails the test without a backtrace, which under
+                // RUST_BACKTRACE would cost each worker process a third of a second of
+                // symbolization that nobody reads.
+                eprintln!("{message}");
+                std::panic::resume_unwind(Box::new(message));
+            }
+            panic!("{message}");
         }
     }
 }
