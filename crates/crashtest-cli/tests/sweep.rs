@@ -236,12 +236,12 @@ fn a_stuck_poll_is_aborted_by_the_watchdog_and_reported() {
     assert_eq!(lines.len(), 4);
     let stuck = lines.iter().find(|l| l["seed"] == 8).unwrap();
     assert_eq!(stuck["status"], "crashed");
-    assert!(
-        stuck["failure"]
-            .as_str()
-            .unwrap()
-            .contains("seed 8 is stuck"),
-        "{stuck}"
+    let failure = stuck["failure"].as_str().unwrap();
+    assert_contains(failure, "seed 8 is stuck");
+    assert_contains(failure, "on node supervisor (n0)");
+    assert_contains(
+        failure,
+        "Reproduce with: CRASHTEST_SEED=8 cargo test -p crashtest-cli-fixture --lib -- process::spins_forever_on_some_seeds --exact",
     );
 }
 

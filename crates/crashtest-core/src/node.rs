@@ -589,12 +589,14 @@ impl Builder {
     {
         let factory = factory_of(factory);
         in_sim("node::Builder::build", |w| {
+            let name = self.name.clone();
             let id = w.nodes.borrow_mut().add(
                 self.name,
                 factory.clone(),
                 self.drift_ppm,
                 self.offset_ns,
             );
+            w.watch.name_node(id.0, &name);
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
             Node { id }

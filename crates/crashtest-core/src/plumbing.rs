@@ -13,6 +13,7 @@ use crate::node::NodeStatus;
 use crate::report::FailureKind;
 use crate::rng::Rng;
 pub use crate::time::timer_heap::TimerKey;
+pub use crate::watchdog::reproduce_with;
 use crate::world;
 
 /// Told of node life-cycle changes, after the change is done.

@@ -7,9 +7,15 @@
 //! prints which seed, node and task is stuck and what to do, and aborts the process: there is
 //! no safe way to stop a thread mid-poll, and hanging a CI job helps nobody.
 //!
+//! The report names the node by its name (the simulation tells the watchdog each node's name
+//! as it is created) and gives the whole command that reproduces the seed, when the caller
+//! that runs the seed said it with `plumbing::reproduce_with` on the seed's thread (the test runner
+//! does; a bare `Sim::run` falls back to `CRASHTEST_SEED=N`).
+//!
 //! The watchdog only reads; it never touches a simulation's state, so it cannot affect
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::Duration;
@@ -24,6 +30,27 @@ pub(crate) struct Watch {
     polls: AtomicU64,
     node: AtomicU32,
     task: AtomicU32,
+    /// Node names by index, as nodes are created (node 0 is the supervisor).
+    names: Mutex<Vec<String>>,
+    /// The command that reproduces the seed, if the caller gave it.
+    reproduce: Option<String>,
+}
+
+thread_local! {
+    /// The reproduce command for the next simulation this thread registers.
+    static REPRODUCE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Gives the command that reproduces the seed about to run on this thread, for the report of
+/// a stuck poll (the test runner calls it before each seed; the next simulation registered on
+/// this thread takes it).
+///
+/// ```
+/// crashtest_core::plumbing::reproduce_with("MY_BUG=1 CRASHTEST_SEED=4 cargo test -p db -- t --exact".into());
+/// assert!(crashtest_core::Sim::new(4).run(async {}).is_ok());
+/// ```
+pub fn reproduce_with(command: String) {
+    REPRODUCE.with(|slot| *slot.borrow_mut() = Some(command));
 }
 
 static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
@@ -49,11 +76,32 @@ impl Watch {
             polls: AtomicU64::new(0),
             node: AtomicU32::new(0),
             task: AtomicU32::new(0),
+            names: Mutex::new(vec!["supervisor".to_owned()]),
+            reproduce: REPRODUCE.with(|slot| slot.borrow_mut().take()),
         });
         let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         watched.retain(|w| w.strong_count() > 0);
         watched.push(Arc::downgrade(&watch));
         watch
+    }
+
+    /// Records the name of node `index` (at its creation; rare, so a lock is cheap).
+    pub(crate) fn name_node(&self, index: u32, name: &str) {
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        let index = index as usize;
+        if names.len() <= index {
+            names.resize(index + 1, String::new());
+        }
+        names[index] = name.to_owned();
+    }
+
+    /// Node `index` by name, with its index: `db (n2)`.
+    fn node_label(&self, index: u32) -> String {
+        let names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        match names.get(index as usize).filter(|n| !n.is_empty()) {
+            Some(name) => format!("{name} (n{index})"),
+            None => format!("n{index}"),
+        }
     }
 
     #[inline]
@@ -112,19 +160,22 @@ fn watch_forever() {
 }
 
 fn report_and_abort(watch: &Watch, stuck: Duration) -> ! {
+    let reproduce = watch
+        .reproduce
+        .clone()
+        .unwrap_or_else(|| format!("CRASHTEST_SEED={}", watch.seed));
     eprintln!(
-        "\ncrashtest: seed {} is stuck: task t{} on node n{} has run for {:?} of wall time \
+        "\ncrashtest: seed {} is stuck: task t{} on node {} has run for {:?} of wall time \
          without returning from its poll.\n\
          A simulation runs every task on one thread, so a task must reach an `.await` that \
          waits (a timer, a message, another task) to let the others run. Look for a loop \
          without an `.await`, blocking I/O, `std::thread::sleep`, or a blocking lock.\n\
-         Reproduce with CRASHTEST_SEED={}; raise the limit with CRASHTEST_POLL_TIMEOUT_SECS \
-         if a poll is legitimately this slow.\n",
+         Reproduce with: {reproduce}\n\
+         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow.\n",
         watch.seed,
         watch.task.load(Ordering::Relaxed),
-        watch.node.load(Ordering::Relaxed),
+        watch.node_label(watch.node.load(Ordering::Relaxed)),
         stuck,
-        watch.seed,
     );
     std::process::abort();
 }

@@ -175,7 +175,7 @@ pub(crate) struct World {
     faults_enabled: Cell<bool>,
     /// Lines that describe how this run was set up (a swarm profile), for failure reports.
     context: RefCell<Vec<String>>,
-    watch: Arc<Watch>,
+    pub(crate) watch: Arc<Watch>,
 }
 
 impl World {

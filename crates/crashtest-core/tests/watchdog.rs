@@ -12,6 +12,7 @@ use crashtest_core::{Config, Sim, node, time};
 #[ignore = "run in a child process by a_task_that_never_yields_is_reported"]
 fn never_yielding_child() {
     let config = Config::default().poll_timeout(Duration::from_secs(1));
+    crashtest_core::plumbing::reproduce_with("MY_BUG=spin CRASHTEST_SEED=21 cargo test".into());
     let _ = Sim::with_config(21, config).run(async {
         node::create("spinner", || async {
             let mut spins = 0u64;
@@ -38,6 +39,9 @@ fn a_task_that_never_yields_is_reported() {
     assert!(!out.status.success(), "a stuck run must not pass");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("seed 21 is stuck"), "{stderr}");
-    assert!(stderr.contains("on node n1"), "{stderr}");
-    assert!(stderr.contains("CRASHTEST_SEED=21"), "{stderr}");
+    assert!(stderr.contains("on node spinner (n1)"), "{stderr}");
+    assert!(
+        stderr.contains("Reproduce with: MY_BUG=spin CRASHTEST_SEED=21 cargo test"),
+        "{stderr}"
+    );
 }

@@ -361,7 +361,10 @@ where
             }
         }
     } else {
-        crashtest_guard::on_fresh_thread(|| Sim::with_config(first, config.clone()).run(body()))
+        crashtest_guard::on_fresh_thread(|| {
+            watch_as(spec, first);
+            Sim::with_config(first, config.clone()).run(body())
+        })
     };
     if let Some(path) = &settings.trace {
         let summary = match &first_result {
@@ -410,6 +413,7 @@ where
                     }
                     let seed = settings.start + index;
                     let result = crashtest_guard::on_fresh_thread(|| {
+                        watch_as(spec, seed);
                         Sim::with_config(seed, config.clone()).run(body())
                     });
                     record(result, false);
@@ -434,6 +438,12 @@ where
             coverage: coverage.into_inner().unwrap_or_else(|e| e.into_inner()),
         }),
     }
+}
+
+/// Tells the watchdog how to reproduce `seed`, for its report if a poll of the seed gets
+/// stuck (the next simulation on this thread takes it).
+fn watch_as(spec: &TestSpec, seed: u64) {
+    crashtest_core::plumbing::reproduce_with(spec.reproduce_command(seed));
 }
 
 /// Locks a mutex, ignoring poisoning: a panicking worker thread leaves data that is still
