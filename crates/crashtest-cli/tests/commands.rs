@@ -217,6 +217,15 @@ fn a_sweep_through_cargo_prints_a_cargo_reproduce_line() {
         line.starts_with("CRASHTEST_SEED=") && line.ends_with(&want),
         "{line}"
     );
+    let seed = line
+        .strip_prefix("CRASHTEST_SEED=")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap();
+    let selection = format!("-p crashtest-cli-fixture --lib --manifest-path {manifest}");
+    for (label, command) in [("replay it:   ", "replay"), ("minimize it: ", "minimize")] {
+        let want = format!("crashtest {command} {STORE} {seed} {selection}");
+        common::assert_contains(&text, &format!("{label}{want}"));
+    }
 }
 
 #[test]
