@@ -77,12 +77,16 @@ fn expand(
     let vis = &input.vis;
     let name = &input.sig.ident;
     let output = &input.sig.output;
-    let body = &input.block;
+    let block = &input.block;
+    // The body becomes a nested fn whose name no user item can take (a leading
+    // double underscore and the crate's name): a user fn or const named `body` in scope of the
+    // test would otherwise be shadowed by it.
+    let inner = quote::format_ident!("__crashtest_{}_body", name);
     Ok(quote! {
         #[::core::prelude::v1::test]
         #(#attrs)*
         #vis fn #name() {
-            async fn body() #output #body
+            async fn #inner() #output #block
             ::crashtest::runner::run_test(
                 ::crashtest::runner::TestSpec {
                     name: ::core::stringify!(#name),
@@ -93,7 +97,7 @@ fn expand(
                     seed: #seed,
                     config: #config,
                 },
-                body,
+                #inner,
             );
         }
     })
