@@ -123,6 +123,9 @@ pub(crate) fn render(
             " (scheduler polls and clock jumps hidden; --all shows them)"
         }
     );
+    if let Some(note) = trace::death_note(trace, result) {
+        let _ = writeln!(out, "{note}");
+    }
     if let Some(failure) = &result.failure {
         let _ = writeln!(out, "failure:");
         for line in failure
@@ -177,6 +180,7 @@ mod tests {
                 event(5, 10_000_000, 1, TraceKind::Restart, "RESTART n1"),
             ],
             nodes: [(0, "supervisor".to_owned()), (1, "store".to_owned())].into(),
+            cut: false,
         }
     }
 

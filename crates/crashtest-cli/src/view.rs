@@ -360,7 +360,7 @@ fn escape(text: &str) -> String {
 }
 
 fn page(trace: &Trace, result: &SeedResult, svg: &str, rows: usize, arrows: usize) -> String {
-    let status = if result.passed() {
+    let mut status = if result.passed() {
         "pass".to_owned()
     } else {
         format!(
@@ -369,6 +369,9 @@ fn page(trace: &Trace, result: &SeedResult, svg: &str, rows: usize, arrows: usiz
             result.headline()
         )
     };
+    if let Some(note) = trace::death_note(trace, result) {
+        status = format!("{status} ({note})");
+    }
     let title = format!("seed {} of {}", result.seed, result.test);
     let mut html = String::new();
     let _ = write!(
@@ -473,6 +476,7 @@ mod tests {
                 event(6, 2, TraceKind::Restart, None),
             ],
             nodes: [(0, "sup".into()), (1, "a".into()), (2, "b".into())].into(),
+            cut: false,
         };
         let result = SeedResult {
             status: Status::Pass,

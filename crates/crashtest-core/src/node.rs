@@ -595,6 +595,7 @@ impl Builder {
                 self.drift_ppm,
                 self.offset_ns,
             );
+            w.name_node_in_trace(id);
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
             Node { id }

@@ -3,10 +3,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::report::{RunFailure, RunSummary};
-use crate::trace::Event;
+use crate::trace::{Event, TraceStream};
 use crate::world::World;
 
 /// How a simulation runs. Every field has a default suited to tests.
@@ -20,11 +21,12 @@ use crate::world::World;
 ///     .poll_cost(Duration::from_nanos(50), Duration::from_nanos(100));
 /// crashtest_core::Sim::with_config(1, config).run(async {}).unwrap();
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     pub(crate) time_limit: Duration,
     pub(crate) record_trace: bool,
     pub(crate) record_hashes: bool,
+    pub(crate) stream: Option<Arc<dyn TraceStream>>,
     pub(crate) poll_cost_ns: (u64, u64),
     pub(crate) livelock_polls: u64,
     pub(crate) poll_timeout: Duration,
@@ -46,6 +48,7 @@ impl Default for Config {
             time_limit: Duration::from_secs(24 * 3600),
             record_trace: false,
             record_hashes: false,
+            stream: None,
             poll_cost_ns: (0, 0),
             livelock_polls: 50_000_000,
             poll_timeout: Duration::from_secs(poll_timeout_s),
@@ -56,6 +59,26 @@ impl Default for Config {
             explore: None,
             scheduling_window: crate::task::DEFAULT_WINDOW,
         }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("time_limit", &self.time_limit)
+            .field("record_trace", &self.record_trace)
+            .field("record_hashes", &self.record_hashes)
+            .field("stream", &self.stream.is_some())
+            .field("poll_cost_ns", &self.poll_cost_ns)
+            .field("livelock_polls", &self.livelock_polls)
+            .field("poll_timeout", &self.poll_timeout)
+            .field("buggify", &self.buggify)
+            .field("sleep_stretch", &self.sleep_stretch)
+            .field("masked_faults", &self.masked_faults)
+            .field("kept_faults", &self.kept_faults)
+            .field("explore", &self.explore)
+            .field("scheduling_window", &self.scheduling_window)
+            .finish()
     }
 }
 
@@ -171,6 +194,33 @@ impl Config {
     /// ```
     pub fn record_trace(mut self, record: bool) -> Config {
         self.record_trace = record;
+        self
+    }
+
+    /// Hands every event of the run to `stream` as it happens (see [`TraceStream`]), so that
+    /// a run that kills its process still leaves the events up to its death. Streaming does
+    /// not change the run: the same seed gives the same events and fingerprint.
+    ///
+    /// A determinism check streams its first run only.
+    ///
+    /// ```
+    /// # use crashtest_core::trace::{Event, TraceStream};
+    /// # use crashtest_core::node::NodeId;
+    /// # struct Nothing;
+    /// # impl TraceStream for Nothing {
+    /// #     fn name_node(&self, _: NodeId, _: &str) {}
+    /// #     fn event(&self, _: &Event) {}
+    /// #     fn flush(&self) {}
+    /// # }
+    /// use crashtest_core::{Config, Sim};
+    /// let plain = Sim::new(3).run(async {}).unwrap();
+    /// let streamed = Sim::with_config(3, Config::default().stream_trace(std::sync::Arc::new(Nothing)))
+    ///     .run(async {})
+    ///     .unwrap();
+    /// assert_eq!(plain.fingerprint, streamed.fingerprint);
+    /// ```
+    pub fn stream_trace(mut self, stream: Arc<dyn TraceStream>) -> Config {
+        self.stream = Some(stream);
         self
     }
 
@@ -417,6 +467,8 @@ where
     let mut hashing = config.clone();
     hashing.record_hashes = true;
     let (first, first_hashes) = run(hashing.clone());
+    // Only the first run streams: a stream holds one run's events.
+    hashing.stream = None;
     let (_, second_hashes) = run(hashing);
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
@@ -430,7 +482,8 @@ where
         None => first_hashes.len().min(second_hashes.len()) as u64,
     };
     // Run both again keeping every event, and show the stretch up to the divergence.
-    let recording = config.record_trace(true);
+    let mut recording = config.record_trace(true);
+    recording.stream = None;
     let window = |result: Result<RunSummary, Box<RunFailure>>| {
         let summary = match result {
             Ok(summary) => summary,

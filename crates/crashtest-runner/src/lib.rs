@@ -17,6 +17,7 @@ pub mod results;
 mod settings;
 mod sim;
 mod tokio_seam;
+mod trace_file;
 
 /// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
 /// environment variables, typed trace notes.
@@ -314,9 +315,12 @@ where
     if let Some((at, sub_seed)) = settings.explore {
         config = config.explore_from(at, sub_seed);
     }
-    if settings.trace.is_some() {
-        config = config.record_trace(true);
-    }
+    // The first seed's trace goes to its file as the run goes, so a run that takes the
+    // process down still leaves its events up to that point.
+    let trace_file = settings.trace.as_deref().map(|path| {
+        trace_file::TraceFile::create(path)
+            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"))
+    });
     let test = spec.test_path();
     let sink = Sink::open(settings.results.as_deref()).unwrap_or_else(|e| {
         panic!(
@@ -336,8 +340,12 @@ where
     };
     crashtest_guard::install();
     let first = settings.start;
+    let first_config = match &trace_file {
+        Some(file) => config.clone().stream_trace(file.clone()),
+        None => config.clone(),
+    };
     let first_result = if settings.check_determinism {
-        match check_determinism(first, config.clone(), body) {
+        match check_determinism(first, first_config, body) {
             Ok(result) => result,
             Err(divergence) => {
                 sink.write(&results::divergence_result(&test, &divergence));
@@ -345,19 +353,11 @@ where
             }
         }
     } else {
-        crashtest_guard::on_fresh_thread(|| Sim::with_config(first, config.clone()).run(body()))
+        crashtest_guard::on_fresh_thread(|| Sim::with_config(first, first_config).run(body()))
     };
-    if let Some(path) = &settings.trace {
-        let summary = match &first_result {
-            Ok(summary) => summary,
-            Err(failure) => &failure.summary,
-        };
-        results::write_trace(
-            path,
-            summary.trace.as_deref().unwrap_or_default(),
-            &summary.node_names,
-        )
-        .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
+    if let (Some(file), Some(path)) = (trace_file, &settings.trace) {
+        file.finish()
+            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
     }
     let coverage = Mutex::new(CoverageReport::new());
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());
