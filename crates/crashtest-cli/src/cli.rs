@@ -227,7 +227,7 @@ pub(crate) struct ViewArgs {
     #[command(flatten)]
     pub(crate) filter: Filter,
     /// Draw at most this many events (the rest are cut off, with a note).
-    #[arg(long, value_name = "N", default_value_t = 5000)]
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
     pub(crate) max_events: usize,
 }
 

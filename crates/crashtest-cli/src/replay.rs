@@ -166,6 +166,7 @@ mod tests {
             kind,
             note: (kind == TraceKind::Note).then_some(fault),
             what: what.into(),
+            peer_name: None,
         }
     }
 

@@ -33,6 +33,8 @@ pub(crate) struct Event {
     pub(crate) note: Option<Note>,
     /// The event's text without the index, time and node the runner puts first.
     pub(crate) what: String,
+    /// The name of the other node a partition, clog or heal names, if it is one.
+    pub(crate) peer_name: Option<String>,
 }
 
 /// What kind of mark an event gets in a view.
@@ -104,9 +106,10 @@ impl Event {
             TraceKind::Note => match self.note {
                 Some(Note::Fault(FaultNote::Masked { .. })) => (Mark::Masked, what),
                 Some(Note::Fault(FaultNote::Applied { .. })) => (Mark::Fault, what),
-                Some(Note::Net(note)) => {
-                    (crate::messages::mark(note), crate::messages::label(note))
-                }
+                Some(Note::Net(note)) => (
+                    crate::messages::mark(note),
+                    crate::messages::label(note, self.peer_name.as_deref()),
+                ),
                 Some(Note::Disk(_)) | None => (Mark::Note, what),
             },
             TraceKind::Other => (Mark::Note, what),
@@ -187,6 +190,7 @@ impl Trace {
                 kind: line.kind,
                 note,
                 what,
+                peer_name: None,
             });
         }
         for (index, name) in trace.nodes.iter_mut() {
@@ -194,6 +198,14 @@ impl Trace {
                 .get(index)
                 .cloned()
                 .unwrap_or_else(|| format!("n{index}"));
+        }
+        // A partition, clog or heal names its other node by index; people know it by name.
+        for event in &mut trace.events {
+            if let Some(Note::Net(note)) = event.note
+                && let Some(peer) = crate::messages::peer(note)
+            {
+                event.peer_name = names.get(&peer).cloned();
+            }
         }
         Ok(trace)
     }
