@@ -13,13 +13,14 @@ use crate::world::World;
 /// How a simulation runs. Every field has a default suited to tests.
 ///
 /// ```
-/// use crashtest_core::Config;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::Config;
 /// use std::time::Duration;
 ///
 /// let config = Config::default()
 ///     .time_limit(Duration::from_secs(600))
 ///     .poll_cost(Duration::from_nanos(50), Duration::from_nanos(100));
-/// crashtest_core::Sim::with_config(1, config).run(async {}).unwrap();
+/// crashtest::Sim::with_config(1, config).run(async {}).unwrap();
 /// ```
 #[derive(Clone)]
 pub struct Config {
@@ -86,9 +87,10 @@ impl Config {
     /// Turns `buggify!` sites on (the default) or off for the run.
     ///
     /// ```
-    /// let config = crashtest_core::Config::default().buggify(false);
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     assert!(!crashtest_core::buggify!(crashtest_core::rng::Ratio::ALWAYS));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let config = crashtest::Config::default().buggify(false);
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     assert!(!crashtest::buggify!(crashtest::rand::Ratio::ALWAYS));
     /// }).unwrap();
     /// ```
     pub fn buggify(mut self, on: bool) -> Config {
@@ -100,11 +102,12 @@ impl Config {
     /// (FoundationDB's buggified delay; off by default). Timers then fire late, as under load.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
     /// use std::time::Duration;
-    /// let config = crashtest_core::Config::default().sleep_stretch(Duration::from_millis(200));
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     let start = crashtest_core::time::Instant::now();
-    ///     crashtest_core::time::sleep(Duration::from_secs(1)).await;
+    /// let config = crashtest::Config::default().sleep_stretch(Duration::from_millis(200));
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     let start = crashtest::time::Instant::now();
+    ///     crashtest::time::sleep(Duration::from_secs(1)).await;
     ///     assert!(start.elapsed() >= Duration::from_secs(1));
     /// }).unwrap();
     /// ```
@@ -118,7 +121,8 @@ impl Config {
     /// reproduce line of a minimized run).
     ///
     /// ```
-    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().keep_only_faults([1]);
     /// Sim::with_config(1, config).run(async {
     ///     let coin = || fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
@@ -136,13 +140,14 @@ impl Config {
     /// `sub_seed`: one prefix, many futures (a tree of timelines from one point of a run).
     ///
     /// ```
-    /// use crashtest_core::{Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{Config, Sim};
     /// use std::time::Duration;
     ///
     /// let body = || async {
     ///     for _ in 0..10 {
-    ///         let ms = crashtest_core::rng::node_rng().with(|r| r.range_inclusive(1, 100));
-    ///         crashtest_core::time::sleep(Duration::from_millis(ms)).await;
+    ///         let ms = crashtest::rand::rng().with(|r| r.range_inclusive(1, 100));
+    ///         crashtest::time::sleep(Duration::from_millis(ms)).await;
     ///     }
     /// };
     /// let explore = |sub| Config::default().explore_from(Duration::from_millis(50), sub);
@@ -161,7 +166,8 @@ impl Config {
     /// aligned, but the faults are not applied (the basis of fault minimization).
     ///
     /// ```
-    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().mask_faults([0]);
     /// Sim::with_config(1, config).run(async {
     ///     let first = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
@@ -177,7 +183,8 @@ impl Config {
     /// Fails the run if virtual time reaches `limit` before the body finishes (default: a day).
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().time_limit(std::time::Duration::from_secs(60));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().time_limit(std::time::Duration::from_secs(60));
     /// ```
     pub fn time_limit(mut self, limit: Duration) -> Config {
         self.time_limit = limit;
@@ -187,7 +194,8 @@ impl Config {
     /// Keeps every event of the run in the summary (for replay tools; costs memory).
     ///
     /// ```
-    /// let s = crashtest_core::Sim::with_config(1, crashtest_core::Config::default().record_trace(true))
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let s = crashtest::Sim::with_config(1, crashtest::Config::default().record_trace(true))
     ///     .run(async {})
     ///     .unwrap();
     /// assert!(s.trace.unwrap().len() > 0);
@@ -204,15 +212,16 @@ impl Config {
     /// A determinism check streams its first run only.
     ///
     /// ```
-    /// # use crashtest_core::trace::{Event, TraceStream};
-    /// # use crashtest_core::node::NodeId;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # use crashtest::trace::{Event, TraceStream};
+    /// # use crashtest::node::NodeId;
     /// # struct Nothing;
     /// # impl TraceStream for Nothing {
     /// #     fn name_node(&self, _: NodeId, _: &str) {}
     /// #     fn event(&self, _: &Event) {}
     /// #     fn flush(&self) {}
     /// # }
-    /// use crashtest_core::{Config, Sim};
+    /// use crashtest::{Config, Sim};
     /// let plain = Sim::new(3).run(async {}).unwrap();
     /// let streamed = Sim::with_config(3, Config::default().stream_trace(std::sync::Arc::new(Nothing)))
     ///     .run(async {})
@@ -228,8 +237,9 @@ impl Config {
     /// that timers can fire between the steps of busy tasks.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
     /// use std::time::Duration;
-    /// let _ = crashtest_core::Config::default().poll_cost(Duration::ZERO, Duration::from_micros(1));
+    /// let _ = crashtest::Config::default().poll_cost(Duration::ZERO, Duration::from_micros(1));
     /// ```
     pub fn poll_cost(mut self, min: Duration, max: Duration) -> Config {
         assert!(min <= max, "poll cost range {min:?}..={max:?} is empty");
@@ -246,11 +256,12 @@ impl Config {
     /// tasks polled one after another sit close together in memory.
     ///
     /// ```
-    /// let config = crashtest_core::Config::default().scheduling_window(1);
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     let handles: Vec<_> = (0..4).map(|i| crashtest_core::spawn(async move { i })).collect();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let config = crashtest::Config::default().scheduling_window(1);
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     let handles: Vec<_> = (0..4).map(|i| crashtest::spawn(async move { i })).collect();
     ///     // First in, first out: the yielding body goes back behind the four tasks.
-    ///     crashtest_core::task::yield_now().await;
+    ///     crashtest::task::yield_now().await;
     ///     assert!(handles.iter().all(|h| h.is_finished()));
     /// }).unwrap();
     /// ```
@@ -268,7 +279,8 @@ impl Config {
     /// fifty million).
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().livelock_polls(1_000_000);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().livelock_polls(1_000_000);
     /// ```
     pub fn livelock_polls(mut self, polls: u64) -> Config {
         assert!(polls > 0, "the livelock bound must allow at least one poll");
@@ -280,7 +292,8 @@ impl Config {
     /// (default 60 s, or `CRASHTEST_POLL_TIMEOUT_SECS`): a task that never yields.
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().poll_timeout(std::time::Duration::from_secs(5));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().poll_timeout(std::time::Duration::from_secs(5));
     /// ```
     pub fn poll_timeout(mut self, limit: Duration) -> Config {
         assert!(
@@ -295,7 +308,8 @@ impl Config {
 /// One simulation: a seed and a configuration.
 ///
 /// ```
-/// use crashtest_core::{node, time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node, time, Sim};
 /// use std::time::Duration;
 ///
 /// let summary = Sim::new(42)
@@ -330,7 +344,8 @@ impl Sim {
     /// A simulation of `seed` with the default configuration.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::Sim::new(9).run(async {}).unwrap().seed, 9);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::Sim::new(9).run(async {}).unwrap().seed, 9);
     /// ```
     pub fn new(seed: u64) -> Sim {
         Sim {
@@ -342,7 +357,8 @@ impl Sim {
     /// A simulation of `seed` with `config`.
     ///
     /// ```
-    /// let sim = crashtest_core::Sim::with_config(9, crashtest_core::Config::default());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let sim = crashtest::Sim::with_config(9, crashtest::Config::default());
     /// assert!(sim.run(async {}).is_ok());
     /// ```
     pub fn with_config(seed: u64, config: Config) -> Sim {
@@ -353,7 +369,8 @@ impl Sim {
     /// fails. The run fails on a panic in any task, a deadlock, a livelock or the time limit.
     ///
     /// ```
-    /// let failed = crashtest_core::Sim::new(1).run(async { panic!("boom") });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let failed = crashtest::Sim::new(1).run(async { panic!("boom") });
     /// assert!(failed.unwrap_err().to_string().contains("boom"));
     /// ```
     ///
@@ -383,12 +400,13 @@ impl Sim {
 /// Two runs of one seed that did not do the same thing.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// static RUNS: AtomicU64 = AtomicU64::new(0);
-/// let divergence = crashtest_core::check_determinism(1, Default::default(), || async {
+/// let divergence = crashtest::check_determinism(1, Default::default(), || async {
 ///     // State kept between runs makes the second run differ from the first.
 ///     let extra = RUNS.fetch_add(1, Ordering::SeqCst);
-///     crashtest_core::time::sleep(std::time::Duration::from_millis(1 + extra)).await;
+///     crashtest::time::sleep(std::time::Duration::from_millis(1 + extra)).await;
 /// })
 /// .unwrap_err();
 /// assert_eq!(divergence.first.last().unwrap().index, divergence.index);
@@ -437,7 +455,8 @@ const DIVERGENCE_CONTEXT: u64 = 8;
 /// otherwise make the second run differ from the first for reasons outside the program.
 ///
 /// ```
-/// use crashtest_core::{check_determinism, time, Config};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{check_determinism, time, Config};
 /// use std::time::Duration;
 ///
 /// let result = check_determinism(7, Config::default(), || async {

@@ -29,7 +29,8 @@ use crate::task::TaskId;
 /// What happened, without when.
 ///
 /// ```
-/// use crashtest_core::{trace::EventKind, Config, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{trace::EventKind, Config, Sim};
 /// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
 /// let trace = summary.trace.unwrap();
 /// assert!(matches!(trace[0].kind, EventKind::Spawn { .. }));
@@ -124,7 +125,8 @@ pub enum EventKind {
 /// One event of a run: what happened, when, and on which node.
 ///
 /// ```
-/// use crashtest_core::{Config, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{Config, Sim};
 /// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
 /// let first = &summary.trace.unwrap()[0];
 /// assert_eq!((first.index, first.time_ns), (0, 0));
@@ -159,9 +161,10 @@ impl EventKind {
     /// hits, the node a task is spawned on).
     ///
     /// ```
-    /// use crashtest_core::{trace::EventKind, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{trace::EventKind, Config, Sim};
     /// let summary = Sim::with_config(1, Config::default().record_trace(true))
-    ///     .run(async { crashtest_core::node::create("a", std::future::pending).kill() })
+    ///     .run(async { crashtest::node::create("a", std::future::pending).kill() })
     ///     .unwrap();
     /// let kill = summary.trace.unwrap().into_iter()
     ///     .find(|e| matches!(e.kind, EventKind::NodeKill { .. })).unwrap();
@@ -234,8 +237,9 @@ impl fmt::Display for EventKind {
 /// injected fault, a node killed, a panic.
 ///
 /// ```
-/// use crashtest_core::trace::{Event, TraceStream};
-/// use crashtest_core::{node::NodeId, Config, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::trace::{Event, TraceStream};
+/// use crashtest::{node::NodeId, Config, Sim};
 /// use std::sync::{Arc, Mutex};
 ///
 /// #[derive(Default)]
