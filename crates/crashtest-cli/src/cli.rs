@@ -141,6 +141,10 @@ pub(crate) struct SweepArgs {
     /// Stop at the first failing seed.
     #[arg(long)]
     pub(crate) stop_on_failure: bool,
+    /// Append every failing seed to the test's regression file
+    /// (crashtest-regressions/<test>.txt in its package), which `cargo test` runs first.
+    #[arg(long)]
+    pub(crate) save_failures: bool,
     /// Stop starting seeds after this much wall time (the sweep can be resumed).
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub(crate) time_budget: Option<Duration>,

@@ -60,6 +60,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     };
     let jobs = args.jobs.unwrap_or_else(crate::cores);
     let mut sweep = Sweep::open(&target, range, &args.out, args.resume)?;
+    if args.save_failures {
+        // Each worker's runner appends its failing seeds to the test's regression file.
+        sweep
+            .worker_env
+            .push((crashtest_protocol::env::SAVE_FAILURES, "1".to_owned()));
+    }
     let batch = args
         .batch
         .unwrap_or_else(|| (range.len() / (jobs * 8)).clamp(1, MAX_BATCH));
@@ -170,6 +176,8 @@ struct Sweep {
     finished: Vec<Finished>,
     /// Seeds run by this invocation.
     ran: u64,
+    /// Protocol variables every worker gets (`CRASHTEST_SAVE_FAILURES`).
+    worker_env: Vec<(&'static str, String)>,
 }
 
 impl Sweep {
@@ -222,6 +230,7 @@ impl Sweep {
             summary: Summary::default(),
             finished: Vec::new(),
             ran: 0,
+            worker_env: Vec::new(),
         };
         for result in earlier {
             if sweep.done.insert(result.seed) {
@@ -315,10 +324,11 @@ impl Sweep {
         let mut failures_shown = 0;
         let (tx, rx) = mpsc::channel::<Message>();
         let dir = self.workers.clone();
+        let worker_env = self.worker_env.clone();
         std::thread::scope(|scope| {
             for worker in 0..jobs {
                 let tx = tx.clone();
-                let (queue, stop, dir) = (&queue, &stop, &dir);
+                let (queue, stop, dir, env) = (&queue, &stop, &dir, &worker_env);
                 scope.spawn(move || {
                     let driver = Driver {
                         target,
@@ -328,6 +338,7 @@ impl Sweep {
                         dir,
                         worker,
                         silence,
+                        env,
                     };
                     driver.run();
                 });

@@ -20,6 +20,9 @@ use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
 /// - `seed = N`: run exactly this seed (`CRASHTEST_SEED` overrides);
 /// - `config = path`: a `fn() -> crashtest::Config` giving the run's configuration.
 ///
+/// A seed that fails is saved to the test's regression file and run first from then on
+/// (see `crashtest::runner::regressions`), except in a `#[should_panic]` test.
+///
 /// ```ignore
 /// #[crashtest::test(seeds = 100)]
 /// async fn replicas_agree() {
@@ -82,12 +85,19 @@ fn expand(
     // double underscore and the crate's name): a user fn or const named `body` in scope of the
     // test would otherwise be shadowed by it.
     let inner = quote::format_ident!("__crashtest_{}_body", name);
+    // A test that is meant to fail keeps no regression file: its failing seed is the point.
+    let expects_panic = attrs.iter().any(|a| a.path().is_ident("should_panic"));
+    let runner = if expects_panic {
+        quote!(run_test_expecting_panic)
+    } else {
+        quote!(run_test)
+    };
     Ok(quote! {
         #[::core::prelude::v1::test]
         #(#attrs)*
         #vis fn #name() {
             async fn #inner() #output #block
-            ::crashtest::runner::run_test(
+            ::crashtest::runner::#runner(
                 ::crashtest::runner::TestSpec {
                     name: ::core::stringify!(#name),
                     module_path: ::core::module_path!(),

@@ -47,13 +47,19 @@ pub const KEEP: &str = "CRASHTEST_KEEP";
 pub const EXPLORE: &str = "CRASHTEST_EXPLORE";
 /// The commit a failure report names.
 pub const COMMIT: &str = "CRASHTEST_COMMIT";
+/// `1` saves a test's failing seeds to its regression file, `0` never; unset, a plain
+/// `cargo test` saves them and a sweep's workers do not (`crashtest sweep --save-failures`
+/// sets it).
+pub const SAVE_FAILURES: &str = "CRASHTEST_SAVE_FAILURES";
+/// `0` skips the seeds of a test's regression file, which otherwise run first.
+pub const REGRESSIONS: &str = "CRASHTEST_REGRESSIONS";
 
 /// The variables that decide what a worker runs, cleared before each worker starts.
 ///
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 11] = [
+pub const WORKER: [&str; 13] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -65,6 +71,8 @@ pub const WORKER: [&str; 11] = [
     MASK,
     KEEP,
     EXPLORE,
+    SAVE_FAILURES,
+    REGRESSIONS,
 ];
 
 /// Fault ids as a variable holds them: `3,7`.

@@ -12,6 +12,7 @@
 
 pub mod hunt;
 pub mod minimize;
+pub mod regressions;
 mod reproduce;
 pub mod results;
 mod settings;
@@ -262,6 +263,32 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
+    let lookup = |name: &str| std::env::var(name).ok();
+    let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
+        .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+    let policy = RegressionPolicy::from_env(&spec, &root, &lookup);
+    match run_with_regressions(&spec, &settings, &policy, &lookup, &body) {
+        Ok(outcome) => println!("{outcome}"),
+        Err(report) => {
+            eprintln!("{report}");
+            panic!(
+                "crashtest: seed {} failed; reproduce with: {}",
+                report.seed, report.command
+            );
+        }
+    }
+}
+
+/// [`run_test`] for a `#[should_panic]` test: the same run, but its failing seeds are
+/// expected, so its regression file is neither run nor written.
+pub fn run_test_expecting_panic<F, Fut>(spec: TestSpec, body: F)
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     match run_seeds(&spec, &settings, &body) {
@@ -274,6 +301,169 @@ where
             );
         }
     }
+}
+
+/// How a test's regression file takes part in a run (see [`regressions`]).
+#[derive(Clone, Debug)]
+pub struct RegressionPolicy {
+    /// The test's regression file.
+    pub file: regressions::Regressions,
+    /// Run its seeds before the others.
+    pub run_first: bool,
+    /// Append the seeds that fail to it.
+    pub save: bool,
+}
+
+impl RegressionPolicy {
+    /// The policy of a run of `spec` in the package at `root`, from the environment: the
+    /// file's seeds run first unless the run is one seed (`CRASHTEST_SEED`), a sweep's worker
+    /// (`CRASHTEST_RESULTS`) or turned off (`CRASHTEST_REGRESSIONS=0`); failures are saved
+    /// by a plain `cargo test`, and by a worker only when `CRASHTEST_SAVE_FAILURES=1`.
+    ///
+    /// ```
+    /// use crashtest::runner::{RegressionPolicy, TestSpec};
+    /// let spec = TestSpec {
+    ///     name: "t", module_path: "tests", package: "p", crate_name: "tests",
+    ///     seeds: None, seed: None, config: crashtest::Config::default,
+    /// };
+    /// let plain = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &|_| None);
+    /// assert!(plain.run_first && plain.save);
+    /// assert!(plain.file.path().ends_with("crashtest-regressions/tests.t.txt"));
+    /// let worker = |name: &str| (name == "CRASHTEST_RESULTS").then(|| "r.jsonl".to_owned());
+    /// let worker = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &worker);
+    /// assert!(!worker.run_first && !worker.save);
+    /// let replay = |name: &str| (name == "CRASHTEST_SEED").then(|| "6".to_owned());
+    /// let replay = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &replay);
+    /// assert!(!replay.run_first && !replay.save);
+    /// ```
+    pub fn from_env(
+        spec: &TestSpec,
+        root: &std::path::Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> RegressionPolicy {
+        use crashtest_protocol::env;
+        let worker = lookup(env::RESULTS).is_some();
+        let one_seed = lookup(env::SEED).is_some() || spec.seed.is_some();
+        // A replay of a chosen seed, or one changed by a mask or an exploration, finds
+        // nothing new: the seed came from somewhere, and a changed run is not the seed.
+        let replay = one_seed
+            || [env::MASK, env::KEEP, env::EXPLORE]
+                .iter()
+                .any(|v| lookup(v).is_some());
+        let save = match lookup(env::SAVE_FAILURES).as_deref() {
+            Some("1") => true,
+            Some(_) => false,
+            None => !worker && !replay,
+        };
+        RegressionPolicy {
+            file: regressions::Regressions::of(spec, root),
+            run_first: !worker && !one_seed && lookup(env::REGRESSIONS).as_deref() != Some("0"),
+            save,
+        }
+    }
+}
+
+/// [`run_seeds`], with the test's regression file: its seeds run first (a seed whose saved
+/// environment differs from this one's is skipped with a note), and the seeds that fail are
+/// appended to it, as `policy` says.
+///
+/// ```
+/// use crashtest::runner::regressions::Regressions;
+/// use crashtest::runner::{run_with_regressions, RegressionPolicy, Settings, TestSpec};
+///
+/// let spec = TestSpec {
+///     name: "never_five", module_path: "dice", package: "dice", crate_name: "dice",
+///     seeds: None, seed: None, config: crashtest::Config::default,
+/// };
+/// let dir = std::env::temp_dir().join(format!("regressions-run-{}", std::process::id()));
+/// let policy = RegressionPolicy { file: Regressions::at(dir.join("t.txt")), run_first: true, save: true };
+/// let body = || async { assert_ne!(crashtest::plumbing::seed(), Some(5), "five") };
+/// let first = Settings { start: 0, count: 8, check_determinism: false, ..Settings::default() };
+/// assert_eq!(run_with_regressions(&spec, &first, &policy, &|_| None, &body).unwrap_err().seed, 5);
+/// // Seeds 100..108 all pass, but the saved seed 5 runs first, and fails again.
+/// let later = Settings { start: 100, ..first };
+/// assert_eq!(run_with_regressions(&spec, &later, &policy, &|_| None, &body).unwrap_err().seed, 5);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// The first regression seed that fails, else what [`run_seeds`] returns.
+///
+/// # Panics
+///
+/// If the regression file cannot be read or written, or has a line that is not a seed line.
+pub fn run_with_regressions<F, Fut>(
+    spec: &TestSpec,
+    settings: &Settings,
+    policy: &RegressionPolicy,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    body: &F,
+) -> Result<Outcome, Box<FailureReport>>
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let path = policy.file.path().display();
+    if policy.run_first {
+        let saved = policy
+            .file
+            .read()
+            .unwrap_or_else(|e| panic!("crashtest: cannot use the regression file: {e}"));
+        let mut ran = 0;
+        for regression in &saved {
+            let unmet = regression.unmet(lookup);
+            if !unmet.is_empty() {
+                println!(
+                    "crashtest: regression seed {} of {path} skipped: it failed under {}",
+                    regression.seed,
+                    unmet.join(" ")
+                );
+                continue;
+            }
+            let one = Settings {
+                start: regression.seed,
+                count: 1,
+                threads: 1,
+                check_determinism: false,
+                ..settings.clone()
+            };
+            if let Err(report) = run_seeds(spec, &one, body) {
+                eprintln!(
+                    "crashtest: seed {} of the regression file {path} fails again (it failed before: {})",
+                    regression.seed, regression.reason
+                );
+                return Err(report);
+            }
+            ran += 1;
+        }
+        if ran > 0 {
+            println!("crashtest: {ran} regression seeds of {path} pass");
+        }
+    }
+    let result = run_seeds(spec, settings, body);
+    if let (Err(report), true) = (&result, policy.save) {
+        for &seed in &report.failed_seeds {
+            let reason = if seed == report.seed {
+                report.message()
+            } else {
+                format!("failed in the same run as seed {}", report.seed)
+            };
+            let regression = regressions::Regression {
+                seed,
+                env: Vec::new(),
+                reason,
+            };
+            match policy.file.append(&regression) {
+                Ok(true) => eprintln!(
+                    "crashtest: seed {seed} saved to {path}: every later run of this test runs it first (delete its line to stop)"
+                ),
+                Ok(false) => {}
+                Err(e) => eprintln!("crashtest: could not save seed {seed} to {path}: {e}"),
+            }
+        }
+    }
+    result
 }
 
 /// Runs the seeds of `settings` and returns what happened (the library form of [`run_test`]).
