@@ -15,6 +15,7 @@ use crate::spec::{
 };
 use crashtest::net::{Latency, NetConfig, TcpListener, TcpStream};
 use crashtest::rand::Ratio;
+use crashtest::runner::{Settings, TestSpec, run_seeds};
 use crashtest::{Sim, node, task, time};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -35,6 +36,9 @@ pub(crate) enum Workload {
     SeedsThreads,
     /// 1,000 tasks sleeping seeded 1 ms..1 s at a time for one hour of virtual time.
     Hour,
+    /// The pingpong workload at 10,000 round trips with every event written to a trace
+    /// file, as `crashtest replay` and `view` run a seed.
+    Traced,
 }
 
 /// What one run of a workload did and how long it took.
@@ -47,7 +51,7 @@ pub(crate) struct Measured {
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 7] = [
+    pub(crate) const ALL: [Workload; 8] = [
         Workload::Pingpong,
         Workload::Timers,
         Workload::Spawn,
@@ -55,6 +59,7 @@ impl Workload {
         Workload::Seeds,
         Workload::SeedsThreads,
         Workload::Hour,
+        Workload::Traced,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -66,6 +71,7 @@ impl Workload {
             Workload::Seeds => "seeds",
             Workload::SeedsThreads => "seeds-threads",
             Workload::Hour => "hour",
+            Workload::Traced => "traced",
         }
     }
 
@@ -124,6 +130,13 @@ impl Workload {
                 "1000 tasks sleeping seeded 1 ms..1 s for one hour of virtual time",
                 || run_sim(4, sleep_for(1_000, Duration::from_secs(3600))),
             ),
+            Workload::Traced => (
+                TRACED_ROUND_TRIPS,
+                "round trips/s",
+                "2 nodes, 10000 request/reply round trips of 64 bytes over simulated TCP, every \
+                 event written to a trace file",
+                traced,
+            ),
         };
         #[allow(
             clippy::disallowed_methods,
@@ -146,6 +159,36 @@ fn run_sim(seed: u64, body: impl Future<Output = ()> + 'static) -> Duration {
         .run(body)
         .unwrap_or_else(|failure| panic!("{failure}"));
     summary.elapsed
+}
+
+const TRACED_ROUND_TRIPS: u64 = 10_000;
+
+/// One pingpong seed through the runner with its trace written to a file.
+fn traced() -> Duration {
+    let spec = TestSpec {
+        name: "traced",
+        module_path: "bench",
+        package: "crashtest-bench",
+        crate_name: "crashtest_bench",
+        seeds: None,
+        seed: None,
+        config: crashtest::Config::default,
+    };
+    let path = std::env::temp_dir().join(format!("crashtest-bench-{}.trace", std::process::id()));
+    let settings = Settings {
+        start: spec::PINGPONG_SEED,
+        count: 1,
+        check_determinism: false,
+        trace: Some(path.clone()),
+        ..Settings::default()
+    };
+    run_seeds(&spec, &settings, &|| pingpong(TRACED_ROUND_TRIPS))
+        .unwrap_or_else(|failure| panic!("{failure}"));
+    let written = std::fs::metadata(&path).map_or(0, |m| m.len());
+    assert!(written > 0, "the trace was written");
+    std::fs::remove_file(&path).expect("the trace file is removed");
+    // The round trips' virtual time: 2 ms each at the fixed latency.
+    spec::LATENCY * 2 * TRACED_ROUND_TRIPS as u32
 }
 
 /// Every link 1 ms one way, no tail: the comparison's fixed latency.

@@ -23,7 +23,8 @@ use crate::model::Model;
 /// Names one operation of a [`History`]: the n-th operation invoked.
 ///
 /// ```
-/// let history = crashtest_check::History::<u8, u8>::new();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// let history = crashtest::check::History::<u8, u8>::new();
 /// let first = history.invoke(0, 1);
 /// let second = history.invoke(1, 2);
 /// assert_eq!((first.index(), second.index()), (0, 1));
@@ -36,7 +37,8 @@ impl OpId {
     /// The operation's position in invocation order, from 0.
     ///
     /// ```
-    /// let history = crashtest_check::History::<u8, u8>::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// let history = crashtest::check::History::<u8, u8>::new();
     /// assert_eq!(history.invoke(0, 1).index(), 0);
     /// ```
     pub fn index(self) -> usize {
@@ -54,7 +56,8 @@ impl fmt::Display for OpId {
 /// time then (virtual inside a simulation; for the reader).
 ///
 /// ```
-/// let history = crashtest_check::History::<u8, u8>::new();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// let history = crashtest::check::History::<u8, u8>::new();
 /// let op = history.invoke(0, 1);
 /// history.ok(op, 2);
 /// let recorded = &history.operations()[0];
@@ -72,7 +75,8 @@ pub struct Stamp {
 /// How an operation ended, as far as its client knows.
 ///
 /// ```
-/// use crashtest_check::{History, Outcome};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Outcome};
 ///
 /// let history = History::<&str, u8>::new();
 /// let op = history.invoke(0, "read");
@@ -97,7 +101,8 @@ pub enum Outcome<O> {
 /// One operation of a history: who invoked what, when, and how it ended.
 ///
 /// ```
-/// use crashtest_check::{History, Outcome};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Outcome};
 ///
 /// let history = History::new();
 /// let op = history.invoke(7, "put x");
@@ -132,7 +137,8 @@ pub struct Operation<I, O> {
 /// as possibly having taken effect.
 ///
 /// ```
-/// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
 ///
 /// let history = History::new();
 /// let write = history.invoke(0, RegisterOp::Write(1));
@@ -165,7 +171,8 @@ impl<I, O> History<I, O> {
     /// An empty history.
     ///
     /// ```
-    /// let history = crashtest_check::History::<u8, u8>::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// let history = crashtest::check::History::<u8, u8>::new();
     /// assert!(history.is_empty());
     /// ```
     pub fn new() -> History<I, O> {
@@ -187,7 +194,8 @@ impl<I, O> History<I, O> {
     /// [`ok`](History::ok), [`fail`](History::fail) or [`unknown`](History::unknown).
     ///
     /// ```
-    /// let history = crashtest_check::History::<u8, u8>::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// let history = crashtest::check::History::<u8, u8>::new();
     /// let op = history.invoke(3, 42);
     /// assert_eq!(history.operations()[0].client, 3);
     /// # let _ = op;
@@ -214,7 +222,8 @@ impl<I, O> History<I, O> {
     /// If `op` is not an operation of this history or has already completed.
     ///
     /// ```
-    /// use crashtest_check::{History, Outcome};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, Outcome};
     /// let history = History::new();
     /// let op = history.invoke(0, "get");
     /// history.ok(op, 5);
@@ -231,7 +240,8 @@ impl<I, O> History<I, O> {
     /// If `op` is not an operation of this history or has already completed.
     ///
     /// ```
-    /// use crashtest_check::{History, Outcome};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, Outcome};
     /// let history = History::<&str, u8>::new();
     /// let op = history.invoke(0, "put");
     /// history.fail(op);
@@ -250,7 +260,8 @@ impl<I, O> History<I, O> {
     /// If `op` is not an operation of this history or has already completed.
     ///
     /// ```
-    /// use crashtest_check::{History, Outcome};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, Outcome};
     /// let history = History::<&str, u8>::new();
     /// let op = history.invoke(0, "put");
     /// history.unknown(op);
@@ -280,7 +291,8 @@ impl<I, O> History<I, O> {
     /// The number of operations invoked so far.
     ///
     /// ```
-    /// let history = crashtest_check::History::<u8, u8>::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// let history = crashtest::check::History::<u8, u8>::new();
     /// history.invoke(0, 1);
     /// assert_eq!(history.len(), 1);
     /// ```
@@ -291,7 +303,8 @@ impl<I, O> History<I, O> {
     /// True if no operation was invoked yet.
     ///
     /// ```
-    /// assert!(crashtest_check::History::<u8, u8>::new().is_empty());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// assert!(crashtest::check::History::<u8, u8>::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -300,7 +313,8 @@ impl<I, O> History<I, O> {
     /// A copy of the operations recorded so far, in invocation order.
     ///
     /// ```
-    /// let history = crashtest_check::History::<u8, u8>::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// let history = crashtest::check::History::<u8, u8>::new();
     /// history.invoke(0, 1);
     /// history.invoke(1, 2);
     /// let inputs: Vec<u8> = history.operations().into_iter().map(|op| op.input).collect();
@@ -327,7 +341,8 @@ impl<I, O> History<I, O> {
     /// [`NonLinearizable`] with a smallest window of operations that no order explains.
     ///
     /// ```
-    /// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
     ///
     /// let history = History::new();
     /// let write = history.invoke(0, RegisterOp::Write(1));

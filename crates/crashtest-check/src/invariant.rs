@@ -14,17 +14,18 @@ use crashtest_core::plumbing;
 /// Panics outside a simulation.
 ///
 /// ```
-/// use crashtest_check::invariant::always;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::invariant::always;
 /// use std::{cell::Cell, rc::Rc};
 ///
-/// let failed = crashtest_core::Sim::new(1).run(async {
+/// let failed = crashtest::Sim::new(1).run(async {
 ///     let leaders = Rc::new(Cell::new(1u32));
 ///     let seen = leaders.clone();
 ///     always("at most one leader", move || {
 ///         if seen.get() <= 1 { Ok(()) } else { Err(format!("{} leaders", seen.get())) }
 ///     });
 ///     leaders.set(2);
-///     crashtest_core::task::yield_now().await;
+///     crashtest::task::yield_now().await;
 /// });
 /// assert!(failed.unwrap_err().to_string().contains("at most one leader"));
 /// ```
@@ -39,8 +40,9 @@ pub fn always(name: &str, check: impl Fn() -> Result<(), String> + 'static) {
 /// Panics outside a simulation, or if `polls` is zero.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_check::invariant::every("log is sorted", 100, || Ok(()));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::check::invariant::every("log is sorted", 100, || Ok(()));
 /// }).unwrap();
 /// ```
 pub fn every(name: &str, polls: u64, check: impl Fn() -> Result<(), String> + 'static) {

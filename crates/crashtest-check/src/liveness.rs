@@ -24,8 +24,9 @@ const POLL: Duration = Duration::from_millis(10);
 /// Panics outside a simulation.
 ///
 /// ```
-/// use crashtest_check::liveness::converge;
-/// use crashtest_core::{node, time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::liveness::converge;
+/// use crashtest::{node, time, Sim};
 /// use std::{cell::Cell, rc::Rc, time::Duration};
 ///
 /// let result = Sim::new(1).run(async {

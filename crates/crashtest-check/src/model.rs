@@ -14,7 +14,8 @@ use std::hash::Hash;
 /// [`Queue`](crate::Queue) are ready-made.
 ///
 /// ```
-/// use crashtest_check::{History, Model};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Model};
 ///
 /// /// A counter: `true` adds one and returns the new value.
 /// struct Counter;
@@ -55,7 +56,8 @@ pub trait Model {
     /// The state before any operation.
     ///
     /// ```
-    /// use crashtest_check::{Model, Register};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Model, Register};
     /// assert_eq!(Register::new(5).init(), 5);
     /// ```
     fn init(&self) -> Self::State;
@@ -67,7 +69,8 @@ pub trait Model {
     /// operation takes effect (whatever it would have returned).
     ///
     /// ```
-    /// use crashtest_check::{Model, Register, RegisterOp, RegisterOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Model, Register, RegisterOp, RegisterOutput};
     /// let register = Register::new(0);
     /// assert_eq!(register.step(&0, &RegisterOp::Write(3), Some(&RegisterOutput::Written)), Some(3));
     /// assert_eq!(register.step(&0, &RegisterOp::Read, Some(&RegisterOutput::Value(3))), None);
@@ -88,7 +91,8 @@ pub trait Model {
     /// partition's initial state.
     ///
     /// ```
-    /// use crashtest_check::{KvMap, KvOp, Model};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{KvMap, KvOp, Model};
     /// let map = KvMap::<&str, u8>::new();
     /// let a = map.partition(&KvOp::Get("a"));
     /// let b = map.partition(&KvOp::Put("a", 1));
@@ -103,7 +107,8 @@ pub trait Model {
     /// always correct; a wrong hint makes the check wrong.
     ///
     /// ```
-    /// use crashtest_check::{Effect, Model, Register, RegisterOp};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Effect, Model, Register, RegisterOp};
     /// let register = Register::new(0);
     /// assert_eq!(register.effect(&RegisterOp::Read), Effect::Reads);
     /// assert_eq!(register.effect(&RegisterOp::Write(1)), Effect::Replaces);
@@ -117,7 +122,8 @@ pub trait Model {
     /// operation had not returned in the reported window.
     ///
     /// ```
-    /// use crashtest_check::{Model, Register, RegisterOp, RegisterOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Model, Register, RegisterOp, RegisterOutput};
     /// let register = Register::new(0);
     /// let line = register.describe(&RegisterOp::Read, Some(&RegisterOutput::Value(4)));
     /// assert_eq!(line, "Read -> Value(4)");
@@ -138,7 +144,8 @@ pub trait Model {
 /// timeouts on one register or key cheap to check.
 ///
 /// ```
-/// use crashtest_check::{Effect, KvMap, KvOp, Model};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{Effect, KvMap, KvOp, Model};
 /// let map = KvMap::<u8, u8>::new();
 /// assert_eq!(map.effect(&KvOp::Get(1)), Effect::Reads);
 /// assert_eq!(map.effect(&KvOp::Delete(1)), Effect::Replaces);

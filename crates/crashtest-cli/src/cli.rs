@@ -144,6 +144,10 @@ pub(crate) struct SweepArgs {
     /// Stop at the first failing seed.
     #[arg(long)]
     pub(crate) stop_on_failure: bool,
+    /// Append every failing seed to the test's regression file
+    /// (crashtest-regressions/<test>.txt in its package), which `cargo test` runs first.
+    #[arg(long)]
+    pub(crate) save_failures: bool,
     /// Stop starting seeds after this much wall time (the sweep can be resumed).
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub(crate) time_budget: Option<Duration>,
@@ -248,7 +252,7 @@ pub(crate) struct ViewArgs {
     #[command(flatten)]
     pub(crate) filter: Filter,
     /// Draw at most this many events (the rest are cut off, with a note).
-    #[arg(long, value_name = "N", default_value_t = 5000)]
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
     pub(crate) max_events: usize,
 }
 

@@ -57,8 +57,20 @@ pub(crate) fn mark(note: NetNote) -> Mark {
     }
 }
 
-/// A short label for a network note.
-pub(crate) fn label(note: NetNote) -> String {
+/// The other node a partition, clog or heal names, by index.
+pub(crate) fn peer(note: NetNote) -> Option<usize> {
+    match note {
+        NetNote::Partition { peer, .. }
+        | NetNote::ClogLink { peer, .. }
+        | NetNote::Heal { peer } => Some(peer as usize),
+        _ => None,
+    }
+}
+
+/// A short label for a network note; `peer_name` names the node a partition, clog or heal
+/// is with (else it is shown by index).
+pub(crate) fn label(note: NetNote, peer_name: Option<&str>) -> String {
+    let other = |peer: u32| peer_name.map_or_else(|| format!("n{peer}"), str::to_owned);
     match note {
         NetNote::UdpSend { to, len, .. } => format!("udp send {len}B to {to}"),
         NetNote::UdpRecv { from, len, .. } => format!("udp recv {len}B from {from}"),
@@ -84,11 +96,21 @@ pub(crate) fn label(note: NetNote) -> String {
         NetNote::TcpTimeout { conn, .. } => format!("tcp timeout c{conn}"),
         NetNote::TcpFin { conn, .. } => format!("tcp fin c{conn}"),
         NetNote::TcpRst { conn, .. } => format!("tcp rst c{conn}"),
-        NetNote::Partition { peer, both: true } => format!("PARTITION with n{peer}, both ways"),
-        NetNote::Partition { peer, both: false } => format!("PARTITION to n{peer}, one way"),
-        NetNote::ClogLink { peer, .. } => format!("CLOG link to n{peer}"),
-        NetNote::ClogNode { .. } => "CLOG node".to_owned(),
-        NetNote::Heal { peer } => format!("HEAL with n{peer}"),
+        NetNote::Partition { peer, both: true } => {
+            format!("PARTITION with {}, both ways", other(peer))
+        }
+        NetNote::Partition { peer, both: false } => {
+            format!("PARTITION to {}, one way", other(peer))
+        }
+        NetNote::ClogLink { peer, until_ns } => format!(
+            "CLOG link with {} until {}",
+            other(peer),
+            crate::duration::short(until_ns)
+        ),
+        NetNote::ClogNode { until_ns } => {
+            format!("CLOG every link until {}", crate::duration::short(until_ns))
+        }
+        NetNote::Heal { peer } => format!("HEAL with {}", other(peer)),
         NetNote::HealAll => "HEAL all links".to_owned(),
         NetNote::Swizzle { nodes } => format!("SWIZZLE {nodes} nodes"),
     }
@@ -201,6 +223,7 @@ mod tests {
             kind: TraceKind::Note,
             note: Some(Note::Net(note)),
             what: String::new(),
+            peer_name: None,
         }
     }
 
@@ -232,22 +255,35 @@ mod tests {
             ]
         );
         assert_eq!(
-            label(NetNote::UdpSend { from, to, len: 64 }),
+            label(NetNote::UdpSend { from, to, len: 64 }, None),
             "udp send 64B to n2:7000"
         );
         assert_eq!(mark(NetNote::UdpSend { from, to, len: 64 }), Mark::Message);
     }
 
     #[test]
-    fn partitions_and_heals_get_their_own_marks() {
+    fn partitions_clogs_and_heals_get_their_own_marks_and_name_the_other_node() {
         let cut = NetNote::Partition {
             peer: 2,
             both: true,
         };
         assert_eq!(
-            (mark(cut), label(cut)),
-            (Mark::Partition, "PARTITION with n2, both ways".to_owned())
+            (mark(cut), label(cut, Some("db"))),
+            (Mark::Partition, "PARTITION with db, both ways".to_owned())
         );
+        assert_eq!(label(cut, None), "PARTITION with n2, both ways");
+        let clog = NetNote::ClogLink {
+            peer: 3,
+            until_ns: 1_500_000_000,
+        };
+        assert_eq!(
+            (mark(clog), label(clog, Some("cache"))),
+            (
+                Mark::Partition,
+                "CLOG link with cache until 1.5s".to_owned()
+            )
+        );
+        assert_eq!(peer(clog), Some(3));
         assert_eq!(mark(NetNote::HealAll), Mark::Heal);
     }
 
@@ -267,7 +303,7 @@ mod tests {
         ];
         let targets: Vec<Arrival> = pair(&events).iter().map(|a| a.to).collect();
         assert_eq!(targets, [Arrival::Dropped(2), Arrival::Delivered(3)]);
-        assert_eq!(label(cut), "udp DROPPED (cut) from n1:7000");
+        assert_eq!(label(cut, None), "udp DROPPED (cut) from n1:7000");
         assert!(is_drop(&events[2]) && !is_drop(&events[3]));
     }
 

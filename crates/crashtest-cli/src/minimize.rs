@@ -50,12 +50,15 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             args.seed,
             target.test
         ),
-        status => bail!(
-            "seed {} of {} {status} its process, so its faults are unknown; minimize needs a failure the test reports (replay it to see where it stops):\n{}",
-            args.seed,
-            target.test,
-            original.failure.as_deref().unwrap_or("")
-        ),
+        status => {
+            show_death(&target, args.seed, search.silence)?;
+            bail!(
+                "seed {} of {} {status} its process, so no results line says which faults it drew; minimize needs a failure the test reports. The faults above are those its trace shows before the process died: mask them with CRASHTEST_MASK to find the ones it needs:\n{}",
+                args.seed,
+                target.test,
+                original.failure.as_deref().unwrap_or("")
+            )
+        }
     }
     search.wanted = Wanted {
         signature: original.signature.clone(),
@@ -112,6 +115,57 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         target.reproduce(&reproduce::assignments(variables))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a seed that took its process down: the faults its streamed trace shows before the
+/// death, and its last events.
+fn show_death(target: &Target, seed: u64, silence: Duration) -> anyhow::Result<()> {
+    const LAST: usize = 12;
+    let (result, trace) = crate::trace::record(target, seed, silence, None)?;
+    let faults: Vec<_> = trace
+        .events
+        .iter()
+        .filter(|event| {
+            matches!(
+                event.note,
+                Some(crashtest_protocol::Note::Fault(
+                    crashtest_protocol::FaultNote::Applied { .. }
+                ))
+            )
+        })
+        .collect();
+    println!(
+        "seed {seed} {} its process; its trace shows {} events and {} faults before that:",
+        result.status,
+        trace.events.len(),
+        faults.len()
+    );
+    for event in faults {
+        println!(
+            "  {:>10} {}: {}",
+            crate::duration::short(event.time_ns),
+            trace.nodes.get(&event.actor).map_or("?", String::as_str),
+            event.what
+        );
+    }
+    println!("its last events:");
+    for event in trace
+        .events
+        .iter()
+        .skip(trace.events.len().saturating_sub(LAST))
+    {
+        println!(
+            "  #{:<7} {:>10} {}: {}",
+            event.index,
+            crate::duration::short(event.time_ns),
+            trace.nodes.get(&event.actor).map_or("?", String::as_str),
+            event.what
+        );
+    }
+    if let Some(note) = crate::trace::death_note(&trace, &result) {
+        println!("{note}");
+    }
+    Ok(())
 }
 
 /// The failure a replay must show to count.

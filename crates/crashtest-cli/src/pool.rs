@@ -136,6 +136,8 @@ pub(crate) struct Driver<'a> {
     /// This driver's number, for file names.
     pub(crate) worker: u64,
     pub(crate) silence: Duration,
+    /// Protocol variables every worker gets.
+    pub(crate) env: &'a [(&'static str, String)],
 }
 
 impl Driver<'_> {
@@ -208,7 +210,7 @@ impl Driver<'_> {
     fn run_batch(&self, seeds: SeedRange, run: u64) -> anyhow::Result<(Vec<SeedRange>, u64)> {
         let job = Job {
             seeds,
-            env: Vec::new(),
+            env: self.env.to_vec(),
             results: self.dir.join(format!(
                 "{}-{}-{run}.jsonl",
                 std::process::id(),

@@ -124,6 +124,9 @@ pub(crate) fn render(
             " (scheduler polls and clock jumps hidden; --all shows them)"
         }
     );
+    if let Some(note) = trace::death_note(trace, result) {
+        let _ = writeln!(out, "{note}");
+    }
     if let Some(failure) = &result.failure {
         let _ = writeln!(out, "failure:");
         for line in failure
@@ -164,6 +167,7 @@ mod tests {
             kind,
             note: (kind == TraceKind::Note).then_some(fault),
             what: what.into(),
+            peer_name: None,
         }
     }
 
@@ -178,6 +182,7 @@ mod tests {
                 event(5, 10_000_000, 1, TraceKind::Restart, "RESTART n1"),
             ],
             nodes: [(0, "supervisor".to_owned()), (1, "store".to_owned())].into(),
+            cut: false,
         }
     }
 

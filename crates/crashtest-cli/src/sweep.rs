@@ -63,6 +63,12 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let jobs = args.jobs.unwrap_or_else(crate::cores);
     let header = crate::header::for_sweep(&target, args.seeds, args.shard);
     let mut sweep = Sweep::open(&target, range, &args.out, args.resume, &header)?;
+    if args.save_failures {
+        // Each worker's runner appends its failing seeds to the test's regression file.
+        sweep
+            .worker_env
+            .push((crashtest_protocol::env::SAVE_FAILURES, "1".to_owned()));
+    }
     let done: Vec<u64> = sweep.done.iter().copied().collect();
     let left = seeds::batches(range, &done, u64::MAX);
     let sizing = match args.batch {
@@ -174,6 +180,8 @@ struct Sweep {
     finished: Vec<Finished>,
     /// Seeds run by this invocation.
     ran: u64,
+    /// Protocol variables every worker gets (`CRASHTEST_SAVE_FAILURES`).
+    worker_env: Vec<(&'static str, String)>,
 }
 
 impl Sweep {
@@ -260,6 +268,7 @@ impl Sweep {
             summary: Summary::default(),
             finished: Vec::new(),
             ran: 0,
+            worker_env: Vec::new(),
         };
         for result in earlier {
             if sweep.done.insert(result.seed) {
@@ -352,10 +361,11 @@ impl Sweep {
         let mut failures_shown = 0;
         let (tx, rx) = mpsc::channel::<Message>();
         let dir = self.workers.clone();
+        let worker_env = self.worker_env.clone();
         std::thread::scope(|scope| {
             for worker in 0..jobs {
                 let tx = tx.clone();
-                let (queue, stop, dir) = (&queue, &stop, &dir);
+                let (queue, stop, dir, env) = (&queue, &stop, &dir, &worker_env);
                 scope.spawn(move || {
                     let driver = Driver {
                         target,
@@ -366,6 +376,7 @@ impl Sweep {
                         dir,
                         worker,
                         silence,
+                        env,
                     };
                     driver.run();
                 });

@@ -8,13 +8,11 @@
 //! protocol's typed notes.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use crashtest_protocol::{FaultNote, Note, TraceKind, TraceLine, env};
+use crashtest_protocol::{FaultNote, Note, Status, TraceKind, TraceLine, env};
 
 use crate::cli::Filter;
 use crate::results::SeedResult;
@@ -35,6 +33,8 @@ pub(crate) struct Event {
     pub(crate) note: Option<Note>,
     /// The event's text without the index, time and node the runner puts first.
     pub(crate) what: String,
+    /// The name of the other node a partition, clog or heal names, if it is one.
+    pub(crate) peer_name: Option<String>,
 }
 
 /// What kind of mark an event gets in a view.
@@ -106,9 +106,10 @@ impl Event {
             TraceKind::Note => match self.note {
                 Some(Note::Fault(FaultNote::Masked { .. })) => (Mark::Masked, what),
                 Some(Note::Fault(FaultNote::Applied { .. })) => (Mark::Fault, what),
-                Some(Note::Net(note)) => {
-                    (crate::messages::mark(note), crate::messages::label(note))
-                }
+                Some(Note::Net(note)) => (
+                    crate::messages::mark(note),
+                    crate::messages::label(note, self.peer_name.as_deref()),
+                ),
                 Some(Note::Disk(_)) | None => (Mark::Note, what),
             },
             TraceKind::Other => (Mark::Note, what),
@@ -139,27 +140,40 @@ pub(crate) struct Trace {
     pub(crate) events: Vec<Event>,
     /// Every node seen, by index.
     pub(crate) nodes: BTreeMap<usize, String>,
+    /// Whether the file's last line was cut short and left out (its process died writing).
+    pub(crate) cut: bool,
 }
 
 impl Trace {
-    /// Reads a trace file.
+    /// Reads a trace file. A last line cut short (a process that died mid-write) is left
+    /// out, and [`Trace::cut`] says so; a bad line anywhere else is an error.
     pub(crate) fn read(path: &Path) -> anyhow::Result<Trace> {
-        let file = File::open(path)
+        let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the trace {}", path.display()))?;
         let mut trace = Trace::default();
         let mut names = BTreeMap::new();
-        for (number, line) in BufReader::new(file).lines().enumerate() {
-            let line = line.with_context(|| format!("cannot read the trace {}", path.display()))?;
+        let complete = text.ends_with('\n');
+        let count = text.lines().count();
+        for (number, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let line: TraceLine = serde_json::from_str(&line).with_context(|| {
-                format!(
-                    "line {} of the trace {} is not a trace event",
-                    number + 1,
-                    path.display()
-                )
-            })?;
+            let line: TraceLine = match serde_json::from_str(line) {
+                Ok(line) => line,
+                Err(_) if number + 1 == count && !complete => {
+                    trace.cut = true;
+                    break;
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "line {} of the trace {} is not a trace event",
+                            number + 1,
+                            path.display()
+                        )
+                    });
+                }
+            };
             names.insert(line.node, line.node_name.clone());
             let what = strip_prefix(&line.text).trim_end().to_owned();
             let lane = line.target.unwrap_or(line.node);
@@ -176,6 +190,7 @@ impl Trace {
                 kind: line.kind,
                 note,
                 what,
+                peer_name: None,
             });
         }
         for (index, name) in trace.nodes.iter_mut() {
@@ -183,6 +198,14 @@ impl Trace {
                 .get(index)
                 .cloned()
                 .unwrap_or_else(|| format!("n{index}"));
+        }
+        // A partition, clog or heal names its other node by index; people know it by name.
+        for event in &mut trace.events {
+            if let Some(Note::Net(note)) = event.note
+                && let Some(peer) = crate::messages::peer(note)
+            {
+                event.peer_name = names.get(&peer).cloned();
+            }
         }
         Ok(trace)
     }
@@ -251,9 +274,12 @@ pub(crate) fn record(
     };
     let never = std::sync::atomic::AtomicBool::new(false);
     let result = crate::single::run_one(target, &request, silence, &scratch, 0, &never)?;
+    // The runner streams the trace as the run goes, so a run that took its process down
+    // still left its events up to that point; no file means the process died before the
+    // run began.
     if !path.exists() {
         bail!(
-            "seed {seed} of {} wrote no trace ({}): {}",
+            "seed {seed} of {} wrote no trace ({}: its process died before the run began): {}",
             target.test,
             result.status,
             result.failure.as_deref().unwrap_or("")
@@ -266,9 +292,48 @@ pub(crate) fn record(
     Ok((result, trace))
 }
 
+/// What to say under a trace whose process died (`crashed` or `hung`): where it stopped.
+pub(crate) fn death_note(trace: &Trace, result: &SeedResult) -> Option<String> {
+    if matches!(result.status, Status::Pass | Status::Fail) {
+        return None;
+    }
+    let last = trace.events.last();
+    let place = match last {
+        Some(event) => format!(
+            "after event #{} at {}",
+            event.index,
+            crate::duration::short(event.time_ns)
+        ),
+        None => "before its first event".to_owned(),
+    };
+    Some(format!(
+        "the process {} {place}; the trace above is every event it wrote{}",
+        result.status,
+        if trace.cut {
+            " (its last line was cut short)"
+        } else {
+            ""
+        }
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_last_line_is_left_out_and_a_bad_middle_line_is_an_error() {
+        let scratch = Scratch::new().unwrap();
+        let path = scratch.path("cut.jsonl");
+        let line = r##"{"index":0,"time_ns":0,"node":0,"node_name":"supervisor","kind":"spawn","target":0,"detail":"spawn t0 on n0","source":null,"words":null,"text":"#0 0.0s n0 spawn t0 on n0"}"##;
+        std::fs::write(&path, format!("{line}\n{}", &line[..40])).unwrap();
+        let trace = Trace::read(&path).unwrap();
+        assert_eq!((trace.events.len(), trace.cut), (1, true));
+
+        std::fs::write(&path, format!("{}\n{line}\n", &line[..40])).unwrap();
+        let error = Trace::read(&path).unwrap_err();
+        assert!(format!("{error:#}").contains("line 1"), "{error:#}");
+    }
 
     #[test]
     fn the_runner_prefix_is_dropped() {

@@ -412,3 +412,55 @@ fn a_sweep_runs_the_last_seeds_of_u64() {
     let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
     assert_eq!(seeds, [u64::MAX - 1, u64::MAX]);
 }
+
+#[test]
+fn save_failures_appends_each_failing_seed_to_the_tests_regression_file() {
+    let dir = tempdir("sweep-save-failures");
+    let out = dir.join("results.jsonl");
+    // With --exe the tool knows no package, so the workers' files go to the working
+    // directory (cargo sets CARGO_MANIFEST_DIR for this test; the tool must not see it).
+    let run = Command::new(env!("CARGO_BIN_EXE_crashtest"))
+        .current_dir(&dir)
+        .env_remove("CARGO_MANIFEST_DIR")
+        .env("CARGO_TARGET_DIR", &common::fixture().target_dir)
+        .args([
+            "sweep",
+            common::STORE,
+            "--exe",
+            &exe(),
+            "--seeds",
+            "0..12",
+            "--save-failures",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", common::stderr(&run));
+    let failed: BTreeSet<u64> = outcomes(&out)
+        .into_iter()
+        .filter(|o| o.1 == "fail")
+        .map(|o| o.0)
+        .collect();
+    assert!(
+        !failed.is_empty(),
+        "the planted bug fails some of seeds 0..12"
+    );
+    let files: Vec<_> = std::fs::read_dir(dir.join("crashtest-regressions"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "one file for the one test: {files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.ends_with("store.acknowledged_writes_survive_kills.txt"),
+        "{name}"
+    );
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let saved: BTreeSet<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("seed "))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(saved, failed, "{text}");
+}

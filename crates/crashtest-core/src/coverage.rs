@@ -18,7 +18,8 @@ use crate::world;
 /// What kind of site a probe is.
 ///
 /// ```
-/// use crashtest_core::coverage::SiteKind;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::coverage::SiteKind;
 /// assert_ne!(SiteKind::Probe, SiteKind::Buggify);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,8 +45,9 @@ impl fmt::Display for SiteKind {
 /// A place in the code that counts; made by the `probe!`, `sometimes!` and `buggify!` macros.
 ///
 /// ```
-/// let site = crashtest_core::coverage::Site::new(
-///     crashtest_core::coverage::SiteKind::Probe, "leader elected", "src/raft.rs", 10,
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let site = crashtest::coverage::Site::new(
+///     crashtest::coverage::SiteKind::Probe, "leader elected", "src/raft.rs", 10,
 /// );
 /// assert_eq!(site.to_string(), "probe \"leader elected\" at src/raft.rs:10");
 /// ```
@@ -61,7 +63,8 @@ impl Site {
     /// A site; the macros call this in a `static`.
     ///
     /// ```
-    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::coverage::{Site, SiteKind};
     /// static SITE: Site = Site::new(SiteKind::Sometimes, "quorum lost", file!(), line!());
     /// assert_eq!(SITE.name(), "quorum lost");
     /// ```
@@ -77,7 +80,8 @@ impl Site {
     /// The site's name.
     ///
     /// ```
-    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::coverage::{Site, SiteKind};
     /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 1).name(), "x");
     /// ```
     pub fn name(&self) -> &'static str {
@@ -87,7 +91,8 @@ impl Site {
     /// The site's kind.
     ///
     /// ```
-    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::coverage::{Site, SiteKind};
     /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 1).kind(), SiteKind::Probe);
     /// ```
     pub fn kind(&self) -> SiteKind {
@@ -97,7 +102,8 @@ impl Site {
     /// The source file of the site.
     ///
     /// ```
-    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::coverage::{Site, SiteKind};
     /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 1).file(), "f.rs");
     /// ```
     pub fn file(&self) -> &'static str {
@@ -107,7 +113,8 @@ impl Site {
     /// The source line of the site.
     ///
     /// ```
-    /// use crashtest_core::coverage::{Site, SiteKind};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::coverage::{Site, SiteKind};
     /// assert_eq!(Site::new(SiteKind::Probe, "x", "f.rs", 7).line(), 7);
     /// ```
     pub fn line(&self) -> u32 {
@@ -149,8 +156,9 @@ impl fmt::Display for Site {
 /// Every site linked into the program.
 ///
 /// ```
-/// crashtest_core::probe!("listed");
-/// assert!(crashtest_core::coverage::SITES.iter().any(|site| site.name() == "listed"));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::probe!("listed");
+/// assert!(crashtest::coverage::SITES.iter().any(|site| site.name() == "listed"));
 /// ```
 #[linkme::distributed_slice]
 pub static SITES: [Site];
@@ -158,11 +166,12 @@ pub static SITES: [Site];
 /// A site's identity as an owned value, ordered by location.
 ///
 /// ```
-/// let summary = crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::probe!("here");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let summary = crashtest::Sim::new(1).run(async {
+///     crashtest::probe!("here");
 /// }).unwrap();
 /// let (key, _) = &summary.coverage[0];
-/// assert_eq!((key.name, key.kind), ("here", crashtest_core::coverage::SiteKind::Probe));
+/// assert_eq!((key.name, key.kind), ("here", crashtest::coverage::SiteKind::Probe));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SiteKey {
@@ -189,9 +198,10 @@ impl fmt::Display for SiteKey {
 /// How often a site was reached and how often it fired (its condition held, it was hit).
 ///
 /// ```
-/// let summary = crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let summary = crashtest::Sim::new(1).run(async {
 ///     for i in 0..4 {
-///         crashtest_core::sometimes!(i % 2 == 0, "even");
+///         crashtest::sometimes!(i % 2 == 0, "even");
 ///     }
 /// }).unwrap();
 /// let (_, counts) = &summary.coverage[0];
@@ -235,12 +245,13 @@ pub fn reach(site: &'static Site, fired: bool) -> bool {
 /// Coverage summed over many runs, with every linked site listed, reached or not.
 ///
 /// ```
-/// use crashtest_core::{coverage::CoverageReport, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{coverage::CoverageReport, Sim};
 ///
 /// let mut report = CoverageReport::new();
 /// for seed in 0..10 {
 ///     let summary = Sim::new(seed).run(async {
-///         crashtest_core::probe!("body ran");
+///         crashtest::probe!("body ran");
 ///     }).unwrap();
 ///     report.add(&summary.coverage);
 /// }
@@ -257,7 +268,8 @@ impl CoverageReport {
     /// A report listing every linked site with zero counts.
     ///
     /// ```
-    /// let report = crashtest_core::coverage::CoverageReport::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let report = crashtest::coverage::CoverageReport::new();
     /// assert_eq!(report.runs(), 0);
     /// ```
     pub fn new() -> CoverageReport {
@@ -271,7 +283,8 @@ impl CoverageReport {
     /// Adds one run's counts.
     ///
     /// ```
-    /// let mut report = crashtest_core::coverage::CoverageReport::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut report = crashtest::coverage::CoverageReport::new();
     /// report.add(&[]);
     /// assert_eq!(report.runs(), 1);
     /// ```
@@ -287,7 +300,8 @@ impl CoverageReport {
     /// Runs added.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::coverage::CoverageReport::new().runs(), 0);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::coverage::CoverageReport::new().runs(), 0);
     /// ```
     pub fn runs(&self) -> u64 {
         self.runs
@@ -296,7 +310,8 @@ impl CoverageReport {
     /// Every site with its summed counts, in source order.
     ///
     /// ```
-    /// let report = crashtest_core::coverage::CoverageReport::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let report = crashtest::coverage::CoverageReport::new();
     /// for (site, counts) in report.sites() {
     ///     assert_eq!(counts.fired, 0, "{site}");
     /// }
@@ -308,10 +323,11 @@ impl CoverageReport {
     /// The sites that never fired in any run (never reached, never true, never injected).
     ///
     /// ```
-    /// use crashtest_core::{coverage::CoverageReport, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{coverage::CoverageReport, Sim};
     /// let mut report = CoverageReport::new();
     /// let summary = Sim::new(1).run(async {
-    ///     crashtest_core::sometimes!(false, "never true");
+    ///     crashtest::sometimes!(false, "never true");
     /// }).unwrap();
     /// report.add(&summary.coverage);
     /// assert!(report.never_fired().any(|site| site.name == "never true"));
@@ -348,8 +364,9 @@ impl fmt::Display for CoverageReport {
 /// Counts that a run reached this point.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::probe!("recovered from a torn record");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::probe!("recovered from a torn record");
 /// }).unwrap();
 /// ```
 #[macro_export]
@@ -370,9 +387,10 @@ macro_rules! probe {
 /// Counts whether `condition` held here; a sweep reports the `sometimes!` that never held.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
 ///     let leader_changed = true;
-///     crashtest_core::sometimes!(leader_changed, "leader changed during a partition");
+///     crashtest::sometimes!(leader_changed, "leader changed during a partition");
 /// }).unwrap();
 /// ```
 #[macro_export]

@@ -22,19 +22,22 @@ use crate::world;
 /// The chance that a `buggify!` site is enabled for a run (FoundationDB's 25%).
 ///
 /// ```
-/// assert_eq!(crashtest_core::fault::SITE_ENABLED.to_string(), "1/4");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// assert_eq!(crashtest::fault::SITE_ENABLED.to_string(), "1/4");
 /// ```
 pub const SITE_ENABLED: Ratio = Ratio::new(1, 4);
 /// The chance that an enabled `buggify!()` site fires when evaluated (FoundationDB's 25%).
 ///
 /// ```
-/// assert_eq!(crashtest_core::fault::DEFAULT_FIRING.to_string(), "1/4");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// assert_eq!(crashtest::fault::DEFAULT_FIRING.to_string(), "1/4");
 /// ```
 pub const DEFAULT_FIRING: Ratio = Ratio::new(1, 4);
 /// The chance that a sleep is stretched when the stretch is on (FoundationDB's 25%).
 ///
 /// ```
-/// assert_eq!(crashtest_core::fault::STRETCH_CHANCE.to_string(), "1/4");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// assert_eq!(crashtest::fault::STRETCH_CHANCE.to_string(), "1/4");
 /// ```
 pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
 
@@ -43,7 +46,8 @@ pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
 /// and `true` is returned. Outside a simulation it is always `false`.
 ///
 /// ```
-/// use crashtest_core::{fault, node::NodeId, rng::Ratio, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{fault, node::NodeId, rng::Ratio, Sim};
 ///
 /// Sim::new(1).run(async {
 ///     let dropped = fault::inject("network", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
@@ -108,7 +112,8 @@ pub(crate) fn stretch(rng: &mut Rng, max: Duration) -> Duration {
 /// return, a short read, a slow path.
 ///
 /// ```
-/// use crashtest_core::{buggify, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{buggify, Sim};
 ///
 /// fn read_block() -> std::io::Result<Vec<u8>> {
 ///     if buggify!() {

@@ -23,7 +23,8 @@
 //! - [`verify`]: the switch for O(n) invariant checks (on in the workspace's tests).
 //!
 //! ```
-//! use crashtest_core::{node, spawn, time, Sim};
+//! # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+//! use crashtest::{node, spawn, time, Sim};
 //! use std::time::Duration;
 //!
 //! let summary = Sim::new(1)

@@ -26,10 +26,11 @@ use crate::world;
 /// Identifies a node within one run; node 0 is the supervisor (the test body).
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let n = crashtest_core::node::create("a", || async {});
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let n = crashtest::node::create("a", || async {});
 /// assert_eq!(n.id().to_string(), "n1");
-/// assert_ne!(n.id(), crashtest_core::node::NodeId::SUPERVISOR);
+/// assert_ne!(n.id(), crashtest::node::NodeId::SUPERVISOR);
 /// # }).unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -39,14 +40,16 @@ impl NodeId {
     /// The supervisor: the test body and the tasks it spawns.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::node::NodeId::SUPERVISOR.index(), 0);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::node::NodeId::SUPERVISOR.index(), 0);
     /// ```
     pub const SUPERVISOR: NodeId = NodeId(0);
 
     /// The id as an index (0 for the supervisor, then in creation order).
     ///
     /// ```
-    /// assert_eq!(crashtest_core::node::NodeId::SUPERVISOR.index(), 0);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::node::NodeId::SUPERVISOR.index(), 0);
     /// ```
     pub fn index(self) -> usize {
         self.0 as usize
@@ -62,8 +65,9 @@ impl fmt::Display for NodeId {
 /// Whether a node's tasks run.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::node::{self, NodeStatus};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::node::{self, NodeStatus};
 /// let n = node::create("a", || std::future::pending());
 /// assert_eq!(n.status(), NodeStatus::Running);
 /// n.kill();
@@ -332,7 +336,8 @@ fn in_sim<R>(what: &str, f: impl FnOnce(&world::World) -> R) -> R {
 /// the run that is going on on this thread.
 ///
 /// ```
-/// use crashtest_core::{node, time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node, time, Sim};
 /// use std::time::Duration;
 ///
 /// Sim::new(3).run(async {
@@ -358,8 +363,9 @@ impl Node {
     /// The node's id.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async {});
     /// assert_eq!(n.id().index(), 1);
     /// # }).unwrap();
     /// ```
@@ -370,8 +376,9 @@ impl Node {
     /// The node's name.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("db-1", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("db-1", || async {});
     /// assert_eq!(n.name(), "db-1");
     /// # }).unwrap();
     /// ```
@@ -382,10 +389,11 @@ impl Node {
     /// Whether the node is running, paused or dead.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async {});
     /// n.pause();
-    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Paused);
+    /// assert_eq!(n.status(), crashtest::node::NodeStatus::Paused);
     /// # }).unwrap();
     /// ```
     pub fn status(&self) -> NodeStatus {
@@ -396,10 +404,11 @@ impl Node {
     /// at its next `.await`). Killing a dead node does nothing.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || std::future::pending());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || std::future::pending());
     /// n.kill();
-    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Dead);
+    /// assert_eq!(n.status(), crashtest::node::NodeStatus::Dead);
     /// # }).unwrap();
     /// ```
     pub fn kill(&self) {
@@ -412,11 +421,12 @@ impl Node {
     /// Starts the node again from its factory; a live node is killed first (a reboot).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || std::future::pending());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || std::future::pending());
     /// n.kill();
     /// n.restart();
-    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Running);
+    /// assert_eq!(n.status(), crashtest::node::NodeStatus::Running);
     /// # }).unwrap();
     /// ```
     pub fn restart(&self) {
@@ -426,8 +436,9 @@ impl Node {
     /// Kills the node and starts it with a new factory: new code on the old durable state.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async { /* version 1 */ });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async { /* version 1 */ });
     /// n.upgrade(|| async { /* version 2 */ });
     /// # }).unwrap();
     /// ```
@@ -444,8 +455,9 @@ impl Node {
     /// Stops scheduling the node's tasks until [`Node::resume`]. Time goes on meanwhile.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async {});
     /// n.pause();
     /// n.resume();
     /// # }).unwrap();
@@ -460,11 +472,12 @@ impl Node {
     /// Schedules a paused node's tasks again.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async {});
     /// n.pause();
     /// n.resume();
-    /// assert_eq!(n.status(), crashtest_core::node::NodeStatus::Running);
+    /// assert_eq!(n.status(), crashtest::node::NodeStatus::Running);
     /// # }).unwrap();
     /// ```
     pub fn resume(&self) {
@@ -475,7 +488,8 @@ impl Node {
     /// what it gained so far stays (a skew, not a jump).
     ///
     /// ```
-    /// use crashtest_core::{node, time, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{node, time, Sim};
     /// use std::time::Duration;
     /// Sim::new(1).run(async {
     ///     let n = node::create("a", std::future::pending);
@@ -497,8 +511,9 @@ impl Node {
     /// behind). Its `Instant`s are not affected: monotonic time never jumps.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::create("a", || async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::create("a", || async {});
     /// n.set_clock_offset_ns(-2_000_000_000);
     /// # }).unwrap();
     /// ```
@@ -516,8 +531,9 @@ impl Node {
 /// Configures a node before creating it.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let n = crashtest_core::node::Builder::new("clock-skewed")
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let n = crashtest::node::Builder::new("clock-skewed")
 ///     .clock_drift_ppm(200)
 ///     .clock_offset_ns(1_500_000)
 ///     .build(|| async {});
@@ -535,7 +551,8 @@ impl Builder {
     /// A node called `name` (unique within the run).
     ///
     /// ```
-    /// let _ = crashtest_core::node::Builder::new("n1");
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::node::Builder::new("n1");
     /// ```
     pub fn new(name: impl Into<String>) -> Builder {
         Builder {
@@ -548,7 +565,8 @@ impl Builder {
     /// The node's wall clock runs faster (positive) or slower by `ppm` parts per million.
     ///
     /// ```
-    /// let _ = crashtest_core::node::Builder::new("n1").clock_drift_ppm(-50);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::node::Builder::new("n1").clock_drift_ppm(-50);
     /// ```
     pub fn clock_drift_ppm(mut self, ppm: i64) -> Builder {
         assert!(
@@ -562,7 +580,8 @@ impl Builder {
     /// The node's wall clock starts `offset_ns` nanoseconds off true time.
     ///
     /// ```
-    /// let _ = crashtest_core::node::Builder::new("n1").clock_offset_ns(10_000);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::node::Builder::new("n1").clock_offset_ns(10_000);
     /// ```
     pub fn clock_offset_ns(mut self, offset_ns: i64) -> Builder {
         self.offset_ns = offset_ns;
@@ -577,8 +596,9 @@ impl Builder {
     /// already has 65,535 nodes (besides the test body's).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let n = crashtest_core::node::Builder::new("n1").build(|| async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let n = crashtest::node::Builder::new("n1").build(|| async {});
     /// assert_eq!(n.name(), "n1");
     /// # }).unwrap();
     /// ```
@@ -597,6 +617,7 @@ impl Builder {
                 self.offset_ns,
             );
             w.watch.name_node(id.0, &name);
+            w.name_node_in_trace(id);
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
             Node { id }
@@ -612,8 +633,9 @@ impl Builder {
 /// 65,535 nodes.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let n = crashtest_core::node::create("worker", || async {});
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let n = crashtest::node::create("worker", || async {});
 /// assert_eq!(n.name(), "worker");
 /// # }).unwrap();
 /// ```
@@ -628,8 +650,9 @@ where
 /// The node the calling task runs on.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// assert_eq!(crashtest_core::node::current().id(), crashtest_core::node::NodeId::SUPERVISOR);
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// assert_eq!(crashtest::node::current().id(), crashtest::node::NodeId::SUPERVISOR);
 /// # }).unwrap();
 /// ```
 pub fn current() -> Node {
@@ -641,10 +664,11 @@ pub fn current() -> Node {
 /// The node called `name`, if there is one.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_core::node::create("cache", || async {});
-/// assert!(crashtest_core::node::lookup("cache").is_some());
-/// assert!(crashtest_core::node::lookup("nope").is_none());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::node::create("cache", || async {});
+/// assert!(crashtest::node::lookup("cache").is_some());
+/// assert!(crashtest::node::lookup("nope").is_none());
 /// # }).unwrap();
 /// ```
 pub fn lookup(name: &str) -> Option<Node> {

@@ -19,7 +19,8 @@ use crate::world;
 /// Told of node life-cycle changes, after the change is done.
 ///
 /// ```
-/// use crashtest_core::{node::NodeId, plumbing::{self, NodeHook}};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node::NodeId, plumbing::{self, NodeHook}};
 /// use std::{cell::Cell, rc::Rc};
 ///
 /// #[derive(Default)]
@@ -29,10 +30,10 @@ use crate::world;
 ///         self.0.set(self.0.get() + 1);
 ///     }
 /// }
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     let kills = Rc::new(Kills::default());
 ///     plumbing::add_node_hook(kills.clone());
-///     crashtest_core::node::create("a", || std::future::pending()).kill();
+///     crashtest::node::create("a", || std::future::pending()).kill();
 ///     assert_eq!(kills.0.get(), 1);
 /// }).unwrap();
 /// ```
@@ -59,8 +60,9 @@ pub trait NodeHook {
 /// degraded disks.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::{cell::Cell, rc::Rc};
-/// use crashtest_core::plumbing::{self, Healer};
+/// use crashtest::plumbing::{self, Healer};
 ///
 /// struct Clogs(Cell<u32>);
 /// impl Healer for Clogs {
@@ -68,7 +70,7 @@ pub trait NodeHook {
 ///         self.0.set(0);
 ///     }
 /// }
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     let clogs = Rc::new(Clogs(Cell::new(3)));
 ///     plumbing::add_healer(clogs.clone());
 ///     plumbing::heal_all();
@@ -83,9 +85,10 @@ pub trait Healer {
 /// True while a simulation runs on this thread.
 ///
 /// ```
-/// assert!(!crashtest_core::plumbing::is_simulation());
-/// crashtest_core::Sim::new(1).run(async {
-///     assert!(crashtest_core::plumbing::is_simulation());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// assert!(!crashtest::plumbing::is_simulation());
+/// crashtest::Sim::new(1).run(async {
+///     assert!(crashtest::plumbing::is_simulation());
 /// }).unwrap();
 /// ```
 pub fn is_simulation() -> bool {
@@ -95,8 +98,9 @@ pub fn is_simulation() -> bool {
 /// The root seed of the running simulation.
 ///
 /// ```
-/// crashtest_core::Sim::new(77).run(async {
-///     assert_eq!(crashtest_core::plumbing::seed(), Some(77));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(77).run(async {
+///     assert_eq!(crashtest::plumbing::seed(), Some(77));
 /// }).unwrap();
 /// ```
 pub fn seed() -> Option<u64> {
@@ -106,9 +110,10 @@ pub fn seed() -> Option<u64> {
 /// The node the running task belongs to (the supervisor outside any task).
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::plumbing::current_node();
-///     assert_eq!(n, Some(crashtest_core::node::NodeId::SUPERVISOR));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::plumbing::current_node();
+///     assert_eq!(n, Some(crashtest::node::NodeId::SUPERVISOR));
 /// }).unwrap();
 /// ```
 pub fn current_node() -> Option<NodeId> {
@@ -118,8 +123,9 @@ pub fn current_node() -> Option<NodeId> {
 /// Draws from the named stream of the running simulation.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let x = crashtest_core::plumbing::with_stream("network", |rng| rng.next_u64());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let x = crashtest::plumbing::with_stream("network", |rng| rng.next_u64());
 ///     assert!(x.is_some());
 /// }).unwrap();
 /// ```
@@ -130,8 +136,9 @@ pub fn with_stream<R>(name: &str, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
 /// Records an event in the trace (and so in the fingerprint) of the running simulation.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::record("net", [1, 2, 0], "packet dropped".into());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::plumbing::record("net", [1, 2, 0], "packet dropped".into());
 /// }).unwrap();
 /// ```
 pub fn record(source: &'static str, words: [u64; 3], text: String) {
@@ -141,13 +148,14 @@ pub fn record(source: &'static str, words: [u64; 3], text: String) {
 /// The running simulation's extension of type `T`, created with `T::default()` on first use.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::cell::Cell;
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     #[derive(Default)]
 ///     struct Counter(Cell<u32>);
-///     let a = crashtest_core::plumbing::extension::<Counter>().unwrap();
+///     let a = crashtest::plumbing::extension::<Counter>().unwrap();
 ///     a.0.set(5);
-///     let b = crashtest_core::plumbing::extension::<Counter>().unwrap();
+///     let b = crashtest::plumbing::extension::<Counter>().unwrap();
 ///     assert_eq!(b.0.get(), 5);
 /// }).unwrap();
 /// ```
@@ -158,16 +166,17 @@ pub fn extension<T: Any + Default>() -> Option<Rc<T>> {
 /// Registers a hook told of node life-cycle changes for the rest of the run.
 ///
 /// ```
-/// use crashtest_core::{node::NodeId, plumbing::{self, NodeHook}};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node::NodeId, plumbing::{self, NodeHook}};
 /// struct Log;
 /// impl NodeHook for Log {
 ///     fn node_killed(&self, node: NodeId) {
 ///         plumbing::record("log", [node.index() as u64, 0, 0], "saw a kill".into());
 ///     }
 /// }
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     plumbing::add_node_hook(std::rc::Rc::new(Log));
-///     crashtest_core::node::create("a", || std::future::pending()).kill();
+///     crashtest::node::create("a", || std::future::pending()).kill();
 /// }).unwrap();
 /// ```
 pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
@@ -178,8 +187,9 @@ pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
 /// The run stops at the next scheduling point.
 ///
 /// ```
-/// let failed = crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::fail("replicas diverged".into());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let failed = crashtest::Sim::new(1).run(async {
+///     crashtest::plumbing::fail("replicas diverged".into());
 ///     std::future::pending::<()>().await;
 /// });
 /// assert!(failed.unwrap_err().to_string().contains("replicas diverged"));
@@ -191,8 +201,9 @@ pub fn fail(message: String) {
 /// Virtual time of the running simulation, in nanoseconds since its start.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     assert_eq!(crashtest_core::plumbing::now_ns(), Some(0));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     assert_eq!(crashtest::plumbing::now_ns(), Some(0));
 /// }).unwrap();
 /// ```
 pub fn now_ns() -> Option<u64> {
@@ -208,12 +219,13 @@ pub fn now_ns() -> Option<u64> {
 /// Panics outside a simulation.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::{cell::Cell, rc::Rc};
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     let fired = Rc::new(Cell::new(false));
 ///     let f = fired.clone();
-///     crashtest_core::plumbing::call_at(1_000, move || f.set(true));
-///     crashtest_core::time::sleep(std::time::Duration::from_micros(2)).await;
+///     crashtest::plumbing::call_at(1_000, move || f.set(true));
+///     crashtest::time::sleep(std::time::Duration::from_micros(2)).await;
 ///     assert!(fired.get());
 /// }).unwrap();
 /// ```
@@ -225,10 +237,11 @@ pub fn call_at(deadline_ns: u64, callback: impl FnOnce() + 'static) -> TimerKey 
 /// Disarms a timer from [`call_at`]; a key that already fired is ignored.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let key = crashtest_core::plumbing::call_at(1_000, || panic!("cancelled"));
-///     crashtest_core::plumbing::cancel(key);
-///     crashtest_core::time::sleep(std::time::Duration::from_micros(2)).await;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let key = crashtest::plumbing::call_at(1_000, || panic!("cancelled"));
+///     crashtest::plumbing::cancel(key);
+///     crashtest::time::sleep(std::time::Duration::from_micros(2)).await;
 /// }).unwrap();
 /// ```
 pub fn cancel(key: TimerKey) {
@@ -239,9 +252,10 @@ pub fn cancel(key: TimerKey) {
 /// packet arriving).
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("a", || async {});
-///     crashtest_core::plumbing::record_for(n.id(), "net", [0; 3], "arrived".into());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("a", || async {});
+///     crashtest::plumbing::record_for(n.id(), "net", [0; 3], "arrived".into());
 /// }).unwrap();
 /// ```
 pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: String) {
@@ -251,11 +265,12 @@ pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: Str
 /// The status of `node` in the running simulation.
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", || async {});
 ///     n.pause();
-///     assert_eq!(crashtest_core::plumbing::node_status(n.id()), Some(NodeStatus::Paused));
+///     assert_eq!(crashtest::plumbing::node_status(n.id()), Some(NodeStatus::Paused));
 /// }).unwrap();
 /// ```
 pub fn node_status(node: NodeId) -> Option<NodeStatus> {
@@ -265,9 +280,10 @@ pub fn node_status(node: NodeId) -> Option<NodeStatus> {
 /// The name of `node` in the running simulation.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("db", || async {});
-///     assert_eq!(crashtest_core::plumbing::node_name(n.id()).as_deref(), Some("db"));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("db", || async {});
+///     assert_eq!(crashtest::plumbing::node_name(n.id()).as_deref(), Some("db"));
 /// }).unwrap();
 /// ```
 pub fn node_name(node: NodeId) -> Option<String> {
@@ -278,9 +294,10 @@ pub fn node_name(node: NodeId) -> Option<String> {
 /// reader on the node that owns it). The task dies with the node.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("a", || std::future::pending());
-///     let h = crashtest_core::plumbing::spawn_on(n.id(), "helper", async { 5 });
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("a", || std::future::pending());
+///     let h = crashtest::plumbing::spawn_on(n.id(), "helper", async { 5 });
 ///     assert_eq!(h.await.unwrap(), 5);
 /// }).unwrap();
 /// ```
@@ -298,9 +315,10 @@ where
 /// that they can be masked.
 ///
 /// ```
-/// let failed = crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("a", || async {});
-///     crashtest_core::plumbing::note_fault(n.id(), "partitioned from b".into());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let failed = crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("a", || async {});
+///     crashtest::plumbing::note_fault(n.id(), "partitioned from b".into());
 ///     panic!("lost a write");
 /// });
 /// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
@@ -317,7 +335,8 @@ pub fn note_fault(node: NodeId, text: String) {
 /// simulation it always applies.
 ///
 /// ```
-/// use crashtest_core::{Config, Sim, plumbing};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{Config, Sim, plumbing};
 /// let failure = Sim::with_config(1, Config::default().mask_faults([1]))
 ///     .run(async {
 ///         let node = plumbing::current_node().unwrap();
@@ -337,8 +356,9 @@ pub fn consequent_fault(stream: &str, node: NodeId, describe: impl FnOnce() -> S
 /// [`crate::time::system_time`] returns), or `None` outside a simulation.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let ns = crashtest_core::plumbing::wall_clock_ns().unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let ns = crashtest::plumbing::wall_clock_ns().unwrap();
 ///     assert!(ns > 1_767_225_600 * 1_000_000_000 - 1);
 /// }).unwrap();
 /// ```
@@ -350,15 +370,16 @@ pub fn wall_clock_ns() -> Option<i64> {
 /// or a panic fails the run with the check's name.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::{cell::Cell, rc::Rc};
-/// let failed = crashtest_core::Sim::new(1).run(async {
+/// let failed = crashtest::Sim::new(1).run(async {
 ///     let balance = Rc::new(Cell::new(10i64));
 ///     let seen = balance.clone();
-///     crashtest_core::plumbing::add_step_check("balance >= 0", 1, move || {
+///     crashtest::plumbing::add_step_check("balance >= 0", 1, move || {
 ///         if seen.get() < 0 { Err(format!("balance is {}", seen.get())) } else { Ok(()) }
 ///     });
 ///     balance.set(-5);
-///     crashtest_core::task::yield_now().await;
+///     crashtest::task::yield_now().await;
 /// });
 /// assert!(failed.unwrap_err().to_string().contains("balance is -5"));
 /// ```
@@ -374,15 +395,16 @@ pub fn add_step_check(
 /// Registers a component that ends its faults when the run heals.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::{cell::Cell, rc::Rc};
 /// struct Partitions(Cell<bool>);
-/// impl crashtest_core::plumbing::Healer for Partitions {
+/// impl crashtest::plumbing::Healer for Partitions {
 ///     fn heal(&self) { self.0.set(false) }
 /// }
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     let partitions = Rc::new(Partitions(Cell::new(true)));
-///     crashtest_core::plumbing::add_healer(partitions.clone());
-///     crashtest_core::plumbing::heal_all();
+///     crashtest::plumbing::add_healer(partitions.clone());
+///     crashtest::plumbing::heal_all();
 ///     assert!(!partitions.0.get());
 /// }).unwrap();
 /// ```
@@ -394,13 +416,14 @@ pub fn add_healer(healer: Rc<dyn Healer>) {
 /// restart, paused nodes resume, and every healer ends its own (the liveness phase).
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", || std::future::pending());
 ///     n.kill();
-///     crashtest_core::plumbing::heal_all();
+///     crashtest::plumbing::heal_all();
 ///     assert_eq!(n.status(), NodeStatus::Running);
-///     assert!(!crashtest_core::plumbing::faults_enabled());
+///     assert!(!crashtest::plumbing::faults_enabled());
 /// }).unwrap();
 /// ```
 pub fn heal_all() {
@@ -410,8 +433,9 @@ pub fn heal_all() {
 /// False once the run has healed: components should stop applying faults.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     assert!(crashtest_core::plumbing::faults_enabled());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     assert!(crashtest::plumbing::faults_enabled());
 /// }).unwrap();
 /// ```
 pub fn faults_enabled() -> bool {
@@ -427,8 +451,9 @@ pub fn faults_enabled() -> bool {
 /// Panics if `tasks` is zero.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::set_scheduling_window(1);
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::plumbing::set_scheduling_window(1);
 /// }).unwrap();
 /// ```
 pub fn set_scheduling_window(tasks: usize) {
@@ -439,8 +464,9 @@ pub fn set_scheduling_window(tasks: usize) {
 /// failure report prints these lines.
 ///
 /// ```
-/// let failed = crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::add_context("swarm: packet loss on, 3/100".into());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let failed = crashtest::Sim::new(1).run(async {
+///     crashtest::plumbing::add_context("swarm: packet loss on, 3/100".into());
 ///     panic!("lost a write");
 /// });
 /// assert!(failed.unwrap_err().to_string().contains("swarm: packet loss on"));
@@ -453,12 +479,13 @@ pub fn add_context(line: String) {
 /// [`crate::fault::inject`], which already noted it (and can mask it).
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", std::future::pending);
-///     crashtest_core::plumbing::kill(n.id());
+///     crashtest::plumbing::kill(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Dead);
-///     crashtest_core::plumbing::restart(n.id());
+///     crashtest::plumbing::restart(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Running);
 /// }).unwrap();
 /// ```
@@ -469,10 +496,11 @@ pub fn kill(node: NodeId) {
 /// Restarts `node` from its factory (killing it first if it is alive), noting no fault.
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", std::future::pending);
-///     crashtest_core::plumbing::restart(n.id());
+///     crashtest::plumbing::restart(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Running);
 /// }).unwrap();
 /// ```
@@ -483,12 +511,13 @@ pub fn restart(node: NodeId) {
 /// Pauses `node` without noting a fault (see [`kill`]).
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", std::future::pending);
-///     crashtest_core::plumbing::pause(n.id());
+///     crashtest::plumbing::pause(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Paused);
-///     crashtest_core::plumbing::resume(n.id());
+///     crashtest::plumbing::resume(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Running);
 /// }).unwrap();
 /// ```
@@ -499,11 +528,12 @@ pub fn pause(node: NodeId) {
 /// Resumes a paused `node`.
 ///
 /// ```
-/// use crashtest_core::node::{self, NodeStatus};
-/// crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::node::{self, NodeStatus};
+/// crashtest::Sim::new(1).run(async {
 ///     let n = node::create("a", std::future::pending);
 ///     n.pause();
-///     crashtest_core::plumbing::resume(n.id());
+///     crashtest::plumbing::resume(n.id());
 ///     assert_eq!(n.status(), NodeStatus::Running);
 /// }).unwrap();
 /// ```
@@ -514,10 +544,11 @@ pub fn resume(node: NodeId) {
 /// The node with index `index` in the running simulation (0 is the supervisor), if it exists.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("a", std::future::pending);
-///     assert_eq!(crashtest_core::plumbing::node_by_index(1), Some(n.id()));
-///     assert_eq!(crashtest_core::plumbing::node_by_index(2), None);
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("a", std::future::pending);
+///     assert_eq!(crashtest::plumbing::node_by_index(1), Some(n.id()));
+///     assert_eq!(crashtest::plumbing::node_by_index(2), None);
 /// }).unwrap();
 /// ```
 pub fn node_by_index(index: usize) -> Option<NodeId> {

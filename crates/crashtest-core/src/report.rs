@@ -13,7 +13,8 @@ use crate::trace::Event;
 /// The result of a run that ended because its body completed.
 ///
 /// ```
-/// let summary = crashtest_core::Sim::new(3).run(async {}).unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let summary = crashtest::Sim::new(3).run(async {}).unwrap();
 /// assert_eq!(summary.seed, 3);
 /// assert!(summary.to_string().starts_with("seed 3 passed"));
 /// ```
@@ -40,8 +41,9 @@ pub struct RunSummary {
 /// A fault applied to the run, as the failure report lists it.
 ///
 /// ```
-/// let failure = crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("db", || std::future::pending());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let failure = crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("db", || std::future::pending());
 ///     n.kill();
 ///     panic!("after the kill");
 /// }).unwrap_err();
@@ -86,7 +88,8 @@ impl fmt::Display for RunSummary {
 /// What went wrong in a failed run.
 ///
 /// ```
-/// use crashtest_core::{FailureKind, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{FailureKind, Sim};
 /// let failure = Sim::new(1).run(std::future::pending()).unwrap_err();
 /// assert!(matches!(failure.kind, FailureKind::Deadlock { .. }));
 /// ```
@@ -189,7 +192,8 @@ impl FailureKind {
 /// something a person can act on.
 ///
 /// ```
-/// let failure = crashtest_core::Sim::new(4).run(async { panic!("invariant broken") }).unwrap_err();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// let failure = crashtest::Sim::new(4).run(async { panic!("invariant broken") }).unwrap_err();
 /// assert_eq!(failure.summary.seed, 4);
 /// assert_eq!(failure.node.as_deref(), Some("supervisor"));
 /// assert!(failure.to_string().contains("invariant broken"));

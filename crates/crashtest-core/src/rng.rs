@@ -21,7 +21,8 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use crashtest_core::rng::{Ratio, Rng};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::rand::{Ratio, Rng};
 ///
 /// let one_in_four = Ratio::new(1, 4);
 /// let mut rng = Rng::seed_from(7);
@@ -38,8 +39,9 @@ impl Ratio {
     /// The ratio that never happens.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(1);
-    /// assert!(!rng.chance(crashtest_core::rng::Ratio::NEVER));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(1);
+    /// assert!(!rng.chance(crashtest::rand::Ratio::NEVER));
     /// ```
     pub const NEVER: Ratio = Ratio {
         numerator: 0,
@@ -48,8 +50,9 @@ impl Ratio {
     /// The ratio that always happens.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(1);
-    /// assert!(rng.chance(crashtest_core::rng::Ratio::ALWAYS));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(1);
+    /// assert!(rng.chance(crashtest::rand::Ratio::ALWAYS));
     /// ```
     pub const ALWAYS: Ratio = Ratio {
         numerator: 1,
@@ -64,7 +67,8 @@ impl Ratio {
     /// probability and is always a bug in the caller.
     ///
     /// ```
-    /// let r = crashtest_core::rng::Ratio::new(3, 100);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let r = crashtest::rand::Ratio::new(3, 100);
     /// assert_eq!((r.numerator(), r.denominator()), (3, 100));
     /// ```
     pub const fn new(numerator: u64, denominator: u64) -> Ratio {
@@ -79,7 +83,8 @@ impl Ratio {
     /// The numerator.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::rng::Ratio::new(1, 8).numerator(), 1);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::rand::Ratio::new(1, 8).numerator(), 1);
     /// ```
     pub const fn numerator(self) -> u64 {
         self.numerator
@@ -88,7 +93,8 @@ impl Ratio {
     /// The denominator.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::rng::Ratio::new(1, 8).denominator(), 8);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::rand::Ratio::new(1, 8).denominator(), 8);
     /// ```
     pub const fn denominator(self) -> u64 {
         self.denominator
@@ -127,7 +133,8 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 /// The derivation is part of the replay contract: changing it changes every run.
 ///
 /// ```
-/// use crashtest_core::rng::derive_seed;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::rand::derive_seed;
 /// assert_eq!(derive_seed(1, "network"), derive_seed(1, "network"));
 /// assert_ne!(derive_seed(1, "network"), derive_seed(1, "disk"));
 /// assert_ne!(derive_seed(1, "network"), derive_seed(2, "network"));
@@ -202,7 +209,8 @@ macro_rules! rand_core_impls {
 /// # Examples
 ///
 /// ```
-/// use crashtest_core::rng::Rng;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::rand::Rng;
 ///
 /// let mut a = Rng::seed_from(42);
 /// let mut b = Rng::seed_from(42);
@@ -219,7 +227,8 @@ impl Rng {
     /// A generator whose state is expanded from `seed` by SplitMix64.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(0);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(0);
     /// assert_ne!(rng.next_u64(), 0);
     /// ```
     pub fn seed_from(seed: u64) -> Rng {
@@ -239,7 +248,8 @@ impl Rng {
     /// The next 64 random bits.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(1);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(1);
     /// assert_ne!(rng.next_u64(), rng.next_u64());
     /// ```
     #[inline]
@@ -259,7 +269,8 @@ impl Rng {
     /// The next 32 random bits (the high half of a 64-bit draw).
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(1);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(1);
     /// let _ = rng.next_u32();
     /// ```
     #[inline]
@@ -270,7 +281,8 @@ impl Rng {
     /// A uniform integer in `0..=max`, without modulo bias (Lemire's method with rejection).
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// assert!(rng.below_inclusive(9) <= 9);
     /// assert_eq!(rng.below_inclusive(0), 0);
     /// ```
@@ -301,7 +313,8 @@ impl Rng {
     /// Panics if `len` is zero: there is no index to draw.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// assert!(rng.index(5) < 5);
     /// ```
     #[inline]
@@ -317,7 +330,8 @@ impl Rng {
     /// Panics if `min > max`.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// let x = rng.range_inclusive(10, 20);
     /// assert!((10..=20).contains(&x));
     /// ```
@@ -331,7 +345,8 @@ impl Rng {
     /// a decision does not shift later draws.
     ///
     /// ```
-    /// use crashtest_core::rng::{Ratio, Rng};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::rand::{Ratio, Rng};
     /// let mut rng = Rng::seed_from(3);
     /// assert!(!rng.chance(Ratio::NEVER));
     /// assert!(rng.chance(Ratio::ALWAYS));
@@ -344,7 +359,8 @@ impl Rng {
     /// A fair coin.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// let _heads: bool = rng.boolean();
     /// ```
     #[inline]
@@ -355,7 +371,8 @@ impl Rng {
     /// Fills `dest` with random bytes, eight per draw, little-endian.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// let mut buf = [0u8; 13];
     /// rng.fill_bytes(&mut buf);
     /// assert!(buf.iter().any(|&b| b != 0));
@@ -370,7 +387,8 @@ impl Rng {
     /// Shuffles `items` in place (Fisher–Yates).
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::Rng::seed_from(3);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::Rng::seed_from(3);
     /// let mut v = vec![1, 2, 3, 4];
     /// rng.shuffle(&mut v);
     /// v.sort();
@@ -392,7 +410,8 @@ rand_core_impls!(Rng);
 /// never on creation order.
 ///
 /// ```
-/// use crashtest_core::rng::Streams;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::rand::Streams;
 ///
 /// let mut a = Streams::new(9);
 /// let mut b = Streams::new(9);
@@ -410,7 +429,8 @@ impl Streams {
     /// The streams of root seed `root`.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::rng::Streams::new(5).root(), 5);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::rand::Streams::new(5).root(), 5);
     /// ```
     pub fn new(root: u64) -> Streams {
         Streams {
@@ -422,7 +442,8 @@ impl Streams {
     /// The root seed.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::rng::Streams::new(5).root(), 5);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::rand::Streams::new(5).root(), 5);
     /// ```
     pub fn root(&self) -> u64 {
         self.root
@@ -431,7 +452,8 @@ impl Streams {
     /// The stream called `name`, created from the root seed on first use.
     ///
     /// ```
-    /// let mut s = crashtest_core::rng::Streams::new(5);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut s = crashtest::rand::Streams::new(5);
     /// let _ = s.get("workload").next_u64();
     /// ```
     pub fn get(&mut self, name: &str) -> &mut Rng {
@@ -450,7 +472,8 @@ impl Streams {
 /// (`TryRng`), so `rand`'s extension methods work on it whichever `rand` the code uses.
 ///
 /// ```
-/// use crashtest_core::{rng, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{rng, Sim};
 ///
 /// let draw = |seed| {
 ///     let out = std::rc::Rc::new(std::cell::Cell::new(0));
@@ -470,8 +493,9 @@ pub struct NodeRng {
 /// The calling node's random source; see [`NodeRng`].
 ///
 /// ```
-/// crashtest_core::Sim::new(5).run(async {
-///     let mut rng = crashtest_core::rng::node_rng();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(5).run(async {
+///     let mut rng = crashtest::rand::rng();
 ///     let _ = rng.next_u64();
 /// }).unwrap();
 /// ```
@@ -493,7 +517,8 @@ impl NodeRng {
     /// The next 64 random bits.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::node_rng();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::rng();
     /// let _ = rng.next_u64();
     /// ```
     pub fn next_u64(&mut self) -> u64 {
@@ -503,7 +528,8 @@ impl NodeRng {
     /// The next 32 random bits.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::node_rng();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::rng();
     /// let _ = rng.next_u32();
     /// ```
     pub fn next_u32(&mut self) -> u32 {
@@ -513,7 +539,8 @@ impl NodeRng {
     /// Fills `dest` with random bytes.
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::node_rng();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::rng();
     /// let mut buf = [0u8; 16];
     /// rng.fill_bytes(&mut buf);
     /// ```
@@ -524,7 +551,8 @@ impl NodeRng {
     /// Runs `f` on the underlying generator (for the other [`Rng`] methods).
     ///
     /// ```
-    /// let mut rng = crashtest_core::rng::node_rng();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let mut rng = crashtest::rand::rng();
     /// let die = rng.with(|r| r.range_inclusive(1, 6));
     /// assert!((1..=6).contains(&die));
     /// ```

@@ -3,28 +3,31 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::report::{RunFailure, RunSummary};
-use crate::trace::Event;
+use crate::trace::{Event, TraceStream};
 use crate::world::World;
 
 /// How a simulation runs. Every field has a default suited to tests.
 ///
 /// ```
-/// use crashtest_core::Config;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::Config;
 /// use std::time::Duration;
 ///
 /// let config = Config::default()
 ///     .time_limit(Duration::from_secs(600))
 ///     .poll_cost(Duration::from_nanos(50), Duration::from_nanos(100));
-/// crashtest_core::Sim::with_config(1, config).run(async {}).unwrap();
+/// crashtest::Sim::with_config(1, config).run(async {}).unwrap();
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Config {
     pub(crate) time_limit: Duration,
     pub(crate) record_trace: bool,
     pub(crate) record_hashes: bool,
+    pub(crate) stream: Option<Arc<dyn TraceStream>>,
     pub(crate) poll_cost_ns: (u64, u64),
     pub(crate) livelock_polls: u64,
     pub(crate) poll_timeout: Duration,
@@ -46,6 +49,7 @@ impl Default for Config {
             time_limit: Duration::from_secs(24 * 3600),
             record_trace: false,
             record_hashes: false,
+            stream: None,
             poll_cost_ns: (0, 0),
             livelock_polls: 50_000_000,
             poll_timeout: Duration::from_secs(poll_timeout_s),
@@ -59,13 +63,34 @@ impl Default for Config {
     }
 }
 
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("time_limit", &self.time_limit)
+            .field("record_trace", &self.record_trace)
+            .field("record_hashes", &self.record_hashes)
+            .field("stream", &self.stream.is_some())
+            .field("poll_cost_ns", &self.poll_cost_ns)
+            .field("livelock_polls", &self.livelock_polls)
+            .field("poll_timeout", &self.poll_timeout)
+            .field("buggify", &self.buggify)
+            .field("sleep_stretch", &self.sleep_stretch)
+            .field("masked_faults", &self.masked_faults)
+            .field("kept_faults", &self.kept_faults)
+            .field("explore", &self.explore)
+            .field("scheduling_window", &self.scheduling_window)
+            .finish()
+    }
+}
+
 impl Config {
     /// Turns `buggify!` sites on (the default) or off for the run.
     ///
     /// ```
-    /// let config = crashtest_core::Config::default().buggify(false);
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     assert!(!crashtest_core::buggify!(crashtest_core::rng::Ratio::ALWAYS));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let config = crashtest::Config::default().buggify(false);
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     assert!(!crashtest::buggify!(crashtest::rand::Ratio::ALWAYS));
     /// }).unwrap();
     /// ```
     pub fn buggify(mut self, on: bool) -> Config {
@@ -77,11 +102,12 @@ impl Config {
     /// (FoundationDB's buggified delay; off by default). Timers then fire late, as under load.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
     /// use std::time::Duration;
-    /// let config = crashtest_core::Config::default().sleep_stretch(Duration::from_millis(200));
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     let start = crashtest_core::time::Instant::now();
-    ///     crashtest_core::time::sleep(Duration::from_secs(1)).await;
+    /// let config = crashtest::Config::default().sleep_stretch(Duration::from_millis(200));
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     let start = crashtest::time::Instant::now();
+    ///     crashtest::time::sleep(Duration::from_secs(1)).await;
     ///     assert!(start.elapsed() >= Duration::from_secs(1));
     /// }).unwrap();
     /// ```
@@ -95,7 +121,8 @@ impl Config {
     /// reproduce line of a minimized run).
     ///
     /// ```
-    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().keep_only_faults([1]);
     /// Sim::with_config(1, config).run(async {
     ///     let coin = || fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
@@ -113,13 +140,14 @@ impl Config {
     /// `sub_seed`: one prefix, many futures (a tree of timelines from one point of a run).
     ///
     /// ```
-    /// use crashtest_core::{Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{Config, Sim};
     /// use std::time::Duration;
     ///
     /// let body = || async {
     ///     for _ in 0..10 {
-    ///         let ms = crashtest_core::rng::node_rng().with(|r| r.range_inclusive(1, 100));
-    ///         crashtest_core::time::sleep(Duration::from_millis(ms)).await;
+    ///         let ms = crashtest::rand::rng().with(|r| r.range_inclusive(1, 100));
+    ///         crashtest::time::sleep(Duration::from_millis(ms)).await;
     ///     }
     /// };
     /// let explore = |sub| Config::default().explore_from(Duration::from_millis(50), sub);
@@ -138,7 +166,8 @@ impl Config {
     /// aligned, but the faults are not applied (the basis of fault minimization).
     ///
     /// ```
-    /// use crashtest_core::{fault, node::NodeId, rng::Ratio, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().mask_faults([0]);
     /// Sim::with_config(1, config).run(async {
     ///     let first = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
@@ -154,7 +183,8 @@ impl Config {
     /// Fails the run if virtual time reaches `limit` before the body finishes (default: a day).
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().time_limit(std::time::Duration::from_secs(60));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().time_limit(std::time::Duration::from_secs(60));
     /// ```
     pub fn time_limit(mut self, limit: Duration) -> Config {
         self.time_limit = limit;
@@ -164,7 +194,8 @@ impl Config {
     /// Keeps every event of the run in the summary (for replay tools; costs memory).
     ///
     /// ```
-    /// let s = crashtest_core::Sim::with_config(1, crashtest_core::Config::default().record_trace(true))
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let s = crashtest::Sim::with_config(1, crashtest::Config::default().record_trace(true))
     ///     .run(async {})
     ///     .unwrap();
     /// assert!(s.trace.unwrap().len() > 0);
@@ -174,12 +205,41 @@ impl Config {
         self
     }
 
+    /// Hands every event of the run to `stream` as it happens (see [`TraceStream`]), so that
+    /// a run that kills its process still leaves the events up to its death. Streaming does
+    /// not change the run: the same seed gives the same events and fingerprint.
+    ///
+    /// A determinism check streams its first run only.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # use crashtest::trace::{Event, TraceStream};
+    /// # use crashtest::node::NodeId;
+    /// # struct Nothing;
+    /// # impl TraceStream for Nothing {
+    /// #     fn name_node(&self, _: NodeId, _: &str) {}
+    /// #     fn event(&self, _: &Event) {}
+    /// #     fn flush(&self) {}
+    /// # }
+    /// use crashtest::{Config, Sim};
+    /// let plain = Sim::new(3).run(async {}).unwrap();
+    /// let streamed = Sim::with_config(3, Config::default().stream_trace(std::sync::Arc::new(Nothing)))
+    ///     .run(async {})
+    ///     .unwrap();
+    /// assert_eq!(plain.fingerprint, streamed.fingerprint);
+    /// ```
+    pub fn stream_trace(mut self, stream: Arc<dyn TraceStream>) -> Config {
+        self.stream = Some(stream);
+        self
+    }
+
     /// Each poll costs a seeded amount of virtual CPU time in `min..=max` (default: none), so
     /// that timers can fire between the steps of busy tasks.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
     /// use std::time::Duration;
-    /// let _ = crashtest_core::Config::default().poll_cost(Duration::ZERO, Duration::from_micros(1));
+    /// let _ = crashtest::Config::default().poll_cost(Duration::ZERO, Duration::from_micros(1));
     /// ```
     pub fn poll_cost(mut self, min: Duration, max: Duration) -> Config {
         assert!(min <= max, "poll cost range {min:?}..={max:?} is empty");
@@ -196,11 +256,12 @@ impl Config {
     /// tasks polled one after another sit close together in memory.
     ///
     /// ```
-    /// let config = crashtest_core::Config::default().scheduling_window(1);
-    /// crashtest_core::Sim::with_config(1, config).run(async {
-    ///     let handles: Vec<_> = (0..4).map(|i| crashtest_core::spawn(async move { i })).collect();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let config = crashtest::Config::default().scheduling_window(1);
+    /// crashtest::Sim::with_config(1, config).run(async {
+    ///     let handles: Vec<_> = (0..4).map(|i| crashtest::spawn(async move { i })).collect();
     ///     // First in, first out: the yielding body goes back behind the four tasks.
-    ///     crashtest_core::task::yield_now().await;
+    ///     crashtest::task::yield_now().await;
     ///     assert!(handles.iter().all(|h| h.is_finished()));
     /// }).unwrap();
     /// ```
@@ -218,7 +279,8 @@ impl Config {
     /// fifty million).
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().livelock_polls(1_000_000);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().livelock_polls(1_000_000);
     /// ```
     pub fn livelock_polls(mut self, polls: u64) -> Config {
         assert!(polls > 0, "the livelock bound must allow at least one poll");
@@ -230,7 +292,8 @@ impl Config {
     /// (default 60 s, or `CRASHTEST_POLL_TIMEOUT_SECS`): a task that never yields.
     ///
     /// ```
-    /// let _ = crashtest_core::Config::default().poll_timeout(std::time::Duration::from_secs(5));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::Config::default().poll_timeout(std::time::Duration::from_secs(5));
     /// ```
     pub fn poll_timeout(mut self, limit: Duration) -> Config {
         assert!(
@@ -245,7 +308,8 @@ impl Config {
 /// One simulation: a seed and a configuration.
 ///
 /// ```
-/// use crashtest_core::{node, time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node, time, Sim};
 /// use std::time::Duration;
 ///
 /// let summary = Sim::new(42)
@@ -280,7 +344,8 @@ impl Sim {
     /// A simulation of `seed` with the default configuration.
     ///
     /// ```
-    /// assert_eq!(crashtest_core::Sim::new(9).run(async {}).unwrap().seed, 9);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// assert_eq!(crashtest::Sim::new(9).run(async {}).unwrap().seed, 9);
     /// ```
     pub fn new(seed: u64) -> Sim {
         Sim {
@@ -292,7 +357,8 @@ impl Sim {
     /// A simulation of `seed` with `config`.
     ///
     /// ```
-    /// let sim = crashtest_core::Sim::with_config(9, crashtest_core::Config::default());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let sim = crashtest::Sim::with_config(9, crashtest::Config::default());
     /// assert!(sim.run(async {}).is_ok());
     /// ```
     pub fn with_config(seed: u64, config: Config) -> Sim {
@@ -303,7 +369,8 @@ impl Sim {
     /// fails. The run fails on a panic in any task, a deadlock, a livelock or the time limit.
     ///
     /// ```
-    /// let failed = crashtest_core::Sim::new(1).run(async { panic!("boom") });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let failed = crashtest::Sim::new(1).run(async { panic!("boom") });
     /// assert!(failed.unwrap_err().to_string().contains("boom"));
     /// ```
     ///
@@ -333,12 +400,13 @@ impl Sim {
 /// Two runs of one seed that did not do the same thing.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// static RUNS: AtomicU64 = AtomicU64::new(0);
-/// let divergence = crashtest_core::check_determinism(1, Default::default(), || async {
+/// let divergence = crashtest::check_determinism(1, Default::default(), || async {
 ///     // State kept between runs makes the second run differ from the first.
 ///     let extra = RUNS.fetch_add(1, Ordering::SeqCst);
-///     crashtest_core::time::sleep(std::time::Duration::from_millis(1 + extra)).await;
+///     crashtest::time::sleep(std::time::Duration::from_millis(1 + extra)).await;
 /// })
 /// .unwrap_err();
 /// assert_eq!(divergence.first.last().unwrap().index, divergence.index);
@@ -387,7 +455,8 @@ const DIVERGENCE_CONTEXT: u64 = 8;
 /// otherwise make the second run differ from the first for reasons outside the program.
 ///
 /// ```
-/// use crashtest_core::{check_determinism, time, Config};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{check_determinism, time, Config};
 /// use std::time::Duration;
 ///
 /// let result = check_determinism(7, Config::default(), || async {
@@ -417,6 +486,8 @@ where
     let mut hashing = config.clone();
     hashing.record_hashes = true;
     let (first, first_hashes) = run(hashing.clone());
+    // Only the first run streams: a stream holds one run's events.
+    hashing.stream = None;
     let (_, second_hashes) = run(hashing);
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
@@ -430,7 +501,8 @@ where
         None => first_hashes.len().min(second_hashes.len()) as u64,
     };
     // Run both again keeping every event, and show the stretch up to the divergence.
-    let recording = config.record_trace(true);
+    let mut recording = config.record_trace(true);
+    recording.stream = None;
     let window = |result: Result<RunSummary, Box<RunFailure>>| {
         let summary = match result {
             Ok(summary) => summary,

@@ -14,8 +14,14 @@
 //! (replay, determinism checks). The ring holds events packed into 32 bytes of integers
 //! (a note's text waits in a ring beside it), so recording costs two multiplies and a few
 //! stores: the executor records several events per poll.
+//!
+//! A recorded run can also hand each event to a [`TraceStream`] as it happens, so that a
+//! run that takes its process down (an abort, a segfault, `process::exit`, the watchdog)
+//! still leaves every event up to that point: a trace kept only in memory dies with it.
+//! Streaming sits behind the same flag as recording, so runs that keep no trace pay nothing.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::node::NodeId;
 use crate::task::TaskId;
@@ -23,7 +29,8 @@ use crate::task::TaskId;
 /// What happened, without when.
 ///
 /// ```
-/// use crashtest_core::{trace::EventKind, Config, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{trace::EventKind, Config, Sim};
 /// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
 /// let trace = summary.trace.unwrap();
 /// assert!(matches!(trace[0].kind, EventKind::Spawn { .. }));
@@ -118,7 +125,8 @@ pub enum EventKind {
 /// One event of a run: what happened, when, and on which node.
 ///
 /// ```
-/// use crashtest_core::{Config, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{Config, Sim};
 /// let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {}).unwrap();
 /// let first = &summary.trace.unwrap()[0];
 /// assert_eq!((first.index, first.time_ns), (0, 0));
@@ -153,9 +161,10 @@ impl EventKind {
     /// hits, the node a task is spawned on).
     ///
     /// ```
-    /// use crashtest_core::{trace::EventKind, Config, Sim};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// use crashtest::{trace::EventKind, Config, Sim};
     /// let summary = Sim::with_config(1, Config::default().record_trace(true))
-    ///     .run(async { crashtest_core::node::create("a", std::future::pending).kill() })
+    ///     .run(async { crashtest::node::create("a", std::future::pending).kill() })
     ///     .unwrap();
     /// let kill = summary.trace.unwrap().into_iter()
     ///     .find(|e| matches!(e.kind, EventKind::NodeKill { .. })).unwrap();
@@ -173,6 +182,18 @@ impl EventKind {
             | EventKind::ClockOffset { node, .. }
             | EventKind::ClockDrift { node, .. } => Some(*node),
             _ => None,
+        }
+    }
+}
+
+impl EventKind {
+    /// Whether the process may die right after this event: a fault was injected (a user's
+    /// code may abort on what it sees), a node was killed, a task panicked.
+    fn may_precede_death(&self) -> bool {
+        match self {
+            EventKind::NodeKill { .. } | EventKind::Panic { .. } => true,
+            EventKind::Note { source, .. } => *source == "fault",
+            _ => false,
         }
     }
 }
@@ -206,6 +227,42 @@ impl fmt::Display for EventKind {
             EventKind::Note { source, text, .. } => write!(f, "{source}: {text}"),
         }
     }
+}
+
+/// Receives a recorded run's events as they happen (see [`crate::Config::stream_trace`]).
+///
+/// The simulation calls it from its own thread, in event order. An implementation buffers as
+/// it likes but must make everything handed over durable on [`TraceStream::flush`], which
+/// the simulation calls right after each event that may precede the process's death: an
+/// injected fault, a node killed, a panic.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::trace::{Event, TraceStream};
+/// use crashtest::{node::NodeId, Config, Sim};
+/// use std::sync::{Arc, Mutex};
+///
+/// #[derive(Default)]
+/// struct Count(Mutex<(u64, Vec<String>)>);
+/// impl TraceStream for Count {
+///     fn name_node(&self, _node: NodeId, name: &str) { self.0.lock().unwrap().1.push(name.into()) }
+///     fn event(&self, _event: &Event) { self.0.lock().unwrap().0 += 1 }
+///     fn flush(&self) {}
+/// }
+/// let count = Arc::new(Count::default());
+/// let config = Config::default().stream_trace(count.clone());
+/// let summary = Sim::with_config(1, config).run(async {}).unwrap();
+/// let (events, names) = &*count.0.lock().unwrap();
+/// assert_eq!(*events, summary.events);
+/// assert_eq!(names, &["supervisor"]);
+/// ```
+pub trait TraceStream: Send + Sync {
+    /// A node got its name; it comes before the node's first event.
+    fn name_node(&self, node: NodeId, name: &str);
+    /// The next event of the run.
+    fn event(&self, event: &Event);
+    /// Make every event handed over so far durable: the process may die next.
+    fn flush(&self);
 }
 
 /// Folds one word into a running hash (a multiply-xorshift step, stable by construction).
@@ -375,7 +432,6 @@ fn note_hash(source_hash: u64, words: &[u64; 3], text: &str) -> u64 {
 }
 
 /// The record of a run in progress: the fingerprint, the tail, and optional full records.
-#[derive(Debug)]
 pub(crate) struct Trace {
     fingerprint: u64,
     events: u64,
@@ -390,9 +446,22 @@ pub(crate) struct Trace {
     full: Option<Vec<Event>>,
     /// The fingerprint after every event, when the run records them (determinism checks).
     hashes: Option<Vec<u64>>,
-    /// Whether `full` or `hashes` was asked for: one flag for the hot path to test, since
-    /// most runs keep neither.
+    /// Where every event goes as it happens, when the run streams its trace.
+    stream: Option<Arc<dyn TraceStream>>,
+    /// Whether `full`, `hashes` or `stream` was asked for: one flag for the hot path to
+    /// test, since most runs keep none of them.
     recording: bool,
+}
+
+impl fmt::Debug for Trace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Trace")
+            .field("fingerprint", &self.fingerprint)
+            .field("events", &self.events)
+            .field("recording", &self.recording)
+            .field("streaming", &self.stream.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Trace {
@@ -400,7 +469,12 @@ impl Trace {
     /// is a mask).
     pub(crate) const TAIL_LEN: usize = 64;
 
-    pub(crate) fn new(seed: u64, record_events: bool, record_hashes: bool) -> Trace {
+    pub(crate) fn new(
+        seed: u64,
+        record_events: bool,
+        record_hashes: bool,
+        stream: Option<Arc<dyn TraceStream>>,
+    ) -> Trace {
         Trace {
             fingerprint: fold(0x6372_6173_6874_6573, seed),
             events: 0,
@@ -409,7 +483,22 @@ impl Trace {
             last_source: ("", 0),
             full: record_events.then(Vec::new),
             hashes: record_hashes.then(Vec::new),
-            recording: record_events || record_hashes,
+            recording: record_events || record_hashes || stream.is_some(),
+            stream,
+        }
+    }
+
+    /// Tells the stream, if any, a node's name.
+    pub(crate) fn name_node(&self, node: NodeId, name: &str) {
+        if let Some(stream) = &self.stream {
+            stream.name_node(node, name);
+        }
+    }
+
+    /// Makes the stream, if any, durable (the run is over).
+    pub(crate) fn flush_stream(&self) {
+        if let Some(stream) = &self.stream {
+            stream.flush();
         }
     }
 
@@ -439,13 +528,20 @@ impl Trace {
         if let Some(hashes) = &mut self.hashes {
             hashes.push(self.fingerprint);
         }
+        let event = Event {
+            index: self.events - 1,
+            time_ns,
+            node,
+            kind,
+        };
+        if let Some(stream) = &self.stream {
+            stream.event(&event);
+            if event.kind.may_precede_death() {
+                stream.flush();
+            }
+        }
         if let Some(full) = &mut self.full {
-            full.push(Event {
-                index: self.events - 1,
-                time_ns,
-                node,
-                kind,
-            });
+            full.push(event);
         }
     }
 
@@ -607,7 +703,7 @@ mod tests {
     #[test]
     fn both_records_keep_every_event_and_the_fingerprint_after_it() {
         let task = TaskId { slot: 3, serial: 9 };
-        let mut t = Trace::new(4, true, true);
+        let mut t = Trace::new(4, true, true, None);
         let mut after = Vec::new();
         for step in 0..5u64 {
             t.record(step, NodeId(1), EventKind::Poll { task });
@@ -637,8 +733,8 @@ mod tests {
 
     #[test]
     fn a_note_without_text_is_the_same_event_as_one_with_empty_text() {
-        let mut with_string = Trace::new(6, true, true);
-        let mut words_only = Trace::new(6, true, true);
+        let mut with_string = Trace::new(6, true, true, None);
+        let mut words_only = Trace::new(6, true, true, None);
         // Three notes a step, one with text, over more steps than the ring holds: empty notes
         // land in ring slots that held text.
         for step in 0..40u64 {
@@ -680,7 +776,7 @@ mod tests {
     #[test]
     fn fingerprint_depends_on_every_field() {
         let base = {
-            let mut t = Trace::new(1, false, false);
+            let mut t = Trace::new(1, false, false, None);
             t.record(5, NodeId(0), note("a"));
             t.fingerprint()
         };
@@ -691,7 +787,7 @@ mod tests {
             (1, 5, 0, "b"), // text
         ];
         for (seed, time, node, text) in variants {
-            let mut t = Trace::new(seed, false, false);
+            let mut t = Trace::new(seed, false, false, None);
             t.record(time, NodeId(node), note(text));
             assert_ne!(t.fingerprint(), base, "{seed} {time} {node} {text}");
         }
@@ -722,7 +818,7 @@ mod tests {
             EventKind::Panic { task },
             note("second"),
         ];
-        let mut t = Trace::new(0, true, false);
+        let mut t = Trace::new(0, true, false, None);
         for _ in 0..Trace::TAIL_LEN {
             t.record(1, NodeId(0), note("pushed out"));
         }
@@ -744,7 +840,7 @@ mod tests {
 
     #[test]
     fn tail_keeps_only_the_last_events() {
-        let mut t = Trace::new(0, false, false);
+        let mut t = Trace::new(0, false, false, None);
         for i in 0..(Trace::TAIL_LEN as u64 + 10) {
             t.record(i, NodeId(0), EventKind::ClockJump);
         }

@@ -15,8 +15,9 @@
 /// True when the O(n) checks run (the `verify` feature, or this crate's own unit tests).
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// // This crate's tests build it with `verify` on.
-/// assert!(crashtest_core::verify::enabled());
+/// assert!(crashtest::verify::enabled());
 /// ```
 #[inline(always)]
 pub const fn enabled() -> bool {

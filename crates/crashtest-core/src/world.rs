@@ -183,8 +183,14 @@ impl World {
         let run_tag = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
         let mut streams = Streams::new(seed);
         let scheduler = streams.get("scheduler").clone();
-        let trace = Trace::new(seed, config.record_trace, config.record_hashes);
+        let trace = Trace::new(
+            seed,
+            config.record_trace,
+            config.record_hashes,
+            config.stream.clone(),
+        );
         let nodes = NodeTable::new(&mut streams);
+        trace.name_node(NodeId::SUPERVISOR, nodes.name(NodeId::SUPERVISOR));
         World {
             run_tag,
             seed,
@@ -232,6 +238,7 @@ impl World {
         world.body.set(Some(body));
         world.run_loop();
         let result = world.finish();
+        world.trace.borrow().flush_stream();
         let hashes = world.trace.borrow_mut().take_hashes();
         (result, hashes)
     }
@@ -768,6 +775,13 @@ impl World {
         } else {
             trace.note(self.now_ns.get(), node, source, words, text);
         }
+    }
+
+    /// Tells a streamed trace the name of a node about to act.
+    pub(crate) fn name_node_in_trace(&self, node: NodeId) {
+        self.trace
+            .borrow()
+            .name_node(node, self.nodes.borrow().name(node));
     }
 
     pub(crate) fn record_for(&self, node: NodeId, kind: EventKind) {

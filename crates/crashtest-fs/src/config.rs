@@ -42,7 +42,8 @@ impl Latency {
     /// No latency at all: operations complete without a scheduling point.
     ///
     /// ```
-    /// let config = crashtest_fs::DiskConfig::default().latency(crashtest_fs::Latency::ZERO);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let config = crashtest::fs::DiskConfig::default().latency(crashtest::fs::Latency::ZERO);
     /// # let _ = config;
     /// ```
     pub const ZERO: Latency = Latency {
@@ -55,8 +56,9 @@ impl Latency {
     /// A device doing `iops` operations and `bandwidth` bytes per second; 0 means unbounded.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
     /// // FoundationDB's simulated disk: 5000 IOPS, 50 MB/s.
-    /// let _ = crashtest_fs::Latency::new(5_000, 50_000_000);
+    /// let _ = crashtest::fs::Latency::new(5_000, 50_000_000);
     /// ```
     pub fn new(iops: u64, bandwidth: u64) -> Latency {
         Latency {
@@ -73,8 +75,9 @@ impl Latency {
     /// Panics if `min > max`.
     ///
     /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
     /// use std::time::Duration;
-    /// let _ = crashtest_fs::Latency::new(5_000, 50_000_000)
+    /// let _ = crashtest::fs::Latency::new(5_000, 50_000_000)
     ///     .sync(Duration::from_millis(5), Duration::from_millis(15));
     /// ```
     pub fn sync(mut self, min: Duration, max: Duration) -> Latency {
@@ -135,8 +138,9 @@ impl Default for Faults {
 /// The behaviour of every simulated disk of a run; install it with [`crate::configure`].
 ///
 /// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_fs::{CrashModel, DiskConfig};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::rand::Ratio;
+/// use crashtest::fs::{CrashModel, DiskConfig};
 ///
 /// let config = DiskConfig::default()
 ///     .crash_model(CrashModel::Strong)
@@ -193,7 +197,8 @@ impl DiskConfig {
     /// The crash model a kill applies (default [`CrashModel::Strong`]).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().crash_model(crashtest_fs::CrashModel::Weak);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().crash_model(crashtest::fs::CrashModel::Weak);
     /// ```
     pub fn crash_model(mut self, model: CrashModel) -> DiskConfig {
         self.model = model;
@@ -204,7 +209,8 @@ impl DiskConfig {
     /// (default 1/10).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().all_survive(crashtest_core::rng::Ratio::new(1, 4));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().all_survive(crashtest::rand::Ratio::new(1, 4));
     /// ```
     pub fn all_survive(mut self, ratio: Ratio) -> DiskConfig {
         self.all_survive = ratio;
@@ -214,8 +220,9 @@ impl DiskConfig {
     /// Under the strong model, the chance that a pending `set_len` takes effect (default 1/2).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default()
-    ///     .truncate_survives(crashtest_core::rng::Ratio::new(1, 3));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default()
+    ///     .truncate_survives(crashtest::rand::Ratio::new(1, 3));
     /// ```
     pub fn truncate_survives(mut self, ratio: Ratio) -> DiskConfig {
         self.truncate_survives = ratio;
@@ -226,8 +233,9 @@ impl DiskConfig {
     /// rename, remove) takes effect (default 1/2).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default()
-    ///     .dir_change_survives(crashtest_core::rng::Ratio::new(1, 3));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default()
+    ///     .dir_change_survives(crashtest::rand::Ratio::new(1, 3));
     /// ```
     pub fn dir_change_survives(mut self, ratio: Ratio) -> DiskConfig {
         self.dir_change_survives = ratio;
@@ -241,7 +249,8 @@ impl DiskConfig {
     /// crash draws the same coins either way, so a seed keeps its other decisions.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().torn_sector_garbage(false);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().torn_sector_garbage(false);
     /// ```
     pub fn torn_sector_garbage(mut self, on: bool) -> DiskConfig {
         self.torn_garbage = on;
@@ -251,7 +260,8 @@ impl DiskConfig {
     /// The latency of operations of the async API (the synchronous handle takes none).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().latency(crashtest_fs::Latency::new(100, 0));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().latency(crashtest::fs::Latency::new(100, 0));
     /// ```
     pub fn latency(mut self, latency: Latency) -> DiskConfig {
         self.latency = latency;
@@ -261,7 +271,8 @@ impl DiskConfig {
     /// The chance that a read fails with `EIO`.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().read_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().read_error(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn read_error(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.read_error = ratio;
@@ -271,7 +282,8 @@ impl DiskConfig {
     /// The chance that a write fails with `EIO` (and does nothing).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().write_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().write_error(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn write_error(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.write_error = ratio;
@@ -282,7 +294,8 @@ impl DiskConfig {
     /// durable are then lost for good, though reads may still return them until a crash.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().sync_error(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().sync_error(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn sync_error(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.sync_error = ratio;
@@ -293,7 +306,8 @@ impl DiskConfig {
     /// space is left (a transiently full disk).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().disk_full(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().disk_full(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn disk_full(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.disk_full = ratio;
@@ -303,7 +317,8 @@ impl DiskConfig {
     /// Each disk holds at most `bytes` of file data; growing past it fails with `ENOSPC`.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().capacity(1 << 30);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().capacity(1 << 30);
     /// ```
     pub fn capacity(mut self, bytes: u64) -> DiskConfig {
         self.faults.capacity = Some(bytes);
@@ -315,8 +330,9 @@ impl DiskConfig {
     /// sticky read fault). Bounded by zones.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default()
-    ///     .read_corruption(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default()
+    ///     .read_corruption(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn read_corruption(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.read_corruption = ratio;
@@ -327,8 +343,9 @@ impl DiskConfig {
     /// same file, leaving its target with the old bytes. Bounded by zones.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default()
-    ///     .misdirected_write(crashtest_core::rng::Ratio::new(1, 100));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default()
+    ///     .misdirected_write(crashtest::rand::Ratio::new(1, 100));
     /// ```
     pub fn misdirected_write(mut self, ratio: Ratio) -> DiskConfig {
         self.faults.misdirected_write = ratio;
@@ -343,7 +360,8 @@ impl DiskConfig {
     /// Panics unless `bytes` is a non-zero multiple of the 512-byte sector.
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().zone_size(64 * 1024);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().zone_size(64 * 1024);
     /// ```
     pub fn zone_size(mut self, bytes: u64) -> DiskConfig {
         assert!(
@@ -358,7 +376,8 @@ impl DiskConfig {
     /// copies in different zones never both go bad).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().max_damaged_zones(2);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().max_damaged_zones(2);
     /// ```
     pub fn max_damaged_zones(mut self, zones: usize) -> DiskConfig {
         self.faults.max_damaged_zones = zones;
@@ -369,7 +388,8 @@ impl DiskConfig {
     /// at once (default 1, so that replicated data keeps a good copy on every other node).
     ///
     /// ```
-    /// let _ = crashtest_fs::DiskConfig::default().max_damaged_replicas(1);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().max_damaged_replicas(1);
     /// ```
     pub fn max_damaged_replicas(mut self, nodes: usize) -> DiskConfig {
         self.faults.max_damaged_replicas = nodes;

@@ -288,13 +288,14 @@ impl Choices for Enumerated<'_> {
 /// scopes in the code of a node.
 ///
 /// ```
-/// use crashtest_core::node;
-/// use crashtest_fs::exhaustive::crash_scope;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::node;
+/// use crashtest::fs::exhaustive::crash_scope;
 ///
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     node::create("db", || async {
 ///         let _scope = crash_scope();
-///         crashtest_fs::write("/log", b"record").await.unwrap();
+///         crashtest::fs::write("/log", b"record").await.unwrap();
 ///     });
 /// }).unwrap();
 /// ```
@@ -334,16 +335,17 @@ impl Drop for CrashScope {
 /// Runs a scenario once per combination of crash point and crash outcome.
 ///
 /// ```
-/// use crashtest_core::node;
-/// use crashtest_fs::exhaustive::{crash_scope, Explorer};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::node;
+/// use crashtest::fs::exhaustive::{crash_scope, Explorer};
 /// use std::time::Duration;
 ///
 /// let exploration = Explorer::new().tears(false).run(|| async {
 ///     let db = node::create("db", || async {
 ///         let _scope = crash_scope();
-///         crashtest_fs::write("/a", b"x").await.unwrap();
+///         crashtest::fs::write("/a", b"x").await.unwrap();
 ///     });
-///     crashtest_core::time::sleep(Duration::from_secs(1)).await;
+///     crashtest::time::sleep(Duration::from_secs(1)).await;
 ///     db.kill();
 /// });
 /// assert!(exploration.exhausted && exploration.failure.is_none());
@@ -374,7 +376,8 @@ impl Explorer {
     /// An explorer with seed 0, tears on, at most a million cases and 64 choices per case.
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new();
     /// ```
     pub fn new() -> Explorer {
         Explorer::default()
@@ -383,7 +386,8 @@ impl Explorer {
     /// The seed every case runs with (scheduling, latency, garbage bytes).
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new().seed(7);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new().seed(7);
     /// ```
     pub fn seed(mut self, seed: u64) -> Explorer {
         self.seed = seed;
@@ -394,7 +398,8 @@ impl Explorer {
     /// kept or dropped (default: tears on).
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new().tears(false);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new().tears(false);
     /// ```
     pub fn tears(mut self, tears: bool) -> Explorer {
         self.tears = tears;
@@ -404,7 +409,8 @@ impl Explorer {
     /// Stops after `cases` cases even if some are left (the result is then not exhausted).
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new().max_cases(10_000);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new().max_cases(10_000);
     /// ```
     pub fn max_cases(mut self, cases: u64) -> Explorer {
         self.max_cases = cases;
@@ -414,7 +420,8 @@ impl Explorer {
     /// Refuses scopes that make more than `choices` choices in one case.
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new().max_choices(128);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new().max_choices(128);
     /// ```
     pub fn max_choices(mut self, choices: usize) -> Explorer {
         self.max_choices = choices;
@@ -424,7 +431,8 @@ impl Explorer {
     /// The configuration of each case's simulation.
     ///
     /// ```
-    /// let _ = crashtest_fs::exhaustive::Explorer::new().sim_config(crashtest_core::Config::default());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::exhaustive::Explorer::new().sim_config(crashtest::Config::default());
     /// ```
     pub fn sim_config(mut self, config: Config) -> Explorer {
         self.config = config;
@@ -440,7 +448,8 @@ impl Explorer {
     /// off), or if the scenario is not deterministic (a replayed case takes another path).
     ///
     /// ```
-    /// let exploration = crashtest_fs::exhaustive::Explorer::new().run(|| async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let exploration = crashtest::fs::exhaustive::Explorer::new().run(|| async {});
     /// assert_eq!(exploration.cases, 1);
     /// ```
     pub fn run<F, Fut>(&self, scenario: F) -> Exploration

@@ -43,10 +43,11 @@ use crate::state::{self, Handle};
 /// the next operation waits for it.
 ///
 /// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
 /// use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
 ///
-/// crashtest_core::Sim::new(1).run(async {
-///     let mut file = crashtest_fs::File::options()
+/// crashtest::Sim::new(1).run(async {
+///     let mut file = crashtest::fs::File::options()
 ///         .read(true)
 ///         .write(true)
 ///         .create(true)
@@ -306,8 +307,9 @@ impl File {
     /// Cancel safe: opening for reading changes nothing, and a dropped future holds no handle.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let error = crashtest_fs::File::open("/missing").await.unwrap_err();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let error = crashtest::fs::File::open("/missing").await.unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
     /// # }).unwrap();
     /// ```
@@ -325,8 +327,9 @@ impl File {
     /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::File::create("/new").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::File::create("/new").await.unwrap();
     /// assert_eq!(file.metadata().await.unwrap().len(), 0);
     /// # }).unwrap();
     /// ```
@@ -349,9 +352,10 @@ impl File {
     /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::File::create_new("/once").await.unwrap();
-    /// let error = crashtest_fs::File::create_new("/once").await.unwrap_err();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::File::create_new("/once").await.unwrap();
+    /// let error = crashtest::fs::File::create_new("/once").await.unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     /// # }).unwrap();
     /// ```
@@ -367,8 +371,9 @@ impl File {
     /// Options to open a file with.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::File::options().append(true).create(true).open("/log").await;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::File::options().append(true).create(true).open("/log").await;
     /// assert!(file.is_ok());
     /// # }).unwrap();
     /// ```
@@ -393,9 +398,10 @@ impl File {
             /// run.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
             /// use tokio::io::AsyncWriteExt;
-            /// let mut file = crashtest_fs::File::create("/f").await.unwrap();
+            /// let mut file = crashtest::fs::File::create("/f").await.unwrap();
             /// file.write_all(b"durable").await.unwrap();
             /// file.sync_all().await.unwrap();
             /// # }).unwrap();
@@ -411,8 +417,9 @@ impl File {
             /// may not have outside one.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::File::create("/f").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::File::create("/f").await.unwrap();
             /// file.sync_data().await.unwrap();
             /// # }).unwrap();
             /// ```
@@ -428,8 +435,9 @@ impl File {
             /// tokio runs it on its blocking pool, where it may still happen.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::File::create("/f").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::File::create("/f").await.unwrap();
             /// file.set_len(100).await.unwrap();
             /// assert_eq!(file.metadata().await.unwrap().len(), 100);
             /// # }).unwrap();
@@ -445,8 +453,9 @@ impl File {
     /// Cancel safe: it changes nothing.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::File::create("/f").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::File::create("/f").await.unwrap();
     /// assert!(file.metadata().await.unwrap().is_file());
     /// # }).unwrap();
     /// ```
@@ -462,8 +471,9 @@ open_options! {
     /// Options to open a file with, as `tokio::fs::OpenOptions`.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::OpenOptions::new()
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::OpenOptions::new()
     ///     .read(true)
     ///     .write(true)
     ///     .create(true)
@@ -492,8 +502,9 @@ impl OpenOptions {
     /// the file may still be created or cut, and the handle is closed.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let error = crashtest_fs::OpenOptions::new().read(true).create(true).open("/x").await;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let error = crashtest::fs::OpenOptions::new().read(true).create(true).open("/x").await;
     /// assert_eq!(error.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
     /// # }).unwrap();
     /// ```

@@ -133,10 +133,11 @@ pub use tokio_seam::register_tokio_seam;
 /// test body). Outside a simulation it does nothing.
 ///
 /// ```
-/// use crashtest_fs::{CrashModel, DiskConfig};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::{CrashModel, DiskConfig};
 ///
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_fs::configure(DiskConfig::default().crash_model(CrashModel::Weak));
+/// crashtest::Sim::new(1).run(async {
+///     crashtest::fs::configure(DiskConfig::default().crash_model(CrashModel::Weak));
 /// }).unwrap();
 /// ```
 pub fn configure(config: DiskConfig) {

@@ -6,9 +6,10 @@
 /// Whether an entry is a file or a directory (there are no symbolic links).
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::create_dir("/d").await.unwrap();
-/// let ty = crashtest_fs::metadata("/d").await.unwrap().file_type();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::create_dir("/d").await.unwrap();
+/// let ty = crashtest::fs::metadata("/d").await.unwrap().file_type();
 /// assert!(ty.is_dir() && !ty.is_file() && !ty.is_symlink());
 /// # }).unwrap();
 /// ```
@@ -39,9 +40,10 @@ impl FileType {
     /// True for a regular file.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::write("/f", b"x").await.unwrap();
-    /// assert!(crashtest_fs::metadata("/f").await.unwrap().file_type().is_file());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// assert!(crashtest::fs::metadata("/f").await.unwrap().file_type().is_file());
     /// # }).unwrap();
     /// ```
     pub fn is_file(&self) -> bool {
@@ -51,8 +53,9 @@ impl FileType {
     /// True for a directory.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert!(crashtest_fs::metadata("/").await.unwrap().file_type().is_dir());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert!(crashtest::fs::metadata("/").await.unwrap().file_type().is_dir());
     /// # }).unwrap();
     /// ```
     pub fn is_dir(&self) -> bool {
@@ -62,8 +65,9 @@ impl FileType {
     /// True for a symbolic link (never, inside a simulation).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert!(!crashtest_fs::metadata("/").await.unwrap().file_type().is_symlink());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert!(!crashtest::fs::metadata("/").await.unwrap().file_type().is_symlink());
     /// # }).unwrap();
     /// ```
     pub fn is_symlink(&self) -> bool {
@@ -74,9 +78,10 @@ impl FileType {
 /// Facts about a file or directory.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"hello").await.unwrap();
-/// let meta = crashtest_fs::metadata("/f").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"hello").await.unwrap();
+/// let meta = crashtest::fs::metadata("/f").await.unwrap();
 /// assert_eq!(meta.len(), 5);
 /// assert!(meta.is_file());
 /// # }).unwrap();
@@ -99,9 +104,10 @@ impl Metadata {
     /// The size in bytes (of the page cache's image: what a read sees).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::write("/f", [0u8; 10]).await.unwrap();
-    /// assert_eq!(crashtest_fs::metadata("/f").await.unwrap().len(), 10);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", [0u8; 10]).await.unwrap();
+    /// assert_eq!(crashtest::fs::metadata("/f").await.unwrap().len(), 10);
     /// # }).unwrap();
     /// ```
     #[allow(clippy::len_without_is_empty, reason = "mirrors std::fs::Metadata")]
@@ -112,8 +118,9 @@ impl Metadata {
     /// True for a regular file.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert!(!crashtest_fs::metadata("/").await.unwrap().is_file());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert!(!crashtest::fs::metadata("/").await.unwrap().is_file());
     /// # }).unwrap();
     /// ```
     pub fn is_file(&self) -> bool {
@@ -123,8 +130,9 @@ impl Metadata {
     /// True for a directory.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert!(crashtest_fs::metadata("/").await.unwrap().is_dir());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert!(crashtest::fs::metadata("/").await.unwrap().is_dir());
     /// # }).unwrap();
     /// ```
     pub fn is_dir(&self) -> bool {
@@ -134,8 +142,9 @@ impl Metadata {
     /// The entry's type.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert!(crashtest_fs::metadata("/").await.unwrap().file_type().is_dir());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert!(crashtest::fs::metadata("/").await.unwrap().file_type().is_dir());
     /// # }).unwrap();
     /// ```
     pub fn file_type(&self) -> FileType {

@@ -25,9 +25,10 @@ use crate::state;
 /// bytes are simply not returned.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"abc").await.unwrap();
-/// assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"abc");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"abc").await.unwrap();
+/// assert_eq!(crashtest::fs::read("/f").await.unwrap(), b"abc");
 /// # }).unwrap();
 /// ```
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
@@ -50,9 +51,10 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// bytes are simply not returned.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", "text").await.unwrap();
-/// assert_eq!(crashtest_fs::read_to_string("/f").await.unwrap(), "text");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", "text").await.unwrap();
+/// assert_eq!(crashtest::fs::read_to_string("/f").await.unwrap(), "text");
 /// # }).unwrap();
 /// ```
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
@@ -76,10 +78,11 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 /// partly written.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"first").await.unwrap();
-/// crashtest_fs::write("/f", b"2nd").await.unwrap();
-/// assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"2nd");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"first").await.unwrap();
+/// crashtest::fs::write("/f", b"2nd").await.unwrap();
+/// assert_eq!(crashtest::fs::read("/f").await.unwrap(), b"2nd");
 /// # }).unwrap();
 /// ```
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
@@ -121,9 +124,10 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 /// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::create_dir("/d").await.unwrap();
-/// let error = crashtest_fs::create_dir("/d").await.unwrap_err();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::create_dir("/d").await.unwrap();
+/// let error = crashtest::fs::create_dir("/d").await.unwrap_err();
 /// assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
 /// # }).unwrap();
 /// ```
@@ -149,9 +153,10 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::create_dir_all("/a/b/c").await.unwrap();
-/// assert!(crashtest_fs::metadata("/a/b").await.unwrap().is_dir());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::create_dir_all("/a/b/c").await.unwrap();
+/// assert!(crashtest::fs::metadata("/a/b").await.unwrap().is_dir());
 /// # }).unwrap();
 /// ```
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
@@ -176,10 +181,11 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"").await.unwrap();
-/// crashtest_fs::remove_file("/f").await.unwrap();
-/// assert!(!crashtest_fs::try_exists("/f").await.unwrap());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"").await.unwrap();
+/// crashtest::fs::remove_file("/f").await.unwrap();
+/// assert!(!crashtest::fs::try_exists("/f").await.unwrap());
 /// # }).unwrap();
 /// ```
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
@@ -204,9 +210,10 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 /// on its blocking pool: a dropped future does not stop it, so the change may still happen.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::create_dir("/d").await.unwrap();
-/// crashtest_fs::remove_dir("/d").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::create_dir("/d").await.unwrap();
+/// crashtest::fs::remove_dir("/d").await.unwrap();
 /// # }).unwrap();
 /// ```
 pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
@@ -234,10 +241,11 @@ pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// Either way a rename is atomic: the entry is at one name or the other.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/tmp", b"new").await.unwrap();
-/// crashtest_fs::rename("/tmp", "/current").await.unwrap();
-/// assert_eq!(crashtest_fs::read("/current").await.unwrap(), b"new");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/tmp", b"new").await.unwrap();
+/// crashtest::fs::rename("/tmp", "/current").await.unwrap();
+/// assert_eq!(crashtest::fs::read("/current").await.unwrap(), b"new");
 /// # }).unwrap();
 /// ```
 pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
@@ -260,8 +268,9 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
 /// Cancel safe: it changes nothing.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let error = crashtest_fs::metadata("/nope").await.unwrap_err();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// let error = crashtest::fs::metadata("/nope").await.unwrap_err();
 /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
 /// # }).unwrap();
 /// ```
@@ -282,9 +291,10 @@ pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// Cancel safe: it changes nothing.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// assert!(crashtest_fs::try_exists("/").await.unwrap());
-/// assert!(!crashtest_fs::try_exists("/nope").await.unwrap());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// assert!(crashtest::fs::try_exists("/").await.unwrap());
+/// assert!(!crashtest::fs::try_exists("/nope").await.unwrap());
 /// # }).unwrap();
 /// ```
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
@@ -305,9 +315,10 @@ pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
 /// future completes (after the sync's latency); outside one the fsync may or may not have run.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"x").await.unwrap();
-/// crashtest_fs::sync_dir("/").await.unwrap(); // the name "/f" now survives a crash
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"x").await.unwrap();
+/// crashtest::fs::sync_dir("/").await.unwrap(); // the name "/f" now survives a crash
 /// # }).unwrap();
 /// ```
 pub async fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
@@ -322,11 +333,12 @@ pub async fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// Cancel safe: listing changes nothing; a dropped future returns no listing.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/a", b"").await.unwrap();
-/// crashtest_fs::write("/b", b"").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/a", b"").await.unwrap();
+/// crashtest::fs::write("/b", b"").await.unwrap();
 /// let mut names = Vec::new();
-/// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+/// let mut dir = crashtest::fs::read_dir("/").await.unwrap();
 /// while let Some(entry) = dir.next_entry().await.unwrap() {
 ///     names.push(entry.file_name().into_string().unwrap());
 /// }
@@ -355,8 +367,9 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
 /// The entries of a directory, from [`read_dir`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// let mut dir = crashtest::fs::read_dir("/").await.unwrap();
 /// assert!(dir.next_entry().await.unwrap().is_none());
 /// # }).unwrap();
 /// ```
@@ -381,9 +394,10 @@ impl ReadDir {
     /// returns it (inside a simulation, the first poll).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::create_dir("/d").await.unwrap();
-    /// let mut dir = crashtest_fs::read_dir("/").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::create_dir("/d").await.unwrap();
+    /// let mut dir = crashtest::fs::read_dir("/").await.unwrap();
     /// let entry = dir.next_entry().await.unwrap().unwrap();
     /// assert_eq!(entry.path(), std::path::Path::new("/d"));
     /// # }).unwrap();
@@ -409,9 +423,10 @@ impl SimReadDir {
 /// One entry of a directory listing.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_fs::write("/f", b"12").await.unwrap();
-/// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/f", b"12").await.unwrap();
+/// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
 /// assert_eq!(entry.file_name(), "f");
 /// assert!(entry.file_type().await.unwrap().is_file());
 /// assert_eq!(entry.metadata().await.unwrap().len(), 2);
@@ -453,9 +468,10 @@ impl DirEntry {
             /// The entry's full path (the listed directory's path joined with its name).
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// crashtest_fs::write("/f", b"").await.unwrap();
-            /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// crashtest::fs::write("/f", b"").await.unwrap();
+            /// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
             /// assert_eq!(entry.path(), std::path::Path::new("/f"));
             /// # }).unwrap();
             /// ```
@@ -464,9 +480,10 @@ impl DirEntry {
             /// The entry's name.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// crashtest_fs::write("/f", b"").await.unwrap();
-            /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// crashtest::fs::write("/f", b"").await.unwrap();
+            /// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
             /// assert_eq!(entry.file_name(), "f");
             /// # }).unwrap();
             /// ```
@@ -481,9 +498,10 @@ impl DirEntry {
     /// Cancel safe: it changes nothing.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::create_dir("/d").await.unwrap();
-    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::create_dir("/d").await.unwrap();
+    /// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
     /// assert!(entry.file_type().await.unwrap().is_dir());
     /// # }).unwrap();
     /// ```
@@ -502,9 +520,10 @@ impl DirEntry {
     /// Cancel safe: it changes nothing.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::write("/f", b"abc").await.unwrap();
-    /// let entry = crashtest_fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"abc").await.unwrap();
+    /// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
     /// assert_eq!(entry.metadata().await.unwrap().len(), 3);
     /// # }).unwrap();
     /// ```

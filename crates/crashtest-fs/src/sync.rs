@@ -28,9 +28,10 @@ use crate::state::{self, Handle};
 /// An open file of the calling node's disk, with positioned reads and writes.
 ///
 /// ```
-/// use crashtest_fs::sync::File;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync::File;
 ///
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     let file = File::options().read(true).write(true).create(true).open("/db").unwrap();
 ///     file.write_all_at(b"page", 4096).unwrap();
 ///     file.sync_data().unwrap();
@@ -172,8 +173,9 @@ impl File {
     /// Opens an existing file for reading.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let error = crashtest_fs::sync::File::open("/missing").unwrap_err();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let error = crashtest::fs::sync::File::open("/missing").unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
     /// # }).unwrap();
     /// ```
@@ -184,8 +186,9 @@ impl File {
     /// Opens a file for writing, creating it or cutting it to length 0.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::create("/f").unwrap();
     /// assert_eq!(file.len().unwrap(), 0);
     /// # }).unwrap();
     /// ```
@@ -200,9 +203,10 @@ impl File {
     /// Creates a new file for reading and writing; `AlreadyExists` if it exists.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_fs::sync::File::create_new("/f").unwrap();
-    /// assert!(crashtest_fs::sync::File::create_new("/f").is_err());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::sync::File::create_new("/f").unwrap();
+    /// assert!(crashtest::fs::sync::File::create_new("/f").is_err());
     /// # }).unwrap();
     /// ```
     pub fn create_new(path: impl AsRef<Path>) -> io::Result<File> {
@@ -216,8 +220,9 @@ impl File {
     /// Options to open a file with.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::options().append(true).create(true).open("/log");
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::options().append(true).create(true).open("/log");
     /// assert!(file.is_ok());
     /// # }).unwrap();
     /// ```
@@ -233,8 +238,9 @@ impl File {
             /// Reads up to `buf.len()` bytes at `offset`; returns how many (0 at the end).
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create_new("/f").unwrap();
             /// file.write_at(b"abc", 0).unwrap();
             /// let mut buf = [0; 8];
             /// assert_eq!(file.read_at(&mut buf, 1).unwrap(), 2);
@@ -246,8 +252,9 @@ impl File {
             /// were written (all of them). Not durable until synced.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create("/f").unwrap();
             /// assert_eq!(file.write_at(b"abc", 10).unwrap(), 3);
             /// assert_eq!(file.len().unwrap(), 13);
             /// # }).unwrap();
@@ -257,8 +264,9 @@ impl File {
             /// The file's length in bytes (what a read sees).
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create("/f").unwrap();
             /// assert_eq!(file.len().unwrap(), 0);
             /// # }).unwrap();
             /// ```
@@ -271,8 +279,9 @@ impl File {
             /// Cuts or extends the file to `len` bytes. Not durable until synced.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create("/f").unwrap();
             /// file.set_len(8192).unwrap();
             /// assert_eq!(file.len().unwrap(), 8192);
             /// # }).unwrap();
@@ -283,8 +292,9 @@ impl File {
             /// good (though reads may go on returning them until the node crashes).
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create("/f").unwrap();
             /// file.write_all_at(b"x", 0).unwrap();
             /// file.sync_data().unwrap();
             /// # }).unwrap();
@@ -295,9 +305,10 @@ impl File {
             /// directory opened with [`File::open`], makes its entries durable.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// crashtest_fs::sync::File::create("/f").unwrap();
-            /// crashtest_fs::sync::File::open("/").unwrap().sync_all().unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// crashtest::fs::sync::File::create("/f").unwrap();
+            /// crashtest::fs::sync::File::open("/").unwrap().sync_all().unwrap();
             /// # }).unwrap();
             /// ```
             pub fn sync_all(&self) -> io::Result<()>;
@@ -305,8 +316,9 @@ impl File {
             /// The file's metadata.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let file = crashtest::fs::sync::File::create("/f").unwrap();
             /// assert!(file.metadata().unwrap().is_file());
             /// # }).unwrap();
             /// ```
@@ -317,8 +329,9 @@ impl File {
     /// Reads exactly `buf.len()` bytes at `offset`; `UnexpectedEof` if the file is shorter.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create_new("/f").unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::create_new("/f").unwrap();
     /// let mut buf = [0; 4];
     /// let error = file.read_exact_at(&mut buf, 0).unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::UnexpectedEof);
@@ -346,8 +359,9 @@ impl File {
     /// Writes all of `buf` at `offset`.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::File::create("/f").unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::create("/f").unwrap();
     /// file.write_all_at(b"abc", 0).unwrap();
     /// # }).unwrap();
     /// ```
@@ -412,8 +426,9 @@ open_options! {
     /// Options to open a synchronous [`File`] with, as `std::fs::OpenOptions`.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let file = crashtest_fs::sync::OpenOptions::new()
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::OpenOptions::new()
     ///     .read(true)
     ///     .write(true)
     ///     .create(true)
@@ -429,8 +444,9 @@ impl OpenOptions {
     /// Opens `path` with these options, as `open(2)`.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let error = crashtest_fs::sync::OpenOptions::new().write(true).open("/nope").unwrap_err();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let error = crashtest::fs::sync::OpenOptions::new().write(true).open("/nope").unwrap_err();
     /// assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
     /// # }).unwrap();
     /// ```

@@ -18,7 +18,8 @@ use crate::{File, OpenOptions};
 /// run).
 ///
 /// ```
-/// crashtest_fs::register_tokio_seam();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// crashtest::fs::register_tokio_seam();
 /// assert!(crashtest_hooks::disk().is_some());
 /// ```
 pub fn register_tokio_seam() {

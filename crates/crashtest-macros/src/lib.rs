@@ -24,6 +24,9 @@ use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
 ///   line pasted into a fresh shell runs what failed, and the `crashtest` tool records them
 ///   in a sweep's results file and refuses to resume it under other values.
 ///
+/// A seed that fails is saved to the test's regression file and run first from then on
+/// (see `crashtest::runner::regressions`), except in a `#[should_panic]` test.
+///
 /// ```ignore
 /// #[crashtest::test(seeds = 100, env = ["MY_DB_BUG"])]
 /// async fn replicas_agree() {
@@ -90,13 +93,24 @@ fn expand(
     let vis = &input.vis;
     let name = &input.sig.ident;
     let output = &input.sig.output;
-    let body = &input.block;
+    let block = &input.block;
+    // The body becomes a nested fn whose name no user item can take (a leading
+    // double underscore and the crate's name): a user fn or const named `body` in scope of the
+    // test would otherwise be shadowed by it.
+    let inner = quote::format_ident!("__crashtest_{}_body", name);
+    // A test that is meant to fail keeps no regression file: its failing seed is the point.
+    let expects_panic = attrs.iter().any(|a| a.path().is_ident("should_panic"));
+    let runner = if expects_panic {
+        quote!(run_test_expecting_panic)
+    } else {
+        quote!(run_test)
+    };
     Ok(quote! {
         #[::core::prelude::v1::test]
         #(#attrs)*
         #vis fn #name() {
-            async fn body() #output #body
-            ::crashtest::runner::run_test(
+            async fn #inner() #output #block
+            ::crashtest::runner::#runner(
                 ::crashtest::runner::TestSpec {
                     name: ::core::stringify!(#name),
                     module_path: ::core::module_path!(),
@@ -107,7 +121,7 @@ fn expand(
                     config: #config,
                     env: #env,
                 },
-                body,
+                #inner,
             );
         }
     })

@@ -26,9 +26,10 @@ const MAX_NODES: u32 = 1 << 24;
 /// The address of `node`.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("db", || async {});
-///     assert_eq!(crashtest_net::ip_of(n.id()).to_string(), "10.0.0.1");
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// crashtest::Sim::new(1).run(async {
+///     let n = crashtest::node::create("db", || async {});
+///     assert_eq!(crashtest::net::ip_of(n.id()).to_string(), "10.0.0.1");
 /// }).unwrap();
 /// ```
 pub fn ip_of(node: NodeId) -> IpAddr {
@@ -95,9 +96,10 @@ pub(crate) fn check_bind_ip(index: u32, ip: IpAddr) -> io::Result<()> {
 /// the simulated cluster; outside one it is resolved by the system, as tokio does.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_core::node::create("db", || async {});
-/// let addrs: Vec<_> = crashtest_net::lookup_host(("db", 5432)).await.unwrap().collect();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::node::create("db", || async {});
+/// let addrs: Vec<_> = crashtest::net::lookup_host(("db", 5432)).await.unwrap().collect();
 /// assert_eq!(addrs, ["10.0.0.1:5432".parse().unwrap()]);
 /// # }).unwrap();
 /// ```
@@ -148,11 +150,12 @@ use sealed::{Target, ToTarget};
 /// answer is then thrown away).
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_core::node::create("cache", || async {});
-/// let addr = crashtest_net::lookup_host("cache:6379").await.unwrap().next().unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::node::create("cache", || async {});
+/// let addr = crashtest::net::lookup_host("cache:6379").await.unwrap().next().unwrap();
 /// assert_eq!(addr.to_string(), "10.0.0.1:6379");
-/// assert!(crashtest_net::lookup_host("nope:1").await.is_err());
+/// assert!(crashtest::net::lookup_host("nope:1").await.is_err());
 /// # }).unwrap();
 /// ```
 pub async fn lookup_host<T: ToSocketAddrs>(
@@ -181,11 +184,12 @@ pub async fn lookup_host<T: ToSocketAddrs>(
 /// Panics if `host` is a name other than `localhost` and no simulation runs on this thread.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_core::node::create("db", || async {});
-/// assert_eq!(crashtest_net::resolve_host("db").unwrap().to_string(), "10.0.0.1");
-/// assert_eq!(crashtest_net::resolve_host("localhost").unwrap().to_string(), "127.0.0.1");
-/// assert!(crashtest_net::resolve_host("example.com").is_err());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::node::create("db", || async {});
+/// assert_eq!(crashtest::net::resolve_host("db").unwrap().to_string(), "10.0.0.1");
+/// assert_eq!(crashtest::net::resolve_host("localhost").unwrap().to_string(), "127.0.0.1");
+/// assert!(crashtest::net::resolve_host("example.com").is_err());
 /// # }).unwrap();
 /// ```
 pub fn resolve_host(host: &str) -> io::Result<IpAddr> {

@@ -17,8 +17,9 @@ use crashtest_core::rng::{Ratio, Rng};
 /// How the simulated network behaves in one run; install it with [`crate::configure`].
 ///
 /// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_net::NetConfig;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::rand::Ratio;
+/// use crashtest::net::NetConfig;
 ///
 /// let lossy = NetConfig {
 ///     udp_loss: Ratio::new(1, 20),
@@ -106,8 +107,9 @@ impl NetConfig {
 /// 50 ms.
 ///
 /// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_net::Latency;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::rand::Ratio;
+/// use crashtest::net::Latency;
 /// use std::time::Duration;
 ///
 /// let wan = Latency {

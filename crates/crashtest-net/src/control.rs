@@ -27,10 +27,11 @@ use crate::fabric::{self, Net, now, trace};
 /// latency whose `min` exceeds its `max`).
 ///
 /// ```
-/// use crashtest_core::rng::Ratio;
-/// use crashtest_net::{configure, NetConfig};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::rand::Ratio;
+/// use crashtest::net::{configure, NetConfig};
 ///
-/// crashtest_core::Sim::new(1).run(async {
+/// crashtest::Sim::new(1).run(async {
 ///     configure(NetConfig { udp_loss: Ratio::new(1, 10), ..NetConfig::default() });
 /// }).unwrap();
 /// ```
@@ -51,11 +52,12 @@ fn index(node: NodeId) -> u32 {
 /// Panics outside a simulation, or if `a == b`.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// let b = crashtest_core::node::create("b", || async {});
-/// crashtest_net::partition(a.id(), b.id());
-/// crashtest_net::heal(a.id(), b.id());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// let b = crashtest::node::create("b", || async {});
+/// crashtest::net::partition(a.id(), b.id());
+/// crashtest::net::heal(a.id(), b.id());
 /// # }).unwrap();
 /// ```
 pub fn partition(a: NodeId, b: NodeId) {
@@ -69,10 +71,11 @@ pub fn partition(a: NodeId, b: NodeId) {
 /// Panics outside a simulation, or if `from == to`.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// let b = crashtest_core::node::create("b", || async {});
-/// crashtest_net::partition_one_way(a.id(), b.id());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// let b = crashtest::node::create("b", || async {});
+/// crashtest::net::partition_one_way(a.id(), b.id());
 /// # }).unwrap();
 /// ```
 pub fn partition_one_way(from: NodeId, to: NodeId) {
@@ -113,11 +116,12 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
 /// Panics outside a simulation.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// let b = crashtest_core::node::create("b", || async {});
-/// crashtest_net::partition(a.id(), b.id());
-/// crashtest_net::heal(a.id(), b.id());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// let b = crashtest::node::create("b", || async {});
+/// crashtest::net::partition(a.id(), b.id());
+/// crashtest::net::heal(a.id(), b.id());
 /// # }).unwrap();
 /// ```
 pub fn heal(a: NodeId, b: NodeId) {
@@ -144,10 +148,11 @@ pub fn heal(a: NodeId, b: NodeId) {
 /// Panics outside a simulation.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// crashtest_net::clog_node(a.id(), std::time::Duration::from_secs(60));
-/// crashtest_net::heal_all();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// crashtest::net::clog_node(a.id(), std::time::Duration::from_secs(60));
+/// crashtest::net::heal_all();
 /// # }).unwrap();
 /// ```
 pub fn heal_all() {
@@ -173,10 +178,11 @@ pub(crate) fn release_held(net: &Rc<Net>) {
 /// Panics outside a simulation, or if `a == b`.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// let b = crashtest_core::node::create("b", || async {});
-/// crashtest_net::clog_link(a.id(), b.id(), std::time::Duration::from_millis(500));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// let b = crashtest::node::create("b", || async {});
+/// crashtest::net::clog_link(a.id(), b.id(), std::time::Duration::from_millis(500));
 /// # }).unwrap();
 /// ```
 pub fn clog_link(a: NodeId, b: NodeId, duration: Duration) {
@@ -197,9 +203,10 @@ pub fn clog_link(a: NodeId, b: NodeId, duration: Duration) {
 /// Panics outside a simulation.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let a = crashtest_core::node::create("a", || async {});
-/// crashtest_net::clog_node(a.id(), std::time::Duration::from_millis(500));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// let a = crashtest::node::create("a", || async {});
+/// crashtest::net::clog_node(a.id(), std::time::Duration::from_millis(500));
 /// # }).unwrap();
 /// ```
 pub fn clog_node(node: NodeId, duration: Duration) {
@@ -247,12 +254,13 @@ pub(crate) fn clog_link_until(net: &Net, a: NodeId, b: NodeId, until: u64) {
 /// Panics outside a simulation.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
 /// let nodes: Vec<_> = ["a", "b", "c"]
 ///     .iter()
-///     .map(|name| crashtest_core::node::create(*name, || async {}).id())
+///     .map(|name| crashtest::node::create(*name, || async {}).id())
 ///     .collect();
-/// crashtest_net::swizzle(&nodes, std::time::Duration::from_secs(2));
+/// crashtest::net::swizzle(&nodes, std::time::Duration::from_secs(2));
 /// # }).unwrap();
 /// ```
 pub fn swizzle(nodes: &[NodeId], duration: Duration) {

@@ -32,8 +32,8 @@
 //! [`heal_all`], [`clog_link`], [`clog_node`] and [`swizzle`]. Every decision draws from the
 //! run's `"network"` stream, every packet and fault is an event of the trace (so it feeds the
 //! fingerprint), and every fault is listed in a failure report. Drawn faults go through
-//! `crashtest_core::fault::inject`, so a failing run can be replayed with any of them masked;
-//! the run's heal (`crashtest_core::plumbing::heal_all`, the liveness phase) ends every
+//! `crashtest::fault::inject`, so a failing run can be replayed with any of them masked;
+//! the run's heal (`crashtest::plumbing::heal_all`, the liveness phase) ends every
 //! partition and clog and stops new faults.
 //!
 //! # Example

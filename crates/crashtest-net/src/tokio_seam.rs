@@ -25,7 +25,8 @@ use crate::{TcpListener, TcpStream, UdpSocket, fabric, resolve_host};
 /// first run).
 ///
 /// ```
-/// crashtest_net::register_tokio_seam();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// crashtest::net::register_tokio_seam();
 /// assert!(crashtest_hooks::network().is_some());
 /// ```
 pub fn register_tokio_seam() {

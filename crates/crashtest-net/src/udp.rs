@@ -70,8 +70,9 @@ struct Datagram {
 /// A UDP socket, like `tokio::net::UdpSocket`.
 ///
 /// ```
-/// use crashtest_core::{node, Sim};
-/// use crashtest_net::UdpSocket;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::{node, Sim};
+/// use crashtest::net::UdpSocket;
 ///
 /// Sim::new(1).run(async {
 ///     node::create("echo", || async {
@@ -82,7 +83,7 @@ struct Datagram {
 ///             socket.send_to(&buf[..n], from).await.unwrap();
 ///         }
 ///     });
-///     crashtest_core::time::sleep(std::time::Duration::from_millis(1)).await;
+///     crashtest::time::sleep(std::time::Duration::from_millis(1)).await;
 ///     let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
 ///     socket.send_to(b"query", "echo:53").await.unwrap();
 ///     let mut buf = [0; 512];
@@ -126,8 +127,9 @@ impl UdpSocket {
     /// a simulation, dropping it while a host name is being resolved binds nothing either.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let socket = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
     /// assert_ne!(socket.local_addr().unwrap().port(), 0);
     /// # }).unwrap();
     /// ```
@@ -153,9 +155,10 @@ impl UdpSocket {
     /// simulation), so a dropped future leaves the socket as it was.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let a = crashtest_net::UdpSocket::bind("127.0.0.1:5000").await.unwrap();
-    /// let b = crashtest_net::UdpSocket::bind("127.0.0.1:5001").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let a = crashtest::net::UdpSocket::bind("127.0.0.1:5000").await.unwrap();
+    /// let b = crashtest::net::UdpSocket::bind("127.0.0.1:5001").await.unwrap();
     /// a.connect("127.0.0.1:5001").await.unwrap();
     /// b.connect("127.0.0.1:5000").await.unwrap();
     /// a.send(b"hi").await.unwrap();
@@ -189,8 +192,9 @@ impl UdpSocket {
     /// poll; a future dropped before completing sent nothing.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let socket = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
     /// // Nobody listens there: the datagram is silently lost, as on a real network.
     /// assert_eq!(socket.send_to(b"into the void", "127.0.0.1:9").await.unwrap(), 13);
     /// # }).unwrap();
@@ -216,8 +220,9 @@ impl UdpSocket {
     /// returns it, so a dropped receive loses no datagram.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let socket = crashtest::net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
     /// socket.send_to(b"self", "127.0.0.1:7").await.unwrap();
     /// let mut buf = [0; 16];
     /// let (n, from) = socket.recv_from(&mut buf).await.unwrap();
@@ -241,8 +246,9 @@ impl UdpSocket {
     /// Cancel safe, as recv_from: a dropped receive loses no datagram.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let socket = crashtest_net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let socket = crashtest::net::UdpSocket::bind("127.0.0.1:7").await.unwrap();
     /// socket.connect("127.0.0.1:7").await.unwrap();
     /// socket.send(b"loop").await.unwrap();
     /// let mut buf = [0; 16];
@@ -272,8 +278,9 @@ impl UdpSocket {
             /// or not at all.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let socket = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
             /// assert!(socket.send(b"x").await.is_err());
             /// # }).unwrap();
             /// ```
@@ -283,8 +290,9 @@ impl UdpSocket {
             /// smaller) and returns the sender.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let socket = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let socket = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
             /// let waker = std::task::Waker::noop();
             /// let mut cx = std::task::Context::from_waker(&waker);
             /// let mut storage = [0; 4];
@@ -301,8 +309,9 @@ impl UdpSocket {
             /// The address the socket is bound to.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let s = crashtest::net::UdpSocket::bind("0.0.0.0:4000").await.unwrap();
             /// assert_eq!(s.local_addr().unwrap().to_string(), "0.0.0.0:4000");
             /// # }).unwrap();
             /// ```
@@ -315,8 +324,9 @@ impl UdpSocket {
             /// `NotConnected` without a prior [`UdpSocket::connect`].
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let s = crashtest_net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let s = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
             /// assert_eq!(s.peer_addr().unwrap_err().kind(), std::io::ErrorKind::NotConnected);
             /// # }).unwrap();
             /// ```

@@ -50,13 +50,19 @@ pub const EXPLORE: &str = "CRASHTEST_EXPLORE";
 pub const COMMIT: &str = "CRASHTEST_COMMIT";
 /// Write what the test is to this file, and run no seed.
 pub const DESCRIBE: &str = "CRASHTEST_DESCRIBE";
+/// `1` saves a test's failing seeds to its regression file, `0` never; unset, a plain
+/// `cargo test` saves them and a sweep's workers do not (`crashtest sweep --save-failures`
+/// sets it).
+pub const SAVE_FAILURES: &str = "CRASHTEST_SAVE_FAILURES";
+/// `0` skips the seeds of a test's regression file, which otherwise run first.
+pub const REGRESSIONS: &str = "CRASHTEST_REGRESSIONS";
 
 /// The variables that decide what a worker runs, cleared before each worker starts.
 ///
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 12] = [
+pub const WORKER: [&str; 14] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -69,6 +75,8 @@ pub const WORKER: [&str; 12] = [
     KEEP,
     EXPLORE,
     DESCRIBE,
+    SAVE_FAILURES,
+    REGRESSIONS,
 ];
 
 /// Fault ids as a variable holds them: `3,7`.

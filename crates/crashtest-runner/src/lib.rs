@@ -12,11 +12,13 @@
 
 pub mod hunt;
 pub mod minimize;
+pub mod regressions;
 mod reproduce;
 pub mod results;
 mod settings;
 mod sim;
 mod tokio_seam;
+mod trace_file;
 
 /// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
 /// environment variables, typed trace notes.
@@ -261,34 +263,235 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
-    if let Some(path) = std::env::var_os(crashtest_protocol::env::DESCRIBE) {
-        let info = serde_json::to_vec(&spec.info()).expect("a test's description serializes");
-        std::fs::write(&path, info).unwrap_or_else(|e| {
-            panic!("crashtest: cannot write the test's description to {path:?}: {e}")
-        });
+    if describe_if_asked(&spec) {
+        return;
+    }
+    let lookup = |name: &str| std::env::var(name).ok();
+    let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
+        .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+    let policy = RegressionPolicy::from_env(&spec, &root, &lookup);
+    match run_with_regressions(&spec, &settings, &policy, &lookup, &body) {
+        Ok(outcome) => println!("{outcome}"),
+        Err(report) => fail_test(&report, &settings),
+    }
+}
+
+/// [`run_test`] for a `#[should_panic]` test: the same run, but its failing seeds are
+/// expected, so its regression file is neither run nor written.
+pub fn run_test_expecting_panic<F, Fut>(spec: TestSpec, body: F)
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    if describe_if_asked(&spec) {
         return;
     }
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     match run_seeds(&spec, &settings, &body) {
         Ok(outcome) => println!("{outcome}"),
-        Err(report) => {
-            eprintln!("{report}");
-            let message = format!(
-                "crashtest: seed {} failed; reproduce with: {}",
-                report.seed, report.command
-            );
-            if settings.results.is_some() {
-                // A worker of the `crashtest` tool, which reads the results file: unwinding
-                // without the panic hook fails the test without a backtrace, which under
-                // RUST_BACKTRACE would cost each worker process a third of a second of
-                // symbolization that nobody reads.
-                eprintln!("{message}");
-                std::panic::resume_unwind(Box::new(message));
-            }
-            panic!("{message}");
+        Err(report) => fail_test(&report, &settings),
+    }
+}
+
+/// Writes what the test is to the file `CRASHTEST_DESCRIBE` names, if it names one: the tool
+/// asks so before a sweep, and then no seed runs.
+fn describe_if_asked(spec: &TestSpec) -> bool {
+    let Some(path) = std::env::var_os(crashtest_protocol::env::DESCRIBE) else {
+        return false;
+    };
+    let info = serde_json::to_vec(&spec.info()).expect("a test's description serializes");
+    std::fs::write(&path, info).unwrap_or_else(|e| {
+        panic!("crashtest: cannot write the test's description to {path:?}: {e}")
+    });
+    true
+}
+
+/// Fails the calling test with `report`'s reproduce line.
+fn fail_test(report: &FailureReport, settings: &Settings) -> ! {
+    eprintln!("{report}");
+    let message = format!(
+        "crashtest: seed {} failed; reproduce with: {}",
+        report.seed, report.command
+    );
+    if settings.results.is_some() {
+        // A worker of the `crashtest` tool, which reads the results file: unwinding
+        // without the panic hook fails the test without a backtrace, which under
+        // RUST_BACKTRACE would cost each worker process a third of a second of
+        // symbolization that nobody reads.
+        eprintln!("{message}");
+        std::panic::resume_unwind(Box::new(message));
+    }
+    panic!("{message}");
+}
+
+/// How a test's regression file takes part in a run (see [`regressions`]).
+#[derive(Clone, Debug)]
+pub struct RegressionPolicy {
+    /// The test's regression file.
+    pub file: regressions::Regressions,
+    /// Run its seeds before the others.
+    pub run_first: bool,
+    /// Append the seeds that fail to it.
+    pub save: bool,
+}
+
+impl RegressionPolicy {
+    /// The policy of a run of `spec` in the package at `root`, from the environment: the
+    /// file's seeds run first unless the run is one seed (`CRASHTEST_SEED`), a sweep's worker
+    /// (`CRASHTEST_RESULTS`) or turned off (`CRASHTEST_REGRESSIONS=0`); failures are saved
+    /// by a plain `cargo test`, and by a worker only when `CRASHTEST_SAVE_FAILURES=1`.
+    ///
+    /// ```
+    /// use crashtest::runner::{RegressionPolicy, TestSpec};
+    /// let spec = TestSpec {
+    ///     name: "t", module_path: "tests", package: "p", crate_name: "tests",
+    ///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
+    /// };
+    /// let plain = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &|_| None);
+    /// assert!(plain.run_first && plain.save);
+    /// assert!(plain.file.path().ends_with("crashtest-regressions/tests.t.txt"));
+    /// let worker = |name: &str| (name == "CRASHTEST_RESULTS").then(|| "r.jsonl".to_owned());
+    /// let worker = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &worker);
+    /// assert!(!worker.run_first && !worker.save);
+    /// let replay = |name: &str| (name == "CRASHTEST_SEED").then(|| "6".to_owned());
+    /// let replay = RegressionPolicy::from_env(&spec, "/repo".as_ref(), &replay);
+    /// assert!(!replay.run_first && !replay.save);
+    /// ```
+    pub fn from_env(
+        spec: &TestSpec,
+        root: &std::path::Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> RegressionPolicy {
+        use crashtest_protocol::env;
+        let worker = lookup(env::RESULTS).is_some();
+        let one_seed = lookup(env::SEED).is_some() || spec.seed.is_some();
+        // A replay of a chosen seed, or one changed by a mask or an exploration, finds
+        // nothing new: the seed came from somewhere, and a changed run is not the seed.
+        let replay = one_seed
+            || [env::MASK, env::KEEP, env::EXPLORE]
+                .iter()
+                .any(|v| lookup(v).is_some());
+        let save = match lookup(env::SAVE_FAILURES).as_deref() {
+            Some("1") => true,
+            Some(_) => false,
+            None => !worker && !replay,
+        };
+        RegressionPolicy {
+            file: regressions::Regressions::of(spec, root),
+            run_first: !worker && !one_seed && lookup(env::REGRESSIONS).as_deref() != Some("0"),
+            save,
         }
     }
+}
+
+/// [`run_seeds`], with the test's regression file: its seeds run first (a seed whose saved
+/// environment differs from this one's is skipped with a note), and the seeds that fail are
+/// appended to it, as `policy` says.
+///
+/// ```
+/// use crashtest::runner::regressions::Regressions;
+/// use crashtest::runner::{run_with_regressions, RegressionPolicy, Settings, TestSpec};
+///
+/// let spec = TestSpec {
+///     name: "never_five", module_path: "dice", package: "dice", crate_name: "dice",
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
+/// };
+/// let dir = std::env::temp_dir().join(format!("regressions-run-{}", std::process::id()));
+/// let policy = RegressionPolicy { file: Regressions::at(dir.join("t.txt")), run_first: true, save: true };
+/// let body = || async { assert_ne!(crashtest::plumbing::seed(), Some(5), "five") };
+/// let first = Settings { start: 0, count: 8, check_determinism: false, ..Settings::default() };
+/// assert_eq!(run_with_regressions(&spec, &first, &policy, &|_| None, &body).unwrap_err().seed, 5);
+/// // Seeds 100..108 all pass, but the saved seed 5 runs first, and fails again.
+/// let later = Settings { start: 100, ..first };
+/// assert_eq!(run_with_regressions(&spec, &later, &policy, &|_| None, &body).unwrap_err().seed, 5);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// The first regression seed that fails, else what [`run_seeds`] returns.
+///
+/// # Panics
+///
+/// If the regression file cannot be read or written, or has a line that is not a seed line.
+pub fn run_with_regressions<F, Fut>(
+    spec: &TestSpec,
+    settings: &Settings,
+    policy: &RegressionPolicy,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    body: &F,
+) -> Result<Outcome, Box<FailureReport>>
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let path = policy.file.path().display();
+    if policy.run_first {
+        let saved = policy
+            .file
+            .read()
+            .unwrap_or_else(|e| panic!("crashtest: cannot use the regression file: {e}"));
+        let mut ran = 0;
+        for regression in &saved {
+            let unmet = regression.unmet(lookup);
+            if !unmet.is_empty() {
+                println!(
+                    "crashtest: regression seed {} of {path} skipped: it failed under {}",
+                    regression.seed,
+                    unmet.join(" ")
+                );
+                continue;
+            }
+            let one = Settings {
+                start: regression.seed,
+                count: 1,
+                threads: 1,
+                check_determinism: false,
+                ..settings.clone()
+            };
+            if let Err(report) = run_seeds(spec, &one, body) {
+                eprintln!(
+                    "crashtest: seed {} of the regression file {path} fails again (it failed before: {})",
+                    regression.seed, regression.reason
+                );
+                return Err(report);
+            }
+            ran += 1;
+        }
+        if ran > 0 {
+            println!("crashtest: {ran} regression seeds of {path} pass");
+        }
+    }
+    let result = run_seeds(spec, settings, body);
+    if let (Err(report), true) = (&result, policy.save) {
+        for &seed in &report.failed_seeds {
+            let reason = if seed == report.seed {
+                report.message()
+            } else {
+                format!("failed in the same run as seed {}", report.seed)
+            };
+            // The declared variables, an unset one as empty, so that the line runs again only
+            // where the test would select the same behaviour.
+            let env = spec
+                .env
+                .iter()
+                .map(|name| ((*name).to_owned(), lookup(name).unwrap_or_default()))
+                .collect();
+            let regression = regressions::Regression { seed, env, reason };
+            match policy.file.append(&regression) {
+                Ok(true) => eprintln!(
+                    "crashtest: seed {seed} saved to {path}: every later run of this test runs it first (delete its line to stop)"
+                ),
+                Ok(false) => {}
+                Err(e) => eprintln!("crashtest: could not save seed {seed} to {path}: {e}"),
+            }
+        }
+    }
+    result
 }
 
 /// Runs the seeds of `settings` and returns what happened (the library form of [`run_test`]).
@@ -330,9 +533,12 @@ where
     if let Some((at, sub_seed)) = settings.explore {
         config = config.explore_from(at, sub_seed);
     }
-    if settings.trace.is_some() {
-        config = config.record_trace(true);
-    }
+    // The first seed's trace goes to its file as the run goes, so a run that takes the
+    // process down still leaves its events up to that point.
+    let trace_file = settings.trace.as_deref().map(|path| {
+        trace_file::TraceFile::create(path)
+            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"))
+    });
     let test = spec.test_path();
     let sink = Sink::open(settings.results.as_deref()).unwrap_or_else(|e| {
         panic!(
@@ -352,8 +558,12 @@ where
     };
     crashtest_guard::install();
     let first = settings.start;
+    let first_config = match &trace_file {
+        Some(file) => config.clone().stream_trace(file.clone()),
+        None => config.clone(),
+    };
     let first_result = if settings.check_determinism {
-        match check_determinism(first, config.clone(), body) {
+        match check_determinism(first, first_config, body) {
             Ok(result) => result,
             Err(divergence) => {
                 sink.write(&results::divergence_result(&test, &divergence));
@@ -363,20 +573,12 @@ where
     } else {
         crashtest_guard::on_fresh_thread(|| {
             watch_as(spec, first);
-            Sim::with_config(first, config.clone()).run(body())
+            Sim::with_config(first, first_config).run(body())
         })
     };
-    if let Some(path) = &settings.trace {
-        let summary = match &first_result {
-            Ok(summary) => summary,
-            Err(failure) => &failure.summary,
-        };
-        results::write_trace(
-            path,
-            summary.trace.as_deref().unwrap_or_default(),
-            &summary.node_names,
-        )
-        .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
+    if let (Some(file), Some(path)) = (trace_file, &settings.trace) {
+        file.finish()
+            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
     }
     let coverage = Mutex::new(CoverageReport::new());
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());

@@ -1,5 +1,5 @@
-//! Machine-readable output: one results line per finished seed, and a run's trace as trace
-//! lines, both in the form `crashtest_protocol` defines.
+//! Machine-readable output: one results line per finished seed, in the form
+//! `crashtest_protocol` defines (a run's trace lines are `trace_file`'s).
 //!
 //! This is the runner's side of the protocol with the `crashtest` tool, which runs test
 //! binaries as worker processes: here a run's summary or failure becomes a line. Each line is
@@ -12,10 +12,9 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Mutex;
 
-use crashtest_core::trace::{Event, EventKind};
 use crashtest_core::{Divergence, FailureKind, RunFailure, RunSummary};
 use crashtest_protocol::results::{FailureClass, Signature};
-use crashtest_protocol::{CoverageLine, FaultLine, SeedResult, Status, TraceKind, TraceLine};
+use crashtest_protocol::{CoverageLine, FaultLine, SeedResult, Status};
 
 /// The results line of a finished run.
 ///
@@ -204,54 +203,4 @@ impl Sink {
         file.write_all(&line)
             .expect("crashtest: could not write to CRASHTEST_RESULTS");
     }
-}
-
-fn kind(kind: &EventKind) -> TraceKind {
-    match kind {
-        EventKind::Spawn { .. } => TraceKind::Spawn,
-        EventKind::Poll { .. } => TraceKind::Poll,
-        EventKind::Complete { .. } => TraceKind::Complete,
-        EventKind::Cancel { .. } => TraceKind::Cancel,
-        EventKind::ClockJump => TraceKind::ClockJump,
-        EventKind::NodeCreate { .. } => TraceKind::Create,
-        EventKind::NodeKill { .. } => TraceKind::Kill,
-        EventKind::NodeRestart { .. } => TraceKind::Restart,
-        EventKind::NodeUpgrade { .. } => TraceKind::Upgrade,
-        EventKind::NodePause { .. } => TraceKind::Pause,
-        EventKind::NodeResume { .. } => TraceKind::Resume,
-        EventKind::ClockOffset { .. } => TraceKind::ClockOffset,
-        EventKind::ClockDrift { .. } => TraceKind::ClockDrift,
-        EventKind::Panic { .. } => TraceKind::Panic,
-        EventKind::Note { .. } => TraceKind::Note,
-        _ => TraceKind::Other,
-    }
-}
-
-/// Writes every event of a run to `path` as JSON lines.
-pub(crate) fn write_trace(path: &Path, events: &[Event], node_names: &[String]) -> io::Result<()> {
-    let mut out = io::BufWriter::new(File::create(path)?);
-    for event in events {
-        let (source, words) = match &event.kind {
-            EventKind::Note { source, words, .. } => (Some(*source), Some(*words)),
-            _ => (None, None),
-        };
-        let line = TraceLine {
-            index: event.index,
-            time_ns: event.time_ns,
-            node: event.node.index(),
-            node_name: node_names
-                .get(event.node.index())
-                .map_or("?", String::as_str)
-                .to_owned(),
-            kind: kind(&event.kind),
-            target: event.kind.target().map(|node| node.index()),
-            detail: event.kind.to_string(),
-            source: source.map(str::to_owned),
-            words,
-            text: event.to_string(),
-        };
-        serde_json::to_writer(&mut out, &line).map_err(io::Error::other)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush()
 }

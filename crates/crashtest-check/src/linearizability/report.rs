@@ -15,7 +15,8 @@ use crate::model::Model;
 /// One operation of the window a [`NonLinearizable`] report shows.
 ///
 /// ```
-/// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
 ///
 /// let history = History::new();
 /// let write = history.invoke(0, RegisterOp::Write(1));
@@ -57,7 +58,8 @@ pub struct WindowOp {
 /// Its `Debug` output is the readable report, so that `check(..).unwrap()` prints it.
 ///
 /// ```
-/// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
 ///
 /// let history = History::new();
 /// let write = history.invoke(0, RegisterOp::Write(1));
@@ -125,7 +127,8 @@ impl NonLinearizable {
     /// for models that do not partition).
     ///
     /// ```
-    /// use crashtest_check::{History, KvMap, KvOp, KvOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, KvMap, KvOp, KvOutput};
     ///
     /// let history = History::new();
     /// let get = history.invoke(0, KvOp::<_, u8>::Get("a"));
@@ -139,7 +142,8 @@ impl NonLinearizable {
     /// How many partitions failed (the report shows the first, in key order).
     ///
     /// ```
-    /// use crashtest_check::{History, KvMap, KvOp, KvOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, KvMap, KvOp, KvOutput};
     ///
     /// let history = History::new();
     /// for key in ["a", "b", "c"] {
@@ -155,7 +159,8 @@ impl NonLinearizable {
     /// The window's operations, in invocation order.
     ///
     /// ```
-    /// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
     ///
     /// let history = History::new();
     /// let read = history.invoke(0, RegisterOp::Read);
@@ -171,11 +176,17 @@ impl NonLinearizable {
 
 impl fmt::Display for NonLinearizable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "history is not linearizable: partition {} ({} of {} partitions fail)",
-            self.partition, self.failing_partitions, self.partitions
-        )?;
+        // A model's partitions are groups of keys checked on their own; a model that does not
+        // split its history has one group, `()`, which names nothing worth printing.
+        if self.partitions == 1 && self.partition == "()" {
+            writeln!(f, "history is not linearizable")?;
+        } else {
+            writeln!(
+                f,
+                "history is not linearizable: key group {} ({} of {} key groups fail)",
+                self.partition, self.failing_partitions, self.partitions
+            )?;
+        }
         writeln!(
             f,
             "no order of these {} operations explains what their clients saw:",

@@ -12,7 +12,8 @@ use crate::model::{Effect, Model};
 /// An operation on a [`KvMap`].
 ///
 /// ```
-/// use crashtest_check::KvOp;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::KvOp;
 /// assert_eq!(*KvOp::Put("k", 1).key(), "k");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -39,7 +40,8 @@ impl<K, V> KvOp<K, V> {
     /// The key the operation touches.
     ///
     /// ```
-    /// use crashtest_check::KvOp;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::KvOp;
     /// assert_eq!(*KvOp::<_, u8>::Delete(3).key(), 3);
     /// ```
     pub fn key(&self) -> &K {
@@ -55,7 +57,8 @@ impl<K, V> KvOp<K, V> {
 /// What an operation on a [`KvMap`] returns.
 ///
 /// ```
-/// use crashtest_check::KvOutput;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::KvOutput;
 /// let missing: KvOutput<u8> = KvOutput::Value(None);
 /// assert_ne!(missing, KvOutput::Done);
 /// ```
@@ -72,7 +75,8 @@ pub enum KvOutput<V> {
 /// A key-value map where every key starts absent.
 ///
 /// ```
-/// use crashtest_check::{History, KvMap, KvOp, KvOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, KvMap, KvOp, KvOutput};
 ///
 /// let history = History::new();
 /// let put = history.invoke(0, KvOp::Put("a", 1));
@@ -90,7 +94,8 @@ impl<K, V> KvMap<K, V> {
     /// The model of a map that starts empty.
     ///
     /// ```
-    /// use crashtest_check::{KvMap, Model};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{KvMap, Model};
     /// assert_eq!(KvMap::<String, u64>::new().init(), None);
     /// ```
     pub fn new() -> KvMap<K, V> {

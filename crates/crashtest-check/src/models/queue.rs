@@ -10,7 +10,8 @@ use crate::model::Model;
 /// An operation on a [`Queue`].
 ///
 /// ```
-/// use crashtest_check::QueueOp;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::QueueOp;
 /// assert_ne!(QueueOp::Enqueue(1), QueueOp::Dequeue);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -24,7 +25,8 @@ pub enum QueueOp<T> {
 /// What an operation on a [`Queue`] returns.
 ///
 /// ```
-/// use crashtest_check::QueueOutput;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::QueueOutput;
 /// let empty: QueueOutput<u8> = QueueOutput::Dequeued(None);
 /// assert_ne!(empty, QueueOutput::Enqueued);
 /// ```
@@ -46,7 +48,8 @@ pub enum QueueOutput<T> {
 /// histories short and lightly concurrent, or check a long run in independent stretches.
 ///
 /// ```
-/// use crashtest_check::{History, Queue, QueueOp, QueueOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Queue, QueueOp, QueueOutput};
 ///
 /// let history = History::new();
 /// let a = history.invoke(0, QueueOp::Enqueue('a'));
@@ -66,7 +69,8 @@ impl<T> Queue<T> {
     /// The model of a queue that starts empty.
     ///
     /// ```
-    /// use crashtest_check::{Model, Queue};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Model, Queue};
     /// assert!(Queue::<u8>::new().init().is_empty());
     /// ```
     pub fn new() -> Queue<T> {

@@ -8,7 +8,8 @@ use crate::model::{Effect, Model};
 /// An operation on a [`Register`].
 ///
 /// ```
-/// use crashtest_check::RegisterOp;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::RegisterOp;
 /// let cas = RegisterOp::CompareAndSet { expected: 1, new: 2 };
 /// assert_ne!(cas, RegisterOp::Write(2));
 /// ```
@@ -31,7 +32,8 @@ pub enum RegisterOp<V> {
 /// What an operation on a [`Register`] returns.
 ///
 /// ```
-/// use crashtest_check::RegisterOutput;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::RegisterOutput;
 /// let read: RegisterOutput<u8> = RegisterOutput::Value(3);
 /// assert_ne!(read, RegisterOutput::Swapped(true));
 /// ```
@@ -48,7 +50,8 @@ pub enum RegisterOutput<V> {
 /// A single value with read, write and compare-and-set (a lock, a leader lease, one cell).
 ///
 /// ```
-/// use crashtest_check::{History, Register, RegisterOp, RegisterOutput};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+/// use crashtest::check::{History, Register, RegisterOp, RegisterOutput};
 ///
 /// let history = History::new();
 /// let cas = history.invoke(0, RegisterOp::CompareAndSet { expected: 0, new: 1 });
@@ -66,7 +69,8 @@ impl<V> Register<V> {
     /// A register holding `initial` before any operation.
     ///
     /// ```
-    /// use crashtest_check::{Model, Register};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_check as check; }
+    /// use crashtest::check::{Model, Register};
     /// assert_eq!(Register::new(Some("x")).init(), Some("x"));
     /// ```
     pub fn new(initial: V) -> Register<V> {

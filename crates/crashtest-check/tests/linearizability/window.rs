@@ -138,3 +138,24 @@ fn an_earlier_mutation_that_could_explain_the_window_is_kept_in_it() {
     // explained the last one; the window keeps it to show that it took 7.
     assert_eq!(ids(&report), [took_seven, a, b, wrong]);
 }
+
+#[test]
+fn the_headline_names_a_failing_key_group_and_omits_the_single_group_of_an_unsplit_model() {
+    let (history, _) = stale_read_amid_noise();
+    let headline = history.check(&Register::new(0)).unwrap_err().to_string();
+    let headline = headline.lines().next().unwrap().to_owned();
+    assert_eq!(headline, "history is not linearizable");
+
+    let map = History::new();
+    for key in ["a", "b", "c"] {
+        let get = map.invoke(0, crashtest_check::KvOp::<_, u8>::Get(key));
+        let seen = if key == "b" { None } else { Some(1) };
+        map.ok(get, crashtest_check::KvOutput::Value(seen));
+    }
+    let report = map.check(&crashtest_check::KvMap::new()).unwrap_err();
+    let headline = report.to_string().lines().next().unwrap().to_owned();
+    assert_eq!(
+        headline,
+        "history is not linearizable: key group \"a\" (2 of 3 key groups fail)"
+    );
+}

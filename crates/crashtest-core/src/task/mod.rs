@@ -32,8 +32,9 @@ use crate::world;
 /// task spawned; it is stable across replays of the same seed.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let id = crashtest_core::task::id();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let id = crashtest::task::id();
 /// assert_eq!(id.to_string(), "t0");
 /// # }).unwrap();
 /// ```
@@ -47,8 +48,9 @@ impl TaskId {
     /// The id as one integer (for hashing and output formats).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let id = crashtest_core::task::id();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let id = crashtest::task::id();
     /// assert_eq!(id.to_u64() >> 32, u64::from(id.serial()));
     /// # }).unwrap();
     /// ```
@@ -59,9 +61,10 @@ impl TaskId {
     /// The spawn serial number of the task.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
     /// // The test body is the first task of a run.
-    /// assert_eq!(crashtest_core::task::id().serial(), 0);
+    /// assert_eq!(crashtest::task::id().serial(), 0);
     /// # }).unwrap();
     /// ```
     pub fn serial(self) -> u32 {
@@ -82,9 +85,10 @@ impl fmt::Display for TaskId {
 /// Panics outside a simulation.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let me = crashtest_core::task::id();
-/// let child = crashtest_core::spawn(async { crashtest_core::task::id() });
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let me = crashtest::task::id();
+/// let child = crashtest::spawn(async { crashtest::task::id() });
 /// assert_ne!(child.await.unwrap(), me);
 /// # }).unwrap();
 /// ```
@@ -97,8 +101,9 @@ pub fn id() -> TaskId {
 /// Why awaiting a [`JoinHandle`] gave no output.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let handle = crashtest_core::spawn(std::future::pending::<()>());
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let handle = crashtest::spawn(std::future::pending::<()>());
 /// handle.abort();
 /// let error = handle.await.unwrap_err();
 /// assert_eq!(error.to_string(), "task was cancelled");
@@ -119,8 +124,9 @@ impl JoinError {
     /// True if the task was aborted, or dropped because its node was killed.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let handle = crashtest::spawn(std::future::pending::<()>());
     /// handle.abort();
     /// assert!(handle.await.unwrap_err().is_cancelled());
     /// # }).unwrap();
@@ -136,8 +142,9 @@ impl JoinError {
     /// fails the run.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let handle = crashtest::spawn(std::future::pending::<()>());
     /// handle.abort();
     /// assert!(!handle.await.unwrap_err().is_panic());
     /// # }).unwrap();
@@ -164,8 +171,9 @@ impl std::error::Error for JoinError {}
 /// An owned permission to await a task's output; dropping it detaches the task.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let handle = crashtest_core::spawn(async { 6 * 7 });
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let handle = crashtest::spawn(async { 6 * 7 });
 /// assert_eq!(handle.await.unwrap(), 42);
 /// # }).unwrap();
 /// ```
@@ -197,8 +205,9 @@ impl<T> JoinHandle<T> {
     /// its poll returns). Awaiting the handle then gives a cancelled [`JoinError`].
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let handle = crashtest_core::spawn(std::future::pending::<()>());
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let handle = crashtest::spawn(std::future::pending::<()>());
     /// handle.abort();
     /// assert!(handle.is_finished());
     /// # }).unwrap();
@@ -215,11 +224,12 @@ impl<T> JoinHandle<T> {
     /// True once the task completed or was cancelled.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let handle = crashtest_core::spawn(async {});
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let handle = crashtest::spawn(async {});
     /// assert!(!handle.is_finished());
-    /// crashtest_core::task::yield_now().await;
-    /// crashtest_core::task::yield_now().await;
+    /// crashtest::task::yield_now().await;
+    /// crashtest::task::yield_now().await;
     /// # let _ = handle.await;
     /// # }).unwrap();
     /// ```
@@ -293,8 +303,9 @@ impl<T> Drop for JoinHandle<T> {
 /// Outside a simulation, panics if no tokio runtime is running (as `tokio::spawn` does).
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let handle = crashtest_core::spawn(async { "done" });
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let handle = crashtest::spawn(async { "done" });
 /// assert_eq!(handle.await.unwrap(), "done");
 /// # }).unwrap();
 /// ```
@@ -310,9 +321,10 @@ where
 /// needs a `tokio::task::LocalSet`).
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
 /// let shared = std::rc::Rc::new(5);
-/// let handle = crashtest_core::task::spawn_local(async move { *shared + 1 });
+/// let handle = crashtest::task::spawn_local(async move { *shared + 1 });
 /// assert_eq!(handle.await.unwrap(), 6);
 /// # }).unwrap();
 /// ```
@@ -327,8 +339,9 @@ where
 /// Builds a task with a name, which appears in traces and failure reports.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let handle = crashtest_core::task::Builder::new().name("flusher").spawn(async { 1 });
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let handle = crashtest::task::Builder::new().name("flusher").spawn(async { 1 });
 /// assert_eq!(handle.await.unwrap(), 1);
 /// # }).unwrap();
 /// ```
@@ -341,7 +354,8 @@ impl<'a> Builder<'a> {
     /// A builder with no name.
     ///
     /// ```
-    /// let _ = crashtest_core::task::Builder::new();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::task::Builder::new();
     /// ```
     pub fn new() -> Builder<'a> {
         Builder { name: None }
@@ -350,7 +364,8 @@ impl<'a> Builder<'a> {
     /// Names the task.
     ///
     /// ```
-    /// let _ = crashtest_core::task::Builder::new().name("gossip");
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let _ = crashtest::task::Builder::new().name("gossip");
     /// ```
     pub fn name(self, name: &'a str) -> Builder<'a> {
         Builder { name: Some(name) }
@@ -359,8 +374,9 @@ impl<'a> Builder<'a> {
     /// Spawns a `Send` task; see [`spawn`].
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let h = crashtest_core::task::Builder::new().name("x").spawn(async { 2 });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let h = crashtest::task::Builder::new().name("x").spawn(async { 2 });
     /// assert_eq!(h.await.unwrap(), 2);
     /// # }).unwrap();
     /// ```
@@ -385,8 +401,9 @@ impl<'a> Builder<'a> {
     /// Spawns a task that need not be `Send`; see [`spawn_local`].
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let h = crashtest_core::task::Builder::new().spawn_local(async { 3 });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let h = crashtest::task::Builder::new().spawn_local(async { 3 });
     /// assert_eq!(h.await.unwrap(), 3);
     /// # }).unwrap();
     /// ```
@@ -417,8 +434,9 @@ impl<'a> Builder<'a> {
 /// pick another ready task first.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// crashtest_core::task::yield_now().await;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::task::yield_now().await;
 /// # }).unwrap();
 /// ```
 pub async fn yield_now() {

@@ -32,7 +32,8 @@ fn real_base() -> tokio::time::Instant {
 /// A measurement of the monotonic clock, shaped like `tokio::time::Instant`.
 ///
 /// ```
-/// use crashtest_core::{time::{self, Instant}, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{time::{self, Instant}, Sim};
 /// use std::time::Duration;
 ///
 /// Sim::new(1).run(async {
@@ -50,8 +51,9 @@ impl Instant {
     /// The current instant: virtual time inside a simulation, real time outside.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 0);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert_eq!(crashtest::time::Instant::now().as_nanos_since_start(), 0);
     /// # }).unwrap();
     /// ```
     pub fn now() -> Instant {
@@ -75,9 +77,10 @@ impl Instant {
     /// simulation).
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// crashtest_core::time::sleep(std::time::Duration::from_micros(3)).await;
-    /// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 3_000);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::time::sleep(std::time::Duration::from_micros(3)).await;
+    /// assert_eq!(crashtest::time::Instant::now().as_nanos_since_start(), 3_000);
     /// # }).unwrap();
     /// ```
     #[inline]
@@ -92,8 +95,9 @@ impl Instant {
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::Instant;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::Instant;
     /// let a = Instant::now();
     /// let b = a + std::time::Duration::from_secs(1);
     /// assert_eq!(b.duration_since(a).as_secs(), 1);
@@ -107,8 +111,9 @@ impl Instant {
     /// The time from `earlier` to `self`, or `None` if `earlier` is later.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::Instant;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::Instant;
     /// let a = Instant::now();
     /// assert!(a.checked_duration_since(a + std::time::Duration::from_secs(1)).is_none());
     /// # }).unwrap();
@@ -122,8 +127,9 @@ impl Instant {
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::Instant;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::Instant;
     /// let a = Instant::now();
     /// assert_eq!(a.saturating_duration_since(a).as_nanos(), 0);
     /// # }).unwrap();
@@ -135,9 +141,10 @@ impl Instant {
     /// The time since `self`.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let a = crashtest_core::time::Instant::now();
-    /// crashtest_core::time::sleep(std::time::Duration::from_millis(2)).await;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let a = crashtest::time::Instant::now();
+    /// crashtest::time::sleep(std::time::Duration::from_millis(2)).await;
     /// assert_eq!(a.elapsed().as_millis(), 2);
     /// # }).unwrap();
     /// ```
@@ -148,8 +155,9 @@ impl Instant {
     /// `self + duration`, or `None` on overflow.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let a = crashtest_core::time::Instant::now();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let a = crashtest::time::Instant::now();
     /// assert!(a.checked_add(std::time::Duration::from_secs(1)).is_some());
     /// # }).unwrap();
     /// ```
@@ -162,8 +170,9 @@ impl Instant {
     /// `self - duration`, or `None` if that is before the clock's start.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let a = crashtest_core::time::Instant::now();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let a = crashtest::time::Instant::now();
     /// assert!(a.checked_sub(std::time::Duration::from_secs(1)).is_none());
     /// # }).unwrap();
     /// ```

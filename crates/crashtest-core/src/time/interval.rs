@@ -10,8 +10,9 @@ use super::{Instant, Sleep, sleep_until};
 /// What an [`Interval`] does with ticks it missed because its task was late.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::time::{interval, MissedTickBehavior};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::time::{interval, MissedTickBehavior};
 /// let mut ticks = interval(std::time::Duration::from_secs(1));
 /// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
 /// # }).unwrap();
@@ -34,7 +35,8 @@ pub enum MissedTickBehavior {
 /// Panics if `period` is zero.
 ///
 /// ```
-/// use crashtest_core::{time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{time, Sim};
 /// use std::time::Duration;
 ///
 /// Sim::new(1).run(async {
@@ -52,8 +54,9 @@ pub fn interval(period: Duration) -> Interval {
 /// Ticks every `period`, the first tick at `start`.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::time::{self, Instant};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::time::{self, Instant};
 /// use std::time::Duration;
 /// let start = Instant::now() + Duration::from_secs(1);
 /// let mut ticks = time::interval_at(start, Duration::from_secs(1));
@@ -76,12 +79,13 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 /// The stream returned by [`interval`] and [`interval_at`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let mut ticks = crashtest_core::time::interval(std::time::Duration::from_millis(100));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let mut ticks = crashtest::time::interval(std::time::Duration::from_millis(100));
 /// for _ in 0..3 {
 ///     ticks.tick().await;
 /// }
-/// assert_eq!(crashtest_core::time::Instant::now().as_nanos_since_start(), 200_000_000);
+/// assert_eq!(crashtest::time::Instant::now().as_nanos_since_start(), 200_000_000);
 /// # }).unwrap();
 /// ```
 #[derive(Debug)]
@@ -96,8 +100,9 @@ impl Interval {
     /// Waits for the next tick and returns when it was due.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let mut i = crashtest::time::interval(std::time::Duration::from_secs(1));
     /// assert_eq!(i.tick().await.as_nanos_since_start(), 0);
     /// # }).unwrap();
     /// ```
@@ -108,8 +113,9 @@ impl Interval {
     /// Polls for the next tick; `Ready` with the tick's due time.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let mut i = crashtest::time::interval(std::time::Duration::from_secs(1));
     /// let t = std::future::poll_fn(|cx| i.poll_tick(cx)).await;
     /// assert_eq!(t.as_nanos_since_start(), 0);
     /// # }).unwrap();
@@ -138,8 +144,9 @@ impl Interval {
     /// Starts the schedule again: the next tick is one period from now.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let mut i = crashtest_core::time::interval(std::time::Duration::from_secs(1));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let mut i = crashtest::time::interval(std::time::Duration::from_secs(1));
     /// i.reset();
     /// assert_eq!(i.tick().await.as_nanos_since_start(), 1_000_000_000);
     /// # }).unwrap();
@@ -152,8 +159,9 @@ impl Interval {
     /// The period.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let i = crashtest_core::time::interval(std::time::Duration::from_secs(2));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let i = crashtest::time::interval(std::time::Duration::from_secs(2));
     /// assert_eq!(i.period().as_secs(), 2);
     /// # }).unwrap();
     /// ```
@@ -164,8 +172,9 @@ impl Interval {
     /// What the interval does with missed ticks.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::{interval, MissedTickBehavior};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::{interval, MissedTickBehavior};
     /// let i = interval(std::time::Duration::from_secs(2));
     /// assert_eq!(i.missed_tick_behavior(), MissedTickBehavior::Burst);
     /// # }).unwrap();
@@ -177,8 +186,9 @@ impl Interval {
     /// Sets what the interval does with missed ticks.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::{interval, MissedTickBehavior};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::{interval, MissedTickBehavior};
     /// let mut i = interval(std::time::Duration::from_secs(2));
     /// i.set_missed_tick_behavior(MissedTickBehavior::Skip);
     /// # }).unwrap();

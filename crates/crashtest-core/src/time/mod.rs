@@ -28,7 +28,8 @@ use crate::world;
 /// and drift) inside a simulation, `SystemTime::now()` outside.
 ///
 /// ```
-/// use crashtest_core::{node, time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{node, time, Sim};
 /// use std::time::{Duration, UNIX_EPOCH};
 ///
 /// Sim::new(1).run(async {

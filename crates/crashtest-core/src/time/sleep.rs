@@ -24,7 +24,8 @@ use crate::world::{self, World};
 /// Waits until `duration` has elapsed.
 ///
 /// ```
-/// use crashtest_core::{time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{time, Sim};
 /// use std::time::Duration;
 ///
 /// Sim::new(1).run(async {
@@ -59,8 +60,9 @@ fn sim_parts(w: &World, deadline: Instant) -> (Instant, u32, u64) {
 /// Waits until `deadline`.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::time::{self, Instant};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::time::{self, Instant};
 /// let deadline = Instant::now() + std::time::Duration::from_millis(5);
 /// time::sleep_until(deadline).await;
 /// assert_eq!(Instant::now(), deadline);
@@ -84,8 +86,9 @@ fn real_sleep(deadline: Instant) -> Pin<Box<tokio::time::Sleep>> {
 /// The future returned by [`sleep`] and [`sleep_until`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// let sleep: crashtest_core::time::Sleep = crashtest_core::time::sleep(std::time::Duration::from_secs(2));
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// let sleep: crashtest::time::Sleep = crashtest::time::sleep(std::time::Duration::from_secs(2));
 /// sleep.await;
 /// # }).unwrap();
 /// ```
@@ -129,8 +132,9 @@ impl Sleep {
     /// When the sleep completes.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let s = crashtest_core::time::sleep(std::time::Duration::from_secs(1));
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let s = crashtest::time::sleep(std::time::Duration::from_secs(1));
     /// assert_eq!(s.deadline().as_nanos_since_start(), 1_000_000_000);
     /// # }).unwrap();
     /// ```
@@ -141,8 +145,9 @@ impl Sleep {
     /// True once the deadline has passed.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let s = crashtest_core::time::sleep(std::time::Duration::ZERO);
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let s = crashtest::time::sleep(std::time::Duration::ZERO);
     /// assert!(s.is_elapsed());
     /// # }).unwrap();
     /// ```
@@ -153,8 +158,9 @@ impl Sleep {
     /// Moves the deadline; the sleep can be awaited again.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_core::time::{self, Instant};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::time::{self, Instant};
     /// use std::time::Duration;
     /// let mut s = Box::pin(time::sleep(Duration::from_secs(10)));
     /// s.as_mut().reset(Instant::now() + Duration::from_secs(1));

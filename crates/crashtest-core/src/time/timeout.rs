@@ -11,8 +11,9 @@ use super::{Instant, Sleep, sleep, sleep_until};
 /// The error of a [`timeout`] whose deadline passed first.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::time;
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::time;
 /// let late = time::timeout(std::time::Duration::ZERO, std::future::pending::<()>()).await;
 /// let error: time::Elapsed = late.unwrap_err();
 /// assert_eq!(std::io::Error::from(error).kind(), std::io::ErrorKind::TimedOut);
@@ -38,7 +39,8 @@ impl From<Elapsed> for std::io::Error {
 /// Runs `future` for at most `duration`; `Err(Elapsed)` if it did not finish in time.
 ///
 /// ```
-/// use crashtest_core::{time, Sim};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// use crashtest::{time, Sim};
 /// use std::time::Duration;
 ///
 /// Sim::new(1).run(async {
@@ -58,8 +60,9 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// Runs `future` until `deadline` at most; see [`timeout`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// use crashtest_core::time::{self, Instant};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// # crashtest::Sim::new(1).run(async {
+/// use crashtest::time::{self, Instant};
 /// let deadline = Instant::now() + std::time::Duration::from_millis(1);
 /// assert!(time::timeout_at(deadline, std::future::pending::<()>()).await.is_err());
 /// # }).unwrap();
@@ -75,9 +78,10 @@ pin_project_lite::pin_project! {
     /// The future returned by [`timeout`] and [`timeout_at`].
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let t: crashtest_core::time::Timeout<_> =
-    ///     crashtest_core::time::timeout(std::time::Duration::from_secs(1), async { 1 });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let t: crashtest::time::Timeout<_> =
+    ///     crashtest::time::timeout(std::time::Duration::from_secs(1), async { 1 });
     /// assert_eq!(t.await, Ok(1));
     /// # }).unwrap();
     /// ```
@@ -93,8 +97,9 @@ impl<F> Timeout<F> {
     /// The wrapped future.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// let t = crashtest_core::time::timeout(std::time::Duration::from_secs(1), async { 1 });
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// # crashtest::Sim::new(1).run(async {
+    /// let t = crashtest::time::timeout(std::time::Duration::from_secs(1), async { 1 });
     /// let _inner = t.into_inner();
     /// # }).unwrap();
     /// ```

@@ -40,9 +40,10 @@ use std::collections::VecDeque;
 /// Identifies an armed timer (opaque).
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let key: crashtest_core::plumbing::TimerKey = crashtest_core::plumbing::call_at(5, || {});
-///     crashtest_core::plumbing::cancel(key);
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+/// crashtest::Sim::new(1).run(async {
+///     let key: crashtest::plumbing::TimerKey = crashtest::plumbing::call_at(5, || {});
+///     crashtest::plumbing::cancel(key);
 /// }).unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -58,8 +58,9 @@ impl ListenerState {
 /// A TCP socket listening for connections, like `tokio::net::TcpListener`.
 ///
 /// ```
-/// use crashtest_core::{node, Sim};
-/// use crashtest_net::{TcpListener, TcpStream};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::{node, Sim};
+/// use crashtest::net::{TcpListener, TcpStream};
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 ///
 /// Sim::new(1).run(async {
@@ -70,7 +71,7 @@ impl ListenerState {
 ///             stream.write_all(b"hello").await.unwrap();
 ///         }
 ///     });
-///     crashtest_core::time::sleep(std::time::Duration::from_millis(1)).await;
+///     crashtest::time::sleep(std::time::Duration::from_millis(1)).await;
 ///     let mut stream = TcpStream::connect("server:7000").await.unwrap();
 ///     let mut greeting = [0; 5];
 ///     stream.read_exact(&mut greeting).await.unwrap();
@@ -107,8 +108,9 @@ impl TcpListener {
     /// a simulation, dropping it while a host name is being resolved binds nothing either.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_net::TcpListener;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::net::TcpListener;
     /// let listener = TcpListener::bind("0.0.0.0:0").await.unwrap();
     /// assert_ne!(listener.local_addr().unwrap().port(), 0);
     /// let taken = listener.local_addr().unwrap();
@@ -139,10 +141,11 @@ impl TcpListener {
     /// next accept gets it.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_net::{TcpListener, TcpStream};
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::net::{TcpListener, TcpStream};
     /// let listener = TcpListener::bind("127.0.0.1:9000").await.unwrap();
-    /// let client = crashtest_core::spawn(TcpStream::connect("127.0.0.1:9000"));
+    /// let client = crashtest::spawn(TcpStream::connect("127.0.0.1:9000"));
     /// let (_stream, peer) = listener.accept().await.unwrap();
     /// assert_eq!(peer, client.await.unwrap().unwrap().local_addr().unwrap());
     /// # }).unwrap();
@@ -154,8 +157,9 @@ impl TcpListener {
     /// Polls for a connection: the poll form of [`TcpListener::accept`].
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_net::TcpListener;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::net::TcpListener;
     /// let listener = TcpListener::bind("0.0.0.0:9000").await.unwrap();
     /// let waker = std::task::Waker::noop();
     /// let mut cx = std::task::Context::from_waker(&waker);
@@ -181,8 +185,9 @@ impl TcpListener {
             /// The address the listener is bound to.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// let l = crashtest_net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// let l = crashtest::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
             /// assert_eq!(l.local_addr().unwrap().to_string(), "0.0.0.0:80");
             /// # }).unwrap();
             /// ```

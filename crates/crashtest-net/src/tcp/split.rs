@@ -29,10 +29,11 @@ pub(super) fn owned(socket: Shared) -> (Shared, WriteSide) {
 /// The read half of a [`TcpStream`], from [`TcpStream::into_split`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
-/// let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-/// let client = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+/// let client = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
 /// let (server, _) = listener.accept().await.unwrap();
 /// let (mut read, _write) = server.into_split();
 /// let (_, mut client_write) = client.into_split();
@@ -54,10 +55,11 @@ forward_async_io!(OwnedReadHalf => inner: AsyncRead);
 /// write direction down.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
 /// use tokio::io::AsyncWriteExt;
-/// let _listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-/// let client = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// let _listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+/// let client = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
 /// let (_read, mut write) = client.into_split();
 /// write.write_all(b"to nobody yet").await.unwrap();
 /// # }).unwrap();
@@ -90,13 +92,14 @@ forward_async_io!(WriteSide => socket: AsyncWrite);
 /// gives them back.
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-/// let a = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-/// let b = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+/// let a = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// let b = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
 /// let (a_read, a_write) = a.into_split();
 /// let (b_read, b_write) = b.into_split();
-/// let crashtest_net::tcp::ReuniteError(a_read, b_write) = a_read.reunite(b_write).unwrap_err();
+/// let crashtest::net::tcp::ReuniteError(a_read, b_write) = a_read.reunite(b_write).unwrap_err();
 /// assert!(a_read.reunite(a_write).is_ok());
 /// assert!(b_read.reunite(b_write).is_ok());
 /// # }).unwrap();
@@ -124,10 +127,11 @@ impl OwnedReadHalf {
     /// Gives both halves back if they come from different streams.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let a = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
-    /// let b = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+    /// let a = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// let b = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
     /// let (a_read, _a_write) = a.into_split();
     /// let (_b_read, b_write) = b.into_split();
     /// assert!(a_read.reunite(b_write).is_err());
@@ -161,9 +165,10 @@ impl OwnedReadHalf {
             /// The peer's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// let (read, _write) = s.into_split();
             /// assert_eq!(read.peer_addr().unwrap().port(), 1);
             /// # }).unwrap();
@@ -173,9 +178,10 @@ impl OwnedReadHalf {
             /// This end's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// let (read, _write) = s.into_split();
             /// assert!(read.local_addr().unwrap().ip().is_loopback());
             /// # }).unwrap();
@@ -197,9 +203,10 @@ impl OwnedWriteHalf {
     /// Gives both halves back if they come from different streams.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+    /// let s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
     /// let (read, write) = s.into_split();
     /// assert!(write.reunite(read).is_ok());
     /// # }).unwrap();
@@ -216,9 +223,10 @@ impl OwnedWriteHalf {
             /// The peer's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// let (_read, write) = s.into_split();
             /// assert_eq!(write.peer_addr().unwrap().port(), 1);
             /// # }).unwrap();
@@ -228,9 +236,10 @@ impl OwnedWriteHalf {
             /// This end's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// let (_read, write) = s.into_split();
             /// assert!(write.local_addr().unwrap().ip().is_loopback());
             /// # }).unwrap();
@@ -243,9 +252,10 @@ impl OwnedWriteHalf {
 /// The borrowed read half of a [`TcpStream`], from [`TcpStream::split`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
-/// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-/// let mut s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
+/// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+/// let mut s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
 /// let (read, _write) = s.split();
 /// # drop(read);
 /// # }).unwrap();
@@ -266,10 +276,11 @@ impl<'a> ReadHalf<'a> {
 /// The borrowed write half of a [`TcpStream`], from [`TcpStream::split`].
 ///
 /// ```
-/// # crashtest_core::Sim::new(1).run(async {
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// # crashtest::Sim::new(1).run(async {
 /// use tokio::io::AsyncWriteExt;
-/// # let _l = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-/// let mut s = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+/// # let _l = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+/// let mut s = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
 /// let (_read, mut write) = s.split();
 /// write.write_all(b"x").await.unwrap();
 /// # }).unwrap();

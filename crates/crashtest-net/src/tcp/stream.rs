@@ -166,8 +166,9 @@ impl AsyncWrite for Shared {
 /// simulation.
 ///
 /// ```
-/// use crashtest_core::{node, Sim};
-/// use crashtest_net::{TcpListener, TcpStream};
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+/// use crashtest::{node, Sim};
+/// use crashtest::net::{TcpListener, TcpStream};
 /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 ///
 /// Sim::new(2).run(async {
@@ -177,7 +178,7 @@ impl AsyncWrite for Shared {
 ///         let (mut reader, mut writer) = stream.into_split();
 ///         tokio::io::copy(&mut reader, &mut writer).await.unwrap();
 ///     });
-///     crashtest_core::time::sleep(std::time::Duration::from_millis(1)).await;
+///     crashtest::time::sleep(std::time::Duration::from_millis(1)).await;
 ///     let stream = TcpStream::connect("echo:7").await.unwrap();
 ///     let mut stream = BufReader::new(stream);
 ///     stream.write_all(b"ping\n").await.unwrap();
@@ -234,8 +235,9 @@ impl TcpStream {
     /// closed, and the server may have seen a connection come and go.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// use crashtest_net::TcpStream;
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// use crashtest::net::TcpStream;
     /// let err = TcpStream::connect("127.0.0.1:1").await.unwrap_err();
     /// assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
     /// # }).unwrap();
@@ -258,9 +260,10 @@ impl TcpStream {
             /// This end's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest::net::TcpStream::connect("10.0.0.0:1").await.unwrap();
             /// assert_eq!(stream.local_addr().unwrap().ip().to_string(), "10.0.0.0");
             /// # }).unwrap();
             /// ```
@@ -269,9 +272,10 @@ impl TcpStream {
             /// The other end's address.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let stream = crashtest_net::TcpStream::connect("10.0.0.0:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest::net::TcpStream::connect("10.0.0.0:1").await.unwrap();
             /// assert_eq!(stream.peer_addr().unwrap().to_string(), "10.0.0.0:1");
             /// # }).unwrap();
             /// ```
@@ -281,9 +285,10 @@ impl TcpStream {
             /// are never delayed by Nagle's algorithm there.
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// stream.set_nodelay(true).unwrap();
             /// assert!(stream.nodelay().unwrap());
             /// # }).unwrap();
@@ -293,9 +298,10 @@ impl TcpStream {
             /// The value last given to [`TcpStream::set_nodelay`].
             ///
             /// ```
-            /// # crashtest_core::Sim::new(1).run(async {
-            /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-            /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+            /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+            /// # crashtest::Sim::new(1).run(async {
+            /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+            /// let stream = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
             /// assert!(!stream.nodelay().unwrap());
             /// # }).unwrap();
             /// ```
@@ -307,9 +313,10 @@ impl TcpStream {
     /// write half shuts the write direction down, as in tokio.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+    /// let stream = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
     /// let (read, write) = stream.into_split();
     /// let stream = read.reunite(write).unwrap();
     /// # drop(stream);
@@ -326,9 +333,10 @@ impl TcpStream {
     /// Splits the stream into borrowed halves, for use within one task.
     ///
     /// ```
-    /// # crashtest_core::Sim::new(1).run(async {
-    /// # let listener = crashtest_net::TcpListener::bind("0.0.0.0:1").await.unwrap();
-    /// let mut stream = crashtest_net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// # let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+    /// let mut stream = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
     /// let (_read, _write) = stream.split();
     /// # }).unwrap();
     /// ```

@@ -1,0 +1,252 @@
+//! Regression files: the failing seeds of a test, kept in the user's repository and run first
+//! by every later `cargo test` until the user deletes them.
+//!
+//! A seed that failed once is the cheapest test there is of the bug it found: it fails again
+//! at once if the bug comes back. So a failure found by `#[crashtest::test]` (or by a sweep
+//! given `--save-failures`) is appended to `crashtest-regressions/<test>.txt` under the
+//! package's root, a file meant to be checked in, one line per seed:
+//!
+//! ```text
+//! seed 6 RAFT_BUG=vote_not_persisted # panicked at src/raft/mod.rs:373:5: server 1 recovered...
+//! ```
+//!
+//! The words after the seed are the environment the seed failed under (`NAME=value`): a line
+//! runs only where the environment agrees, since the same seed under other settings tests
+//! something else (it is skipped with a note saying what it needs). After `#` comes the
+//! reason, for the reader. Blank lines and lines starting with `#` are comments. A line that
+//! is neither is an error naming the file and line, not a silently skipped seed.
+
+use std::fmt;
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::TestSpec;
+
+/// The directory, under a package's root, that holds its tests' regression files.
+pub const DIRECTORY: &str = "crashtest-regressions";
+
+/// One saved seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Regression {
+    /// The seed.
+    pub seed: u64,
+    /// The environment it failed under: the variables that select the test's behaviour.
+    pub env: Vec<(String, String)>,
+    /// Why it failed, in one line.
+    pub reason: String,
+}
+
+impl Regression {
+    /// The variables of its environment that differ from the current process's, as
+    /// `NAME=value` (the value it needs; an empty value stands for an unset variable).
+    pub fn unmet(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+        self.env
+            .iter()
+            .filter(|(name, value)| lookup(name).unwrap_or_default() != *value)
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect()
+    }
+}
+
+impl fmt::Display for Regression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seed {}", self.seed)?;
+        for (name, value) in &self.env {
+            write!(f, " {name}={value}")?;
+        }
+        // One line whatever the reason says: a newline would start a line that is no seed.
+        let reason: String = self
+            .reason
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect();
+        if reason.is_empty() {
+            Ok(())
+        } else {
+            write!(f, " # {reason}")
+        }
+    }
+}
+
+/// A test's regression file.
+///
+/// ```
+/// use crashtest::runner::regressions::{Regression, Regressions};
+///
+/// let dir = std::env::temp_dir().join(format!("regressions-doc-{}", std::process::id()));
+/// let file = Regressions::at(dir.join("t.txt"));
+/// assert!(file.read().unwrap().is_empty());
+/// let seed = Regression { seed: 6, env: vec![("BUG".into(), "x".into())], reason: "lost a write".into() };
+/// file.append(&seed).unwrap();
+/// file.append(&seed).unwrap(); // already there: kept once
+/// assert_eq!(file.read().unwrap(), [seed]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Regressions {
+    path: PathBuf,
+}
+
+impl Regressions {
+    /// The regression file of `spec`'s test in the package rooted at `root`:
+    /// `<root>/crashtest-regressions/<crate>.<module path>.<test>.txt`.
+    pub fn of(spec: &TestSpec, root: &Path) -> Regressions {
+        let name = format!(
+            "{}.{}",
+            spec.crate_name,
+            spec.test_path().replace("::", ".")
+        );
+        Regressions::at(root.join(DIRECTORY).join(format!("{name}.txt")))
+    }
+
+    /// The regression file at `path`.
+    pub fn at(path: PathBuf) -> Regressions {
+        Regressions { path }
+    }
+
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its seeds, in file order (none if there is no file).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read, or a line is not a seed line: the error names the line.
+    pub fn read(&self) -> io::Result<Vec<Regression>> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut seeds = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let parsed = parse(line).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} of {} is not a seed line (`seed N [NAME=value ...] [# reason]`, \
+                         or a `#` comment): {line:?}",
+                        number + 1,
+                        self.path.display()
+                    ),
+                )
+            })?;
+            seeds.push(parsed);
+        }
+        Ok(seeds)
+    }
+
+    /// Appends a seed, unless a line with the same seed and environment is there already;
+    /// creates the file, with a header saying what it is, if need be. The line is written
+    /// with one `write` on a file opened for appending, so processes may share the file.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read or written.
+    pub fn append(&self, regression: &Regression) -> io::Result<bool> {
+        let known = self.read()?;
+        if known
+            .iter()
+            .any(|r| r.seed == regression.seed && r.env == regression.env)
+        {
+            return Ok(false);
+        }
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        let mut text = String::new();
+        if file.metadata()?.len() == 0 {
+            text.push_str(HEADER);
+        }
+        text.push_str(&format!("{regression}\n"));
+        file.write_all(text.as_bytes())?;
+        Ok(true)
+    }
+}
+
+const HEADER: &str = "\
+# Seeds that failed this test, run first by every `cargo test` (crashtest's regression file).
+# Check it in. Delete a line when its seed no longer tests anything; CRASHTEST_REGRESSIONS=0
+# skips them all for one run. Format: seed N [NAME=value ...] [# why it failed]
+";
+
+/// `seed N [NAME=value ...] [# reason]`.
+fn parse(line: &str) -> Option<Regression> {
+    let (fields, reason) = match line.split_once('#') {
+        Some((fields, reason)) => (fields, reason.trim()),
+        None => (line, ""),
+    };
+    let mut words = fields.split_whitespace();
+    if words.next()? != "seed" {
+        return None;
+    }
+    let seed = words.next()?.parse().ok()?;
+    let env = words
+        .map(|word| {
+            let (name, value) = word.split_once('=')?;
+            (!name.is_empty()).then(|| (name.to_owned(), value.to_owned()))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Regression {
+        seed,
+        env,
+        reason: reason.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_reads_back_as_written() {
+        let seed = Regression {
+            seed: u64::MAX,
+            env: vec![("A".into(), "1".into()), ("B".into(), String::new())],
+            reason: "panicked at a.rs:1:1: no # really\nsecond line".into(),
+        };
+        let line = seed.to_string();
+        assert_eq!(
+            line,
+            "seed 18446744073709551615 A=1 B= # panicked at a.rs:1:1: no # really"
+        );
+        let back = parse(&line).unwrap();
+        assert_eq!((back.seed, back.env), (seed.seed, seed.env));
+        assert_eq!(back.reason, "panicked at a.rs:1:1: no # really");
+    }
+
+    #[test]
+    fn a_bad_line_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("regressions-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = Regressions::at(dir.join("t.txt"));
+        std::fs::write(file.path(), "# comment\n\nseed 3\nsed 4\n").unwrap();
+        let error = file.read().unwrap_err().to_string();
+        assert!(
+            error.contains("line 4 of") && error.contains("sed 4"),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_environment_that_differs_is_named() {
+        let seed = parse("seed 1 BUG=x MODE=weak").unwrap();
+        let here = |name: &str| (name == "BUG").then(|| "x".to_owned());
+        assert_eq!(seed.unmet(&here), ["MODE=weak"]);
+    }
+}
