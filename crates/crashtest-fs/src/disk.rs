@@ -11,7 +11,9 @@
 //!
 //! Invariants:
 //! - Without failed syncs or misdirected writes, `cache` equals `durable` with the `pending`
-//!   operations applied in order. A failed sync breaks this on purpose: its writes stay in
+//!   operations applied in order. Likewise every directory's `live` names are its `durable`
+//!   names with the changes of `dir_log` that touch it applied in order (a directory sync
+//!   settles, in each directory, a prefix of the changes to it). A failed sync breaks this on purpose: its writes stay in
 //!   the cache but never reach the device (Linux's behaviour).
 //! - Every inode that a live name, a durable name, an open handle or a pending directory
 //!   change refers to exists; the others are collected.
@@ -298,6 +300,7 @@ impl Disk {
         self.next_ino += 1;
         let reused = self.inodes.insert(ino, Inode { kind, open: 0 });
         assert!(reused.is_none(), "inode numbers are never reused");
+        assert!(ino != ROOT, "the root is made with the disk, never again");
         ino
     }
 
@@ -482,6 +485,14 @@ impl Disk {
             pending + 1,
             "a write is pending until synced"
         );
+        assert!(
+            file.cache.len() as u64 >= offset + bytes.len() as u64,
+            "a write leaves the file at least as long as its end"
+        );
+        assert!(
+            file.pending.len() < 2 || file.pending[pending - 1].seq() < seq,
+            "a file's pending operations are in issue order"
+        );
         if verify::enabled() {
             let start = usize::try_from(offset).expect("a file offset fits in memory");
             assert_eq!(
@@ -498,9 +509,15 @@ impl Disk {
         self.file(ino)?;
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
+        let pending = file.pending.len();
         page::set_len(&mut file.cache, len);
         file.pending.push(DataOp::SetLen { seq, len });
         assert_eq!(file.cache.len() as u64, len, "set_len sets what reads see");
+        assert_eq!(
+            file.pending.len(),
+            pending + 1,
+            "a truncate is pending until synced"
+        );
         Ok(())
     }
 
@@ -511,6 +528,10 @@ impl Disk {
                 op.apply(&mut file.durable);
             }
             assert!(file.pending.is_empty(), "a sync leaves nothing pending");
+            assert!(
+                file.lost_writes || file.durable.len() == file.cache.len(),
+                "after a sync the device holds a file as long as reads see it"
+            );
             if verify::enabled() && !file.lost_writes {
                 assert!(
                     file.durable == file.cache,
@@ -523,8 +544,18 @@ impl Disk {
     /// A failed sync: the pending writes never reach the device (the cache keeps them).
     pub(crate) fn lose_pending(&mut self, ino: Ino) {
         if let Ok(file) = self.file_mut(ino) {
-            file.lost_writes |= !file.pending.is_empty();
+            let (had_pending, cached) = (!file.pending.is_empty(), file.cache.len());
+            file.lost_writes |= had_pending;
             file.pending.clear();
+            assert_eq!(
+                file.cache.len(),
+                cached,
+                "a failed sync leaves what reads see as it was"
+            );
+            assert!(
+                file.lost_writes || !had_pending,
+                "a failed sync that lost writes marks the file"
+            );
             assert!(
                 file.pending.is_empty(),
                 "a failed sync leaves nothing pending"
@@ -599,11 +630,21 @@ impl Disk {
             match part {
                 Part::Link { name, ino, .. } => {
                     dir.durable.insert(name.clone(), *ino);
+                    assert_eq!(
+                        dir.durable.get(name),
+                        Some(ino),
+                        "a settled link names its inode durably"
+                    );
                 }
                 Part::Unlink { name, ino, .. } => {
                     if dir.durable.get(name) == Some(ino) {
                         dir.durable.remove(name);
                     }
+                    assert_ne!(
+                        dir.durable.get(name),
+                        Some(ino),
+                        "a settled unlink leaves no durable name for its inode"
+                    );
                 }
             }
         }
@@ -760,6 +801,10 @@ impl Disk {
     /// Drops one open handle of `ino` from boot `boot` (a stale handle holds nothing).
     pub(crate) fn release(&mut self, ino: Ino, boot: u64) {
         if boot != self.boot {
+            assert!(
+                boot < self.boot,
+                "a stale handle comes from an earlier boot"
+            );
             return;
         }
         let inode = self.inode_mut(ino);
@@ -837,6 +882,43 @@ impl Disk {
             "no handle survives a crash"
         );
         self.verify();
+    }
+
+    /// Checks that every directory's live names are its durable names with the pending
+    /// changes to it applied in order (the directory half of the module's first invariant).
+    fn verify_dir_log(&self) {
+        let mut replayed: BTreeMap<Ino, BTreeMap<String, Ino>> = BTreeMap::new();
+        for (&ino, inode) in &self.inodes {
+            if let Kind::Dir(dir) = &inode.kind {
+                replayed.insert(ino, dir.durable.clone());
+            }
+        }
+        for change in &self.dir_log {
+            for part in &change.parts {
+                let names = replayed
+                    .get_mut(&part.dir())
+                    .expect("a pending change is made in an existing directory");
+                match part {
+                    Part::Link { name, ino, .. } => {
+                        names.insert(name.clone(), *ino);
+                    }
+                    Part::Unlink { name, ino, .. } => {
+                        assert_eq!(
+                            names.remove(name),
+                            Some(*ino),
+                            "a pending unlink removes a name its directory then held"
+                        );
+                    }
+                }
+            }
+        }
+        for (ino, names) in replayed {
+            assert!(
+                names == self.dir(ino).expect("replayed as a directory").live,
+                "directory {ino}: the live names are the durable ones with the pending changes \
+                 applied"
+            );
+        }
     }
 
     /// Checks every invariant of the module docs, walking the whole disk (with the core's
@@ -923,6 +1005,7 @@ impl Disk {
                 );
             }
         }
+        self.verify_dir_log();
         self.damage.verify();
         assert!(
             self.damage

@@ -245,7 +245,7 @@ impl Choices for Enumerated<'_> {
                 _ => torn((half.max(1), len), false),
             };
         }
-        match self.choices.choose(6) {
+        let fate = match self.choices.choose(6) {
             0 => SectorFate::Kept,
             1 => SectorFate::Dropped,
             2 => torn((0, half), false),
@@ -253,7 +253,14 @@ impl Choices for Enumerated<'_> {
             4 => torn((half.max(1), len), false),
             5 => torn((half.max(1), len), true),
             _ => torn((0, 0), true),
+        };
+        if let SectorFate::Torn(Tear { good, .. }) = fate {
+            assert!(
+                good.0 <= good.1 && good.1 <= len && good.1 - good.0 < len,
+                "an enumerated tear lies inside its sector and leaves a bad byte"
+            );
         }
+        fate
     }
 
     fn truncate_survives(&mut self) -> bool {

@@ -127,11 +127,25 @@ fn assert_node_dead(node: crashtest_core::node::NodeId) {
 
 impl SimFile {
     fn read_now(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
-        let room = buf.remaining();
+        assert!(
+            !matches!(self.busy, Some(Busy::Write(..) | Busy::Crashed)),
+            "a read happens only once the write before it has finished"
+        );
+        let (room, filled, start) = (buf.remaining(), buf.filled().len(), self.pos);
         let n = state::with(|s| s.read(&self.handle, self.pos, buf.initialize_unfilled()))?;
         assert!(n <= room, "a read fills at most the room it was given");
         buf.advance(n);
         self.pos += n as u64;
+        assert_eq!(
+            buf.filled().len(),
+            filled + n,
+            "a read hands over exactly the bytes it read"
+        );
+        assert_eq!(
+            self.pos,
+            start + n as u64,
+            "a read moves the cursor past the bytes read"
+        );
         Ok(())
     }
 
@@ -157,6 +171,7 @@ impl SimFile {
         let Some(Busy::Write(_, result)) = self.busy.take() else {
             unreachable!("a write is in flight")
         };
+        assert!(self.busy.is_none(), "a finished write leaves the file idle");
         Poll::Ready(Some(result))
     }
 
@@ -186,7 +201,12 @@ impl SimFile {
     /// Cancel safe: it only waits.
     async fn write_finished(&self) {
         if let Some(Busy::Write(Some(sleep), _)) = &self.busy {
-            crashtest_core::time::sleep_until(sleep.deadline()).await;
+            let deadline = sleep.deadline();
+            crashtest_core::time::sleep_until(deadline).await;
+            assert!(
+                crashtest_core::time::Instant::now() >= deadline,
+                "the write in flight has finished"
+            );
         }
     }
 
@@ -223,7 +243,12 @@ impl SimFile {
     ///
     /// Cancel safe: it changes nothing.
     async fn metadata(&self) -> io::Result<Metadata> {
-        state::with(|s| s.handle_metadata(&self.handle))
+        let metadata = state::with(|s| s.handle_metadata(&self.handle))?;
+        assert!(
+            metadata.is_file() || !self.handle.flags.writes(),
+            "a file opened for writing is a file"
+        );
+        Ok(metadata)
     }
 }
 
@@ -289,8 +314,16 @@ impl AsyncWrite for SimFile {
                 this.handle.flags.append || end == start + buf.len() as u64,
                 "a write moves the cursor past the bytes written"
             );
+            assert!(
+                end >= buf.len() as u64,
+                "a write ends past the bytes it wrote"
+            );
             this.pos = end;
         });
+        assert!(
+            result.is_ok() || this.pos == start,
+            "a failed write leaves the cursor where it was"
+        );
         let bytes = buf.len() as u64;
         let sleep = state::with(|s| s.delay(this.handle.node, bytes, false))
             .map(|delay| Box::pin(crashtest_core::time::sleep(delay)));
@@ -349,20 +382,23 @@ impl AsyncSeek for SimFile {
             }
         };
         this.seek = Some(target.ok_or_else(errors::invalid_input));
+        assert!(this.busy.is_none(), "a seek is started on an idle file");
         Ok(())
     }
 
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let this = self.get_mut();
         ready!(this.poll_settle(cx));
-        Poll::Ready(match this.seek.take() {
+        let done = match this.seek.take() {
             Some(Ok(target)) => {
                 this.pos = target;
                 Ok(target)
             }
             Some(Err(error)) => Err(error),
             None => Ok(this.pos),
-        })
+        };
+        assert!(this.seek.is_none(), "a seek completes once");
+        Poll::Ready(done)
     }
 }
 
@@ -604,6 +640,7 @@ impl OpenOptions {
         }
         state::latency(node, 0, false).await;
         let handle = state::with(|s| s.open(node, &names, flags))?;
+        assert_eq!(handle.node, node, "a file is opened on its caller's disk");
         Ok(File::sim(handle))
     }
 }

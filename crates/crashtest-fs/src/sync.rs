@@ -93,6 +93,10 @@ impl SimHandle {
             end >= buf.len() as u64,
             "a write ends past the bytes it wrote"
         );
+        assert!(
+            self.0.flags.append || end == offset + buf.len() as u64,
+            "a positioned write lands where it was asked to"
+        );
         Ok(buf.len())
     }
 
@@ -134,7 +138,9 @@ impl RealFile {
             offset,
             "a seek goes where asked"
         );
-        file.read(buf)
+        let n = file.read(buf)?;
+        assert!(n <= buf.len(), "a read fills at most its buffer");
+        Ok(n)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
@@ -144,7 +150,9 @@ impl RealFile {
             offset,
             "a seek goes where asked"
         );
-        file.write(buf)
+        let n = file.write(buf)?;
+        assert!(n <= buf.len(), "a write takes at most its buffer");
+        Ok(n)
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -449,6 +457,7 @@ impl OpenOptions {
             mutation()?;
         }
         let handle = state::with(|s| s.open(node, &names, flags))?;
+        assert_eq!(handle.node, node, "a file is opened on its caller's disk");
         Ok(File {
             inner: SimOrReal::Sim(SimHandle(handle)),
             cursor: AtomicU64::new(0),
