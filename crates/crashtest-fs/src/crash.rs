@@ -319,6 +319,13 @@ impl Before {
                 continue;
             };
             let new = &file.durable;
+            assert!(
+                new.len() >= old.len()
+                    || pending.iter().any(
+                        |op| matches!(op, DataOp::SetLen { len, .. } if *len <= new.len() as u64)
+                    ),
+                "inode {ino}: a crash shortened a file that no unsynced truncate cut"
+            );
             if pending.is_empty() {
                 assert!(
                     new == old,

@@ -104,11 +104,69 @@ pub(crate) struct FileNode {
 impl FileNode {
     /// What the cache should hold: the durable image with the pending operations applied.
     fn replayed(&self) -> Vec<u8> {
+        assert!(
+            !self.lost_writes,
+            "only a file whose syncs all succeeded is its durable image plus its pending operations"
+        );
         let mut image = self.durable.clone();
         for op in &self.pending {
             op.apply(&mut image);
         }
         image
+    }
+}
+
+impl FileNode {
+    /// Checks that what reads see agrees with the pending operations, whatever happened to
+    /// the device (this holds after a failed sync too): every byte of a pending write that no
+    /// later operation overwrote or cut reads back as written, and the length is the last
+    /// pending truncate's, grown by the writes after it (at least the writes' ends, if none).
+    fn verify_extents(&self) {
+        let mut claimed = vec![false; self.cache.len()];
+        let mut cut = self.cache.len() as u64;
+        for op in self.pending.iter().rev() {
+            match op {
+                DataOp::Write { offset, bytes, .. } => {
+                    for (at, &byte) in (*offset..).zip(bytes) {
+                        if at >= cut {
+                            break;
+                        }
+                        let at = usize::try_from(at).expect("a file offset fits in memory");
+                        if !std::mem::replace(&mut claimed[at], true) {
+                            assert_eq!(
+                                self.cache[at], byte,
+                                "byte {at} of a pending write reads back as written"
+                            );
+                        }
+                    }
+                }
+                DataOp::SetLen { len, .. } => cut = cut.min(*len),
+            }
+        }
+        let mut len: Option<u64> = None;
+        for op in &self.pending {
+            match op {
+                DataOp::Write { offset, bytes, .. } => {
+                    let end = offset + bytes.len() as u64;
+                    len = Some(len.map_or(end, |len| len.max(end)));
+                }
+                DataOp::SetLen { len: set, .. } => len = Some(*set),
+            }
+        }
+        let truncated = self
+            .pending
+            .iter()
+            .any(|op| matches!(op, DataOp::SetLen { .. }));
+        if let Some(len) = len {
+            assert!(
+                if truncated {
+                    self.cache.len() as u64 == len
+                } else {
+                    self.cache.len() as u64 >= len
+                },
+                "a file is as long as its last pending truncate and the writes after it say"
+            );
+        }
     }
 }
 
@@ -961,6 +1019,7 @@ impl Disk {
                         file.pending.iter().all(|op| op.seq() <= self.next_seq),
                         "pending operations were numbered by this disk"
                     );
+                    file.verify_extents();
                     if !file.lost_writes {
                         assert!(
                             file.replayed() == file.cache,
@@ -981,6 +1040,19 @@ impl Disk {
         assert!(
             !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),
             "the root has no name"
+        );
+        let mut reached = 0usize;
+        let mut stack = vec![ROOT];
+        while let Some(ino) = stack.pop() {
+            if let Ok(dir) = self.dir(ino) {
+                reached += dir.live.len();
+                stack.extend(dir.live.values());
+            }
+        }
+        assert_eq!(
+            reached,
+            live_names.values().sum::<usize>(),
+            "every live name is reached from the root: the live tree has no cycle"
         );
         assert!(
             self.dir_log.windows(2).all(|w| w[0].seq < w[1].seq),

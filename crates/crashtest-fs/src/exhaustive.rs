@@ -98,13 +98,22 @@ impl Enumerator {
             self.made.iter().all(|&(value, bound)| value <= bound),
             "every recorded choice is within its bound"
         );
+        let previous = self.values();
         while let Some(last) = self.made.last_mut() {
             if last.0 < last.1 {
                 last.0 += 1;
+                assert!(
+                    self.values() > previous,
+                    "cases are enumerated in increasing order, so none repeats"
+                );
                 return false;
             }
             self.made.pop();
         }
+        assert!(
+            self.made.is_empty(),
+            "an exhausted enumeration has no choice left"
+        );
         true
     }
 
@@ -459,6 +468,7 @@ impl Explorer {
         let mut cases = 0;
         loop {
             if explore.next_case() {
+                assert!(cases > 0, "an exhausted exploration ran its first case");
                 return Exploration {
                     cases,
                     exhausted: true,
