@@ -140,6 +140,11 @@ pub(crate) fn crash_before_mutation() -> bool {
 
 /// The crash point of an async mutation: if the node was crashed here, never completes (the
 /// task is dropped with its node at the end of this poll).
+///
+/// # Cancel safety
+///
+/// Cancel safe: the crash point is taken in the first poll, and dropping the future after it
+/// changes nothing (a crashed node's task is dropped anyway).
 pub(crate) async fn mutation() {
     if crash_before_mutation() {
         std::future::pending::<()>().await;
@@ -147,6 +152,11 @@ pub(crate) async fn mutation() {
 }
 
 /// Waits for the latency of an operation moving `bytes` on `node`'s disk.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only waits. The device time it booked in its first poll stays booked, as
+/// a request already sent to a device is not taken back.
 pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
     let delay = state().and_then(|state| state.delay(node, bytes, sync));
     if let Some(delay) = delay {

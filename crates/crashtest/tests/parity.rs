@@ -334,7 +334,9 @@ mod fs_parity {
     }
 
     /// Writes through a `File` the way a program cut short by a timeout does, then writes to
-    /// a file opened read-only; returns each step's outcome and what the file holds.
+    /// a file opened read-only (the write fails in the background: a sync waits for it but
+    /// does not report it, the next flush or write does); returns each step's outcome and
+    /// what the file holds.
     async fn write_behind_script(root: PathBuf) -> Vec<String> {
         let path = root.join("w");
         let mut seen = Vec::new();
@@ -350,6 +352,7 @@ mod fs_parity {
         drop(file);
         let mut read_only = fs::File::open(&path).await.unwrap();
         seen.push(outcome(read_only.write(b"x").await));
+        seen.push(outcome(read_only.sync_all().await));
         seen.push(outcome(read_only.flush().await));
         seen.push(outcome(read_only.flush().await));
         seen.push(outcome(read_only.write(b"y").await));
