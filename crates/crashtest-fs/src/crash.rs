@@ -690,6 +690,11 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
         all.push((change.seq, Unsynced::Dir(change)));
     }
     all.sort_by_key(|(seq, _)| *seq);
+    assert!(
+        all.windows(2).all(|w| w[0].0 < w[1].0),
+        "unsynced operations have distinct sequence numbers, so the weak model's prefix is one \
+         order of issue"
+    );
     let mut cut = choices.weak_cut(all.len());
     assert!(cut <= all.len(), "the weak model keeps a prefix");
     if cut < all.len()

@@ -500,6 +500,12 @@ impl Disk {
                 let ino = self.new_inode(Kind::File(FileNode::default()));
                 let name = name.to_owned();
                 self.change(vec![Part::Link { dir, name, ino }]);
+                assert!(
+                    self.file(ino).is_ok_and(|file| file.cache.is_empty()
+                        && file.durable.is_empty()
+                        && file.pending.is_empty()),
+                    "a created file starts empty, with nothing pending"
+                );
                 Ok(ino)
             }
             None => Err(errors::not_found()),

@@ -74,7 +74,8 @@ forward_async_io!(File => inner: AsyncRead, AsyncWrite, AsyncSeek);
 /// in flight, if any.
 ///
 /// Invariants: a write in flight and a kept write error never coexist (a write starts only
-/// once the error before it has been returned); a started seek waits only on an idle file.
+/// once the error before it has been returned); a started seek never waits behind a write,
+/// and takes effect before the next read or write if nothing completes it first.
 struct SimFile {
     handle: Handle,
     pos: u64,
@@ -126,6 +127,36 @@ fn assert_node_dead(node: crashtest_core::node::NodeId) {
 }
 
 impl SimFile {
+    /// Asserts the invariants of the struct's docs, which every operation finds holding.
+    fn assert_consistent(&self) {
+        let writing = matches!(self.busy, Some(Busy::Write(..)));
+        assert!(
+            !(writing && self.write_error.is_some()),
+            "a write is in flight only once the error before it was returned"
+        );
+        assert!(
+            !(writing && self.seek.is_some()),
+            "a seek is started only once the write before it has finished"
+        );
+        if matches!(self.busy, Some(Busy::Crashed)) {
+            assert_node_dead(self.handle.node);
+        }
+    }
+
+    /// A seek started and not completed takes effect before the next read or write, as on
+    /// tokio, whose background seek moves the file's cursor first; its result is not
+    /// reported there (a failed seek leaves the cursor where it was).
+    fn settle_seek(&mut self) {
+        assert!(
+            !matches!(self.busy, Some(Busy::Write(..))),
+            "a started seek never waits behind a write"
+        );
+        if let Some(Ok(target)) = self.seek.take() {
+            self.pos = target;
+        }
+        assert!(self.seek.is_none(), "a seek takes effect once");
+    }
+
     fn read_now(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
         assert!(
             !matches!(self.busy, Some(Busy::Write(..) | Busy::Crashed)),
@@ -261,7 +292,9 @@ impl AsyncRead for SimFile {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.assert_consistent();
         ready!(this.poll_settle(cx));
+        this.settle_seek();
         if this.busy.is_none() {
             let bytes = buf.remaining() as u64;
             match state::with(|s| s.delay(this.handle.node, bytes, false)) {
@@ -295,12 +328,14 @@ impl AsyncWrite for SimFile {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        this.assert_consistent();
         if let Some(kind) = this.write_error.take() {
             return Poll::Ready(Err(kind.into()));
         }
         if let Some(Err(error)) = ready!(this.poll_write_done(cx)) {
             return Poll::Ready(Err(error));
         }
+        this.settle_seek();
         // A read still waiting out its latency has not happened: the write replaces it.
         this.busy = None;
         if state::crash_before_mutation() {
@@ -337,6 +372,7 @@ impl AsyncWrite for SimFile {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.assert_consistent();
         if let Some(kind) = this.write_error.take() {
             return Poll::Ready(Err(kind.into()));
         }
@@ -359,6 +395,7 @@ impl AsyncWrite for SimFile {
 impl AsyncSeek for SimFile {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let this = self.get_mut();
+        this.assert_consistent();
         match this.busy {
             Some(Busy::Write(..)) => {
                 return Err(io::Error::other(
@@ -388,6 +425,7 @@ impl AsyncSeek for SimFile {
 
     fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let this = self.get_mut();
+        this.assert_consistent();
         ready!(this.poll_settle(cx));
         let done = match this.seek.take() {
             Some(Ok(target)) => {

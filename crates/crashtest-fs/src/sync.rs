@@ -395,6 +395,14 @@ impl Write for File {
         let n = self.write_at(buf, offset)?;
         assert!(n <= buf.len(), "a write takes at most its buffer");
         *self.cursor.get_mut() = offset + n as u64;
+        if append {
+            // Only this node's tasks touch its simulated disk, and not during this call.
+            assert_eq!(
+                self.len()?,
+                offset + n as u64,
+                "an append ends at the end of the file"
+            );
+        }
         Ok(n)
     }
 

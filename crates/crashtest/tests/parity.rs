@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crashtest::{Sim, fs, net, time};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncSeek, AsyncWriteExt};
 
 /// Runs `script` on a current-thread tokio runtime, its clock paused if `paused`.
 fn on_tokio<F: Future>(paused: bool, script: impl FnOnce() -> F) -> F::Output {
@@ -361,6 +361,16 @@ mod fs_parity {
         seen.push(outcome(read_only.write(b"z").await));
         seen.push(outcome(read_only.write(b"w").await));
         seen.push(outcome(fs::read_to_string(&path).await));
+        // A seek started and never completed still moves the cursor before the next write.
+        let mut file = fs::File::create(&path).await.unwrap();
+        file.write_all(b"abcdef").await.unwrap();
+        seen.push(outcome(file.flush().await));
+        seen.push(outcome(
+            std::pin::Pin::new(&mut file).start_seek(std::io::SeekFrom::Start(1)),
+        ));
+        seen.push(outcome(file.write_all(b"X").await));
+        seen.push(outcome(file.flush().await));
+        seen.push(outcome(fs::read_to_string(&path).await));
         seen
     }
 
@@ -406,6 +416,11 @@ mod fs_parity {
         let real = on_tokio(false, || write_behind_script(real_root));
         let sim = in_sim(|| write_behind_script(PathBuf::from("/")));
         assert_eq!(real[3], "ok \"oldnewer bytes\"", "tokio's File: {real:?}");
+        assert_eq!(
+            real.last().unwrap(),
+            "ok \"aXcdef\"",
+            "tokio's File: {real:?}"
+        );
         assert_eq!(real.len(), sim.len());
         for (step, (real, sim)) in real.iter().zip(&sim).enumerate() {
             assert_eq!(sim, real, "step {step}");
