@@ -564,6 +564,7 @@ impl Disk {
                 bytes,
                 "the cache reads back what was written"
             );
+            file.verify_extents();
         }
         Ok(())
     }
@@ -582,6 +583,9 @@ impl Disk {
             pending + 1,
             "a truncate is pending until synced"
         );
+        if verify::enabled() {
+            file.verify_extents();
+        }
         Ok(())
     }
 
