@@ -131,6 +131,14 @@ impl Choices for Sampled<'_> {
                         garbage: true,
                     },
                 };
+                assert!(
+                    tear.good.0 <= tear.good.1 && tear.good.1 <= len,
+                    "a drawn tear's good part lies inside its sector"
+                );
+                assert!(
+                    tear.good.1 - tear.good.0 < len,
+                    "a drawn tear leaves at least one bad byte"
+                );
                 SectorFate::Torn(tear)
             }
         }
@@ -311,6 +319,13 @@ impl Before {
                 continue;
             };
             let new = &file.durable;
+            assert!(
+                new.len() >= old.len()
+                    || pending.iter().any(
+                        |op| matches!(op, DataOp::SetLen { len, .. } if *len <= new.len() as u64)
+                    ),
+                "inode {ino}: a crash shortened a file that no unsynced truncate cut"
+            );
             if pending.is_empty() {
                 assert!(
                     new == old,
@@ -454,6 +469,14 @@ fn crash_strong(
             outcome.dir_changes_dropped += 1;
         }
     }
+    assert!(
+        outcome.files.windows(2).all(|w| w[0].ino < w[1].ino),
+        "files are settled once each, in inode order"
+    );
+    assert!(
+        outcome.dir_changes_dropped == 0 || outcome.dir_changes_dropped == dropped,
+        "a crash undoes the directory changes it drew, or none if they were spared"
+    );
     outcome
 }
 
@@ -550,6 +573,7 @@ fn settle_write(
         &bytes[start..end]
     };
     let end = offset + bytes.len() as u64;
+    let before = verify::enabled().then(|| durable.clone());
     for page_range in page::pieces(offset..end, PAGE_SIZE) {
         assert!(
             offset <= page_range.start && page_range.end <= end,
@@ -581,6 +605,25 @@ fn settle_write(
                 }
             }
         }
+    }
+    if let Some(before) = before {
+        let (start, end) = (offset as usize, end as usize);
+        assert!(
+            durable.len() == before.len() || durable.len() <= end,
+            "settling a write grows the image only up to the write's end"
+        );
+        let kept = start.min(before.len());
+        assert!(
+            durable.get(..kept) == Some(&before[..kept])
+                && durable
+                    .get(kept..start.min(durable.len()))
+                    .is_none_or(|gap| gap.iter().all(|&byte| byte == 0)),
+            "settling a write leaves the bytes before it as they were (a gap reads as zeros)"
+        );
+        assert!(
+            durable.get(end..).unwrap_or_default() == before.get(end..).unwrap_or_default(),
+            "settling a write leaves the bytes after it as they were"
+        );
     }
 }
 
@@ -622,6 +665,11 @@ fn tear_sector(
         let good = &data[good_start as usize..good_end as usize];
         page::write_into(durable, start + good_start, good);
     }
+    let good = (start + good_start) as usize..(start + good_end) as usize;
+    assert!(
+        good.is_empty() || durable.get(good) == Some(&data[good_start as usize..good_end as usize]),
+        "a torn sector holds its good part as written"
+    );
 }
 
 /// An unsynced operation of the disk, in issue order, for the weak model.
@@ -642,6 +690,11 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
         all.push((change.seq, Unsynced::Dir(change)));
     }
     all.sort_by_key(|(seq, _)| *seq);
+    assert!(
+        all.windows(2).all(|w| w[0].0 < w[1].0),
+        "unsynced operations have distinct sequence numbers, so the weak model's prefix is one \
+         order of issue"
+    );
     let mut cut = choices.weak_cut(all.len());
     assert!(cut <= all.len(), "the weak model keeps a prefix");
     if cut < all.len()

@@ -11,7 +11,9 @@
 //!
 //! Invariants:
 //! - Without failed syncs or misdirected writes, `cache` equals `durable` with the `pending`
-//!   operations applied in order. A failed sync breaks this on purpose: its writes stay in
+//!   operations applied in order. Likewise every directory's `live` names are its `durable`
+//!   names with the changes of `dir_log` that touch it applied in order (a directory sync
+//!   settles, in each directory, a prefix of the changes to it). A failed sync breaks this on purpose: its writes stay in
 //!   the cache but never reach the device (Linux's behaviour).
 //! - Every inode that a live name, a durable name, an open handle or a pending directory
 //!   change refers to exists; the others are collected.
@@ -102,11 +104,69 @@ pub(crate) struct FileNode {
 impl FileNode {
     /// What the cache should hold: the durable image with the pending operations applied.
     fn replayed(&self) -> Vec<u8> {
+        assert!(
+            !self.lost_writes,
+            "only a file whose syncs all succeeded is its durable image plus its pending operations"
+        );
         let mut image = self.durable.clone();
         for op in &self.pending {
             op.apply(&mut image);
         }
         image
+    }
+}
+
+impl FileNode {
+    /// Checks that what reads see agrees with the pending operations, whatever happened to
+    /// the device (this holds after a failed sync too): every byte of a pending write that no
+    /// later operation overwrote or cut reads back as written, and the length is the last
+    /// pending truncate's, grown by the writes after it (at least the writes' ends, if none).
+    fn verify_extents(&self) {
+        let mut claimed = vec![false; self.cache.len()];
+        let mut cut = self.cache.len() as u64;
+        for op in self.pending.iter().rev() {
+            match op {
+                DataOp::Write { offset, bytes, .. } => {
+                    for (at, &byte) in (*offset..).zip(bytes) {
+                        if at >= cut {
+                            break;
+                        }
+                        let at = usize::try_from(at).expect("a file offset fits in memory");
+                        if !std::mem::replace(&mut claimed[at], true) {
+                            assert_eq!(
+                                self.cache[at], byte,
+                                "byte {at} of a pending write reads back as written"
+                            );
+                        }
+                    }
+                }
+                DataOp::SetLen { len, .. } => cut = cut.min(*len),
+            }
+        }
+        let mut len: Option<u64> = None;
+        for op in &self.pending {
+            match op {
+                DataOp::Write { offset, bytes, .. } => {
+                    let end = offset + bytes.len() as u64;
+                    len = Some(len.map_or(end, |len| len.max(end)));
+                }
+                DataOp::SetLen { len: set, .. } => len = Some(*set),
+            }
+        }
+        let truncated = self
+            .pending
+            .iter()
+            .any(|op| matches!(op, DataOp::SetLen { .. }));
+        if let Some(len) = len {
+            assert!(
+                if truncated {
+                    self.cache.len() as u64 == len
+                } else {
+                    self.cache.len() as u64 >= len
+                },
+                "a file is as long as its last pending truncate and the writes after it say"
+            );
+        }
     }
 }
 
@@ -298,6 +358,7 @@ impl Disk {
         self.next_ino += 1;
         let reused = self.inodes.insert(ino, Inode { kind, open: 0 });
         assert!(reused.is_none(), "inode numbers are never reused");
+        assert!(ino != ROOT, "the root is made with the disk, never again");
         ino
     }
 
@@ -439,6 +500,12 @@ impl Disk {
                 let ino = self.new_inode(Kind::File(FileNode::default()));
                 let name = name.to_owned();
                 self.change(vec![Part::Link { dir, name, ino }]);
+                assert!(
+                    self.file(ino).is_ok_and(|file| file.cache.is_empty()
+                        && file.durable.is_empty()
+                        && file.pending.is_empty()),
+                    "a created file starts empty, with nothing pending"
+                );
                 Ok(ino)
             }
             None => Err(errors::not_found()),
@@ -482,6 +549,14 @@ impl Disk {
             pending + 1,
             "a write is pending until synced"
         );
+        assert!(
+            file.cache.len() as u64 >= offset + bytes.len() as u64,
+            "a write leaves the file at least as long as its end"
+        );
+        assert!(
+            file.pending.len() < 2 || file.pending[pending - 1].seq() < seq,
+            "a file's pending operations are in issue order"
+        );
         if verify::enabled() {
             let start = usize::try_from(offset).expect("a file offset fits in memory");
             assert_eq!(
@@ -489,6 +564,7 @@ impl Disk {
                 bytes,
                 "the cache reads back what was written"
             );
+            file.verify_extents();
         }
         Ok(())
     }
@@ -498,9 +574,18 @@ impl Disk {
         self.file(ino)?;
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
+        let pending = file.pending.len();
         page::set_len(&mut file.cache, len);
         file.pending.push(DataOp::SetLen { seq, len });
         assert_eq!(file.cache.len() as u64, len, "set_len sets what reads see");
+        assert_eq!(
+            file.pending.len(),
+            pending + 1,
+            "a truncate is pending until synced"
+        );
+        if verify::enabled() {
+            file.verify_extents();
+        }
         Ok(())
     }
 
@@ -511,6 +596,10 @@ impl Disk {
                 op.apply(&mut file.durable);
             }
             assert!(file.pending.is_empty(), "a sync leaves nothing pending");
+            assert!(
+                file.lost_writes || file.durable.len() == file.cache.len(),
+                "after a sync the device holds a file as long as reads see it"
+            );
             if verify::enabled() && !file.lost_writes {
                 assert!(
                     file.durable == file.cache,
@@ -523,8 +612,18 @@ impl Disk {
     /// A failed sync: the pending writes never reach the device (the cache keeps them).
     pub(crate) fn lose_pending(&mut self, ino: Ino) {
         if let Ok(file) = self.file_mut(ino) {
-            file.lost_writes |= !file.pending.is_empty();
+            let (had_pending, cached) = (!file.pending.is_empty(), file.cache.len());
+            file.lost_writes |= had_pending;
             file.pending.clear();
+            assert_eq!(
+                file.cache.len(),
+                cached,
+                "a failed sync leaves what reads see as it was"
+            );
+            assert!(
+                file.lost_writes || !had_pending,
+                "a failed sync that lost writes marks the file"
+            );
             assert!(
                 file.pending.is_empty(),
                 "a failed sync leaves nothing pending"
@@ -599,11 +698,21 @@ impl Disk {
             match part {
                 Part::Link { name, ino, .. } => {
                     dir.durable.insert(name.clone(), *ino);
+                    assert_eq!(
+                        dir.durable.get(name),
+                        Some(ino),
+                        "a settled link names its inode durably"
+                    );
                 }
                 Part::Unlink { name, ino, .. } => {
                     if dir.durable.get(name) == Some(ino) {
                         dir.durable.remove(name);
                     }
+                    assert_ne!(
+                        dir.durable.get(name),
+                        Some(ino),
+                        "a settled unlink leaves no durable name for its inode"
+                    );
                 }
             }
         }
@@ -760,6 +869,10 @@ impl Disk {
     /// Drops one open handle of `ino` from boot `boot` (a stale handle holds nothing).
     pub(crate) fn release(&mut self, ino: Ino, boot: u64) {
         if boot != self.boot {
+            assert!(
+                boot < self.boot,
+                "a stale handle comes from an earlier boot"
+            );
             return;
         }
         let inode = self.inode_mut(ino);
@@ -839,6 +952,43 @@ impl Disk {
         self.verify();
     }
 
+    /// Checks that every directory's live names are its durable names with the pending
+    /// changes to it applied in order (the directory half of the module's first invariant).
+    fn verify_dir_log(&self) {
+        let mut replayed: BTreeMap<Ino, BTreeMap<String, Ino>> = BTreeMap::new();
+        for (&ino, inode) in &self.inodes {
+            if let Kind::Dir(dir) = &inode.kind {
+                replayed.insert(ino, dir.durable.clone());
+            }
+        }
+        for change in &self.dir_log {
+            for part in &change.parts {
+                let names = replayed
+                    .get_mut(&part.dir())
+                    .expect("a pending change is made in an existing directory");
+                match part {
+                    Part::Link { name, ino, .. } => {
+                        names.insert(name.clone(), *ino);
+                    }
+                    Part::Unlink { name, ino, .. } => {
+                        assert_eq!(
+                            names.remove(name),
+                            Some(*ino),
+                            "a pending unlink removes a name its directory then held"
+                        );
+                    }
+                }
+            }
+        }
+        for (ino, names) in replayed {
+            assert!(
+                names == self.dir(ino).expect("replayed as a directory").live,
+                "directory {ino}: the live names are the durable ones with the pending changes \
+                 applied"
+            );
+        }
+    }
+
     /// Checks every invariant of the module docs, walking the whole disk (with the core's
     /// verify switch only).
     pub(crate) fn verify(&self) {
@@ -879,6 +1029,7 @@ impl Disk {
                         file.pending.iter().all(|op| op.seq() <= self.next_seq),
                         "pending operations were numbered by this disk"
                     );
+                    file.verify_extents();
                     if !file.lost_writes {
                         assert!(
                             file.replayed() == file.cache,
@@ -899,6 +1050,19 @@ impl Disk {
         assert!(
             !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),
             "the root has no name"
+        );
+        let mut reached = 0usize;
+        let mut stack = vec![ROOT];
+        while let Some(ino) = stack.pop() {
+            if let Ok(dir) = self.dir(ino) {
+                reached += dir.live.len();
+                stack.extend(dir.live.values());
+            }
+        }
+        assert_eq!(
+            reached,
+            live_names.values().sum::<usize>(),
+            "every live name is reached from the root: the live tree has no cycle"
         );
         assert!(
             self.dir_log.windows(2).all(|w| w[0].seq < w[1].seq),
@@ -923,6 +1087,7 @@ impl Disk {
                 );
             }
         }
+        self.verify_dir_log();
         self.damage.verify();
         assert!(
             self.damage

@@ -12,6 +12,11 @@ use std::io::{self, ErrorKind};
 #[cfg(unix)]
 fn os_error(code: i32, kind: ErrorKind, _message: &str) -> io::Error {
     let error = io::Error::from_raw_os_error(code);
+    assert_eq!(
+        error.raw_os_error(),
+        Some(code),
+        "the error carries the errno the real call sets"
+    );
     assert!(
         kind == ErrorKind::Other || error.kind() == kind,
         "errno {code} has kind {:?} here, not {kind:?}",

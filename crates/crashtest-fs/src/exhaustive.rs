@@ -98,13 +98,22 @@ impl Enumerator {
             self.made.iter().all(|&(value, bound)| value <= bound),
             "every recorded choice is within its bound"
         );
+        let previous = self.values();
         while let Some(last) = self.made.last_mut() {
             if last.0 < last.1 {
                 last.0 += 1;
+                assert!(
+                    self.values() > previous,
+                    "cases are enumerated in increasing order, so none repeats"
+                );
                 return false;
             }
             self.made.pop();
         }
+        assert!(
+            self.made.is_empty(),
+            "an exhausted enumeration has no choice left"
+        );
         true
     }
 
@@ -245,7 +254,7 @@ impl Choices for Enumerated<'_> {
                 _ => torn((half.max(1), len), false),
             };
         }
-        match self.choices.choose(6) {
+        let fate = match self.choices.choose(6) {
             0 => SectorFate::Kept,
             1 => SectorFate::Dropped,
             2 => torn((0, half), false),
@@ -253,7 +262,14 @@ impl Choices for Enumerated<'_> {
             4 => torn((half.max(1), len), false),
             5 => torn((half.max(1), len), true),
             _ => torn((0, 0), true),
+        };
+        if let SectorFate::Torn(Tear { good, .. }) = fate {
+            assert!(
+                good.0 <= good.1 && good.1 <= len && good.1 - good.0 < len,
+                "an enumerated tear lies inside its sector and leaves a bad byte"
+            );
         }
+        fate
     }
 
     fn truncate_survives(&mut self) -> bool {
@@ -461,6 +477,7 @@ impl Explorer {
         let mut cases = 0;
         loop {
             if explore.next_case() {
+                assert!(cases > 0, "an exhausted exploration ran its first case");
                 return Exploration {
                     cases,
                     exhausted: true,

@@ -51,7 +51,12 @@ fn sectors_of(range: Range<u64>) -> Range<u64> {
     if range.is_empty() {
         return 0..0;
     }
-    range.start / SECTOR_SIZE..(range.end - 1) / SECTOR_SIZE + 1
+    let sectors = range.start / SECTOR_SIZE..(range.end - 1) / SECTOR_SIZE + 1;
+    assert!(
+        sectors.start * SECTOR_SIZE <= range.start && range.end <= sectors.end * SECTOR_SIZE,
+        "the sectors of a range cover it"
+    );
+    sectors
 }
 
 impl Damage {
@@ -71,8 +76,16 @@ impl Damage {
             }
         }
         assert!(
-            sectors_of(range).all(|sector| !self.corrupt.contains(&(ino, sector))),
+            sectors_of(range.clone()).all(|sector| !self.corrupt.contains(&(ino, sector))),
             "a write heals every sector it covers"
+        );
+        assert!(
+            sectors_of(range).all(|sector| {
+                self.zones
+                    .get(&(ino, sector * SECTOR_SIZE / zone_size))
+                    .is_none_or(|zone| !zone.sectors.contains(&sector))
+            }),
+            "a healed sector counts against no zone"
         );
     }
 
@@ -249,6 +262,10 @@ pub(crate) fn corrupt_on_read(
     let existed = damage.zones.contains_key(&(ino, zone));
     damage.corrupt.insert((ino, sector));
     damage.mark(ino, zone, &path, std::iter::once(sector));
+    assert!(
+        damage.zones[&(ino, zone)].sectors.contains(&sector),
+        "a corrupt sector lies in a damaged zone"
+    );
     assert_budget(disks, node, (ino, zone), existed, faults);
     Some(format!("read corruption: {path} sector {sector}"))
 }
@@ -304,6 +321,12 @@ pub(crate) fn misdirect(
         damage.corrupt.remove(&(ino, sector));
     }
     let stale = sectors_of(write.clone()).chain(sectors_of(landed..landed + len));
+    assert!(
+        stale
+            .clone()
+            .all(|sector| sector * SECTOR_SIZE / faults.zone_size == zone),
+        "a misdirected write damages its own zone only, the one the budget allowed"
+    );
     damage.mark(ino, zone, &path, stale);
     assert_budget(disks, node, (ino, zone), existed, faults);
     let text = format!(

@@ -1,10 +1,13 @@
 //! The async `File` and its `OpenOptions`, shaped like `tokio::fs`.
 //!
 //! Inside a simulation a `File` is a handle on the calling node's disk with its own cursor.
-//! A write goes to the page cache when it is first polled and then waits out the disk's
-//! latency; a read waits out the latency and then reads. `sync_all`/`sync_data` make the
-//! file's writes durable when they complete (a crash while one waits leaves them unsynced).
-//! Outside a simulation a `File` is a `tokio::fs::File`.
+//! Like tokio's `File` it is write-behind: a write puts its bytes in the page cache and
+//! returns at once, and the file's next operation (write, flush, read, seek, sync, `set_len`)
+//! first waits out that write's latency; a write's failure is returned by the next write or
+//! flush. So a write's result is never given for another buffer. A read waits out the latency
+//! and then reads. `sync_all`/`sync_data` make the file's writes durable when they complete
+//! (a crash while one waits leaves them unsynced). Outside a simulation a `File` is a
+//! `tokio::fs::File`.
 //!
 //! Each mutating call (a write, `set_len`, a sync, an open that creates or truncates) is a
 //! crash point for [`crate::exhaustive`]: if the exploration crashes the node there, the call
@@ -33,14 +36,13 @@ use crate::state::{self, Handle};
 ///
 /// # Cancel safety
 ///
-/// Inside a simulation: a read takes its bytes when its latency has passed, in the poll
-/// that returns them, so a dropped read loses nothing. A write is not cancel safe: it puts
-/// its bytes in the page cache in its first poll, then waits out the latency. Dropped
-/// during that wait, its bytes are written, and the file's next write or flush finishes the
-/// wait and returns the dropped write's result, not writing its own buffer in that call (so
-/// after a dropped write, `flush` before writing again). A seek completes at once. Outside a
-/// simulation these are tokio's `File`'s rules: a write is buffered and returns at once, and
-/// the next operation waits for it.
+/// Inside and outside a simulation alike (tokio's rules): a write copies its buffer and
+/// returns at once, so a write future is never dropped with its buffer half-taken; a poll
+/// that has to wait first waits for the previous write, and dropped then it has written
+/// nothing of its own buffer. The next write or flush returns a failed write's error, so
+/// `flush` before relying on the writes (a sync does not report it). A read takes its bytes
+/// in the poll that returns them, so a dropped read loses nothing. A seek completes once the
+/// write in flight has.
 ///
 /// ```
 /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
@@ -70,20 +72,29 @@ pub struct File {
 forward_async_io!(File => inner: AsyncRead, AsyncWrite, AsyncSeek);
 
 /// The simulated side of a `File`: a handle on the node's disk, its cursor, and the operation
-/// waiting out the disk's latency, if any.
+/// in flight, if any.
+///
+/// Invariants: a write in flight and a kept write error never coexist (a write starts only
+/// once the error before it has been returned); a started seek never waits behind a write,
+/// and takes effect before the next read or write if nothing completes it first.
 struct SimFile {
     handle: Handle,
     pos: u64,
     busy: Option<Busy>,
+    /// The failure of a write that a read or a seek waited for: the next write or flush
+    /// returns it. Only its kind is kept, as tokio does.
+    write_error: Option<io::ErrorKind>,
     seek: Option<io::Result<u64>>,
 }
 
-/// An operation of a `SimFile` waiting out its latency.
+/// An operation of a `SimFile` in flight.
 enum Busy {
-    /// A read: it happens when the wait ends.
+    /// A read waiting out its latency: it reads when the wait ends, so until then nothing
+    /// has happened and dropping it loses nothing.
     Read(Pin<Box<Sleep>>),
-    /// A write, already in the page cache, with its result.
-    Write(Pin<Box<Sleep>>, io::Result<usize>),
+    /// A write, already in the page cache (or failed), waiting out its latency (if the disk
+    /// has any); its result is for the file's next operation, as with tokio's write-behind.
+    Write(Option<Pin<Box<Sleep>>>, io::Result<()>),
     /// The node was crashed before this write: nothing will complete.
     Crashed,
 }
@@ -117,50 +128,164 @@ fn assert_node_dead(node: crashtest_core::node::NodeId) {
 }
 
 impl SimFile {
+    /// Asserts the invariants of the struct's docs, which every operation finds holding.
+    fn assert_consistent(&self) {
+        let writing = matches!(self.busy, Some(Busy::Write(..)));
+        assert!(
+            !(writing && self.write_error.is_some()),
+            "a write is in flight only once the error before it was returned"
+        );
+        assert!(
+            !(writing && self.seek.is_some()),
+            "a seek is started only once the write before it has finished"
+        );
+        if matches!(self.busy, Some(Busy::Crashed)) {
+            assert_node_dead(self.handle.node);
+        }
+    }
+
+    /// A seek started and not completed takes effect before the next read or write, as on
+    /// tokio, whose background seek moves the file's cursor first; its result is not
+    /// reported there (a failed seek leaves the cursor where it was).
+    fn settle_seek(&mut self) {
+        assert!(
+            !matches!(self.busy, Some(Busy::Write(..))),
+            "a started seek never waits behind a write"
+        );
+        if let Some(Ok(target)) = self.seek.take() {
+            self.pos = target;
+        }
+        assert!(self.seek.is_none(), "a seek takes effect once");
+    }
+
     fn read_now(&mut self, buf: &mut ReadBuf<'_>) -> io::Result<()> {
-        let room = buf.remaining();
+        assert!(
+            !matches!(self.busy, Some(Busy::Write(..) | Busy::Crashed)),
+            "a read happens only once the write before it has finished"
+        );
+        let (room, filled, start) = (buf.remaining(), buf.filled().len(), self.pos);
         let n = state::with(|s| s.read(&self.handle, self.pos, buf.initialize_unfilled()))?;
         assert!(n <= room, "a read fills at most the room it was given");
         buf.advance(n);
         self.pos += n as u64;
+        assert_eq!(
+            buf.filled().len(),
+            filled + n,
+            "a read hands over exactly the bytes it read"
+        );
+        assert_eq!(
+            self.pos,
+            start + n as u64,
+            "a read moves the cursor past the bytes read"
+        );
         Ok(())
     }
 
-    fn poll_busy_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        let Some(Busy::Write(sleep, _)) = &mut self.busy else {
-            unreachable!("a write is waiting")
-        };
-        ready!(sleep.as_mut().poll(cx));
+    /// Waits for the write in flight and takes its result; `None` if no write is in flight
+    /// (a read waiting out its latency stays where it is).
+    fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<()>>> {
+        match &mut self.busy {
+            Some(Busy::Write(sleep, _)) => {
+                assert!(
+                    self.write_error.is_none(),
+                    "a write is in flight only once the error before it was returned"
+                );
+                if let Some(sleep) = sleep {
+                    ready!(sleep.as_mut().poll(cx));
+                }
+            }
+            Some(Busy::Crashed) => {
+                assert_node_dead(self.handle.node);
+                return Poll::Pending;
+            }
+            Some(Busy::Read(_)) | None => return Poll::Ready(None),
+        }
         let Some(Busy::Write(_, result)) = self.busy.take() else {
-            unreachable!("a write is waiting")
+            unreachable!("a write is in flight")
         };
         assert!(self.busy.is_none(), "a finished write leaves the file idle");
-        Poll::Ready(result)
+        Poll::Ready(Some(result))
     }
 
+    /// Waits for the write in flight; a failure is kept for the next write or flush (a read
+    /// or a seek does not report it, as with tokio).
+    fn poll_settle(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(Err(error)) = ready!(self.poll_write_done(cx)) {
+            assert!(
+                self.write_error.is_none(),
+                "one write error is kept at a time"
+            );
+            self.write_error = Some(error.kind());
+        }
+        assert!(
+            !matches!(self.busy, Some(Busy::Write(..) | Busy::Crashed)),
+            "a settled file has no write in flight"
+        );
+        Poll::Ready(())
+    }
+
+    /// Waits until the write in flight (if any) has finished, without taking its result: the
+    /// next write, flush, read or seek takes it. An operation through `&self` cannot take
+    /// it, and so leaves it for them, as tokio's do.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    async fn write_finished(&self) {
+        if let Some(Busy::Write(Some(sleep), _)) = &self.busy {
+            let deadline = sleep.deadline();
+            crashtest_core::time::sleep_until(deadline).await;
+            assert!(
+                crashtest_core::time::Instant::now() >= deadline,
+                "the write in flight has finished"
+            );
+        }
+    }
+
+    /// # Cancel safety
+    ///
+    /// Dropped before it completes, nothing was synced (see [`File::sync_all`]).
     async fn sync_all(&self) -> io::Result<()> {
+        self.write_finished().await;
         state::mutation().await;
         state::latency(self.handle.node, 0, true).await;
         state::with(|s| s.sync(&self.handle))
     }
 
     /// The same as `sync_all`: the file's length is part of the data a read needs.
+    ///
+    /// # Cancel safety
+    ///
+    /// As `sync_all`.
     async fn sync_data(&self) -> io::Result<()> {
         self.sync_all().await
     }
 
+    /// # Cancel safety
+    ///
+    /// Dropped before it completes, the length is as it was.
     async fn set_len(&self, size: u64) -> io::Result<()> {
+        self.write_finished().await;
         state::mutation().await;
         state::latency(self.handle.node, 0, false).await;
         state::with(|s| s.set_len(&self.handle, size))
     }
 
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it changes nothing.
     async fn metadata(&self) -> io::Result<Metadata> {
-        state::with(|s| s.handle_metadata(&self.handle))
+        let metadata = state::with(|s| s.handle_metadata(&self.handle))?;
+        assert!(
+            metadata.is_file() || !self.handle.flags.writes(),
+            "a file opened for writing is a file"
+        );
+        Ok(metadata)
     }
 }
 
-/// A read waits out the disk's latency, then reads what the page cache holds then.
+/// A read first waits for the write in flight (keeping its failure for the next write or
+/// flush), then waits out the disk's latency and reads what the page cache holds then.
 impl AsyncRead for SimFile {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -168,8 +293,10 @@ impl AsyncRead for SimFile {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if !matches!(this.busy, Some(Busy::Read(_))) {
-            this.busy = None;
+        this.assert_consistent();
+        ready!(this.poll_settle(cx));
+        this.settle_seek();
+        if this.busy.is_none() {
             let bytes = buf.remaining() as u64;
             match state::with(|s| s.delay(this.handle.node, bytes, false)) {
                 None => return Poll::Ready(this.read_now(buf)),
@@ -190,9 +317,11 @@ impl AsyncRead for SimFile {
     }
 }
 
-/// A write reaches the page cache on its first poll, then waits out the latency; flushing
-/// waits for that write, and shutting down is a flush (a file has no write direction to
-/// close).
+/// Write-behind, as tokio's `File`: a write first waits for the write before it (returning
+/// that one's failure, if it failed, without writing its own buffer), then puts its bytes in
+/// the page cache and returns at once; its latency and result are for the next operation.
+/// Flushing waits for the write in flight and returns its result; shutting down is a flush (a
+/// file has no write direction to close).
 impl AsyncWrite for SimFile {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -200,14 +329,16 @@ impl AsyncWrite for SimFile {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match &this.busy {
-            Some(Busy::Write(..)) => return this.poll_busy_write(cx),
-            Some(Busy::Crashed) => {
-                assert_node_dead(this.handle.node);
-                return Poll::Pending;
-            }
-            Some(Busy::Read(_)) | None => this.busy = None,
+        this.assert_consistent();
+        if let Some(kind) = this.write_error.take() {
+            return Poll::Ready(Err(kind.into()));
         }
+        if let Some(Err(error)) = ready!(this.poll_write_done(cx)) {
+            return Poll::Ready(Err(error));
+        }
+        this.settle_seek();
+        // A read still waiting out its latency has not happened: the write replaces it.
+        this.busy = None;
         if state::crash_before_mutation() {
             this.busy = Some(Busy::Crashed);
             return Poll::Pending;
@@ -219,30 +350,39 @@ impl AsyncWrite for SimFile {
                 this.handle.flags.append || end == start + buf.len() as u64,
                 "a write moves the cursor past the bytes written"
             );
+            assert!(
+                end >= buf.len() as u64,
+                "a write ends past the bytes it wrote"
+            );
             this.pos = end;
-            buf.len()
         });
+        assert!(
+            result.is_ok() || this.pos == start,
+            "a failed write leaves the cursor where it was"
+        );
         let bytes = buf.len() as u64;
-        match state::with(|s| s.delay(this.handle.node, bytes, false)) {
-            None => Poll::Ready(result),
-            Some(delay) => {
-                let sleep = Box::pin(crashtest_core::time::sleep(delay));
-                this.busy = Some(Busy::Write(sleep, result));
-                this.poll_busy_write(cx)
-            }
-        }
+        let sleep = state::with(|s| s.delay(this.handle.node, bytes, false))
+            .map(|delay| Box::pin(crashtest_core::time::sleep(delay)));
+        this.busy = Some(Busy::Write(sleep, result));
+        assert!(
+            this.write_error.is_none(),
+            "a write starts only once the error before it was returned"
+        );
+        Poll::Ready(Ok(buf.len()))
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        match &this.busy {
-            Some(Busy::Write(..)) => this.poll_busy_write(cx).map_ok(|_| ()),
-            Some(Busy::Crashed) => {
-                assert_node_dead(this.handle.node);
-                Poll::Pending
-            }
-            Some(Busy::Read(_)) | None => Poll::Ready(Ok(())),
+        this.assert_consistent();
+        if let Some(kind) = this.write_error.take() {
+            return Poll::Ready(Err(kind.into()));
         }
+        let done = ready!(this.poll_write_done(cx));
+        assert!(
+            !matches!(this.busy, Some(Busy::Write(..))),
+            "a flush leaves no write in flight"
+        );
+        Poll::Ready(done.unwrap_or(Ok(())))
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -250,10 +390,27 @@ impl AsyncWrite for SimFile {
     }
 }
 
-/// A seek moves the cursor only: it completes at once.
+/// A seek waits for the write in flight (keeping its failure for the next write or flush),
+/// then moves the cursor at once. As with tokio, `start_seek` with a write still in flight is
+/// an error: `poll_complete` first.
 impl AsyncSeek for SimFile {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let this = self.get_mut();
+        this.assert_consistent();
+        match this.busy {
+            Some(Busy::Write(..)) => {
+                return Err(io::Error::other(
+                    "a write of this file is still in flight: complete it (poll_complete) \
+                     before starting a seek",
+                ));
+            }
+            Some(Busy::Crashed) => {
+                assert_node_dead(this.handle.node);
+                return Err(errors::io_error());
+            }
+            // A read still waiting out its latency has not happened: the seek replaces it.
+            Some(Busy::Read(_)) | None => this.busy = None,
+        }
         let target = match position {
             SeekFrom::Start(offset) => Some(offset),
             SeekFrom::Current(delta) => this.pos.checked_add_signed(delta),
@@ -263,24 +420,24 @@ impl AsyncSeek for SimFile {
             }
         };
         this.seek = Some(target.ok_or_else(errors::invalid_input));
-        assert!(
-            this.seek.is_some(),
-            "a started seek waits for its completion"
-        );
+        assert!(this.busy.is_none(), "a seek is started on an idle file");
         Ok(())
     }
 
-    fn poll_complete(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<u64>> {
+    fn poll_complete(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<u64>> {
         let this = self.get_mut();
-        Poll::Ready(match this.seek.take() {
+        this.assert_consistent();
+        ready!(this.poll_settle(cx));
+        let done = match this.seek.take() {
             Some(Ok(target)) => {
                 this.pos = target;
-                assert!(this.seek.is_none(), "a seek completes once");
                 Ok(target)
             }
             Some(Err(error)) => Err(error),
             None => Ok(this.pos),
-        })
+        };
+        assert!(this.seek.is_none(), "a seek completes once");
+        Poll::Ready(done)
     }
 }
 
@@ -291,6 +448,7 @@ impl File {
                 handle,
                 pos: 0,
                 busy: None,
+                write_error: None,
                 seek: None,
             }),
         }
@@ -390,6 +548,10 @@ impl File {
             /// [`File::open`]: its entries). If it fails, the writes it should have saved are lost
             /// for good, though reads may go on returning them until the node crashes.
             ///
+            /// It first waits for the write in flight, but does not report that write's failure:
+            /// as with tokio, the next write or flush does, so `flush` before syncing to learn
+            /// of it.
+            ///
             /// # Cancel safety
             ///
             /// Not cancel safe in the sense that matters: dropped before it completes, the file
@@ -403,6 +565,7 @@ impl File {
             /// use tokio::io::AsyncWriteExt;
             /// let mut file = crashtest::fs::File::create("/f").await.unwrap();
             /// file.write_all(b"durable").await.unwrap();
+            /// file.flush().await.unwrap(); // reports the write's failure, if it failed
             /// file.sync_all().await.unwrap();
             /// # }).unwrap();
             /// ```
@@ -426,7 +589,8 @@ impl File {
             pub async fn sync_data(&self) -> io::Result<()>;
 
             /// Cuts or extends the file to `size` bytes (extension reads as zeros); the cursor does
-            /// not move. Pending until synced, like a write.
+            /// not move. Pending until synced, like a write. It first waits for the write in
+            /// flight, leaving that write's failure for the next write or flush.
             ///
             /// # Cancel safety
             ///
@@ -525,6 +689,7 @@ impl OpenOptions {
         }
         state::latency(node, 0, false).await;
         let handle = state::with(|s| s.open(node, &names, flags))?;
+        assert_eq!(handle.node, node, "a file is opened on its caller's disk");
         Ok(File::sim(handle))
     }
 }

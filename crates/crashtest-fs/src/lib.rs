@@ -30,6 +30,7 @@
 //!         }
 //!         let mut file = fs::File::create("/state").await.unwrap();
 //!         file.write_all(b"v1").await.unwrap();
+//!         file.flush().await.unwrap(); // a write's error comes here, not from sync_all
 //!         file.sync_all().await.unwrap();
 //!         fs::sync_dir("/").await.unwrap();
 //!         std::future::pending::<()>().await;
@@ -81,7 +82,10 @@
 //!    two nodes, always has an intact copy; writing a damaged sector heals it.
 //! 7. **Errors are the real ones.** Injected errors are `EIO` (read, write, sync) and
 //!    `ENOSPC` (growth); neither changes what is durable (except 5). Operations of a node
-//!    that has been killed, and handles opened before its last crash, fail with `EIO`.
+//!    that has been killed, and handles opened before its last crash, fail with `EIO`. A
+//!    [`File`] is write-behind, as tokio's: a write returns at once, and its error comes
+//!    from the file's next write or flush (a sync does not report it), so `flush` before
+//!    relying on a sync.
 //! 8. **Directory listings have no order** ([`read_dir`] shuffles them from the seed).
 //!
 //! Nothing else is promised: unsynced data, an fsync of a file saving its entry, or a

@@ -414,6 +414,10 @@ impl ReadDir {
 impl SimReadDir {
     fn next(&mut self) -> Option<SimDirEntry> {
         let (name, is_dir) = self.entries.next()?;
+        assert!(
+            !name.is_empty() && !name.contains('/') && name != "." && name != "..",
+            "a listed name is one path component: {name:?}"
+        );
         let path = self.dir.join(&name);
         assert!(path.ends_with(&name), "an entry's path ends with its name");
         Some(SimDirEntry { path, name, is_dir })

@@ -11,6 +11,10 @@
 //! every call on it fails with `EIO` (FoundationDB's detached files), as does every call from
 //! a task of a node already killed.
 //!
+//! Invariant: every handle of a node's current boot is counted once, on its inode's open
+//! count (checked with the core's verify switch: the sum of a disk's open counts is the number
+//! of handles opened and not yet released since its last crash).
+//!
 //! Invariant: no borrow of the disks is held while anything outside this module runs (a kill,
 //! a hook, user code), because a kill re-enters here through the hook and through the
 //! destructors of the dropped tasks' handles.
@@ -51,6 +55,8 @@ pub(crate) struct Handle {
 pub(crate) struct FsState {
     config: Cell<DiskConfig>,
     disks: RefCell<BTreeMap<NodeId, Disk>>,
+    /// Handles of each node's current boot opened and not yet released.
+    handles: RefCell<BTreeMap<NodeId, u64>>,
     hooked: Cell<bool>,
     explore: RefCell<Option<Rc<Explore>>>,
 }
@@ -134,6 +140,11 @@ pub(crate) fn crash_before_mutation() -> bool {
 
 /// The crash point of an async mutation: if the node was crashed here, never completes (the
 /// task is dropped with its node at the end of this poll).
+///
+/// # Cancel safety
+///
+/// Cancel safe: the crash point is taken in the first poll, and dropping the future after it
+/// changes nothing (a crashed node's task is dropped anyway).
 pub(crate) async fn mutation() {
     if crash_before_mutation() {
         std::future::pending::<()>().await;
@@ -141,6 +152,11 @@ pub(crate) async fn mutation() {
 }
 
 /// Waits for the latency of an operation moving `bytes` on `node`'s disk.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only waits. The device time it booked in its first poll stays booked, as
+/// a request already sent to a device is not taken back.
 pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
     let delay = state().and_then(|state| state.delay(node, bytes, sync));
     if let Some(delay) = delay {
@@ -156,6 +172,11 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
 
 fn record(node: NodeId, note: DiskNote, text: String) {
     let (source, words) = note.encode();
+    assert_eq!(
+        DiskNote::decode(source, words),
+        Some(note),
+        "the tool decodes every note as it was recorded"
+    );
     plumbing::record_for(node, source, words, text);
 }
 
@@ -251,14 +272,23 @@ impl FsState {
             done >= now + per_op + transfer,
             "an operation takes at least its own time"
         );
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let (least, most) = if sync {
+            (nanos(latency.sync_min), nanos(latency.sync_max))
+        } else {
+            (0, per_op.saturating_mul(10))
+        };
         let extra = plumbing::with_stream("disk-latency", |rng| {
             if sync {
-                let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-                rng.range_inclusive(nanos(latency.sync_min), nanos(latency.sync_max))
+                rng.range_inclusive(least, most)
             } else {
-                rng.below_inclusive(per_op.saturating_mul(10))
+                rng.below_inclusive(most)
             }
         })?;
+        assert!(
+            (least..=most).contains(&extra),
+            "an operation's jitter lies in its configured range"
+        );
         Some(Duration::from_nanos(done + extra - now))
     }
 
@@ -281,6 +311,12 @@ impl FsState {
                 self.boot(node),
                 "a new handle is of the current boot"
             );
+            assert_eq!(
+                handle.flags, flags,
+                "a handle keeps the flags it was opened with"
+            );
+            *self.handles.borrow_mut().entry(node).or_default() += 1;
+            self.verify_handles(node);
             let text = format!("open {} as inode {}", names.display(), handle.ino);
             record(node, DiskNote::Open { ino: handle.ino }, text);
         }
@@ -289,7 +325,38 @@ impl FsState {
 
     /// Drops a handle; a stale handle (or one outliving its run) holds nothing.
     pub(crate) fn release(&self, handle: &Handle) {
-        self.disk(handle.node, |disk| disk.release(handle.ino, handle.boot));
+        let current = self.disk(handle.node, |disk| {
+            disk.release(handle.ino, handle.boot);
+            handle.boot == disk.boot
+        });
+        if current {
+            let mut handles = self.handles.borrow_mut();
+            let count = handles
+                .get_mut(&handle.node)
+                .expect("a handle of the current boot was counted when opened");
+            assert!(*count > 0, "a handle is released once");
+            *count -= 1;
+        }
+        self.verify_handles(handle.node);
+    }
+
+    /// Checks that `node`'s disk counts on its inodes exactly the handles of its current boot
+    /// that are open (with the core's verify switch only: it walks the inodes).
+    fn verify_handles(&self, node: NodeId) {
+        if !crashtest_core::verify::enabled() {
+            return;
+        }
+        let counted = self.disk(node, |disk| {
+            disk.inodes
+                .values()
+                .map(|inode| u64::from(inode.open))
+                .sum::<u64>()
+        });
+        let open = self.handles.borrow().get(&node).copied().unwrap_or(0);
+        assert_eq!(
+            counted, open,
+            "the inodes of a disk count every open handle of its boot, once"
+        );
     }
 
     pub(crate) fn read(&self, handle: &Handle, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -313,6 +380,10 @@ impl FsState {
             return Err(errors::io_error());
         }
         let n = disk.read(ino, offset, buf)?;
+        assert!(
+            n as u64 <= len.saturating_sub(offset),
+            "a read returns no byte past the end of the file"
+        );
         let read = offset..offset + n as u64;
         let damage = plumbing::with_stream("disk-faults", |rng| {
             faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
@@ -367,14 +438,17 @@ impl FsState {
         if faults::disk_full(disk, ino, end, full, &faults) {
             return Err(errors::no_space());
         }
+        let len_before = disk.len(ino)?;
         disk.damage.heal(ino, offset..end, faults.zone_size);
         let landed = plumbing::with_stream("disk-faults", |rng| {
             faults::misdirect(&mut disks, node, ino, offset..end, astray, &faults, rng)
         })
         .flatten();
         let disk = disks.get_mut(&node).expect("the disk exists");
+        let misdirected = landed.is_some();
         let target = match landed {
             Some((landed, text)) => {
+                assert_ne!(landed, offset, "a misdirected write lands elsewhere");
                 record(
                     node,
                     DiskNote::Fault {
@@ -391,6 +465,17 @@ impl FsState {
         assert!(
             disk.len(ino)? >= target + bytes.len() as u64,
             "the file holds the bytes written"
+        );
+        let expected_len = if misdirected {
+            len_before
+        } else {
+            len_before.max(end)
+        };
+        assert_eq!(
+            disk.len(ino)?,
+            expected_len,
+            "a write grows its file to its end, and a misdirected one (inside the file) never \
+             grows it"
         );
         drop(disks);
         record(
@@ -415,6 +500,10 @@ impl FsState {
         self.disk(node, |disk| {
             disk.file(ino)?;
             if faults::disk_full(disk, ino, len, full, &faults) {
+                assert!(
+                    len > disk.len(ino)?,
+                    "only growing a file finds the disk full"
+                );
                 return Err(errors::no_space());
             }
             disk.set_len(ino, len)?;
@@ -441,7 +530,12 @@ impl FsState {
 
     pub(crate) fn handle_metadata(&self, handle: &Handle) -> io::Result<Metadata> {
         self.check(handle)?;
-        Ok(self.disk(handle.node, |disk| disk.metadata(handle.ino)))
+        let metadata = self.disk(handle.node, |disk| disk.metadata(handle.ino));
+        assert!(
+            !(metadata.is_dir() && handle.flags.writes()),
+            "no handle open for writing is a directory"
+        );
+        Ok(metadata)
     }
 
     /// Syncs a file's data, or a directory's entries. A failed sync loses the file's unsynced
@@ -455,12 +549,24 @@ impl FsState {
             format!("sync error (EIO) on inode {ino}: its unsynced writes are lost")
         });
         if error {
-            self.disk(node, |disk| disk.lose_pending(ino));
+            self.disk(node, |disk| {
+                disk.lose_pending(ino);
+                assert!(
+                    disk.file(ino).is_err() || disk.file(ino).is_ok_and(|f| f.pending.is_empty()),
+                    "a failed sync leaves nothing of the file pending"
+                );
+            });
             return Err(errors::io_error());
         }
         let is_dir = self.disk(node, |disk| {
             if disk.is_dir(ino) {
                 disk.sync_dir(ino);
+                assert!(
+                    disk.dir_log
+                        .iter()
+                        .all(|change| !change.dirs().contains(&ino)),
+                    "a completed directory sync leaves nothing of it pending"
+                );
                 true
             } else {
                 disk.sync_file(ino);
@@ -514,6 +620,11 @@ impl FsState {
             listed,
             "shuffling a listing keeps every entry"
         );
+        if crashtest_core::verify::enabled() {
+            let names: std::collections::BTreeSet<&str> =
+                entries.iter().map(|(name, _)| name.as_str()).collect();
+            assert_eq!(names.len(), listed, "a directory lists each name once");
+        }
         Ok(entries)
     }
 
@@ -578,6 +689,8 @@ impl FsState {
         let Some(outcome) = outcome else {
             return;
         };
+        self.handles.borrow_mut().remove(&node);
+        self.verify_handles(node);
         assert!(
             self.disk(node, |disk| disk.dir_log.is_empty()),
             "a crashed disk has nothing pending"

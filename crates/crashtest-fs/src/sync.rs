@@ -94,6 +94,10 @@ impl SimHandle {
             end >= buf.len() as u64,
             "a write ends past the bytes it wrote"
         );
+        assert!(
+            self.0.flags.append || end == offset + buf.len() as u64,
+            "a positioned write lands where it was asked to"
+        );
         Ok(buf.len())
     }
 
@@ -135,7 +139,9 @@ impl RealFile {
             offset,
             "a seek goes where asked"
         );
-        file.read(buf)
+        let n = file.read(buf)?;
+        assert!(n <= buf.len(), "a read fills at most its buffer");
+        Ok(n)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
@@ -145,7 +151,9 @@ impl RealFile {
             offset,
             "a seek goes where asked"
         );
-        file.write(buf)
+        let n = file.write(buf)?;
+        assert!(n <= buf.len(), "a write takes at most its buffer");
+        Ok(n)
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -401,6 +409,14 @@ impl Write for File {
         let n = self.write_at(buf, offset)?;
         assert!(n <= buf.len(), "a write takes at most its buffer");
         *self.cursor.get_mut() = offset + n as u64;
+        if append {
+            // Only this node's tasks touch its simulated disk, and not during this call.
+            assert_eq!(
+                self.len()?,
+                offset + n as u64,
+                "an append ends at the end of the file"
+            );
+        }
         Ok(n)
     }
 
@@ -465,6 +481,7 @@ impl OpenOptions {
             mutation()?;
         }
         let handle = state::with(|s| s.open(node, &names, flags))?;
+        assert_eq!(handle.node, node, "a file is opened on its caller's disk");
         Ok(File {
             inner: SimOrReal::Sim(SimHandle(handle)),
             cursor: AtomicU64::new(0),

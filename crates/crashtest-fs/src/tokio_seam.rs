@@ -6,7 +6,7 @@ use std::io::{self, SeekFrom};
 use std::mem::MaybeUninit;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use crashtest_hooks::fs::{DirItem, Disk, DiskFile, OpenFlags, Stat};
 use crashtest_hooks::net::BoxFuture;
@@ -108,14 +108,25 @@ impl DiskFile for File {
         cx: &mut Context<'_>,
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
+        let room = buf.len();
         let mut buf = ReadBuf::uninit(buf);
-        Pin::new(self)
-            .poll_read(cx, &mut buf)
-            .map_ok(|()| buf.filled().len())
+        Pin::new(self).poll_read(cx, &mut buf).map_ok(|()| {
+            // The caller takes the first `n` bytes as initialized: they must be.
+            let n = buf.filled().len();
+            assert!(
+                n <= room && n <= buf.initialized().len(),
+                "a read reports only bytes it filled"
+            );
+            n
+        })
     }
 
     fn poll_write(&mut self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(self).poll_write(cx, data)
+        let written = ready!(Pin::new(self).poll_write(cx, data));
+        if let Ok(n) = written {
+            assert!(n <= data.len(), "a write takes at most its buffer");
+        }
+        Poll::Ready(written)
     }
 
     fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -2,6 +2,7 @@
 //! handle, and the fallback to the real file system outside a simulation.
 
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::time::Duration;
 
 use crashtest_core::{Sim, node, time};
 use crashtest_fs::{File, OpenOptions};
@@ -76,8 +77,10 @@ fn common_errors_have_the_kinds_of_the_real_calls() {
         crashtest_fs::write("/bin", [0xff, 0xfe]).await.unwrap();
         let not_utf8 = crashtest_fs::read_to_string("/bin").await.map(drop);
         assert_eq!(kind(not_utf8), ErrorKind::InvalidData);
+        // Write-behind, as tokio: the write returns at once, the flush reports its failure.
         let mut read_only = File::open("/f").await.unwrap();
-        assert!(read_only.write_all(b"no").await.is_err());
+        read_only.write_all(b"no").await.unwrap();
+        assert!(read_only.flush().await.is_err());
     });
 }
 
@@ -105,6 +108,75 @@ fn files_read_write_seek_and_append_through_tokio_traits() {
         assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"Jello!");
         assert!(file.seek(SeekFrom::Current(-100)).await.is_err());
         assert_eq!(file.metadata().await.unwrap().len(), 6);
+    });
+}
+
+/// A write future cut short (by `timeout` or `select!`) never hands its result to the next
+/// write's buffer: the file ends up holding what tokio's write-behind `File` would.
+#[test]
+fn a_write_cut_short_never_answers_for_the_next_buffer() {
+    sim(async {
+        let mut file = File::create("/f").await.unwrap();
+        // A write returns at once, so a timeout cannot cut it after its bytes went in.
+        let first = time::timeout(Duration::ZERO, file.write_all(b"old")).await;
+        assert!(first.is_ok(), "a write completes in its first poll");
+        file.write_all(b"newer bytes").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"oldnewer bytes");
+    });
+}
+
+/// A write that has to wait for the write before it, dropped during that wait, wrote nothing
+/// of its own buffer; the next write then writes all of its own.
+#[test]
+fn a_write_dropped_while_waiting_for_the_previous_one_writes_nothing() {
+    sim(async {
+        let mut file = File::create("/f").await.unwrap();
+        file.write_all(b"first").await.unwrap();
+        let cut = time::timeout(Duration::from_nanos(1), file.write_all(b"dropped")).await;
+        assert!(
+            cut.is_err(),
+            "the second write waits out the first one's latency"
+        );
+        file.write_all(b" second").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"first second");
+    });
+}
+
+/// A failed write is reported by the next write or flush, once, as tokio does; a read or a
+/// seek in between does not report it but leaves it for them, and a sync does not report it.
+#[test]
+fn a_failed_write_is_reported_by_the_next_write_or_flush() {
+    sim(async {
+        crashtest_fs::write("/f", b"abc").await.unwrap();
+        let mut file = File::open("/f").await.unwrap();
+        assert_eq!(file.write(b"x").await.unwrap(), 1);
+        let mut head = [0; 2];
+        file.read_exact(&mut head).await.unwrap();
+        assert_eq!(&head, b"ab");
+        assert_eq!(file.seek(SeekFrom::Start(0)).await.unwrap(), 0);
+        assert!(file.write(b"y").await.is_err(), "EBADF, kept by the read");
+        file.flush().await.unwrap();
+        assert_eq!(file.write(b"z").await.unwrap(), 1);
+        file.sync_all().await.unwrap();
+        assert!(file.flush().await.is_err());
+        assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"abc");
+    });
+}
+
+/// A sync waits for the write in flight, so what it makes durable includes that write.
+#[test]
+fn a_sync_waits_for_the_write_in_flight() {
+    sim(async {
+        let mut file = File::create("/f").await.unwrap();
+        let start = time::Instant::now();
+        file.write_all(&[7; 1 << 20]).await.unwrap();
+        assert_eq!(start.elapsed(), Duration::ZERO, "the write returns at once");
+        file.sync_all().await.unwrap();
+        // 1 MiB at 50 MB/s is about 21 ms.
+        assert!(start.elapsed() >= Duration::from_millis(20));
+        file.flush().await.unwrap();
     });
 }
 

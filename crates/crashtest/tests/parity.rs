@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crashtest::{Sim, fs, net, time};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncSeek, AsyncWriteExt};
 
 /// Runs `script` on a current-thread tokio runtime, its clock paused if `paused`.
 fn on_tokio<F: Future>(paused: bool, script: impl FnOnce() -> F) -> F::Output {
@@ -333,6 +333,47 @@ mod fs_parity {
         seen
     }
 
+    /// Writes through a `File` the way a program cut short by a timeout does, then writes to
+    /// a file opened read-only (the write fails in the background: a sync waits for it but
+    /// does not report it, the next flush or write does); returns each step's outcome and
+    /// what the file holds.
+    async fn write_behind_script(root: PathBuf) -> Vec<String> {
+        let path = root.join("w");
+        let mut seen = Vec::new();
+        let mut file = fs::File::create(&path).await.unwrap();
+        let cut = time::timeout(Duration::ZERO, file.write_all(b"old")).await;
+        seen.push(format!(
+            "timed write {:?}",
+            cut.map(|r| r.map_err(|e| e.kind()))
+        ));
+        seen.push(outcome(file.write_all(b"newer bytes").await));
+        seen.push(outcome(file.flush().await));
+        seen.push(outcome(fs::read_to_string(&path).await));
+        drop(file);
+        let mut read_only = fs::File::open(&path).await.unwrap();
+        seen.push(outcome(read_only.write(b"x").await));
+        seen.push(outcome(read_only.sync_all().await));
+        seen.push(outcome(read_only.flush().await));
+        seen.push(outcome(read_only.flush().await));
+        seen.push(outcome(read_only.write(b"y").await));
+        let mut head = [0; 3];
+        seen.push(outcome(read_only.read_exact(&mut head).await));
+        seen.push(outcome(read_only.write(b"z").await));
+        seen.push(outcome(read_only.write(b"w").await));
+        seen.push(outcome(fs::read_to_string(&path).await));
+        // A seek started and never completed still moves the cursor before the next write.
+        let mut file = fs::File::create(&path).await.unwrap();
+        file.write_all(b"abcdef").await.unwrap();
+        seen.push(outcome(file.flush().await));
+        seen.push(outcome(
+            std::pin::Pin::new(&mut file).start_seek(std::io::SeekFrom::Start(1)),
+        ));
+        seen.push(outcome(file.write_all(b"X").await));
+        seen.push(outcome(file.flush().await));
+        seen.push(outcome(fs::read_to_string(&path).await));
+        seen
+    }
+
     /// A fresh directory for the real side, removed when dropped.
     struct TempDir(PathBuf);
 
@@ -362,6 +403,24 @@ mod fs_parity {
         let real_root = dir.path().to_path_buf();
         let real = on_tokio(false, || namespace_script(real_root));
         let sim = in_sim(|| namespace_script(PathBuf::from("/")));
+        assert_eq!(real.len(), sim.len());
+        for (step, (real, sim)) in real.iter().zip(&sim).enumerate() {
+            assert_eq!(sim, real, "step {step}");
+        }
+    }
+
+    #[test]
+    fn a_file_is_write_behind_as_tokio_s() {
+        let dir = TempDir::new("write-behind");
+        let real_root = dir.path().to_path_buf();
+        let real = on_tokio(false, || write_behind_script(real_root));
+        let sim = in_sim(|| write_behind_script(PathBuf::from("/")));
+        assert_eq!(real[3], "ok \"oldnewer bytes\"", "tokio's File: {real:?}");
+        assert_eq!(
+            real.last().unwrap(),
+            "ok \"aXcdef\"",
+            "tokio's File: {real:?}"
+        );
         assert_eq!(real.len(), sim.len());
         for (step, (real, sim)) in real.iter().zip(&sim).enumerate() {
             assert_eq!(sim, real, "step {step}");
