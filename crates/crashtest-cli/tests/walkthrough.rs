@@ -47,6 +47,7 @@ fn everything(output: &Output) -> String {
 fn printed<'a>(text: &'a str, prefix: &str) -> &'a str {
     text.lines()
         .find_map(|l| l.strip_prefix(prefix))
+        .map(str::trim_start)
         .unwrap_or_else(|| panic!("no line starting {prefix:?} in:\n{text}"))
 }
 
@@ -82,8 +83,8 @@ fn the_failure_walkthrough_runs_from_sweep_to_a_pinned_regression() {
     assert_contains(&everything(&again), &format!("seed {seed} failed"));
 
     // 3. The printed replay and minimize lines.
-    let apart = printed(&text, "take it apart: ");
-    let (replay, minimize) = apart.split_once(" / ").unwrap();
+    let replay = printed(&text, "replay it: ");
+    let minimize = printed(&text, "minimize it: ");
     let replayed = run_printed(replay, &package);
     assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
     assert_contains(&stdout(&replayed), "X KILLED");
