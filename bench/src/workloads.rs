@@ -173,6 +173,7 @@ fn traced() -> Duration {
         seeds: None,
         seed: None,
         config: crashtest::Config::default,
+        env: &[],
     };
     let path = std::env::temp_dir().join(format!("crashtest-bench-{}.trace", std::process::id()));
     let settings = Settings {
