@@ -56,8 +56,8 @@ impl Example {
     }
 
     /// Runs seed `seed` of the workload to completion on a fresh thread and returns the
-    /// virtual time it covered; panics if the seed fails.
-    pub(crate) fn run_seed(self, seed: u64) -> Duration {
+    /// virtual time it covered and the run's fingerprint; panics if the seed fails.
+    pub(crate) fn run_seed(self, seed: u64) -> (Duration, u64) {
         crashtest::on_fresh_thread(move || {
             let result = match self {
                 Example::RaftKv => Sim::new(seed).run(raft_kv::run(raft_kv::Setup::default())),
@@ -84,7 +84,7 @@ impl Example {
                 }
             };
             match result {
-                Ok(summary) => summary.elapsed,
+                Ok(summary) => (summary.elapsed, summary.fingerprint),
                 Err(failure) => panic!("{self:?} seed {seed} failed: {failure}"),
             }
         })

@@ -62,6 +62,10 @@ struct Line {
     virtual_s: f64,
     virtual_per_wall: f64,
     peak_rss_mib: Option<f64>,
+    /// For a cluster example, a digest of every seed's fingerprint (hex): a change to the
+    /// simulator that leaves it equal left every run as it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprints: Option<String>,
 }
 
 /// The process's peak resident memory, from Linux's `/proc/self/status` (`VmHWM`).
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
             virtual_s: first.virtual_time.as_secs_f64(),
             virtual_per_wall: first.virtual_time.as_secs_f64() / wall_s,
             peak_rss_mib: peak_rss_mib(),
+            fingerprints: first.fingerprints.map(|digest| format!("{digest:016x}")),
         };
         println!(
             "{}",

@@ -62,6 +62,9 @@ pub(crate) struct Measured {
     pub(crate) what: &'static str,
     /// Whether the rate divides by CPU time rather than wall time.
     pub(crate) per_cpu: bool,
+    /// For a cluster example, a digest of every seed's fingerprint in seed order: equal
+    /// digests before and after a change say it left every run as it was.
+    pub(crate) fingerprints: Option<u64>,
 }
 
 impl Workload {
@@ -180,16 +183,21 @@ impl Workload {
             unit,
             what,
             per_cpu: false,
+            fingerprints: None,
         }
     }
 }
 
 /// Runs every seed of `example` once, one after another.
 fn run_example(example: Example) -> Measured {
-    let (wall, cpu, virtual_time) = timed(|| {
-        (0..example.seeds())
-            .map(|seed| example.run_seed(seed))
-            .sum()
+    let (wall, cpu, (virtual_time, digest)) = timed(|| {
+        (0..example.seeds()).fold((Duration::ZERO, 0u64), |(covered, digest), seed| {
+            let (elapsed, fingerprint) = example.run_seed(seed);
+            (
+                covered + elapsed,
+                digest.rotate_left(7) ^ fingerprint.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            )
+        })
     });
     Measured {
         wall,
@@ -199,6 +207,7 @@ fn run_example(example: Example) -> Measured {
         unit: "seeds/CPU-s",
         what: example.what(),
         per_cpu: true,
+        fingerprints: Some(digest),
     }
 }
 
