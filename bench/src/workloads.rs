@@ -9,6 +9,7 @@ use std::io::ErrorKind;
 use std::rc::Rc;
 use std::time::Duration;
 
+use crate::clusters::{Example, process_cpu_time};
 use crate::spec::{
     self, FANOUT_MESSAGES_PER_NODE, FANOUT_NODES, MESSAGE_BYTES, PORT, WorkloadRng, frame,
     frame_number,
@@ -30,6 +31,9 @@ pub(crate) enum Workload {
     Spawn,
     /// 10 nodes each sending 20,000 messages of 64 bytes to random others over TCP.
     Fanout,
+    /// Fanout with each message's latency drawn from 0.5..1.5 ms and a 1 ms pause after
+    /// each send, so that every message is its own delivery.
+    FanoutJitter,
     /// 200 separate simulations of 2 nodes x 1,000 round trips over TCP.
     Seeds,
     /// The seeds workload spread over 2 OS threads of one process.
@@ -39,27 +43,44 @@ pub(crate) enum Workload {
     /// The pingpong workload at 10,000 round trips with every event written to a trace
     /// file, as `crashtest replay` and `view` run a seed.
     Traced,
+    /// examples/raft-kv's default setup, seed after seed, in seeds per CPU-second.
+    RaftKv,
+    /// examples/redb-crash under redb's own hardware model, in seeds per CPU-second.
+    RedbCrash,
+    /// examples/raft-rs-cluster's default plan, in seeds per CPU-second.
+    RaftRsCluster,
 }
 
 /// What one run of a workload did and how long it took.
 pub(crate) struct Measured {
     pub(crate) wall: Duration,
+    /// The process's CPU time during the run, every thread's.
+    pub(crate) cpu: Duration,
     pub(crate) virtual_time: Duration,
     pub(crate) units: u64,
     pub(crate) unit: &'static str,
     pub(crate) what: &'static str,
+    /// Whether the rate divides by CPU time rather than wall time.
+    pub(crate) per_cpu: bool,
+    /// For a cluster example, a digest of every seed's fingerprint in seed order: equal
+    /// digests before and after a change say it left every run as it was.
+    pub(crate) fingerprints: Option<u64>,
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 8] = [
+    pub(crate) const ALL: [Workload; 12] = [
         Workload::Pingpong,
         Workload::Timers,
         Workload::Spawn,
         Workload::Fanout,
+        Workload::FanoutJitter,
         Workload::Seeds,
         Workload::SeedsThreads,
         Workload::Hour,
         Workload::Traced,
+        Workload::RaftKv,
+        Workload::RedbCrash,
+        Workload::RaftRsCluster,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -68,10 +89,14 @@ impl Workload {
             Workload::Timers => "timers",
             Workload::Spawn => "spawn",
             Workload::Fanout => "fanout",
+            Workload::FanoutJitter => "fanout-jitter",
             Workload::Seeds => "seeds",
             Workload::SeedsThreads => "seeds-threads",
             Workload::Hour => "hour",
             Workload::Traced => "traced",
+            Workload::RaftKv => "raft-kv",
+            Workload::RedbCrash => "redb-crash",
+            Workload::RaftRsCluster => "raft-rs-cluster",
         }
     }
 
@@ -101,7 +126,15 @@ impl Workload {
                 "messages/s",
                 "10 nodes each sending 20000 messages of 64 bytes to random others over \
                  simulated TCP, 1 ms one-way latency",
-                || run_sim(spec::FANOUT_SEED, fanout()),
+                || run_sim(spec::FANOUT_SEED, fanout(Links::Fixed)),
+            ),
+            Workload::FanoutJitter => (
+                FANOUT_NODES * FANOUT_MESSAGES_PER_NODE,
+                "messages/s",
+                "10 nodes each sending 20000 messages of 64 bytes to random others over \
+                 simulated TCP, one every 1 ms, each message's one-way latency drawn from \
+                 0.5..1.5 ms",
+                || run_sim(spec::FANOUT_JITTER_SEED, fanout(Links::Jittered)),
             ),
             Workload::Seeds => (
                 spec::SEEDS,
@@ -137,21 +170,57 @@ impl Workload {
                  event written to a trace file",
                 traced,
             ),
+            Workload::RaftKv => return run_example(Example::RaftKv),
+            Workload::RedbCrash => return run_example(Example::RedbCrash),
+            Workload::RaftRsCluster => return run_example(Example::RaftRsCluster),
         };
-        #[allow(
-            clippy::disallowed_methods,
-            reason = "the benchmark measures real time"
-        )]
-        let start = std::time::Instant::now();
-        let virtual_time = body();
+        let (wall, cpu, virtual_time) = timed(body);
         Measured {
-            wall: start.elapsed(),
+            wall,
+            cpu,
             virtual_time,
             units,
             unit,
             what,
+            per_cpu: false,
+            fingerprints: None,
         }
     }
+}
+
+/// Runs every seed of `example` once, one after another.
+fn run_example(example: Example) -> Measured {
+    let (wall, cpu, (virtual_time, digest)) = timed(|| {
+        (0..example.seeds()).fold((Duration::ZERO, 0u64), |(covered, digest), seed| {
+            let (elapsed, fingerprint) = example.run_seed(seed);
+            (
+                covered + elapsed,
+                digest.rotate_left(7) ^ fingerprint.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            )
+        })
+    });
+    Measured {
+        wall,
+        cpu,
+        virtual_time,
+        units: example.seeds(),
+        unit: "seeds/CPU-s",
+        what: example.what(),
+        per_cpu: true,
+        fingerprints: Some(digest),
+    }
+}
+
+/// Runs `body` and returns the wall time and the process CPU time it took, and its result.
+fn timed<T>(body: impl FnOnce() -> T) -> (Duration, Duration, T) {
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "the benchmark measures real time"
+    )]
+    let start = std::time::Instant::now();
+    let cpu_start = process_cpu_time();
+    let result = body();
+    (start.elapsed(), process_cpu_time() - cpu_start, result)
 }
 
 fn run_sim(seed: u64, body: impl Future<Output = ()> + 'static) -> Duration {
@@ -173,6 +242,7 @@ fn traced() -> Duration {
         seeds: None,
         seed: None,
         config: crashtest::Config::default,
+        env: &[],
     };
     let path = std::env::temp_dir().join(format!("crashtest-bench-{}.trace", std::process::id()));
     let settings = Settings {
@@ -202,6 +272,28 @@ fn fixed_latency() {
         },
         ..NetConfig::default()
     });
+}
+
+/// Every link's latency drawn per message, uniformly from 0.5 ms to 1.5 ms, no tail.
+fn jittered_latency() {
+    crashtest::net::configure(NetConfig {
+        latency: Latency {
+            min: spec::jitter_min(),
+            max: spec::jitter_max(),
+            tail: Ratio::NEVER,
+            tail_max: spec::jitter_max(),
+        },
+        ..NetConfig::default()
+    });
+}
+
+/// The links of a fanout run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Links {
+    /// Exactly 1 ms, every message sent at once: writes due at the same instant merge.
+    Fixed,
+    /// 0.5..1.5 ms per message, a message every millisecond: each its own delivery.
+    Jittered,
 }
 
 /// Connects to `host`, retrying every millisecond while nothing listens there yet.
@@ -279,8 +371,15 @@ fn node_name(index: u64) -> String {
 
 /// Every node connects to every other one; each sends its messages to seeded random peers,
 /// then closes its streams; each counts what arrives until every incoming stream ends.
-async fn fanout() {
-    fixed_latency();
+async fn fanout(links: Links) {
+    match links {
+        Links::Fixed => fixed_latency(),
+        Links::Jittered => jittered_latency(),
+    }
+    let seed = match links {
+        Links::Fixed => spec::FANOUT_SEED,
+        Links::Jittered => spec::FANOUT_JITTER_SEED,
+    };
     let received = Rc::new(Cell::new(0u64));
     let finished = Rc::new(Cell::new(0u64));
     for me in 0..FANOUT_NODES {
@@ -288,9 +387,7 @@ async fn fanout() {
         node::create(node_name(me), move || {
             let (received, finished) = (received.clone(), finished.clone());
             async move {
-                let mine = fanout_node(spec::FANOUT_SEED, me)
-                    .await
-                    .expect("a fanout node");
+                let mine = fanout_node(seed, me, links).await.expect("a fanout node");
                 received.set(received.get() + mine);
                 finished.set(finished.get() + 1);
             }
@@ -303,7 +400,7 @@ async fn fanout() {
 }
 
 /// One fanout node; returns the messages it received.
-async fn fanout_node(seed: u64, me: u64) -> std::io::Result<u64> {
+async fn fanout_node(seed: u64, me: u64, links: Links) -> std::io::Result<u64> {
     let listener = TcpListener::bind(("0.0.0.0", PORT)).await?;
     let receiving = task::spawn_local(async move {
         let mut readers = Vec::new();
@@ -331,6 +428,9 @@ async fn fanout_node(seed: u64, me: u64) -> std::io::Result<u64> {
     for number in 0..FANOUT_MESSAGES_PER_NODE {
         let pick = rng.range_inclusive(0, FANOUT_NODES - 2);
         send(&mut peers[pick as usize], number).await?;
+        if links == Links::Jittered {
+            time::sleep(spec::FANOUT_JITTER_GAP).await;
+        }
     }
     for mut peer in peers {
         peer.shutdown().await?;

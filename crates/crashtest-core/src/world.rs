@@ -56,7 +56,8 @@ type Check = Rc<dyn Fn() -> Result<(), String>>;
 
 /// A check run every `every` polls; `countdown` polls remain until the next run.
 struct StepCheck {
-    name: String,
+    /// Shared, so that a check that is due costs no copy of its name.
+    name: Rc<str>,
     every: u64,
     countdown: u64,
     check: Check,
@@ -432,24 +433,23 @@ impl World {
     }
 
     /// Runs the step checks that are due; the first that fails fails the run.
+    ///
+    /// It runs after every poll, so it allocates nothing: each check is looked at with the
+    /// list borrowed only for that look, since a check may register another (which then
+    /// first counts down from the next step, as the list's length is taken first).
     fn run_step_checks(&self) {
-        let due: Vec<(String, Check)> = {
-            let mut checks = self.step_checks.borrow_mut();
-            if checks.is_empty() {
-                return;
-            }
-            checks
-                .iter_mut()
-                .filter_map(|c| {
-                    c.countdown -= 1;
-                    (c.countdown == 0).then(|| {
-                        c.countdown = c.every;
-                        (c.name.clone(), c.check.clone())
-                    })
+        let count = self.step_checks.borrow().len();
+        for index in 0..count {
+            let due = {
+                let mut checks = self.step_checks.borrow_mut();
+                let c = &mut checks[index];
+                c.countdown -= 1;
+                (c.countdown == 0).then(|| {
+                    c.countdown = c.every;
+                    (c.name.clone(), c.check.clone())
                 })
-                .collect()
-        };
-        for (name, check) in due {
+            };
+            let Some((name, check)) = due else { continue };
             match panic_capture::catch(|| check()) {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => self.fail(FailureKind::Check {
@@ -466,7 +466,7 @@ impl World {
     pub(crate) fn add_step_check(&self, name: String, every: u64, check: Check) {
         assert!(every > 0, "a step check runs at least every poll");
         self.step_checks.borrow_mut().push(StepCheck {
-            name,
+            name: name.into(),
             every,
             countdown: every,
             check,

@@ -49,6 +49,38 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
 }
 
 #[test]
+fn a_step_check_may_add_another_which_first_runs_at_the_next_step() {
+    let order = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = order.clone();
+    Sim::new(1)
+        .run(async move {
+            let added = Rc::new(Cell::new(false));
+            let outer = seen.clone();
+            plumbing::add_step_check("adds", 1, move || {
+                outer.borrow_mut().push("adds");
+                if !added.replace(true) {
+                    let inner = outer.clone();
+                    plumbing::add_step_check("added", 1, move || {
+                        inner.borrow_mut().push("added");
+                        Ok(())
+                    });
+                }
+                Ok(())
+            });
+            for _ in 0..2 {
+                task::yield_now().await;
+            }
+        })
+        .unwrap();
+    let order = order.borrow();
+    assert_eq!(order[..3], ["adds", "adds", "added"]);
+    assert!(
+        order.len() >= 5,
+        "both checks ran at every later step: {order:?}"
+    );
+}
+
+#[test]
 fn healing_restarts_the_dead_resumes_the_paused_and_stops_faults() {
     Sim::new(1)
         .run(async {

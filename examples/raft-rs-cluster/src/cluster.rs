@@ -96,20 +96,22 @@ pub async fn run(plan: Plan) -> Outcome {
     }
     plan.nemesis.start(&members);
     time::sleep(plan.chaos).await;
+    // Polled every few virtual milliseconds until the members catch up: one line per
+    // member that lags, naming what it lacks.
     liveness::converge(plan.converge_within, || {
-        let mut pending = Vec::new();
-        for command in &commands {
-            for &id in &MEMBERS {
-                if !oracle.has_applied(id, command) {
-                    pending.push(format!(
-                        "{} not applied on {}",
-                        String::from_utf8_lossy(command),
-                        name_of(id)
-                    ));
-                }
-            }
-        }
-        pending
+        MEMBERS
+            .iter()
+            .filter_map(|&id| {
+                let missing = oracle.not_applied(id, &commands);
+                (!missing.is_empty()).then(|| {
+                    let names: Vec<_> = missing
+                        .iter()
+                        .map(|&k| String::from_utf8_lossy(&commands[k]))
+                        .collect();
+                    format!("{} not applied on {}", names.join(", "), name_of(id))
+                })
+            })
+            .collect()
     })
     .await;
     if let Err(problem) = oracle.check_final() {

@@ -31,8 +31,13 @@ const PORT: u16 = 7000;
 pub const MEMBERS: [u64; 3] = [1, 2, 3];
 
 /// The simulation node name of Raft member `id`.
-pub fn name_of(id: u64) -> String {
-    format!("n{id}")
+pub fn name_of(id: u64) -> &'static str {
+    match id {
+        1 => "n1",
+        2 => "n2",
+        3 => "n3",
+        other => panic!("no member has Raft id {other}"),
+    }
 }
 
 /// Knobs of raft-rs that a run draws from its seed.
@@ -157,8 +162,6 @@ async fn send(socket: &UdpSocket, messages: Vec<Message>) {
     for message in messages {
         let bytes = message.write_to_bytes().expect("raft messages encode");
         // Datagrams may be lost anyway; a send error is one more loss.
-        let _ = socket
-            .send_to(&bytes, (name_of(message.to).as_str(), PORT))
-            .await;
+        let _ = socket.send_to(&bytes, (name_of(message.to), PORT)).await;
     }
 }

@@ -8,7 +8,7 @@
 //! over the final state by [`Oracle::check_final`].
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use raft::eraftpb::Entry;
@@ -42,6 +42,9 @@ struct State {
     first_applied: BTreeMap<u64, (u64, Vec<u8>)>,
     /// Per node: what its current life has applied, in order.
     applied: BTreeMap<u64, Vec<Applied>>,
+    /// Per node: the payloads its current life has applied, for the liveness phase's
+    /// questions (asked every few milliseconds, of a log that may be thousands long).
+    payloads: BTreeMap<u64, BTreeSet<Vec<u8>>>,
     /// Per node: the storage of its current life.
     storage: BTreeMap<u64, MemStorage>,
     election_violation: Option<String>,
@@ -78,6 +81,7 @@ impl Oracle {
     pub(crate) fn boot(&self, id: u64, storage: MemStorage) {
         let mut state = self.state.borrow_mut();
         state.applied.insert(id, Vec::new());
+        state.payloads.insert(id, BTreeSet::new());
         state.storage.insert(id, storage);
     }
 
@@ -98,6 +102,7 @@ impl Oracle {
         let State {
             first_applied,
             applied,
+            payloads,
             apply_violation,
             ..
         } = &mut *state;
@@ -113,7 +118,7 @@ impl Oracle {
                 "node {id} applied index {} where {expected} was next",
                 entry.index
             ))
-        } else if *first != (entry.term, entry.data.to_vec()) {
+        } else if first.0 != entry.term || first.1[..] != entry.data[..] {
             Some(format!(
                 "node {id} applied (term {}, {:?}) at index {}, where (term {}, {:?}) was applied before",
                 entry.term, entry.data, entry.index, first.0, first.1
@@ -125,6 +130,10 @@ impl Oracle {
             apply_violation.get_or_insert(problem);
         }
         mine.push((entry.index, entry.term, entry.data.to_vec()));
+        let payloads = payloads.entry(id).or_default();
+        if !payloads.contains(&entry.data[..]) {
+            payloads.insert(entry.data.to_vec());
+        }
     }
 
     /// The node that most recently claimed to lead the highest term, if any.
@@ -136,13 +145,13 @@ impl Oracle {
             .map(|(_, leader)| *leader)
     }
 
-    /// Whether node `id`'s current life has applied an entry carrying `command`.
-    pub fn has_applied(&self, id: u64, command: &[u8]) -> bool {
-        self.state
-            .borrow()
-            .applied
-            .get(&id)
-            .is_some_and(|applied| applied.iter().any(|(_, _, data)| data == command))
+    /// The indices in `commands` of those node `id`'s current life has not applied.
+    pub fn not_applied(&self, id: u64, commands: &[Vec<u8>]) -> Vec<usize> {
+        let state = self.state.borrow();
+        let payloads = state.payloads.get(&id);
+        (0..commands.len())
+            .filter(|&k| !payloads.is_some_and(|p| p.contains(&commands[k])))
+            .collect()
     }
 
     /// Whether any node ever applied `command`.
@@ -275,6 +284,24 @@ mod tests {
             failure.to_string().contains("state-machine safety"),
             "{failure}"
         );
+    }
+
+    #[test]
+    fn not_applied_names_what_the_current_life_lacks() {
+        crashtest::Sim::new(1)
+            .run(async {
+                let oracle = Oracle::install();
+                let commands = [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()];
+                assert_eq!(oracle.not_applied(1, &commands), [0, 1, 2]);
+                oracle.boot(1, MemStorage::new());
+                oracle.apply(1, &entry(1, 1, b""));
+                oracle.apply(1, &entry(2, 1, b"c"));
+                oracle.apply(1, &entry(3, 1, b"a"));
+                assert_eq!(oracle.not_applied(1, &commands), [1]);
+                oracle.boot(1, MemStorage::new());
+                assert_eq!(oracle.not_applied(1, &commands), [0, 1, 2]);
+            })
+            .unwrap();
     }
 
     #[test]

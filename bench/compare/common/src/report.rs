@@ -2,7 +2,8 @@
 //!
 //! A benchmark binary accepts `--workload NAME` (repeatable; default: all) and `--runs N`
 //! (default 3), runs each chosen workload N times and prints one JSON line per workload
-//! with the median wall time. The line has `crashtest-bench`'s fields plus `simulator`,
+//! with the median wall time, and the first run's (the cold one: nothing the simulator
+//! keeps between runs is there yet) beside it. The line has `crashtest-bench`'s fields plus `simulator`,
 //! and `note` where the simulator cannot express the workload exactly.
 //!
 //! Peak memory is the process's high-water mark (`VmHWM`), which never goes down: run one
@@ -159,6 +160,10 @@ struct Line {
     rate: f64,
     /// The rate's unit.
     rate_unit: &'static str,
+    /// Wall time of the first run, in seconds: cold, as a sweep's fresh thread is.
+    cold_wall_s: f64,
+    /// Units of work per wall second in the first run.
+    cold_rate: f64,
     /// Virtual time one run covered, in seconds.
     virtual_s: f64,
     /// Virtual seconds per wall second at the median.
@@ -190,6 +195,7 @@ fn measure(
         virtual_time = run();
         walls.push(start.elapsed());
     }
+    let cold_s = walls[0].as_secs_f64();
     walls.sort();
     let wall_s = walls[walls.len() / 2].as_secs_f64();
     Line {
@@ -200,6 +206,8 @@ fn measure(
         median_wall_s: wall_s,
         rate: workload.units as f64 / wall_s,
         rate_unit: workload.rate_unit,
+        cold_wall_s: cold_s,
+        cold_rate: workload.units as f64 / cold_s,
         virtual_s: virtual_time.as_secs_f64(),
         virtual_per_wall: virtual_time.as_secs_f64() / wall_s,
         peak_rss_mib: peak_rss_mib(),
@@ -270,5 +278,6 @@ mod tests {
         assert_eq!(line.runs, 3);
         assert_eq!(line.virtual_s, 2.0);
         assert!(line.median_wall_s >= 0.0 && line.rate > 0.0);
+        assert!(line.cold_wall_s >= 0.0 && line.cold_rate > 0.0);
     }
 }

@@ -48,6 +48,17 @@ pub const FANOUT_MESSAGES_PER_NODE: u64 = 20_000;
 /// Seed of the fanout simulation (crashtest's `hour` workload holds seed 4).
 pub const FANOUT_SEED: u64 = 5;
 
+/// The jittered fanout's link latency: each message's drawn by the simulator's own seeded
+/// generator, uniformly from `LATENCY - LATENCY_JITTER` to `LATENCY + LATENCY_JITTER`.
+pub const LATENCY_JITTER: Duration = Duration::from_micros(500);
+/// The jittered fanout's pause after each message a node sends. It is at least the span of
+/// the jitter (2 x `LATENCY_JITTER`), so on every stream each message is due strictly after
+/// the one before it: it is its own delivery in every simulator, never merged into a
+/// segment with its neighbours however the latencies fall.
+pub const FANOUT_JITTER_GAP: Duration = Duration::from_millis(1);
+/// Seed of the jittered fanout simulation.
+pub const FANOUT_JITTER_SEED: u64 = 6;
+
 /// Separate simulations in the seeds workload; simulation `i` uses seed `i`.
 pub const SEEDS: u64 = 200;
 /// Round trips in each of the seeds workload's simulations.
@@ -79,6 +90,16 @@ pub fn on_threads(threads: u64, simulate: impl Fn(u64) -> Duration + Sync) -> Du
             .map(|w| w.join().expect("a sweep thread panicked"))
             .sum()
     })
+}
+
+/// The shortest link latency of the jittered fanout.
+pub fn jitter_min() -> Duration {
+    LATENCY - LATENCY_JITTER
+}
+
+/// The longest link latency of the jittered fanout.
+pub fn jitter_max() -> Duration {
+    LATENCY + LATENCY_JITTER
 }
 
 /// Virtual time no workload comes near; simulators that stop at a time limit get this one.
@@ -203,6 +224,12 @@ mod tests {
         seen.sort();
         assert_eq!(seen, (0..SEEDS).collect::<Vec<_>>());
         assert_eq!(covered, Duration::from_millis(SEEDS));
+    }
+
+    #[test]
+    fn the_jittered_fanout_gap_covers_the_jitter_span() {
+        assert!(FANOUT_JITTER_GAP >= jitter_max() - jitter_min());
+        assert!(jitter_min() > Duration::ZERO);
     }
 
     #[test]

@@ -26,7 +26,7 @@ const LATENCY_NOTE: &str = "link latency: madsim draws it from the half-open ran
     madsim applies no latency to connection setup";
 
 /// The workloads, in crashtest-bench's order.
-pub(crate) const ALL: [Workload; 6] = [
+pub(crate) const ALL: [Workload; 7] = [
     Workload {
         name: "pingpong",
         what: "2 nodes, 200000 request/reply round trips of 64 bytes over simulated TCP, \
@@ -63,7 +63,23 @@ pub(crate) const ALL: [Workload; 6] = [
              per flushed write (its sleep_until has a 1 ms floor), so a stream delivers at \
              most one message per virtual millisecond and the run covers ~2.4 virtual s",
         ),
-        run: || simulate(spec::FANOUT_SEED, fanout(spec::FANOUT_SEED)),
+        run: || simulate(spec::FANOUT_SEED, fanout(spec::FANOUT_SEED, Links::Fixed)),
+    },
+    Workload {
+        name: "fanout-jitter",
+        what: "10 nodes each sending 20000 messages of 64 bytes to random others over \
+               simulated TCP, one every 1 ms, each message's one-way latency drawn from \
+               0.5..1.5 ms",
+        units: FANOUT_NODES * FANOUT_MESSAGES_PER_NODE,
+        rate_unit: "messages/s",
+        note: Some("send_latency = 0.5 ms..1.5 ms, drawn uniformly per flushed write"),
+        run: || {
+            simulate_with_latency(
+                spec::FANOUT_JITTER_SEED,
+                spec::jitter_min()..spec::jitter_max(),
+                fanout(spec::FANOUT_JITTER_SEED, Links::Jittered),
+            )
+        },
     },
     Workload {
         name: "seeds",
@@ -92,10 +108,32 @@ pub(crate) const ALL: [Workload; 6] = [
     },
 ];
 
+/// The links of a fanout run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Links {
+    /// Exactly 1 ms, every message sent at once.
+    Fixed,
+    /// 0.5..1.5 ms per message, a message every millisecond: each its own delivery.
+    Jittered,
+}
+
 /// Runs `body` in a fresh madsim runtime seeded `seed`; returns the virtual time it took.
 fn simulate(seed: u64, body: impl Future<Output = ()>) -> Duration {
+    simulate_with_latency(
+        seed,
+        spec::LATENCY..spec::LATENCY + Duration::from_nanos(1),
+        body,
+    )
+}
+
+/// [`simulate`] with each message's latency drawn from `latency`.
+fn simulate_with_latency(
+    seed: u64,
+    latency: std::ops::Range<Duration>,
+    body: impl Future<Output = ()>,
+) -> Duration {
     let mut config = madsim::Config::default();
-    config.net.send_latency = spec::LATENCY..spec::LATENCY + Duration::from_nanos(1);
+    config.net.send_latency = latency;
     let runtime = Runtime::with_seed_and_config(seed, config);
     runtime.block_on(async {
         body.await;
@@ -194,7 +232,7 @@ async fn spawn_join(tasks: u64) {
 
 /// Every node connects to every other one; each sends its messages to seeded random peers,
 /// then closes its streams; each counts what arrives until every incoming stream ends.
-async fn fanout(seed: u64) {
+async fn fanout(seed: u64, links: Links) {
     let handle = Handle::current();
     let nodes: Vec<_> = (0..FANOUT_NODES)
         .map(|index| {
@@ -207,7 +245,7 @@ async fn fanout(seed: u64) {
         .collect();
     let runs: Vec<_> = (0..FANOUT_NODES)
         .zip(&nodes)
-        .map(|(index, node)| node.spawn(fanout_node(seed, index)))
+        .map(|(index, node)| node.spawn(fanout_node(seed, index, links)))
         .collect();
     let mut received = 0;
     for run in runs {
@@ -217,7 +255,7 @@ async fn fanout(seed: u64) {
 }
 
 /// One fanout node; returns the messages it received.
-async fn fanout_node(seed: u64, me: u64) -> u64 {
+async fn fanout_node(seed: u64, me: u64, links: Links) -> u64 {
     let listener = TcpListener::bind(SocketAddr::new(node_ip(me), PORT))
         .await
         .expect("the port is free");
@@ -248,6 +286,9 @@ async fn fanout_node(seed: u64, me: u64) -> u64 {
     for number in 0..FANOUT_MESSAGES_PER_NODE {
         let pick = rng.range_inclusive(0, FANOUT_NODES - 2);
         send(&mut peers[pick as usize], number).await;
+        if links == Links::Jittered {
+            time::sleep(spec::FANOUT_JITTER_GAP).await;
+        }
     }
     for mut peer in peers {
         peer.shutdown().await.expect("the stream closes");

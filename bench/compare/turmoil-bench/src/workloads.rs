@@ -26,7 +26,7 @@ const TICK_NOTE: &str = "turmoil steps every host in fixed 1 ms ticks (its defau
     min and max message latency are both 1 ms";
 
 /// The workloads, in crashtest-bench's order.
-pub(crate) const ALL: [Workload; 6] = [
+pub(crate) const ALL: [Workload; 7] = [
     Workload {
         name: "pingpong",
         what: "2 nodes, 200000 request/reply round trips of 64 bytes over simulated TCP, \
@@ -65,7 +65,22 @@ pub(crate) const ALL: [Workload; 6] = [
              turmoil's per-stream flow control (64 segments) paces the senders; \
              1 ms ticks, min and max message latency both 1 ms",
         ),
-        run: fanout,
+        run: || fanout(Links::Fixed),
+    },
+    Workload {
+        name: "fanout-jitter",
+        what: "10 nodes each sending 20000 messages of 64 bytes to random others over \
+               simulated TCP, one every 1 ms, each message's one-way latency drawn from \
+               0.5..1.5 ms",
+        units: FANOUT_NODES * FANOUT_MESSAGES_PER_NODE,
+        rate_unit: "messages/s",
+        note: Some(
+            "min and max message latency 0.5 ms and 1.5 ms; turmoil draws a latency as the \
+             minimum plus whole milliseconds of the span scaled by an exponential curve \
+             (its default, Exp(5)), so most messages take 0.5 ms and about 0.7% take 1.5 ms, \
+             delivered at its 1 ms ticks",
+        ),
+        run: || fanout(Links::Jittered),
     },
     Workload {
         name: "seeds",
@@ -102,6 +117,15 @@ fn simulation(seed: u64) -> Sim<'static> {
         .max_message_latency(spec::LATENCY)
         .simulation_duration(spec::VIRTUAL_TIME_LIMIT)
         .build()
+}
+
+/// The links of a fanout run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Links {
+    /// Exactly 1 ms, every message sent at once.
+    Fixed,
+    /// 0.5..1.5 ms per message, a message every millisecond: each its own delivery.
+    Jittered,
 }
 
 /// Runs `sim` until its clients finish; returns the virtual time it took.
@@ -202,13 +226,24 @@ fn spawn_join() -> Duration {
 
 /// Every node connects to every other one; each sends its messages to seeded random peers,
 /// then closes its streams; each counts what arrives until every incoming stream ends.
-fn fanout() -> Duration {
-    let mut sim = simulation(spec::FANOUT_SEED);
+fn fanout(links: Links) -> Duration {
+    let (seed, mut sim) = match links {
+        Links::Fixed => (spec::FANOUT_SEED, simulation(spec::FANOUT_SEED)),
+        Links::Jittered => (
+            spec::FANOUT_JITTER_SEED,
+            Builder::new()
+                .rng_seed(spec::FANOUT_JITTER_SEED)
+                .min_message_latency(spec::jitter_min())
+                .max_message_latency(spec::jitter_max())
+                .simulation_duration(spec::VIRTUAL_TIME_LIMIT)
+                .build(),
+        ),
+    };
     let received = Rc::new(Cell::new(0));
     for me in 0..FANOUT_NODES {
         let received = Rc::clone(&received);
         sim.client(node_name(me), async move {
-            let mine = fanout_node(spec::FANOUT_SEED, me).await?;
+            let mine = fanout_node(seed, me, links).await?;
             received.set(received.get() + mine);
             Ok(())
         });
@@ -219,7 +254,7 @@ fn fanout() -> Duration {
 }
 
 /// One fanout node; returns the messages it received.
-async fn fanout_node(seed: u64, me: u64) -> std::io::Result<u64> {
+async fn fanout_node(seed: u64, me: u64, links: Links) -> std::io::Result<u64> {
     let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, PORT)).await?;
     let receiving = task::spawn_local(async move {
         let mut readers = Vec::new();
@@ -247,6 +282,9 @@ async fn fanout_node(seed: u64, me: u64) -> std::io::Result<u64> {
     for number in 0..FANOUT_MESSAGES_PER_NODE {
         let pick = rng.range_inclusive(0, FANOUT_NODES - 2);
         send(&mut peers[pick as usize], number).await?;
+        if links == Links::Jittered {
+            tokio::time::sleep(spec::FANOUT_JITTER_GAP).await;
+        }
     }
     for mut peer in peers {
         peer.shutdown().await?;

@@ -1,0 +1,105 @@
+//! The whole-cluster workloads users spend their time in: the repository's examples, run seed
+//! after seed as a sweep runs them, measured in seeds per CPU-second.
+//!
+//! Each seed runs on a fresh OS thread (`crashtest::on_fresh_thread`), as `#[crashtest::test]`
+//! and the sweep runner run every seed, so no seed inherits a warm thread's buffers and
+//! raft-rs's `rand::thread_rng()` is seeded by the simulation. The rate divides by the
+//! process's CPU time (every thread's user and system time, `CLOCK_PROCESS_CPUTIME_ID`), not
+//! wall time: on a shared machine the wall clock counts other people's work too.
+//!
+//! Every seed must pass: these are correct programs, and a failure is a bug to fix, not a
+//! figure to report.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crashtest::Sim;
+
+/// A cluster example the benchmark can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Example {
+    /// examples/raft-kv: three Raft servers over TCP and disk, the linearizability workload.
+    RaftKv,
+    /// examples/redb-crash: redb committing, crashing and recovering on the simulated disk.
+    RedbCrash,
+    /// examples/raft-rs-cluster: raft-rs, three members under a nemesis, then liveness.
+    RaftRsCluster,
+}
+
+impl Example {
+    /// Seeds one run of the workload sweeps (seeds `0..seeds`): one to two CPU-seconds each
+    /// in a release build, as first measured.
+    pub(crate) fn seeds(self) -> u64 {
+        match self {
+            Example::RaftKv => 200,
+            Example::RedbCrash => 1_000,
+            Example::RaftRsCluster => 500,
+        }
+    }
+
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Example::RaftKv => {
+                "examples/raft-kv, default setup (3 servers, linearizability workload, strong \
+                 crash model): seeds 0..200, each on a fresh thread"
+            }
+            Example::RedbCrash => {
+                "examples/redb-crash, redb's own hardware model (3 crashes, up to 6 \
+                 transactions a boot): seeds 0..1000, each on a fresh thread"
+            }
+            Example::RaftRsCluster => {
+                "examples/raft-rs-cluster, default plan (3 members, 15 s of nemesis over a \
+                 swarm network, 20 s to converge): seeds 0..500, each on a fresh thread"
+            }
+        }
+    }
+
+    /// Runs seed `seed` of the workload to completion on a fresh thread and returns the
+    /// virtual time it covered and the run's fingerprint; panics if the seed fails.
+    pub(crate) fn run_seed(self, seed: u64) -> (Duration, u64) {
+        crashtest::on_fresh_thread(move || {
+            let result = match self {
+                Example::RaftKv => Sim::new(seed).run(raft_kv::run(raft_kv::Setup::default())),
+                Example::RedbCrash => Sim::new(seed).run(async {
+                    let plan = redb_crash::Plan {
+                        torn_sector_garbage: false,
+                        ..redb_crash::Plan::default()
+                    };
+                    let ledger = redb_crash::crash_and_recover(plan).await;
+                    assert!(ledger.checked_boots() >= 1, "redb never booted to a check");
+                }),
+                Example::RaftRsCluster => {
+                    let outcome = Rc::new(RefCell::new(None));
+                    let keep = outcome.clone();
+                    let result = Sim::new(seed).run(async move {
+                        let plan = raft_rs_cluster::Plan::default();
+                        *keep.borrow_mut() = Some(raft_rs_cluster::run(plan).await);
+                    });
+                    if result.is_ok() {
+                        let outcome = outcome.take().expect("a passing run has an outcome");
+                        assert!(outcome.terms_with_leader >= 1, "no member ever led");
+                    }
+                    result
+                }
+            };
+            match result {
+                Ok(summary) => (summary.elapsed, summary.fingerprint),
+                Err(failure) => panic!("{self:?} seed {seed} failed: {failure}"),
+            }
+        })
+    }
+}
+
+/// CPU time this process has used so far, on every thread, live or finished.
+pub(crate) fn process_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec, and CLOCK_PROCESS_CPUTIME_ID is a clock
+    // every Linux and BSD kernel has.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
