@@ -10,6 +10,7 @@
 //! that costs one extra run per test). After a failure no new seed starts, and the report
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
+pub mod branch;
 pub mod hunt;
 pub mod minimize;
 pub mod regressions;
@@ -530,7 +531,7 @@ where
     if let Some(keep) = &settings.keep {
         config = config.keep_only_faults(keep.iter().copied());
     }
-    if let Some((at, sub_seed)) = settings.explore {
+    for &(at, sub_seed) in &settings.explore {
         config = config.explore_from(at, sub_seed);
     }
     // The first seed's trace goes to its file as the run goes, so a run that takes the
