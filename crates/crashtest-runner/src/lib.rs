@@ -11,6 +11,7 @@
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
 pub mod branch;
+pub mod guided;
 pub mod hunt;
 pub mod minimize;
 pub mod regressions;
@@ -292,6 +293,9 @@ where
     }
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    if let Some(runs) = settings.hunt {
+        return run_guided(&spec, &settings, runs, &body);
+    }
     match run_seeds(&spec, &settings, &body) {
         Ok(outcome) => println!("{outcome}"),
         Err(report) => fail_test(&report, &settings),
@@ -493,6 +497,44 @@ where
         }
     }
     result
+}
+
+/// `CRASHTEST_HUNT=RUNS`: a guided search instead of the seed range; its summary goes to
+/// stdout and, as one JSON line, to the results file; a failure panics with its reproduce
+/// line.
+fn run_guided<F, Fut>(spec: &TestSpec, settings: &Settings, runs: u64, body: &F)
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let guide = guided::Guide {
+        runs,
+        start: settings.start,
+        jobs: settings.threads,
+        ..guided::Guide::default()
+    };
+    let found = guided::guided(spec, &guide, body);
+    let line = found.json(&[("test", &spec.test_path())], "");
+    if let Some(path) = &settings.results {
+        results::append_line(path, &line.to_string()).unwrap_or_else(|e| {
+            panic!("crashtest: cannot append to the CRASHTEST_RESULTS file {path:?}: {e}")
+        });
+    }
+    match &found.failure {
+        None => println!(
+            "crashtest: guided search of {} runs ({} fresh seeds, {} branch points) found \
+             no failure; corpus {}, features {}",
+            found.runs, found.fresh_seeds, found.branch_points, found.corpus, found.features
+        ),
+        Some(failure) => {
+            eprintln!("{}", failure.report);
+            panic!(
+                "crashtest: guided search failed after {} runs at seed {} branch path {}; \
+                 reproduce with: {}",
+                found.runs, failure.seed, failure.path, failure.report.command
+            );
+        }
+    }
 }
 
 /// Runs the seeds of `settings` and returns what happened (the library form of [`run_test`]).
