@@ -122,7 +122,8 @@ pub struct GuidedFailure {
 impl Guided {
     /// The search as one JSON object: the `labels`, `found`, `runs`, `cpu_seconds`,
     /// `fresh_seeds`, `branch_points`, `corpus`, `features`, and for a failure `seed`,
-    /// `branch_path`, `failure`, `replayed` and `reproduce` (prefixed with `env`).
+    /// `branch_path`, `failure`, `replayed`, `fingerprint` (hex, as a results line writes
+    /// it) and `reproduce` (prefixed with `env`).
     pub fn json(&self, labels: &[(&str, &str)], env: &str) -> Value {
         let mut line = json!({
             "found": self.failure.is_some(),
@@ -141,6 +142,9 @@ impl Guided {
             line["branch_path"] = json!(failure.path.to_string());
             line["failure"] = json!(failure.report.detail());
             line["replayed"] = json!(failure.replayed);
+            if let crate::Cause::Run(run) = &failure.report.cause {
+                line["fingerprint"] = json!(format!("{:016x}", run.summary.fingerprint));
+            }
             let command = &failure.report.command;
             line["reproduce"] = json!(if env.is_empty() {
                 command.clone()
