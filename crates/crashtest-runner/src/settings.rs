@@ -313,9 +313,9 @@ mod tests {
             ("CRASHTEST_EXPLORE", "1500:9,2000:4"),
             ("CRASHTEST_HUNT", "300"),
         ];
-        let s = Settings::resolve(None, None, &env(&path)).unwrap();
-        assert_eq!(s.explore[1], (Duration::from_nanos(2000), 4));
-        assert_eq!(s.hunt, Some(300));
+        let branched = Settings::resolve(None, None, &env(&path)).unwrap();
+        assert_eq!(branched.explore[1], (Duration::from_nanos(2000), 4));
+        assert_eq!(branched.hunt, Some(300));
         assert_eq!(
             s.results.as_deref(),
             Some(std::path::Path::new("/tmp/r.jsonl"))
