@@ -254,7 +254,7 @@ fn bucket(hits: u64) -> u32 {
 /// use std::time::Duration;
 /// let spec = TestSpec {
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
-///     seeds: None, seed: None, config: crashtest::Config::default,
+///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
 /// // Fails only if three draws in a row, 100 ms apart, come up "deep".
 /// let body = || async {

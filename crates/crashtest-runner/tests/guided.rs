@@ -14,6 +14,7 @@ fn spec() -> TestSpec {
         seeds: None,
         seed: None,
         config: crashtest::Config::default,
+        env: &[],
     }
 }
 
