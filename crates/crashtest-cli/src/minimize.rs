@@ -52,7 +52,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             target.test
         ),
         status => {
-            show_death(&target, args.seed, search.silence)?;
+            show_death(&target, args.seed, &args.branch, search.silence)?;
             bail!(
                 "seed {} of {} {status} its process, so no results line says which faults it drew; minimize needs a failure the test reports. The faults above are those its trace shows before the process died: mask them with CRASHTEST_MASK to find the ones it needs:\n{}",
                 args.seed,
@@ -121,9 +121,14 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
 
 /// For a seed that took its process down: the faults its streamed trace shows before the
 /// death, and its last events.
-fn show_death(target: &Target, seed: u64, silence: Duration) -> anyhow::Result<()> {
+fn show_death(
+    target: &Target,
+    seed: u64,
+    branch: &crate::cli::Branch,
+    silence: Duration,
+) -> anyhow::Result<()> {
     const LAST: usize = 12;
-    let (result, trace) = crate::trace::record(target, seed, silence, None)?;
+    let (result, trace) = crate::trace::record(target, seed, branch, silence, None)?;
     let faults: Vec<_> = trace
         .events
         .iter()
