@@ -271,6 +271,9 @@ where
     let lookup = |name: &str| std::env::var(name).ok();
     let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    if let Some(runs) = settings.hunt {
+        return run_guided(&spec, &settings, runs, &body);
+    }
     // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
     let root = std::env::var_os("CARGO_MANIFEST_DIR")
         .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
@@ -293,9 +296,6 @@ where
     }
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
-    if let Some(runs) = settings.hunt {
-        return run_guided(&spec, &settings, runs, &body);
-    }
     match run_seeds(&spec, &settings, &body) {
         Ok(outcome) => println!("{outcome}"),
         Err(report) => fail_test(&report, &settings),
