@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use crashtest_protocol::env::{self, BranchPath};
 
 use crate::seeds::{SeedRange, Shard};
 
@@ -25,6 +26,8 @@ pub(crate) enum Command {
     Minimize(MinimizeArgs),
     /// Replay a seed up to a time, then re-draw its future with fresh sub-seeds.
     Explore(ExploreArgs),
+    /// Guided search: branch from the runs that did something new, until a failure.
+    Hunt(HuntArgs),
     /// Write a seed's run as an HTML space-time diagram.
     View(ViewArgs),
     /// Combine results files of one test (shards, resumed runs, machines): failures, coverage,
@@ -157,12 +160,34 @@ pub(crate) struct SweepArgs {
     pub(crate) check_determinism: Option<u64>,
 }
 
+/// Which timeline of a seed: its own run, or a branch a guided hunt found.
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct Branch {
+    /// The branch path of the timeline, as `crashtest hunt` prints it
+    /// (TIME_NS:SUB_SEED,TIME_NS:SUB_SEED...; default: the seed's own run).
+    #[arg(long, value_name = "PATH", value_parser = branch_path)]
+    pub(crate) branch: Option<BranchPath>,
+}
+
+impl Branch {
+    /// The protocol variable that selects the timeline, if it is a branch.
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
+        self.branch
+            .iter()
+            .filter(|path| !path.0.is_empty())
+            .map(|path| (env::EXPLORE, path.to_string()))
+            .collect()
+    }
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct ReplayArgs {
     #[command(flatten)]
     pub(crate) target: TestArgs,
     /// The seed.
     pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) branch: Branch,
     #[command(flatten)]
     pub(crate) filter: Filter,
     /// Show every event, scheduler polls and clock jumps included.
@@ -214,6 +239,8 @@ pub(crate) struct MinimizeArgs {
     pub(crate) target: TestArgs,
     /// The failing seed.
     pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) branch: Branch,
     /// Runs at once (default: one per core).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) jobs: Option<u64>,
@@ -241,11 +268,35 @@ pub(crate) struct ExploreArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct HuntArgs {
+    #[command(flatten)]
+    pub(crate) target: TestArgs,
+    /// Runs to spend (each future of a branch point and each fresh seed is one).
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) runs: u64,
+    /// The first fresh seed (it also seeds the search's choices).
+    #[arg(long, value_name = "SEED", default_value_t = 0)]
+    pub(crate) seed_start: u64,
+    /// Run shard K of N: each shard searches from its own seeds with its own corpus, for
+    /// splitting across machines (append their --out lines to merge).
+    #[arg(long, value_name = "K/N", value_parser = Shard::parse)]
+    pub(crate) shard: Option<Shard>,
+    /// Processes at once (default: one per core).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) jobs: Option<u64>,
+    /// Also append the search's summary (one JSON line) to this file.
+    #[arg(short, long, value_name = "PATH")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct ViewArgs {
     #[command(flatten)]
     pub(crate) target: TestArgs,
     /// The seed.
     pub(crate) seed: u64,
+    #[command(flatten)]
+    pub(crate) branch: Branch,
     /// The HTML file to write (default: crashtest-seed-SEED.html).
     #[arg(short, long, value_name = "PATH")]
     pub(crate) out: Option<PathBuf>,
@@ -303,4 +354,13 @@ pub(crate) struct TokioSetupArgs {
 
 fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
+}
+
+fn branch_path(text: &str) -> Result<BranchPath, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "bad branch path {text:?}: write TIME_NS:SUB_SEED points in time order, \
+             comma-separated, as `crashtest hunt` prints them (such as 1500000000:7,2000000000:3)"
+        )
+    })
 }

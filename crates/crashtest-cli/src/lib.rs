@@ -11,6 +11,7 @@
 //! - `replay`: a seed's trace as per-node columns;
 //! - `minimize`: a smallest failing set of injected faults, by masking;
 //! - `explore`: one prefix of a run, many re-drawn futures;
+//! - `hunt`: a guided search, branching from the runs that did something new;
 //! - `view`: an HTML space-time diagram;
 //! - `merge`: the results files of shards, resumed runs and machines as one sweep;
 //! - `tokio setup`: crashtest's tokio stand-in in place of tokio, for unmodified tokio
@@ -24,6 +25,7 @@ mod determinism;
 mod duration;
 mod explore;
 mod header;
+mod hunt;
 mod lock;
 mod merge;
 mod messages;
@@ -76,6 +78,7 @@ where
         cli::Command::Replay(args) => replay::run(args),
         cli::Command::Minimize(args) => minimize::run(args),
         cli::Command::Explore(args) => explore::run(args),
+        cli::Command::Hunt(args) => hunt::run(args),
         cli::Command::View(args) => view::run(args),
         cli::Command::Merge(args) => merge::run(args),
         cli::Command::List(args) => list(args),

@@ -36,10 +36,11 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         silence: args.target.seed_timeout,
         scratch: Scratch::new()?,
         runs: 0,
+        branch: args.branch.env(),
     };
     let request = Request {
         seed: args.seed,
-        env: Vec::new(),
+        env: search.branch.clone(),
     };
     let original =
         crate::single::run_all(&target, &[request], 1, search.silence, &search.scratch)?.remove(0);
@@ -51,7 +52,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             target.test
         ),
         status => {
-            show_death(&target, args.seed, search.silence)?;
+            show_death(&target, args.seed, &args.branch, search.silence)?;
             bail!(
                 "seed {} of {} {status} its process, so no results line says which faults it drew; minimize needs a failure the test reports. The faults above are those its trace shows before the process died: mask them with CRASHTEST_MASK to find the ones it needs:\n{}",
                 args.seed,
@@ -107,6 +108,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         println!("still fails the same way: {}", last.headline());
     }
     let mut variables = vec![(env::SEED, args.seed.to_string())];
+    variables.extend(args.branch.env());
     if !mask.is_empty() {
         variables.push((env::MASK, env::encode_ids(mask.iter().copied())));
     }
@@ -119,9 +121,14 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
 
 /// For a seed that took its process down: the faults its streamed trace shows before the
 /// death, and its last events.
-fn show_death(target: &Target, seed: u64, silence: Duration) -> anyhow::Result<()> {
+fn show_death(
+    target: &Target,
+    seed: u64,
+    branch: &crate::cli::Branch,
+    silence: Duration,
+) -> anyhow::Result<()> {
     const LAST: usize = 12;
-    let (result, trace) = crate::trace::record(target, seed, silence, None)?;
+    let (result, trace) = crate::trace::record(target, seed, branch, silence, None)?;
     let faults: Vec<_> = trace
         .events
         .iter()
@@ -186,6 +193,8 @@ struct Search<'a> {
     silence: Duration,
     scratch: Scratch,
     runs: u64,
+    /// The variable selecting the timeline, if it is a branch (every replay runs it).
+    branch: Vec<(&'static str, String)>,
 }
 
 impl Search<'_> {
@@ -216,13 +225,15 @@ impl Replay for Search<'_> {
         for wave in masks.chunks(self.jobs as usize) {
             let requests: Vec<Request> = wave
                 .iter()
-                .map(|mask| Request {
-                    seed: self.seed,
-                    env: if mask.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![(env::MASK, env::encode_ids(mask.iter().copied()))]
-                    },
+                .map(|mask| {
+                    let mut env = self.branch.clone();
+                    if !mask.is_empty() {
+                        env.push((env::MASK, env::encode_ids(mask.iter().copied())));
+                    }
+                    Request {
+                        seed: self.seed,
+                        env,
+                    }
                 })
                 .collect();
             let results = crate::single::run_all(

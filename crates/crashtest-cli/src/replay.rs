@@ -21,6 +21,7 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
     let (result, trace) = trace::record(
         &target,
         args.seed,
+        &args.branch,
         args.target.seed_timeout,
         args.save_trace.as_deref(),
     )?;
@@ -34,7 +35,11 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
     print!("{text}");
     println!(
         "reproduce: {}",
-        target.reproduce(&crashtest_protocol::reproduce::seed(args.seed))
+        target.reproduce(&crashtest_protocol::reproduce::assignments(
+            [(crashtest_protocol::env::SEED, args.seed.to_string())]
+                .into_iter()
+                .chain(args.branch.env())
+        ))
     );
     Ok(if result.passed() {
         std::process::ExitCode::SUCCESS

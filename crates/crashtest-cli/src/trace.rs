@@ -259,19 +259,19 @@ fn strip_prefix(text: &str) -> &str {
     rest
 }
 
-/// Runs `seed` with its trace recorded; returns its result and its trace.
+/// Runs `seed` (along `branch`) with its trace recorded; returns its result and its trace.
 pub(crate) fn record(
     target: &Target,
     seed: u64,
+    branch: &crate::cli::Branch,
     silence: Duration,
     save: Option<&Path>,
 ) -> anyhow::Result<(SeedResult, Trace)> {
     let scratch = Scratch::new()?;
     let path = scratch.path("trace.jsonl");
-    let request = Request {
-        seed,
-        env: vec![(env::TRACE, path.display().to_string())],
-    };
+    let mut env = branch.env();
+    env.push((env::TRACE, path.display().to_string()));
+    let request = Request { seed, env };
     let never = std::sync::atomic::AtomicBool::new(false);
     let result = crate::single::run_one(target, &request, silence, &scratch, 0, &never)?;
     // The runner streams the trace as the run goes, so a run that took its process down

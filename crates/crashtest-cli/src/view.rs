@@ -55,7 +55,13 @@ const LABELLED: f64 = 14.0;
 /// Runs the seed with its trace, writes the diagram and says where.
 pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
     let target = crate::target::resolve(&args.target.select, &args.target.test)?;
-    let (result, trace) = trace::record(&target, args.seed, args.target.seed_timeout, None)?;
+    let (result, trace) = trace::record(
+        &target,
+        args.seed,
+        &args.branch,
+        args.target.seed_timeout,
+        None,
+    )?;
     let html = render(&trace, &result, &args.filter, args.max_events)?;
     let out = args
         .out

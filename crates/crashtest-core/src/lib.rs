@@ -53,6 +53,7 @@
 //! ```
 
 pub mod coverage;
+pub mod explore;
 pub mod fault;
 pub mod node;
 mod panic_capture;

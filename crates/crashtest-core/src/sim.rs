@@ -35,7 +35,8 @@ pub struct Config {
     pub(crate) sleep_stretch: Option<Duration>,
     pub(crate) masked_faults: BTreeSet<u64>,
     pub(crate) kept_faults: Option<BTreeSet<u64>>,
-    pub(crate) explore: Option<(u64, u64)>,
+    pub(crate) explore: Vec<(u64, u64)>,
+    pub(crate) fork: Option<crate::explore::ForkPoint>,
     pub(crate) scheduling_window: usize,
 }
 
@@ -57,7 +58,8 @@ impl Default for Config {
             sleep_stretch: None,
             masked_faults: BTreeSet::new(),
             kept_faults: None,
-            explore: None,
+            explore: Vec::new(),
+            fork: None,
             scheduling_window: crate::task::DEFAULT_WINDOW,
         }
     }
@@ -156,9 +158,58 @@ impl Config {
     /// assert_ne!(a.fingerprint, b.fingerprint);
     /// assert_eq!(a, Sim::with_config(1, explore(1)).run(body()).unwrap());
     /// ```
+    ///
+    /// Called again with a later time, it adds a point to the run's branch path: the future
+    /// re-drawn at the first point is re-drawn again at the second, and so on (a branch of a
+    /// branch, see [`crate::explore`]).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `at` is earlier than the path's last point.
     pub fn explore_from(mut self, at: Duration, sub_seed: u64) -> Config {
-        let at_ns = u64::try_from(at.as_nanos()).expect("explore time fits in u64 nanoseconds");
-        self.explore = Some((at_ns, sub_seed));
+        let at_ns = nanos(at);
+        if let Some((last, _)) = self.explore.last() {
+            assert!(at_ns >= *last, "a branch path's points are in time order");
+        }
+        self.explore.push((at_ns, sub_seed));
+        self
+    }
+
+    /// Calls `hook` once, when the run reaches virtual time `at` (after the branch path's
+    /// points, which must not be later): a `Some(sub_seed)` it returns re-draws the future as
+    /// [`Config::explore_from`] with that time and sub-seed would, `None` leaves the run
+    /// alone. A driver that forks the process in the hook branches without replaying the
+    /// prefix.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `at` is earlier than the branch path's last point.
+    ///
+    /// ```
+    /// use crashtest_core::{Config, Sim};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// let body = || async {
+    ///     for _ in 0..10 {
+    ///         let ms = crashtest_core::rng::node_rng().with(|r| r.range_inclusive(1, 100));
+    ///         crashtest_core::time::sleep(Duration::from_millis(ms)).await;
+    ///     }
+    /// };
+    /// let at = Duration::from_millis(50);
+    /// let hooked = Config::default().fork_at(at, Arc::new(|| Some(3)));
+    /// let replayed = Config::default().explore_from(at, 3);
+    /// assert_eq!(
+    ///     Sim::with_config(1, hooked).run(body()).unwrap().fingerprint,
+    ///     Sim::with_config(1, replayed).run(body()).unwrap().fingerprint,
+    /// );
+    /// ```
+    pub fn fork_at(mut self, at: Duration, hook: crate::explore::ForkHook) -> Config {
+        let at_ns = nanos(at);
+        if let Some((last, _)) = self.explore.last() {
+            assert!(at_ns >= *last, "a fork point comes after the branch path");
+        }
+        self.fork = Some(crate::explore::ForkPoint { at_ns, hook });
         self
     }
 
@@ -524,4 +575,9 @@ where
         first,
         second,
     }))
+}
+
+/// A virtual time in nanoseconds.
+fn nanos(at: Duration) -> u64 {
+    u64::try_from(at.as_nanos()).expect("explore time fits in u64 nanoseconds")
 }

@@ -246,13 +246,23 @@ impl World {
 
     fn run_loop(&self) {
         let limit_ns = u64::try_from(self.config.time_limit.as_nanos()).unwrap_or(u64::MAX);
-        let mut explore = self.config.explore;
+        let path = self.config.explore.clone();
+        let mut next_point = 0;
+        let mut fork = self.config.fork.clone();
         while !self.body_done.get() && self.failure.borrow().is_none() {
-            if let Some((at_ns, sub_seed)) = explore
+            while let Some(&(at_ns, sub_seed)) = path.get(next_point)
                 && self.now_ns.get() >= at_ns
             {
-                self.reseed(sub_seed);
-                explore = None;
+                self.reseed(next_point, sub_seed);
+                next_point += 1;
+            }
+            if let Some(point) = &fork
+                && self.now_ns.get() >= point.at_ns
+            {
+                if let Some(sub_seed) = (point.hook)() {
+                    self.reseed(path.len(), sub_seed);
+                }
+                fork = None;
             }
             self.fire_due_timers();
             let next = self
@@ -418,8 +428,9 @@ impl World {
 
     /// Replaces every random stream with one drawn from `sub_seed`: the run so far is the
     /// original seed's, the future a fresh one (exploring from a point in a run's past).
-    fn reseed(&self, sub_seed: u64) {
-        let root = crate::rng::derive_seed(self.seed ^ sub_seed.rotate_left(32), "explore");
+    /// `depth` counts the branch path's points before this one.
+    fn reseed(&self, depth: usize, sub_seed: u64) {
+        let root = crate::explore::branch_root(self.seed, depth, sub_seed);
         let mut streams = Streams::new(root);
         *self.scheduler.borrow_mut() = streams.get("scheduler").clone();
         *self.streams.borrow_mut() = streams;
@@ -427,7 +438,7 @@ impl World {
         let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
         self.record(EventKind::Note {
             source: "explore",
-            words: [sub_seed, 0, 0],
+            words: [sub_seed, depth as u64, 0],
             text,
         });
     }

@@ -149,3 +149,32 @@ pub fn configure(config: DiskConfig) {
         state.configure(config);
     }
 }
+
+/// Calls `trap` when `node` next syncs a file or a directory, before the sync takes effect.
+/// A trap that kills the node makes the crash fall *inside* that sync (the sync fails, as any
+/// call of a dead process does, and its writes stay unsynced): a fault planned for a moment
+/// the disk knows and its caller does not, such as the first sync after a restart. Outside
+/// a simulation it does nothing.
+///
+/// ```
+/// use crashtest_core::{node, plumbing};
+/// use std::rc::Rc;
+///
+/// crashtest_core::Sim::new(1).run(async {
+///     let db = node::create("db", || async {
+///         let file = crashtest_fs::sync::File::create("/log").unwrap();
+///         file.write_all_at(b"entry", 0).unwrap();
+///         let _ = file.sync_all();
+///         std::future::pending::<()>().await;
+///     });
+///     let id = db.id();
+///     crashtest_fs::on_next_sync(id, move || plumbing::kill(id));
+///     crashtest_core::time::sleep(std::time::Duration::from_millis(10)).await;
+///     assert_eq!(db.status(), node::NodeStatus::Dead, "killed inside its sync");
+/// }).unwrap();
+/// ```
+pub fn on_next_sync(node: crashtest_core::node::NodeId, trap: impl FnOnce() + 'static) {
+    if let Some(state) = state::state() {
+        state.arm_sync_trap(node, Box::new(trap));
+    }
+}

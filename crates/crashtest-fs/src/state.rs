@@ -59,7 +59,12 @@ pub(crate) struct FsState {
     handles: RefCell<BTreeMap<NodeId, u64>>,
     hooked: Cell<bool>,
     explore: RefCell<Option<Rc<Explore>>>,
+    /// Calls armed for a node's next sync (`crate::on_next_sync`), oldest first.
+    sync_traps: RefCell<Vec<(NodeId, SyncTrap)>>,
 }
+
+/// What a sync trap calls: typically a fault that kills the node inside its sync.
+pub(crate) type SyncTrap = Box<dyn FnOnce()>;
 
 /// Crashes a node's disk when the node is killed.
 struct CrashHook;
@@ -233,6 +238,30 @@ impl FsState {
             return Err(errors::io_error());
         }
         Ok(())
+    }
+
+    /// Arms `trap` for `node`'s next sync.
+    pub(crate) fn arm_sync_trap(&self, node: NodeId, trap: SyncTrap) {
+        self.sync_traps.borrow_mut().push((node, trap));
+    }
+
+    /// Calls the traps armed for `node`, with no borrow held: a trap may kill the node, and
+    /// the sync then fails as any call of a dead process does.
+    fn spring_sync_traps(&self, node: NodeId) {
+        let sprung: Vec<SyncTrap> = {
+            let mut traps = self.sync_traps.borrow_mut();
+            if traps.is_empty() {
+                return;
+            }
+            let (mine, others) = std::mem::take(&mut *traps)
+                .into_iter()
+                .partition(|(armed, _)| *armed == node);
+            *traps = others;
+            mine.into_iter().map(|(_, trap)| trap).collect()
+        };
+        for trap in sprung {
+            trap();
+        }
     }
 
     // ----- exhaustive exploration -----
@@ -541,6 +570,7 @@ impl FsState {
     /// Syncs a file's data, or a directory's entries. A failed sync loses the file's unsynced
     /// writes for good, as on Linux.
     pub(crate) fn sync(&self, handle: &Handle) -> io::Result<()> {
+        self.spring_sync_traps(handle.node);
         self.check(handle)?;
         let node = handle.node;
         let ino = handle.ino;

@@ -8,7 +8,8 @@
 //! draws, per seed, which kinds of fault are on and how hard they hit (swarm testing), and
 //! installs them.
 //!
-//! Layout: `nemesis` (the builder and its action loop), `random` (random partitions and
+//! Layout: `nemesis` (the builder and its action loop), `patterns` (faults drawn together
+//! at the moments a program hints or a restart makes), `random` (random partitions and
 //! clogging), `split` (the one partitioning engine both use), `swarm` (per-seed profiles).
 //!
 //! Every fault goes through the run's fault ledger (`crashtest_core::fault::inject`), so it
@@ -16,6 +17,7 @@
 //! heals, no new fault starts.
 
 pub mod nemesis;
+mod patterns;
 mod random;
 mod split;
 pub mod swarm;

@@ -25,6 +25,8 @@ use crashtest_core::node::{Node, NodeId, NodeStatus};
 use crashtest_core::rng::{Ratio, Rng};
 use crashtest_core::{fault, plumbing, task, time};
 
+use crate::patterns::Striker;
+pub use crate::patterns::{Hint, Patterns, hint};
 use crate::random;
 pub use crate::random::{RandomClogging, RandomPartitions};
 use crate::split::Split;
@@ -58,6 +60,7 @@ pub struct Nemesis {
     max_clock_jump: Duration,
     random_partitions: Option<RandomPartitions>,
     random_clogging: Option<RandomClogging>,
+    patterns: Option<Patterns>,
 }
 
 impl Default for Nemesis {
@@ -73,6 +76,7 @@ impl Default for Nemesis {
             max_clock_jump: Duration::from_secs(2),
             random_partitions: None,
             random_clogging: None,
+            patterns: None,
         }
     }
 }
@@ -260,6 +264,21 @@ impl Nemesis {
         self
     }
 
+    /// Also draws the fault patterns that independent draws rarely combine (a crash during
+    /// recovery, a crash inside the first sync after a restart, a partition during an
+    /// election, a clock jump during a lease; see [`Patterns`] and [`hint`]). The recovery
+    /// patterns follow the kills of this nemesis; the others wait for the program's hints.
+    ///
+    /// ```
+    /// let nemesis = crashtest::nemesis::Nemesis::default()
+    ///     .patterns(crashtest::nemesis::Patterns::default());
+    /// assert!(nemesis.to_string().contains("patterns"));
+    /// ```
+    pub fn patterns(mut self, patterns: Patterns) -> Nemesis {
+        self.patterns = Some(patterns);
+        self
+    }
+
     /// Only kills (and the restarts that undo them): the classic crash-recovery nemesis.
     ///
     /// ```
@@ -381,6 +400,18 @@ impl fmt::Display for Nemesis {
                 c.every, c.max, c.swizzle
             )?;
         }
+        if let Some(p) = &self.patterns {
+            write!(
+                f,
+                "; patterns (crash in recovery {} within {:?}, crash at first sync {}, \
+                 partition in election {}, clock jump in lease {})",
+                p.crash_in_recovery,
+                p.recovery_window,
+                p.crash_at_first_sync,
+                p.partition_in_election,
+                p.clock_jump_in_lease
+            )?;
+        }
         Ok(())
     }
 }
@@ -390,7 +421,7 @@ pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
     plumbing::with_stream("nemesis", f).expect("the nemesis runs inside a simulation")
 }
 
-fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
+pub(crate) fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     Duration::from_nanos(rng.range_inclusive(nanos(min), nanos(max)))
 }
@@ -402,10 +433,26 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
     let can_act = weighted
         .iter()
         .any(|(action, w)| *w > 0 && !nemesis.victims(*action, &nodes).is_empty());
+    let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
+    let striker = nemesis.patterns.map(|patterns| {
+        let protected = nodes
+            .iter()
+            .filter(|n| nemesis.protected.contains(&n.name()))
+            .map(Node::id)
+            .collect();
+        Striker::install(
+            patterns,
+            &nodes,
+            protected,
+            down.clone(),
+            nemesis.max_down,
+            nemesis.down,
+            nemesis.max_clock_jump,
+        )
+    });
     if !can_act {
         return;
     }
-    let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
     loop {
         time::sleep(draw(|rng| duration_in(rng, nemesis.gap))).await;
         if !plumbing::faults_enabled() {
@@ -427,7 +474,16 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
             (action, targets, victim, duration_in(rng, nemesis.down))
         });
         if let Some(victim) = victim {
-            apply(&nemesis, action, &targets, targets[victim], lasting, &down);
+            let striker = striker.clone();
+            apply(
+                &nemesis,
+                action,
+                &targets,
+                targets[victim],
+                lasting,
+                &down,
+                striker,
+            );
         }
     }
 }
@@ -439,6 +495,7 @@ fn apply(
     victim: Node,
     lasting: Duration,
     down: &Rc<RefCell<BTreeSet<NodeId>>>,
+    striker: Option<Rc<Striker>>,
 ) {
     let id = victim.id();
     let takes_down = matches!(action, Action::Kill | Action::Pause);
@@ -462,12 +519,22 @@ fn apply(
             let down = down.clone();
             task::spawn_local(async move {
                 time::sleep(lasting).await;
-                down.borrow_mut().remove(&id);
-                match victim.status() {
-                    NodeStatus::Dead => plumbing::restart(id),
-                    NodeStatus::Paused => plumbing::resume(id),
-                    NodeStatus::Running => {}
+                let restarted = match victim.status() {
+                    NodeStatus::Dead => {
+                        plumbing::restart(id);
+                        true
+                    }
+                    NodeStatus::Paused => {
+                        plumbing::resume(id);
+                        false
+                    }
+                    NodeStatus::Running => false,
+                };
+                // The recovery patterns strike while the node is still counted as down.
+                if let Some(striker) = striker.filter(|_| restarted) {
+                    striker.after_restart(id).await;
                 }
+                down.borrow_mut().remove(&id);
             });
         }
         Action::Partition => {
@@ -506,6 +573,7 @@ fn apply(
         }
         Action::Clog => crashtest_net::clog_node(id, lasting),
         Action::Swizzle => {
+            crashtest_core::probe!("nemesis: swizzle-clog");
             let ids: Vec<NodeId> = targets.iter().map(Node::id).collect();
             crashtest_net::swizzle(&ids, lasting);
         }

@@ -21,7 +21,7 @@ use crashtest_core::rng::{Ratio, Rng};
 use crashtest_fs::DiskConfig;
 use crashtest_net::{Latency, NetConfig};
 
-use crate::nemesis::{Nemesis, RandomClogging, RandomPartitions};
+use crate::nemesis::{Nemesis, Patterns, RandomClogging, RandomPartitions};
 
 /// The kinds of fault a program claims to tolerate, which a swarm profile may turn on.
 ///
@@ -229,6 +229,26 @@ impl Profile {
             Some(window) => summary.push(format!("scheduler window {window}")),
             None => {}
         }
+        // Drawn after everything else, for the same reason: with process faults on, half
+        // the profiles add the fault patterns random draws rarely combine.
+        let nemesis = match nemesis {
+            Some(nemesis) if process && rng.chance(COIN) => {
+                let patterns = Patterns {
+                    crash_in_recovery: percent(rng, 10, 50),
+                    recovery_window: millis(rng, 1, 200),
+                    crash_at_first_sync: percent(rng, 10, 50),
+                    partition_in_election: percent(rng, 10, 50),
+                    clock_jump_in_lease: if clock {
+                        percent(rng, 10, 50)
+                    } else {
+                        Ratio::NEVER
+                    },
+                };
+                summary.push("fault patterns".into());
+                Some(nemesis.patterns(patterns))
+            }
+            nemesis => nemesis,
+        };
         Profile {
             net,
             disk,

@@ -12,14 +12,15 @@
 //! | `CRASHTEST_TRACE` | write every event of the run as JSON lines to this file |
 //! | `CRASHTEST_MASK` | fault ids to mask, comma-separated (`3,7`) |
 //! | `CRASHTEST_KEEP` | fault ids to keep, comma-separated: every other fault is masked |
-//! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED`: re-draw the future from that virtual time |
+//! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED[,TIME_NS:SUB_SEED...]`: a branch path, re-draw the future from each virtual time |
+//! | `CRASHTEST_HUNT` | `RUNS`: a guided search of that many runs instead of a seed range |
 //! | `CRASHTEST_COMMIT` | the commit a failure report names (default: asked of git) |
 //! | `CRASHTEST_DESCRIBE` | write what the test is ([`crate::describe::TestInfo`]) to this file and run nothing |
 //!
 //! The tool clears every variable of [`WORKER`] before it starts a worker and sets the ones
 //! it means, so that the user's shell cannot change what a worker runs. A value list such as
 //! a mask is written by [`encode_ids`] and read by [`decode_ids`]; an exploration point by
-//! [`Explore`]'s `Display` and `FromStr`.
+//! [`Explore`]'s `Display` and `FromStr`, a branch path by [`BranchPath`]'s.
 
 use std::fmt;
 use std::str::FromStr;
@@ -44,8 +45,10 @@ pub const TRACE: &str = "CRASHTEST_TRACE";
 pub const MASK: &str = "CRASHTEST_MASK";
 /// Fault ids to keep: every other fault is masked.
 pub const KEEP: &str = "CRASHTEST_KEEP";
-/// Re-draw the future from a virtual time ([`Explore`]).
+/// Re-draw the future from each point of a branch path ([`BranchPath`]).
 pub const EXPLORE: &str = "CRASHTEST_EXPLORE";
+/// Run a guided search of this many runs.
+pub const HUNT: &str = "CRASHTEST_HUNT";
 /// The commit a failure report names.
 pub const COMMIT: &str = "CRASHTEST_COMMIT";
 /// Write what the test is to this file, and run no seed.
@@ -62,7 +65,7 @@ pub const REGRESSIONS: &str = "CRASHTEST_REGRESSIONS";
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 14] = [
+pub const WORKER: [&str; 15] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -77,6 +80,7 @@ pub const WORKER: [&str; 14] = [
     DESCRIBE,
     SAVE_FAILURES,
     REGRESSIONS,
+    HUNT,
 ];
 
 /// Fault ids as a variable holds them: `3,7`.
@@ -154,6 +158,49 @@ impl FromStr for Explore {
             at_ns: time.trim().parse().map_err(|_| BadExplore)?,
             sub_seed: sub.trim().parse().map_err(|_| BadExplore)?,
         })
+    }
+}
+
+/// A branch path: points in time order, the future re-drawn at each (empty: the seed's own
+/// run).
+///
+/// ```
+/// use crashtest_protocol::env::{BranchPath, Explore};
+/// let path = BranchPath(vec![
+///     Explore { at_ns: 1_000, sub_seed: 7 },
+///     Explore { at_ns: 5_000, sub_seed: 2 },
+/// ]);
+/// assert_eq!(path.to_string(), "1000:7,5000:2");
+/// assert_eq!("1000:7,5000:2".parse(), Ok(path));
+/// assert!("5000:2,1000:7".parse::<BranchPath>().is_err(), "out of time order");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BranchPath(pub Vec<Explore>);
+
+impl fmt::Display for BranchPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, point) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{point}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for BranchPath {
+    type Err = BadExplore;
+
+    fn from_str(value: &str) -> Result<BranchPath, BadExplore> {
+        let points = value
+            .split(',')
+            .map(str::parse)
+            .collect::<Result<Vec<Explore>, _>>()?;
+        if points.windows(2).any(|pair| pair[1].at_ns < pair[0].at_ns) {
+            return Err(BadExplore);
+        }
+        Ok(BranchPath(points))
     }
 }
 

@@ -157,26 +157,30 @@ impl Hunt {
     }
 }
 
-/// CPU time (user and system) this process has used so far.
+/// CPU time (user and system) this process and its reaped children (a guided search's
+/// branches) have used so far.
 #[cfg(unix)]
-fn cpu_time() -> Option<Duration> {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a valid, writable `rusage`; getrusage fills it and has no other
-    // effect, and RUSAGE_SELF is always a valid target.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    if status != 0 {
-        return None;
-    }
-    // SAFETY: getrusage returned 0, so it initialized `usage`.
-    let usage = unsafe { usage.assume_init() };
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+pub(crate) fn cpu_time() -> Option<Duration> {
+    let used = |who| {
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `usage` is a valid, writable `rusage`; getrusage fills it and has no other
+        // effect, and RUSAGE_SELF and RUSAGE_CHILDREN are always valid targets.
+        let status = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
+        if status != 0 {
+            return None;
+        }
+        // SAFETY: getrusage returned 0, so it initialized `usage`.
+        let usage = unsafe { usage.assume_init() };
+        let time = |t: libc::timeval| {
+            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+        };
+        Some(time(usage.ru_utime) + time(usage.ru_stime))
     };
-    Some(time(usage.ru_utime) + time(usage.ru_stime))
+    Some(used(libc::RUSAGE_SELF)? + used(libc::RUSAGE_CHILDREN)?)
 }
 
 /// CPU time is measured on Unix only.
 #[cfg(not(unix))]
-fn cpu_time() -> Option<Duration> {
+pub(crate) fn cpu_time() -> Option<Duration> {
     None
 }

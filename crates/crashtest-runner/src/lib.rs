@@ -10,6 +10,8 @@
 //! that costs one extra run per test). After a failure no new seed starts, and the report
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
+pub mod branch;
+pub mod guided;
 pub mod hunt;
 pub mod minimize;
 pub mod regressions;
@@ -269,6 +271,9 @@ where
     let lookup = |name: &str| std::env::var(name).ok();
     let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
+    if let Some(runs) = settings.hunt {
+        return run_guided(&spec, &settings, runs, &body);
+    }
     // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
     let root = std::env::var_os("CARGO_MANIFEST_DIR")
         .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
@@ -494,6 +499,44 @@ where
     result
 }
 
+/// `CRASHTEST_HUNT=RUNS`: a guided search instead of the seed range; its summary goes to
+/// stdout and, as one JSON line, to the results file; a failure panics with its reproduce
+/// line.
+fn run_guided<F, Fut>(spec: &TestSpec, settings: &Settings, runs: u64, body: &F)
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let guide = guided::Guide {
+        runs,
+        start: settings.start,
+        jobs: settings.threads,
+        ..guided::Guide::default()
+    };
+    let found = guided::guided(spec, &guide, body);
+    let line = found.json(&[("test", &spec.test_path())], "");
+    if let Some(path) = &settings.results {
+        results::append_line(path, &line.to_string()).unwrap_or_else(|e| {
+            panic!("crashtest: cannot append to the CRASHTEST_RESULTS file {path:?}: {e}")
+        });
+    }
+    match &found.failure {
+        None => println!(
+            "crashtest: guided search of {} runs ({} fresh seeds, {} branch points) found \
+             no failure; corpus {}, features {}",
+            found.runs, found.fresh_seeds, found.branch_points, found.corpus, found.features
+        ),
+        Some(failure) => {
+            eprintln!("{}", failure.report);
+            panic!(
+                "crashtest: guided search failed after {} runs at seed {} branch path {}; \
+                 reproduce with: {}",
+                found.runs, failure.seed, failure.path, failure.report.command
+            );
+        }
+    }
+}
+
 /// Runs the seeds of `settings` and returns what happened (the library form of [`run_test`]).
 ///
 /// ```
@@ -530,7 +573,7 @@ where
     if let Some(keep) = &settings.keep {
         config = config.keep_only_faults(keep.iter().copied());
     }
-    if let Some((at, sub_seed)) = settings.explore {
+    for &(at, sub_seed) in &settings.explore {
         config = config.explore_from(at, sub_seed);
     }
     // The first seed's trace goes to its file as the run goes, so a run that takes the

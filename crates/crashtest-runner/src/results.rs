@@ -81,6 +81,12 @@ pub fn seed_result(test: &str, result: &Result<RunSummary, Box<RunFailure>>) -> 
     }
 }
 
+/// Appends one line (a guided search's summary) to `path`, whole.
+pub(crate) fn append_line(path: &Path, line: &str) -> io::Result<()> {
+    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    file.write_all(format!("{line}\n").as_bytes())
+}
+
 /// What a failed run failed of, for comparing it with another run's failure.
 ///
 /// ```

@@ -12,7 +12,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crashtest_protocol::env::{self, Explore};
+use crashtest_protocol::env::{self, BranchPath};
 
 /// Seeds a `#[crashtest::test]` runs when neither the attribute nor the environment says.
 ///
@@ -48,8 +48,10 @@ pub struct Settings {
     pub mask: Vec<u64>,
     /// If set, the only fault ids applied.
     pub keep: Option<Vec<u64>>,
-    /// Re-draw the future from this virtual time with this sub-seed.
-    pub explore: Option<(Duration, u64)>,
+    /// The branch path: re-draw the future from each virtual time with its sub-seed.
+    pub explore: Vec<(Duration, u64)>,
+    /// Run a guided search of this many runs instead of the seed range.
+    pub hunt: Option<u64>,
 }
 
 impl Default for Settings {
@@ -65,7 +67,8 @@ impl Default for Settings {
             trace: None,
             mask: Vec::new(),
             keep: None,
-            explore: None,
+            explore: Vec::new(),
+            hunt: None,
         }
     }
 }
@@ -190,18 +193,24 @@ impl Settings {
         let mask = ids(lookup, env::MASK)?.unwrap_or_default();
         let keep = ids(lookup, env::KEEP)?;
         let explore = match lookup(env::EXPLORE) {
-            None => None,
-            Some(value) => match value.parse::<Explore>() {
-                Ok(point) => Some((Duration::from_nanos(point.at_ns), point.sub_seed)),
+            None => Vec::new(),
+            Some(value) => match value.parse::<BranchPath>() {
+                Ok(path) => path
+                    .0
+                    .iter()
+                    .map(|point| (Duration::from_nanos(point.at_ns), point.sub_seed))
+                    .collect(),
                 Err(_) => {
                     return Err(BadSetting {
                         variable: env::EXPLORE,
                         value,
-                        expected: "TIME_NS:SUB_SEED, such as 1500000000:7",
+                        expected: "TIME_NS:SUB_SEED points in time order, comma-separated, \
+                                   such as 1500000000:7 or 1500000000:7,2000000000:3",
                     });
                 }
             },
         };
+        let hunt = parse::<u64>(lookup, env::HUNT, "a count of runs, at least 1", |n| *n > 0)?;
         let (start, count) = match (env_seed, env_seeds, attr_seed) {
             (Some(seed), _, _) => (seed, 1),
             (None, Some(count), _) => (env_start.unwrap_or(0), count),
@@ -228,6 +237,7 @@ impl Settings {
             mask,
             keep,
             explore,
+            hunt,
         })
     }
 }
@@ -298,13 +308,25 @@ mod tests {
         ];
         let s = Settings::resolve(None, None, &env(&vars)).unwrap();
         assert_eq!(s.mask, [3, 7]);
-        assert_eq!(s.explore, Some((Duration::from_nanos(1500), 9)));
+        assert_eq!(s.explore, [(Duration::from_nanos(1500), 9)]);
+        let path = [
+            ("CRASHTEST_EXPLORE", "1500:9,2000:4"),
+            ("CRASHTEST_HUNT", "300"),
+        ];
+        let branched = Settings::resolve(None, None, &env(&path)).unwrap();
+        assert_eq!(branched.explore[1], (Duration::from_nanos(2000), 4));
+        assert_eq!(branched.hunt, Some(300));
         assert_eq!(
             s.results.as_deref(),
             Some(std::path::Path::new("/tmp/r.jsonl"))
         );
         assert!(!s.stop_on_failure);
-        for (var, value) in [("CRASHTEST_MASK", "3;7"), ("CRASHTEST_EXPLORE", "soon")] {
+        for (var, value) in [
+            ("CRASHTEST_MASK", "3;7"),
+            ("CRASHTEST_EXPLORE", "soon"),
+            ("CRASHTEST_EXPLORE", "2000:1,1500:9"),
+            ("CRASHTEST_HUNT", "0"),
+        ] {
             let error = Settings::resolve(None, None, &env(&[(var, value)])).unwrap_err();
             assert!(error.to_string().contains(var), "{error}");
         }

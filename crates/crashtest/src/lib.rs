@@ -61,7 +61,7 @@ pub use crashtest_guard::on_fresh_thread;
 
 pub use crashtest_core::{
     Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, buggify,
-    coverage, fault, node, plumbing, probe, report, sometimes, spawn, task, time, trace,
+    coverage, explore, fault, node, plumbing, probe, report, sometimes, spawn, task, time, trace,
 };
 pub use crashtest_macros::test;
 pub use crashtest_runner::{Sim, check_determinism};

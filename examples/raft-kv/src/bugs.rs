@@ -44,11 +44,17 @@ pub enum Bug {
     /// Recovery reads disk records without checking their checksums: a record torn by a crash
     /// comes back as a log entry with garbage in it.
     TornRecordAccepted,
+    /// The Raft paper's Figure 8: a leader commits the highest index a majority holds even
+    /// when its entry is of an earlier term, by counting replicas. A later leader whose log
+    /// ends in a newer term can still win an election without that entry and overwrite it:
+    /// a committed entry is lost. The paper's rule (commit by counting only entries of the
+    /// leader's own term) is what the correct store does.
+    CommitByCountingOldTerm,
 }
 
 impl Bug {
     /// Every value, the correct store first.
-    pub const ALL: [Bug; 7] = [
+    pub const ALL: [Bug; 8] = [
         Bug::None,
         Bug::VoteNotPersisted,
         Bug::VoteWithoutLogCheck,
@@ -56,6 +62,7 @@ impl Bug {
         Bug::StaleLeaderRead,
         Bug::AckBeforeFsync,
         Bug::TornRecordAccepted,
+        Bug::CommitByCountingOldTerm,
     ];
 
     /// The name `RAFT_BUG` takes for this value.
@@ -72,6 +79,7 @@ impl Bug {
             Bug::StaleLeaderRead => "stale_leader_read",
             Bug::AckBeforeFsync => "ack_before_fsync",
             Bug::TornRecordAccepted => "torn_record_accepted",
+            Bug::CommitByCountingOldTerm => "commit_by_counting_old_term",
         }
     }
 

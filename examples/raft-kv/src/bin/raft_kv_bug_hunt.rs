@@ -10,8 +10,15 @@
 //! failure's faults are shrunk by delta debugging, and the line also holds the smallest
 //! failing fault set and its reproduce command.
 //!
+//! With `--guided`, each setup also gets a guided search (`crashtest::runner::guided`) of the
+//! same cap in runs, printed as a second line with `"search": "guided"`: its `runs` and
+//! `cpu_seconds` (the search's process and its branches' processes) to the first failure,
+//! beside the random search's `seeds_run`.
+//!
 //! ```sh
 //! cargo run --release -p raft-kv-example --bin raft_kv_bug_hunt -- --minimize
+//! cargo run --release -p raft-kv-example --bin raft_kv_bug_hunt -- --guided \
+//!     --bug commit_by_counting_old_term --cap 30000
 //! ```
 
 use std::process::ExitCode;
@@ -45,6 +52,10 @@ struct Args {
     /// Shrink each failure's faults and print the smallest failing set.
     #[arg(long)]
     minimize: bool,
+    /// Also run a guided search (`crashtest::runner::guided`) with the same cap of runs,
+    /// one line per setup with `"search": "guided"` beside the random one.
+    #[arg(long)]
+    guided: bool,
 }
 
 /// Hunts one setup and describes the result as a JSON object.
@@ -55,7 +66,7 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
         ("workload", setup.workload.name()),
     ];
     let (env, body) = (setup.to_string(), || raft_kv::run(setup));
-    hunt::hunt(
+    let mut line = hunt::hunt(
         &REPLAY_TEST,
         0..seeds,
         args.threads,
@@ -63,7 +74,20 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
         &env,
         &body,
     )
-    .json(&labels)
+    .json(&labels);
+    line["search"] = json!("random");
+    line
+}
+
+/// The guided search of one setup, as a JSON object.
+fn guided_one(setup: Setup, runs: u64, args: &Args) -> Value {
+    let labels = [
+        ("bug", setup.bug.name()),
+        ("model", model_name(setup.crash_model)),
+        ("workload", setup.workload.name()),
+        ("search", "guided"),
+    ];
+    raft_kv::hunt::guided(setup, runs, args.threads).json(&labels, &setup.to_string())
 }
 
 fn main() -> ExitCode {
@@ -95,6 +119,13 @@ fn main() -> ExitCode {
                 healthy &= found;
             }
             println!("{line}");
+            if args.guided {
+                let line = guided_one(setup, seeds, &args);
+                if bug == Bug::None {
+                    healthy &= line["found"] == json!(false);
+                }
+                println!("{line}");
+            }
         }
     }
     if healthy {

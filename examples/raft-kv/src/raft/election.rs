@@ -46,6 +46,8 @@ async fn stand(core: &mut Core) -> VoteRequest {
     core.enter_term(term);
     core.voted_for = Some(core.id);
     core.role = Role::Candidate;
+    crashtest::nemesis::hint(crashtest::nemesis::Hint::Election);
+    core.declare_state();
     core.persist_meta(true).await;
     core.reset_election_timer();
     VoteRequest {

@@ -176,6 +176,29 @@ impl Core {
         matches!(self.role, Role::Leader(_))
     }
 
+    /// Declares what matters about this server's state to a guided search
+    /// (`crashtest::explore::state`): its role, how many terms its log's last entry is
+    /// behind its term, and how many uncommitted entries of earlier terms it holds (both
+    /// capped at 3, so that the space stays small). A leader holding entries of older terms
+    /// above its commit index is where Raft's commit rule matters.
+    fn declare_state(&self) {
+        let role: u8 = match self.role {
+            Role::Follower => 0,
+            Role::Candidate => 1,
+            Role::Leader(_) => 2,
+        };
+        let term_gap = (self.term - self.log.last_term()).min(3);
+        let divergence = (self.commit + 1..=self.log.last_index())
+            .filter(|index| {
+                self.log
+                    .term_at(*index)
+                    .is_some_and(|term| term < self.term)
+            })
+            .take(3)
+            .count();
+        crashtest::explore::state("raft", (role, term_gap, divergence));
+    }
+
     fn reset_election_timer(&mut self) {
         let (min, max) = ELECTION_TIMEOUT_MS;
         let ms = crashtest::rand::rng().with(|rng| rng.range_inclusive(min, max));

@@ -17,6 +17,7 @@ use crashtest::time;
 
 use super::log::Entry;
 use super::{Core, HEARTBEAT, MAX_BATCH, Role, Shared, call};
+use crate::Bug;
 use crate::wire::{AppendReply, AppendRequest, Reply, Request};
 
 /// Keeps follower `peer` up to date while this server leads.
@@ -103,7 +104,8 @@ impl Core {
         progress[&peer].next <= last_index
     }
 
-    /// Commits the highest index a majority holds, if its entry is of this term.
+    /// Commits the highest index a majority holds, if its entry is of this term (of any term
+    /// under [`Bug::CommitByCountingOldTerm`]).
     fn advance_commit(&mut self) {
         let Role::Leader(progress) = &self.role else {
             return;
@@ -113,9 +115,11 @@ impl Core {
         held.sort_unstable_by(|a, b| b.cmp(a));
         let majority = self.size / 2 + 1;
         let index = held[majority - 1];
-        if self.log.term_at(index) == Some(self.term) {
+        let counted = self.bug == Bug::CommitByCountingOldTerm;
+        if counted || self.log.term_at(index) == Some(self.term) {
             self.commit_to(index);
         }
+        self.declare_state();
     }
 
     /// Stores the leader's `entries`, which follow `prev_index`, cutting off a conflicting
@@ -180,6 +184,7 @@ pub(super) async fn on_append(shared: &Shared, request: AppendRequest) -> Append
     let last_new = request.prev_index + request.entries.len() as u64;
     core.store(request.prev_index, request.entries).await;
     core.commit_to(request.leader_commit.min(last_new));
+    core.declare_state();
     AppendReply {
         term: core.term,
         success: true,

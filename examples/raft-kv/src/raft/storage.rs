@@ -126,6 +126,7 @@ impl Storage {
     /// Opens the node's files and recovers what they hold. Under
     /// [`Bug::TornRecordAccepted`] checksums are not verified.
     pub(crate) async fn open(bug: Bug) -> (Storage, Recovered) {
+        crashtest::nemesis::hint(crashtest::nemesis::Hint::Recovery);
         let check = bug != Bug::TornRecordAccepted;
         let (meta, metas) = open_records::<(u64, Option<usize>)>(META, check).await;
         let (log, entries) = open_records::<Entry>(LOG, check).await;

@@ -1,0 +1,165 @@
+//! `crashtest hunt`: a guided search for a failing timeline.
+//!
+//! The search runs inside one worker process (`CRASHTEST_HUNT=RUNS`), which forks its
+//! branches itself, `--jobs` at a time: a corpus lives in one process's memory, and a branch
+//! is a fork of it. Shards (`--shard K/N`) each search from their own seeds, with their own
+//! corpus, so a CI matrix or an indexed Job runs them unchanged; their `--out` lines append
+//! to one file. A failure is printed with the one line that replays it (the seed and its
+//! branch path), and `replay`, `minimize` and `view` take the same timeline with `--branch`.
+
+use std::fs::File;
+use std::process::{ExitCode, Stdio};
+
+use anyhow::{Context, bail};
+use crashtest_protocol::{env, reproduce};
+use serde_json::Value;
+
+use crate::cli::HuntArgs;
+use crate::single::Scratch;
+
+/// How far apart the shards' first seeds are: each shard's fresh seeds are its own.
+const SHARD_SEEDS: u64 = 1 << 40;
+
+/// Runs the search and prints what it found.
+pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
+    let target = crate::target::resolve(&args.target.select, &args.target.test)?;
+    let jobs = args.jobs.unwrap_or_else(crate::cores);
+    let start = match &args.shard {
+        Some(shard) => (shard.index - 1)
+            .checked_mul(SHARD_SEEDS)
+            .and_then(|offset| offset.checked_add(args.seed_start))
+            .context("the shard's first seed overflows u64: lower --seed-start")?,
+        None => args.seed_start,
+    };
+    let scratch = Scratch::new()?;
+    let results = scratch.path("hunt.jsonl");
+    let log_path = scratch.path("hunt.log");
+    let log = File::create(&log_path).context("cannot create the hunt's log")?;
+    let mut command = target.command();
+    for name in env::WORKER {
+        command.env_remove(name);
+    }
+    command
+        .env(env::HUNT, args.runs.to_string())
+        .env(env::SEED_START, start.to_string())
+        .env(env::THREADS, jobs.to_string())
+        .env(env::RESULTS, &results)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().context("cannot share the hunt's log")?)
+        .stderr(log);
+    println!(
+        "hunting in {} with {} runs from seed {start}, {jobs} at a time",
+        target.test, args.runs
+    );
+    let status = command
+        .status()
+        .with_context(|| format!("cannot start {}", target.exe.display()))?;
+    let text = std::fs::read_to_string(&results).unwrap_or_default();
+    let Some(line) = text.lines().last() else {
+        let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: String = output
+            .chars()
+            .skip(output.chars().count().saturating_sub(2000))
+            .collect();
+        bail!(
+            "the search in {} ended ({status}) without a summary; is it a #[crashtest::test]? \
+             Its output ends:\n{tail}",
+            target.test
+        );
+    };
+    let mut summary: Value = serde_json::from_str(line).context("a malformed hunt summary")?;
+    if let Some(shard) = &args.shard {
+        summary["shard"] = format!("{}/{}", shard.index, shard.count).into();
+    }
+    let reproduce = reproduce_line(&target, &summary);
+    if let Some(line) = &reproduce {
+        summary["reproduce"] = line.clone().into();
+    }
+    if let Some(out) = &args.out {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(out)
+            .with_context(|| format!("cannot open {}", out.display()))?;
+        writeln!(file, "{summary}").with_context(|| format!("cannot write {}", out.display()))?;
+    }
+    print!("{}", describe(&summary));
+    if let Some(line) = reproduce {
+        let path = summary["branch_path"].as_str().unwrap_or_default();
+        let seed = &summary["seed"];
+        let branch = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" --branch {path}")
+        };
+        println!("reproduce: {line}");
+        println!(
+            "see it:    crashtest replay {} {seed}{branch} (or view, minimize)",
+            target.test
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line that replays the failure, for this target (cargo's or the executable's form).
+fn reproduce_line(target: &crate::target::Target, summary: &Value) -> Option<String> {
+    let seed = summary["seed"].as_u64()?;
+    let mut variables = vec![(env::SEED, seed.to_string())];
+    if let Some(path) = summary["branch_path"].as_str().filter(|p| !p.is_empty()) {
+        variables.push((env::EXPLORE, path.to_owned()));
+    }
+    Some(target.reproduce(&reproduce::assignments(variables)))
+}
+
+/// The summary as the user reads it.
+fn describe(summary: &Value) -> String {
+    let mut out = format!(
+        "{} runs ({} fresh seeds, {} branch points), corpus {}, {} features, {} CPU-seconds\n",
+        summary["runs"],
+        summary["fresh_seeds"],
+        summary["branch_points"],
+        summary["corpus"],
+        summary["features"],
+        summary["cpu_seconds"],
+    );
+    if summary["found"].as_bool() == Some(true) {
+        let path = summary["branch_path"].as_str().unwrap_or_default();
+        out.push_str(&format!(
+            "FAILED at seed {} branch path {}: {}\n",
+            summary["seed"],
+            if path.is_empty() { "(none)" } else { path },
+            summary["failure"].as_str().unwrap_or_default(),
+        ));
+        if summary["replayed"].as_bool() == Some(false) {
+            out.push_str(
+                "warning: a fresh replay of it did not match the search's run (a determinism \
+                 bug: report it)\n",
+            );
+        }
+    } else {
+        out.push_str("no failure found\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_found_failure_reads_with_its_branch_path() {
+        let summary: Value = serde_json::json!({
+            "found": true, "runs": 40, "fresh_seeds": 8, "branch_points": 4, "corpus": 5,
+            "features": 30, "cpu_seconds": 1.5, "seed": 3, "branch_path": "100:1,200:9",
+            "failure": "lost a write", "replayed": true,
+        });
+        let text = describe(&summary);
+        assert!(
+            text.starts_with("40 runs (8 fresh seeds, 4 branch points)"),
+            "{text}"
+        );
+        assert!(text.contains("FAILED at seed 3 branch path 100:1,200:9: lost a write"));
+    }
+}

@@ -1,0 +1,145 @@
+//! The fault patterns random draws rarely combine: each happens when drawn on purpose, is
+//! probed, keeps the nemesis's bounds, and replays.
+
+use std::time::Duration;
+
+use crashtest::nemesis::{Hint, Nemesis, Patterns, hint};
+use crashtest::node::{self, Node, NodeStatus};
+use crashtest::rand::Ratio;
+use crashtest::{RunSummary, Sim, plumbing, time};
+
+/// A node that hints recovery at boot, then syncs a log and hints an election and a lease
+/// now and then.
+async fn replica() {
+    hint(Hint::Recovery);
+    let log = crashtest::fs::sync::File::create("/log").unwrap();
+    let mut offset = 0;
+    loop {
+        time::sleep(Duration::from_millis(50)).await;
+        if log.write_all_at(b"entry", offset).is_ok() && log.sync_all().is_ok() {
+            offset += 5;
+        }
+        hint(Hint::Election);
+        hint(Hint::Lease);
+    }
+}
+
+const NONE: Patterns = Patterns {
+    crash_in_recovery: Ratio::NEVER,
+    recovery_window: Duration::from_millis(50),
+    crash_at_first_sync: Ratio::NEVER,
+    partition_in_election: Ratio::NEVER,
+    clock_jump_in_lease: Ratio::NEVER,
+};
+
+async fn run_with(patterns: Patterns, weights: [u32; 6]) {
+    let nodes: Vec<Node> = (0..3)
+        .map(|i| node::create(format!("n{i}"), replica))
+        .collect();
+    let watched = nodes.clone();
+    plumbing::add_step_check("at most 1 down", 1, move || {
+        let down = watched
+            .iter()
+            .filter(|n| n.status() != NodeStatus::Running)
+            .count();
+        if down > 1 {
+            return Err(format!("{down} nodes down"));
+        }
+        Ok(())
+    });
+    let [kill, pause, partition, clog, swizzle, jump] = weights;
+    Nemesis::default()
+        .every(Duration::from_millis(200), Duration::from_secs(1))
+        .lasting(Duration::from_millis(200), Duration::from_secs(1))
+        .weights(kill, pause, partition, clog, swizzle, jump)
+        .patterns(patterns)
+        .start(&nodes);
+    time::sleep(Duration::from_secs(60)).await;
+}
+
+fn reached(summary: &RunSummary, probe: &str) -> u64 {
+    summary
+        .coverage
+        .iter()
+        .filter(|(key, _)| key.name == probe)
+        .map(|(_, counts)| counts.reached)
+        .sum()
+}
+
+fn summary(seed: u64, patterns: Patterns, weights: [u32; 6]) -> RunSummary {
+    Sim::new(seed).run(run_with(patterns, weights)).unwrap()
+}
+
+#[test]
+fn each_pattern_happens_when_drawn_and_is_probed() {
+    let kills = [1, 0, 0, 0, 0, 0];
+    let cases = [
+        (
+            "nemesis: crash during recovery",
+            Patterns {
+                crash_in_recovery: Ratio::ALWAYS,
+                ..NONE
+            },
+            kills,
+        ),
+        (
+            "nemesis: crash during the first sync after a restart",
+            Patterns {
+                crash_at_first_sync: Ratio::ALWAYS,
+                ..NONE
+            },
+            kills,
+        ),
+        (
+            "nemesis: partition during an election",
+            Patterns {
+                partition_in_election: Ratio::new(1, 20),
+                ..NONE
+            },
+            kills,
+        ),
+        (
+            "nemesis: clock jump during a lease",
+            Patterns {
+                clock_jump_in_lease: Ratio::new(1, 20),
+                ..NONE
+            },
+            kills,
+        ),
+        ("nemesis: swizzle-clog", NONE, [0, 0, 0, 0, 1, 0]),
+    ];
+    for (probe, patterns, weights) in cases {
+        let on = summary(1, patterns, weights);
+        assert!(reached(&on, probe) > 0, "{probe} never happened");
+        if probe != "nemesis: swizzle-clog" {
+            let off = summary(1, NONE, weights);
+            assert_eq!(reached(&off, probe), 0, "{probe} happened while off");
+        }
+    }
+}
+
+#[test]
+fn patterns_keep_the_bound_on_nodes_down() {
+    let all = Patterns {
+        crash_in_recovery: Ratio::new(1, 2),
+        crash_at_first_sync: Ratio::new(1, 2),
+        partition_in_election: Ratio::new(1, 20),
+        clock_jump_in_lease: Ratio::new(1, 20),
+        ..NONE
+    };
+    for seed in 0..6 {
+        summary(seed, all, [2, 1, 1, 1, 1, 1]);
+    }
+}
+
+#[test]
+fn patterns_replay_by_seed_and_differ_across_seeds() {
+    let all = Patterns::default();
+    let weights = [2, 1, 1, 1, 1, 1];
+    let a = summary(3, all, weights);
+    assert_eq!(a, summary(3, all, weights));
+    let prints: std::collections::BTreeSet<u64> = (0..5)
+        .map(|seed| summary(seed, all, weights).fingerprint)
+        .collect();
+    assert_eq!(prints.len(), 5);
+}

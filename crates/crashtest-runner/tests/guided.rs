@@ -1,0 +1,81 @@
+//! Guided search: it finds a failure that needs rare events in a row, which independent
+//! seeds miss in the same budget; it is deterministic; a correct body passes it.
+
+use std::time::Duration;
+
+use crashtest::runner::{TestSpec, guided, hunt};
+
+fn spec() -> TestSpec {
+    TestSpec {
+        name: "deep",
+        module_path: "guided",
+        package: "crashtest-runner",
+        crate_name: "guided",
+        seeds: None,
+        seed: None,
+        config: crashtest::Config::default,
+        env: &[],
+    }
+}
+
+/// Fails when `needed` one-in-ten draws, 100 ms apart, come up in a row; declares how deep
+/// the current streak is.
+async fn streak(needed: u32) {
+    let mut depth = 0;
+    for _ in 0..40 {
+        crashtest::time::sleep(Duration::from_millis(100)).await;
+        let deep = crashtest::rand::rng().with(|r| r.range_inclusive(0, 9)) == 0;
+        depth = if deep { depth + 1 } else { 0 };
+        crashtest::explore::state("streak", depth);
+        assert!(depth < needed, "{needed} deep draws in a row");
+    }
+}
+
+#[test]
+fn a_guided_search_finds_a_deep_failure_that_random_seeds_miss_in_the_same_budget() {
+    let budget = 1500;
+    let body = || streak(6);
+    assert!(
+        hunt::first_failure(&spec(), 0..budget, 2, &body).is_none(),
+        "random seeds found it: pick a deeper streak"
+    );
+    let guide = guided::Guide {
+        runs: budget,
+        jobs: 2,
+        ..Default::default()
+    };
+    let found = guided::guided(&spec(), &guide, &body);
+    let failure = found.failure.expect("the guided search finds it");
+    assert!(failure.replayed, "the failure replays fresh");
+    assert!(failure.report.detail().contains("6 deep draws in a row"));
+    assert!(!failure.path.0.is_empty(), "found by branching");
+}
+
+#[test]
+fn a_guided_search_is_a_function_of_its_settings() {
+    let body = || streak(4);
+    let run = |jobs| {
+        let guide = guided::Guide {
+            runs: 400,
+            jobs,
+            ..Default::default()
+        };
+        let found = guided::guided(&spec(), &guide, &body);
+        let failure = found.failure.map(|f| (f.seed, f.path));
+        (found.runs, found.corpus, found.features, failure)
+    };
+    assert_eq!(run(1), run(3));
+}
+
+#[test]
+fn a_correct_body_passes_the_whole_budget() {
+    let guide = guided::Guide {
+        runs: 120,
+        jobs: 2,
+        ..Default::default()
+    };
+    let found = guided::guided(&spec(), &guide, &|| streak(100));
+    assert!(found.failure.is_none());
+    assert_eq!(found.runs, 120);
+    assert!(found.branch_points > 0, "it branched");
+}
