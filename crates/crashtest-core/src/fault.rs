@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::coverage::{Site, reach};
 use crate::node::NodeId;
-use crate::rng::{Ratio, Rng};
+use crate::rng::{Ratio, Rng, Stream};
 use crate::world;
 
 /// The chance that a `buggify!` site is enabled for a run (FoundationDB's 25%).
@@ -41,21 +41,29 @@ pub const DEFAULT_FIRING: Ratio = Ratio::new(1, 4);
 /// ```
 pub const STRETCH_CHANCE: Ratio = Ratio::new(1, 4);
 
-/// Draws whether a fault happens, from stream `stream`, with probability `ratio`. If it comes
-/// up and is not masked, it is noted on `node` (trace and failure report) with `describe()`
-/// and `true` is returned. Outside a simulation it is always `false`.
+/// Draws whether a fault of the test's own happens, with probability `ratio`, from the
+/// [`Stream::Faults`] stream. If it comes up and is not masked, it is noted on `node` (trace
+/// and failure report) with `describe()` and `true` is returned. Outside a simulation it is
+/// always `false`.
 ///
 /// ```
 /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
 /// use crashtest::{fault, node::NodeId, rng::Ratio, Sim};
 ///
 /// Sim::new(1).run(async {
-///     let dropped = fault::inject("network", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+///     let dropped = fault::inject(NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
 ///     assert!(dropped);
 /// }).unwrap();
-/// assert!(!fault::inject("network", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into()));
+/// assert!(!fault::inject(NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into()));
 /// ```
-pub fn inject(stream: &str, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
+pub fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
+    draw(Stream::Faults, node, ratio, describe)
+}
+
+/// Draws whether a simulator component's fault happens, from the component's `stream`; as
+/// [`inject`] otherwise.
+#[doc(hidden)]
+pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
         let coin = w.with_stream(stream, |rng| rng.chance(ratio));
         coin && w.apply_fault(stream, node, describe)
@@ -68,8 +76,12 @@ pub fn inject(stream: &str, node: NodeId, ratio: Ratio, describe: impl FnOnce() 
 pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
     let fired = world::with(|w| {
         let enabled = w.buggify_site_enabled(site);
-        let coin = w.with_stream("buggify", |rng| rng.chance(ratio));
-        enabled && coin && w.apply_fault("buggify", w.current_node(), || format!("buggify {site}"))
+        let coin = w.with_stream(Stream::Buggify, |rng| rng.chance(ratio));
+        enabled
+            && coin
+            && w.apply_fault(Stream::Buggify, w.current_node(), || {
+                format!("buggify {site}")
+            })
     });
     match fired {
         Some(fired) => reach(site, fired),

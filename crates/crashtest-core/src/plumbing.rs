@@ -11,7 +11,7 @@ use std::rc::Rc;
 use crate::node::NodeId;
 use crate::node::NodeStatus;
 use crate::report::FailureKind;
-use crate::rng::Rng;
+use crate::rng::{Rng, Stream};
 pub use crate::time::timer_heap::TimerKey;
 pub use crate::watchdog::reproduce_with;
 use crate::world;
@@ -120,17 +120,26 @@ pub fn current_node() -> Option<NodeId> {
     world::with(|w| w.current_node())
 }
 
-/// Draws from the named stream of the running simulation.
+/// Draws from `stream` of the running simulation's registry; `None` outside a simulation.
+/// `f` must not draw again: the registry is borrowed while it runs.
 ///
 /// ```
-/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-/// crashtest::Sim::new(1).run(async {
-///     let x = crashtest::plumbing::with_stream("network", |rng| rng.next_u64());
+/// use crashtest_core::rng::Stream;
+///
+/// crashtest_core::Sim::new(1).run(async {
+///     let x = crashtest_core::plumbing::with_stream(Stream::Network, |rng| rng.next_u64());
 ///     assert!(x.is_some());
 /// }).unwrap();
 /// ```
-pub fn with_stream<R>(name: &str, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
-    world::with(|w| w.with_stream(name, f))
+///
+/// A stream is a [`Stream`], never a name: there is no stream outside the registry.
+///
+/// ```compile_fail
+/// crashtest_core::plumbing::with_stream("network", |rng| rng.next_u64());
+/// ```
+#[inline]
+pub fn with_stream<R>(stream: Stream, f: impl FnOnce(&mut Rng) -> R) -> Option<R> {
+    world::with(|w| w.with_stream(stream, f))
 }
 
 /// Records an event in the trace (and so in the fingerprint) of the running simulation.
@@ -340,15 +349,15 @@ pub fn note_fault(node: NodeId, text: String) {
 /// let failure = Sim::with_config(1, Config::default().mask_faults([1]))
 ///     .run(async {
 ///         let node = plumbing::current_node().unwrap();
-///         assert!(plumbing::consequent_fault("disk", node, || "page dropped".into()));
-///         assert!(!plumbing::consequent_fault("disk", node, || "page torn".into()));
+///         assert!(plumbing::consequent_fault(crashtest_core::rng::Stream::Disk, node, || "page dropped".into()));
+///         assert!(!plumbing::consequent_fault(crashtest_core::rng::Stream::Disk, node, || "page torn".into()));
 ///         panic!("report the faults");
 ///     })
 ///     .unwrap_err();
 /// assert_eq!(failure.faults.len(), 1);
 /// assert_eq!(failure.faults[0].id, Some(0));
 /// ```
-pub fn consequent_fault(stream: &str, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+pub fn consequent_fault(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| w.number_fault(stream, node, describe)).unwrap_or(true)
 }
 

@@ -33,7 +33,7 @@ use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
 use crate::plumbing::{Healer, NodeHook};
 use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
-use crate::rng::{Rng, Streams};
+use crate::rng::{Rng, Stream, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
 use crate::task::{
@@ -144,8 +144,8 @@ pub(crate) struct World {
     seed: u64,
     config: Config,
     now_ns: Cell<u64>,
+    /// Every random generator of the run (see `rng::Streams`).
     streams: RefCell<Streams>,
-    scheduler: RefCell<Rng>,
     tasks: RefCell<TaskTable>,
     ready: RefCell<ReadyQueue>,
     timers: RefCell<TimerHeap<Alarm>>,
@@ -182,7 +182,6 @@ impl World {
     fn new(seed: u64, config: Config) -> World {
         let run_tag = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
         let mut streams = Streams::new(seed);
-        let scheduler = streams.get("scheduler").clone();
         let trace = Trace::new(
             seed,
             config.record_trace,
@@ -196,7 +195,6 @@ impl World {
             seed,
             now_ns: Cell::new(0),
             streams: RefCell::new(streams),
-            scheduler: RefCell::new(scheduler),
             tasks: RefCell::new(TaskTable::new()),
             ready: RefCell::new(ReadyQueue::new(config.scheduling_window)),
             timers: RefCell::new(TimerHeap::default()),
@@ -257,7 +255,7 @@ impl World {
             let next = self
                 .ready
                 .borrow_mut()
-                .pick(&mut self.scheduler.borrow_mut());
+                .pick(self.streams.borrow_mut().get(Stream::Scheduler));
             if let Some(id) = next {
                 self.poll_task(id);
                 continue;
@@ -415,14 +413,10 @@ impl World {
         self.drop_outcome(leftover, node);
     }
 
-    /// Replaces every random stream with one drawn from `sub_seed`: the run so far is the
-    /// original seed's, the future a fresh one (exploring from a point in a run's past).
+    /// Re-draws every random stream from `sub_seed`: the run so far is the original seed's,
+    /// the future a fresh one (exploring from a point in a run's past).
     fn reseed(&self, sub_seed: u64) {
-        let root = crate::rng::derive_seed(self.seed ^ sub_seed.rotate_left(32), "explore");
-        let mut streams = Streams::new(root);
-        *self.scheduler.borrow_mut() = streams.get("scheduler").clone();
-        *self.streams.borrow_mut() = streams;
-        self.nodes.borrow_mut().reseed(root);
+        self.streams.borrow_mut().reseed(sub_seed);
         let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
         self.record(EventKind::Note {
             source: "explore",
@@ -527,7 +521,11 @@ impl World {
     fn charge_poll_cost(&self) {
         let (min, max) = self.config.poll_cost_ns;
         if max > 0 {
-            let cost = self.scheduler.borrow_mut().range_inclusive(min, max);
+            let cost = self
+                .streams
+                .borrow_mut()
+                .get(Stream::Scheduler)
+                .range_inclusive(min, max);
             self.now_ns.set(self.now_ns.get() + cost);
         }
     }
@@ -790,8 +788,15 @@ impl World {
             .record(self.now_ns.get(), node, kind);
     }
 
-    pub(crate) fn with_stream<R>(&self, name: &str, f: impl FnOnce(&mut Rng) -> R) -> R {
-        f(self.streams.borrow_mut().get(name))
+    /// Draws from `stream`; `f` must not draw again (the registry is borrowed while it runs).
+    #[inline]
+    pub(crate) fn with_stream<R>(&self, stream: Stream, f: impl FnOnce(&mut Rng) -> R) -> R {
+        f(self.streams.borrow_mut().get(stream))
+    }
+
+    /// Opens the stream of a node just created.
+    pub(crate) fn open_node_stream(&self, node: NodeId, name: &str) {
+        self.streams.borrow_mut().add_node(node, name);
     }
 
     #[inline]
@@ -866,12 +871,12 @@ impl World {
         &self,
         node: NodeId,
         id: Option<u64>,
-        stream: Option<&str>,
+        stream: Option<Stream>,
         text: String,
     ) {
         let fault = InjectedFault {
             id,
-            stream: stream.map(str::to_owned),
+            stream: stream.map(|s| s.to_string()),
             time: Duration::from_nanos(self.now_ns.get()),
             node: self.nodes.borrow().name(node).to_owned(),
             text,
@@ -893,7 +898,7 @@ impl World {
     /// faults were healed.
     pub(crate) fn apply_fault(
         &self,
-        stream: &str,
+        stream: Stream,
         node: NodeId,
         describe: impl FnOnce() -> String,
     ) -> bool {
@@ -907,7 +912,7 @@ impl World {
     /// masks that id.
     pub(crate) fn number_fault(
         &self,
-        stream: &str,
+        stream: Stream,
         node: NodeId,
         describe: impl FnOnce() -> String,
     ) -> bool {
@@ -958,7 +963,7 @@ impl World {
 
     #[cold]
     fn stretch(&self, deadline_ns: u64, max: Duration) -> u64 {
-        let extra = self.with_stream("buggify", |rng| {
+        let extra = self.with_stream(Stream::Buggify, |rng| {
             rng.chance(crate::fault::STRETCH_CHANCE)
                 .then(|| crate::fault::stretch(rng, max))
         });

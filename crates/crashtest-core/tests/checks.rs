@@ -56,11 +56,11 @@ fn healing_restarts_the_dead_resumes_the_paused_and_stops_faults() {
             let paused = node::create("paused", std::future::pending);
             dead.kill();
             paused.pause();
-            assert!(fault::inject("net", dead.id(), Ratio::ALWAYS, || "drop".into()));
+            assert!(fault::inject(dead.id(), Ratio::ALWAYS, || "drop".into()));
             plumbing::heal_all();
             assert_eq!(dead.status(), NodeStatus::Running);
             assert_eq!(paused.status(), NodeStatus::Running);
-            assert!(!fault::inject("net", dead.id(), Ratio::ALWAYS, || "drop".into()));
+            assert!(!fault::inject(dead.id(), Ratio::ALWAYS, || "drop".into()));
         })
         .unwrap();
 }

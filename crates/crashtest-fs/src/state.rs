@@ -28,7 +28,7 @@ use std::time::Duration;
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, NodeHook};
-use crashtest_core::rng::Ratio;
+use crashtest_core::rng::{Ratio, Stream};
 use crashtest_protocol::DiskNote;
 
 use crate::config::{DiskConfig, Faults, Latency};
@@ -167,7 +167,7 @@ pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
 /// Draws a running fault from the `"disk-faults"` stream (drawn always, so that masking one
 /// leaves the later draws aligned); noted on `node` if it applies.
 fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("disk-faults", node, ratio, describe)
+    fault::draw(Stream::DiskFaults, node, ratio, describe)
 }
 
 fn record(node: NodeId, note: DiskNote, text: String) {
@@ -278,7 +278,7 @@ impl FsState {
         } else {
             (0, per_op.saturating_mul(10))
         };
-        let extra = plumbing::with_stream("disk-latency", |rng| {
+        let extra = plumbing::with_stream(Stream::DiskLatency, |rng| {
             if sync {
                 rng.range_inclusive(least, most)
             } else {
@@ -385,7 +385,7 @@ impl FsState {
             "a read returns no byte past the end of the file"
         );
         let read = offset..offset + n as u64;
-        let damage = plumbing::with_stream("disk-faults", |rng| {
+        let damage = plumbing::with_stream(Stream::DiskFaults, |rng| {
             faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
         })
         .flatten();
@@ -440,7 +440,7 @@ impl FsState {
         }
         let len_before = disk.len(ino)?;
         disk.damage.heal(ino, offset..end, faults.zone_size);
-        let landed = plumbing::with_stream("disk-faults", |rng| {
+        let landed = plumbing::with_stream(Stream::DiskFaults, |rng| {
             faults::misdirect(&mut disks, node, ino, offset..end, astray, &faults, rng)
         })
         .flatten();
@@ -614,7 +614,7 @@ impl FsState {
     pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<(String, bool)>> {
         let mut entries = self.disk(node, |disk| disk.read_dir(names))?;
         let listed = entries.len();
-        plumbing::with_stream("disk-readdir", |rng| rng.shuffle(&mut entries));
+        plumbing::with_stream(Stream::DiskReaddir, |rng| rng.shuffle(&mut entries));
         assert_eq!(
             entries.len(),
             listed,
@@ -663,9 +663,9 @@ impl FsState {
                 plumbing::note_fault(node, damage.describe());
                 true
             }
-            None => plumbing::consequent_fault("disk", node, || damage.describe()),
+            None => plumbing::consequent_fault(Stream::Disk, node, || damage.describe()),
         };
-        let outcome = plumbing::with_stream("disk", |rng| {
+        let outcome = plumbing::with_stream(Stream::Disk, |rng| {
             let mut disks = self.disks.borrow_mut();
             let disk = disks.get_mut(&node)?;
             let outcome = match &explore {

@@ -22,7 +22,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::node::{Node, NodeId, NodeStatus};
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_core::{fault, plumbing, task, time};
 
 use crate::random;
@@ -385,9 +385,9 @@ impl fmt::Display for Nemesis {
     }
 }
 
-/// Draws from the run's "nemesis" stream.
+/// Draws from the run's nemesis stream.
 pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
-    plumbing::with_stream("nemesis", f).expect("the nemesis runs inside a simulation")
+    plumbing::with_stream(Stream::Nemesis, f).expect("the nemesis runs inside a simulation")
 }
 
 fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
@@ -448,7 +448,7 @@ fn apply(
         return;
     }
     let describe = || format!("nemesis {action:?} for {lasting:?}");
-    if !fault::inject("nemesis", id, Ratio::ALWAYS, describe) {
+    if !fault::draw(Stream::Nemesis, id, Ratio::ALWAYS, describe) {
         return;
     }
     match action {

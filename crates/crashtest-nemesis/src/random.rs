@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use crashtest_core::node::Node;
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_core::{fault, plumbing, time};
 
 use crate::nemesis::draw;
@@ -109,7 +109,7 @@ fn running() -> bool {
 
 /// Applies a drawn fault if the ledger lets it (numbered, listed, not masked, not healed).
 fn applies(node: &Node, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("nemesis", node.id(), Ratio::ALWAYS, describe)
+    fault::draw(Stream::Nemesis, node.id(), Ratio::ALWAYS, describe)
 }
 
 /// The random partition state machine over `nodes`, until the run heals.
@@ -135,7 +135,7 @@ pub(crate) async fn partitions(config: RandomPartitions, nodes: Vec<Node>) {
                     continue;
                 };
                 let side = split.first();
-                let applied = fault::inject("nemesis", side, Ratio::ALWAYS, || {
+                let applied = fault::draw(Stream::Nemesis, side, Ratio::ALWAYS, || {
                     format!("random partition {}", split.describe())
                 });
                 if applied {

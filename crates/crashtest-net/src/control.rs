@@ -265,7 +265,7 @@ pub(crate) fn clog_link_until(net: &Net, a: NodeId, b: NodeId, until: u64) {
 /// ```
 pub fn swizzle(nodes: &[NodeId], duration: Duration) {
     let net = fabric::net();
-    let plan = swizzle_plan(&net, nodes, nanos(duration));
+    let plan = swizzle_plan(nodes, nanos(duration));
     let names: Vec<String> = {
         let st = net.state.borrow();
         plan.iter()
@@ -288,25 +288,26 @@ pub(crate) struct SwizzleClog {
 }
 
 /// Draws a swizzle of `nodes` over `duration_ns` from now: who is clogged, from when, to when.
-pub(crate) fn swizzle_plan(net: &Net, nodes: &[NodeId], duration_ns: u64) -> Vec<SwizzleClog> {
+pub(crate) fn swizzle_plan(nodes: &[NodeId], duration_ns: u64) -> Vec<SwizzleClog> {
     if nodes.is_empty() {
         return Vec::new();
     }
     let now = now();
     let half = duration_ns / 2;
-    let mut st = net.state.borrow_mut();
-    let mut picked: Vec<NodeId> = nodes.iter().copied().filter(|_| st.rng.boolean()).collect();
-    if picked.is_empty() {
-        picked.push(nodes[st.rng.index(nodes.len())]);
-    }
-    let plan: Vec<SwizzleClog> = picked
-        .into_iter()
-        .map(|node| SwizzleClog {
-            node,
-            start: now + st.rng.range_inclusive(0, half),
-            end: now + st.rng.range_inclusive(half, duration_ns),
-        })
-        .collect();
+    let plan: Vec<SwizzleClog> = crate::fabric::draw(|rng| {
+        let mut picked: Vec<NodeId> = nodes.iter().copied().filter(|_| rng.boolean()).collect();
+        if picked.is_empty() {
+            picked.push(nodes[rng.index(nodes.len())]);
+        }
+        picked
+            .into_iter()
+            .map(|node| SwizzleClog {
+                node,
+                start: now + rng.range_inclusive(0, half),
+                end: now + rng.range_inclusive(half, duration_ns),
+            })
+            .collect()
+    });
     assert!(
         plan.iter()
             .all(|clog| clog.start <= clog.end && clog.end <= now + duration_ns),

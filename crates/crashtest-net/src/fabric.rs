@@ -32,7 +32,7 @@ use std::task::Waker;
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, NodeHook};
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
 
 use crate::config::NetConfig;
@@ -52,7 +52,6 @@ impl Default for Net {
         Net {
             state: RefCell::new(State {
                 config: NetConfig::default(),
-                rng: Rng::seed_from(0),
                 nodes: BTreeMap::new(),
                 links: Links::default(),
                 ports: Ports::default(),
@@ -68,7 +67,6 @@ impl Default for Net {
 /// Everything the network knows, borrowed as one.
 pub(crate) struct State {
     pub(crate) config: NetConfig,
-    pub(crate) rng: Rng,
     /// Nodes seen so far by index: those that used the network or were named to it.
     pub(crate) nodes: BTreeMap<u32, NodeId>,
     pub(crate) links: Links,
@@ -109,9 +107,6 @@ fn first_use() -> Rc<Net> {
     let net = plumbing::extension::<Net>()
         .expect("crashtest-net sockets and controls only work inside a simulation");
     if !net.started.replace(true) {
-        let seed =
-            plumbing::with_stream("network", |rng| rng.next_u64()).expect("inside a simulation");
-        net.state.borrow_mut().rng = Rng::seed_from(seed);
         let life_cycle = Rc::new(LifeCycle(Rc::clone(&net)));
         plumbing::add_node_hook(life_cycle.clone());
         plumbing::add_healer(life_cycle);
@@ -197,7 +192,7 @@ impl State {
     /// its in-process connections by 0.1).
     #[inline]
     pub(crate) fn latency_ns(&mut self, from: u32, to: u32) -> u64 {
-        latency_ns(&self.config, &mut self.rng, from, to)
+        latency_ns(&self.config, from, to)
     }
 
     /// The name of the node of `index`, for fault descriptions.
@@ -210,8 +205,8 @@ impl State {
 
 /// [`State::latency_ns`] for callers that hold a borrow of another part of the state.
 #[inline]
-pub(crate) fn latency_ns(config: &NetConfig, rng: &mut Rng, from: u32, to: u32) -> u64 {
-    let delay = config.latency.draw_ns(rng);
+pub(crate) fn latency_ns(config: &NetConfig, from: u32, to: u32) -> u64 {
+    let delay = draw(|rng| config.latency.draw_ns(rng));
     if from == to { delay / 10 } else { delay }
 }
 
@@ -256,14 +251,25 @@ impl Wakers {
 /// so that a healthy network's hot path stays cheap (the configuration is fixed for a run, so
 /// replays draw alike).
 #[inline]
-pub(crate) fn drawn(rng: &mut Rng, ratio: Ratio) -> bool {
-    ratio != Ratio::NEVER && rng.chance(ratio)
+pub(crate) fn drawn(ratio: Ratio) -> bool {
+    ratio != Ratio::NEVER && draw(|rng| rng.chance(ratio))
+}
+
+/// Draws from the run's network stream: every random choice of the network goes through
+/// here, so that exploring from a point re-draws all of them.
+///
+/// # Panics
+///
+/// Panics outside a simulation (the network exists only inside one).
+#[inline]
+pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+    plumbing::with_stream(Stream::Network, f).expect("the network draws inside a simulation")
 }
 
 /// A drawn fault came up on behalf of `node`: true if it is to be applied (it then has a fault
 /// id and is listed in the failure report), false if the run masks it or has healed.
 pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("network", node, Ratio::ALWAYS, describe)
+    fault::draw(Stream::Network, node, Ratio::ALWAYS, describe)
 }
 
 /// Tells the network of node kills (a killed node's sockets close and its connections reset)

@@ -413,9 +413,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
     let st = &mut *guard;
     st.learn(node);
     let id = st.next_id();
-    let port = st
-        .ports
-        .bind(index, Proto::Udp, addr.port(), id, &mut st.rng)?;
+    let port = fabric::draw(|rng| st.ports.bind(index, Proto::Udp, addr.port(), id, rng))?;
     let local = SocketAddr::new(addr.ip(), port);
     st.udp.sockets.insert(
         id,
@@ -491,15 +489,16 @@ impl Net {
         };
         let from = SocketAddr::new(from_ip, socket.local.port());
         // Draw everything first, whatever the verdicts, so that masked replays stay aligned.
-        let lost = drawn(&mut st.rng, st.config.udp_loss);
-        let duplicated = drawn(&mut st.rng, st.config.udp_duplicate);
+        let lost = drawn(st.config.udp_loss);
+        let duplicated = drawn(st.config.udp_duplicate);
         let copies = if duplicated { 2 } else { 1 };
         let mut delays = [0u64; 2];
         let mut held_back = [None; 2];
         for (delay, extra) in delays.iter_mut().zip(&mut held_back).take(copies) {
-            *delay = latency_ns(&st.config, &mut st.rng, from_node, to_node);
-            if drawn(&mut st.rng, st.config.udp_reorder) {
-                *extra = Some(st.rng.below_inclusive(nanos(st.config.latency.tail_max)));
+            *delay = latency_ns(&st.config, from_node, to_node);
+            if drawn(st.config.udp_reorder) {
+                let tail_max = nanos(st.config.latency.tail_max);
+                *extra = Some(fabric::draw(|rng| rng.below_inclusive(tail_max)));
             }
         }
         let len = payload.len();

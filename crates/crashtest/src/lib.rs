@@ -81,5 +81,5 @@ pub use crashtest_fs as fs;
 
 /// Seeded randomness: the calling node's stream, the generator, integer ratios.
 pub mod rand {
-    pub use crashtest_core::rng::{NodeRng, Ratio, Rng, Streams, derive_seed, node_rng as rng};
+    pub use crashtest_core::rng::{NodeRng, Ratio, Rng, node_rng as rng};
 }

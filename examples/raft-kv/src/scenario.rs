@@ -177,8 +177,7 @@ fn nemesis() -> Nemesis {
 /// outage is drawn through `fault::inject`, so it is listed and can be masked.
 async fn power_failures(servers: Vec<Node>) {
     let draw = |min_ms, max_ms| {
-        let ms = plumbing::with_stream("power", |rng| rng.range_inclusive(min_ms, max_ms))
-            .expect("inside a simulation");
+        let ms = crashtest::rand::rng().with(|rng| rng.range_inclusive(min_ms, max_ms));
         Duration::from_millis(ms)
     };
     loop {
@@ -188,7 +187,7 @@ async fn power_failures(servers: Vec<Node>) {
         }
         let outage = draw(10, 500);
         let describe = || format!("power failure of every server for {outage:?}");
-        if !fault::inject("power", NodeId::SUPERVISOR, Ratio::new(1, 3), describe) {
+        if !fault::inject(NodeId::SUPERVISOR, Ratio::new(1, 3), describe) {
             continue;
         }
         for server in &servers {

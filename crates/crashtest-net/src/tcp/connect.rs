@@ -93,7 +93,7 @@ impl Connect {
         let st = &mut *guard;
         st.learn(node);
         let id = st.next_id();
-        let port = st.ports.ephemeral(from, Proto::Tcp, id, &mut st.rng)?;
+        let port = crate::fabric::draw(|rng| st.ports.ephemeral(from, Proto::Tcp, id, rng))?;
         let now = now();
         let at = now + st.latency_ns(from, to);
         let timer = Some(arm_syn(net, id, at));

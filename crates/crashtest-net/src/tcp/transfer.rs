@@ -22,7 +22,7 @@ use super::conn::{Conn, Handle, Hold, Mark, error};
 use crate::config::nanos;
 use crashtest_protocol::NetNote;
 
-use crate::fabric::{Net, State, Wakers, applies, drawn, latency_ns, now, register, trace};
+use crate::fabric::{Net, State, Wakers, applies, draw, drawn, latency_ns, now, register, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
 
@@ -82,7 +82,7 @@ impl Net {
         }
         let node = conn.ends[side].node;
         let (local, peer) = (conn.ends[side].local, conn.ends[1 - side].local);
-        let reset = drawn(&mut st.rng, st.config.tcp_reset)
+        let reset = drawn(st.config.tcp_reset)
             && applies(node, || format!("tcp connection {local} -> {peer} reset"));
         if reset {
             st.tcp_abort(self, id, side, io::ErrorKind::ConnectionReset, wakers);
@@ -97,8 +97,8 @@ impl Net {
             return Poll::Ready(Err(err));
         }
         let mut n = data.len().min(space);
-        if n > 1 && drawn(&mut st.rng, st.config.tcp_partial_write) {
-            let short = st.rng.range_inclusive(1, n as u64 - 1) as usize;
+        if n > 1 && drawn(st.config.tcp_partial_write) {
+            let short = draw(|rng| rng.range_inclusive(1, n as u64 - 1)) as usize;
             assert!(
                 (1..n).contains(&short),
                 "a partial write takes some bytes, not all"
@@ -110,7 +110,7 @@ impl Net {
             }
         }
         let (from, to) = (index(node), index(conn.ends[1 - side].node));
-        let delay = latency_ns(&st.config, &mut st.rng, from, to);
+        let delay = latency_ns(&st.config, from, to);
         let pipe = &mut conn.pipes[side];
         let (at, _) = pipe.push_data(&data[..n], now() + delay);
         assert!(
