@@ -383,7 +383,7 @@ impl Node {
     /// ```
     pub fn kill(&self) {
         in_sim("Node::kill", |w| {
-            w.note_fault(self.id, None, None, "kill".into());
+            w.note_fault(self.id, "kill".into());
             w.kill_node(self.id);
         });
     }
@@ -434,7 +434,7 @@ impl Node {
     /// ```
     pub fn pause(&self) {
         in_sim("Node::pause", |w| {
-            w.note_fault(self.id, None, None, "pause".into());
+            w.note_fault(self.id, "pause".into());
             w.pause_node(self.id);
         });
     }

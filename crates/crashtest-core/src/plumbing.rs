@@ -2,7 +2,7 @@
 //!
 //! User code never needs this module. A component such as the simulated network keeps its
 //! per-run state in an *extension* (one value per type per run, created on first use), draws
-//! from a named RNG stream, records its events in the trace, and learns of node kills and
+//! from its [`Stream`] of the run's registry, records its events in the trace, and learns of node kills and
 //! restarts through a [`NodeHook`], all through the functions here.
 
 use std::any::Any;
@@ -316,49 +316,6 @@ where
     F::Output: 'static,
 {
     crate::task::spawn_sim_on(node, Some(name), future)
-}
-
-/// Records a fault applied on behalf of `node` without a draw (a test's explicit partition):
-/// it goes into the trace and into the list of faults that a failure report shows. Faults
-/// drawn from the seed go through [`crate::fault::inject`] instead, which numbers them so
-/// that they can be masked.
-///
-/// ```
-/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-/// let failed = crashtest::Sim::new(1).run(async {
-///     let n = crashtest::node::create("a", || async {});
-///     crashtest::plumbing::note_fault(n.id(), "partitioned from b".into());
-///     panic!("lost a write");
-/// });
-/// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
-/// ```
-pub fn note_fault(node: NodeId, text: String) {
-    world::with(|w| w.note_fault(node, None, None, text));
-}
-
-/// Numbers a fault that is part of another event and says whether to apply it: `false` if
-/// the run masks its id (`Config::mask_faults`), so that a minimizer can tell which part of
-/// the damage matters. The damage a crash does to a disk's unsynced writes is part of the
-/// kill: the disk offers each part of it here. Unlike a fault drawn by `fault::inject`, it
-/// applies after `heal` too, because a program may still kill a node then. Outside a
-/// simulation it always applies.
-///
-/// ```
-/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-/// use crashtest::{Config, Sim, plumbing};
-/// let failure = Sim::with_config(1, Config::default().mask_faults([1]))
-///     .run(async {
-///         let node = plumbing::current_node().unwrap();
-///         assert!(plumbing::consequent_fault(crashtest_core::rng::Stream::Disk, node, || "page dropped".into()));
-///         assert!(!plumbing::consequent_fault(crashtest_core::rng::Stream::Disk, node, || "page torn".into()));
-///         panic!("report the faults");
-///     })
-///     .unwrap_err();
-/// assert_eq!(failure.faults.len(), 1);
-/// assert_eq!(failure.faults[0].id, Some(0));
-/// ```
-pub fn consequent_fault(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
-    world::with(|w| w.number_fault(stream, node, describe)).unwrap_or(true)
 }
 
 /// The calling node's wall clock in nanoseconds since the Unix epoch (what

@@ -24,11 +24,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use std::collections::BTreeMap;
-
 use crashtest_protocol::FaultNote;
 
-use crate::coverage::{RunCoverage, Site, SiteKey};
+use crate::coverage::{RunCoverage, Site};
+use crate::fault::ledger::{Cause, Ledger, Verdict};
 use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
 use crate::plumbing::{Healer, NodeHook};
@@ -160,19 +159,13 @@ pub(crate) struct World {
     body_done: Cell<bool>,
     extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
     hooks: RefCell<Vec<Rc<dyn NodeHook>>>,
-    /// Every fault injected so far, for the failure report.
-    faults: RefCell<Vec<InjectedFault>>,
-    /// The id the next fault that comes up gets.
-    next_fault_id: Cell<u64>,
-    /// Which `buggify!` sites are enabled in this run, decided on first evaluation.
-    buggify_sites: RefCell<BTreeMap<SiteKey, bool>>,
+    /// Every fault of the run: ids, masking, the heal, `buggify!` sites.
+    ledger: RefCell<Ledger>,
     pub(crate) coverage: RefCell<RunCoverage>,
     /// Checks run between polls (invariants), in registration order.
     step_checks: RefCell<Vec<StepCheck>>,
     /// Told to end their faults when the run heals.
     healers: RefCell<Vec<Rc<dyn Healer>>>,
-    /// False once the run healed: faults still draw their coins but are not applied.
-    faults_enabled: Cell<bool>,
     /// Lines that describe how this run was set up (a swarm profile), for failure reports.
     context: RefCell<Vec<String>>,
     pub(crate) watch: Arc<Watch>,
@@ -209,13 +202,10 @@ impl World {
             body_done: Cell::new(false),
             extensions: RefCell::new(Vec::new()),
             hooks: RefCell::new(Vec::new()),
-            faults: RefCell::new(Vec::new()),
-            next_fault_id: Cell::new(0),
-            buggify_sites: RefCell::new(BTreeMap::new()),
+            ledger: RefCell::new(Ledger::new(seed, &config)),
             coverage: RefCell::new(RunCoverage::default()),
             step_checks: RefCell::new(Vec::new()),
             healers: RefCell::new(Vec::new()),
-            faults_enabled: Cell::new(true),
             context: RefCell::new(Vec::new()),
             watch: Watch::register(seed, config.poll_timeout),
             config,
@@ -485,13 +475,13 @@ impl World {
     }
 
     pub(crate) fn faults_enabled(&self) -> bool {
-        self.faults_enabled.get()
+        self.ledger.borrow().enabled()
     }
 
     /// Ends every fault: no more are applied, dead nodes restart, paused nodes resume, and
     /// each healer ends its own (partitions, clogs).
     pub(crate) fn heal(&self) {
-        self.faults_enabled.set(false);
+        self.ledger.borrow_mut().heal();
         self.record(EventKind::Note {
             source: "heal",
             words: [0; 3],
@@ -782,12 +772,6 @@ impl World {
             .name_node(node, self.nodes.borrow().name(node));
     }
 
-    pub(crate) fn record_for(&self, node: NodeId, kind: EventKind) {
-        self.trace
-            .borrow_mut()
-            .record(self.now_ns.get(), node, kind);
-    }
-
     /// Draws from `stream`; `f` must not draw again (the registry is borrowed while it runs).
     #[inline]
     pub(crate) fn with_stream<R>(&self, stream: Stream, f: impl FnOnce(&mut Rng) -> R) -> R {
@@ -866,14 +850,38 @@ impl World {
             .unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
     }
 
-    /// Records an injected fault in the trace and in the list the failure report shows.
-    pub(crate) fn note_fault(
+    /// A fault came up on `node`, drawn from `stream`: the ledger numbers it and decides; an
+    /// applied fault is noted in the trace and listed for the report, a masked one only noted.
+    pub(crate) fn fault(
         &self,
+        stream: Stream,
         node: NodeId,
-        id: Option<u64>,
-        stream: Option<Stream>,
-        text: String,
-    ) {
+        cause: Cause,
+        describe: impl FnOnce() -> String,
+    ) -> bool {
+        let verdict = self.ledger.borrow_mut().come_up(cause);
+        match verdict {
+            Verdict::Healed => false,
+            Verdict::Masked(id) => {
+                let (source, words) = FaultNote::Masked { id }.encode();
+                self.note(node, source, words, format!("masked fault #{id}"));
+                false
+            }
+            Verdict::Applied(id) => {
+                self.list_fault(node, Some(id), Some(stream), describe());
+                true
+            }
+        }
+    }
+
+    /// Notes a fault the test applied itself (a kill, an explicit partition): no id, no draw.
+    pub(crate) fn note_fault(&self, node: NodeId, text: String) {
+        self.list_fault(node, None, None, text);
+    }
+
+    fn list_fault(&self, node: NodeId, id: Option<u64>, stream: Option<Stream>, text: String) {
+        let (source, words) = FaultNote::Applied { id }.encode();
+        self.note(node, source, words, text.clone());
         let fault = InjectedFault {
             id,
             stream: stream.map(|s| s.to_string()),
@@ -881,75 +889,12 @@ impl World {
             node: self.nodes.borrow().name(node).to_owned(),
             text,
         };
-        let (source, words) = FaultNote::Applied { id }.encode();
-        let text = fault.text.clone();
-        self.record_for(
-            node,
-            EventKind::Note {
-                source,
-                words,
-                text,
-            },
-        );
-        self.faults.borrow_mut().push(fault);
-    }
-
-    /// A fault came up: give it the next id, and apply it unless the run masks that id or
-    /// faults were healed.
-    pub(crate) fn apply_fault(
-        &self,
-        stream: Stream,
-        node: NodeId,
-        describe: impl FnOnce() -> String,
-    ) -> bool {
-        if !self.faults_enabled.get() {
-            return false;
-        }
-        self.number_fault(stream, node, describe)
-    }
-
-    /// Gives a fault the next id, and applies it (noting it for the report) unless the run
-    /// masks that id.
-    pub(crate) fn number_fault(
-        &self,
-        stream: Stream,
-        node: NodeId,
-        describe: impl FnOnce() -> String,
-    ) -> bool {
-        let id = self.next_fault_id.get();
-        self.next_fault_id.set(id + 1);
-        let kept = self
-            .config
-            .kept_faults
-            .as_ref()
-            .is_none_or(|kept| kept.contains(&id));
-        if !kept || self.config.masked_faults.contains(&id) {
-            let text = format!("masked fault #{id}");
-            let (source, words) = FaultNote::Masked { id }.encode();
-            self.record_for(
-                node,
-                EventKind::Note {
-                    source,
-                    words,
-                    text,
-                },
-            );
-            return false;
-        }
-        self.note_fault(node, Some(id), Some(stream), describe());
-        true
+        self.ledger.borrow_mut().list(fault);
     }
 
     /// Whether a `buggify!` site is on for this run (decided once per site and run).
     pub(crate) fn buggify_site_enabled(&self, site: &Site) -> bool {
-        if !self.config.buggify {
-            return false;
-        }
-        *self
-            .buggify_sites
-            .borrow_mut()
-            .entry(site.key())
-            .or_insert_with(|| crate::fault::site_enabled(self.seed, site))
+        self.ledger.borrow_mut().site_enabled(site)
     }
 
     /// The deadline a sleep really fires at: stretched now and then when the run says so.
@@ -1123,7 +1068,7 @@ impl World {
             node: node.map(|n| nodes.name(n).to_owned()),
             task,
             tail: self.trace.borrow().tail(),
-            faults: self.faults.borrow().clone(),
+            faults: self.ledger.borrow().applied().to_vec(),
             context: self.context.borrow().clone(),
         }))
     }

@@ -660,10 +660,10 @@ impl FsState {
         let explore = self.explore.borrow().clone();
         let mut judge = |damage: &Damage<'_>| match &explore {
             Some(_) => {
-                plumbing::note_fault(node, damage.describe());
+                fault::note(node, damage.describe());
                 true
             }
-            None => plumbing::consequent_fault(Stream::Disk, node, || damage.describe()),
+            None => fault::follow(Stream::Disk, node, || damage.describe()),
         };
         let outcome = plumbing::with_stream(Stream::Disk, |rng| {
             let mut disks = self.disks.borrow_mut();

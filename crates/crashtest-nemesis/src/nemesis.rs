@@ -22,7 +22,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::node::{Node, NodeId, NodeStatus};
-use crashtest_core::rng::{Ratio, Rng, Stream};
+use crashtest_core::rng::{Rng, Stream};
 use crashtest_core::{fault, plumbing, task, time};
 
 use crate::random;
@@ -448,7 +448,7 @@ fn apply(
         return;
     }
     let describe = || format!("nemesis {action:?} for {lasting:?}");
-    if !fault::draw(Stream::Nemesis, id, Ratio::ALWAYS, describe) {
+    if !fault::arise(Stream::Nemesis, id, describe) {
         return;
     }
     match action {

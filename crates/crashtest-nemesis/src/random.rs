@@ -109,7 +109,7 @@ fn running() -> bool {
 
 /// Applies a drawn fault if the ledger lets it (numbered, listed, not masked, not healed).
 fn applies(node: &Node, describe: impl FnOnce() -> String) -> bool {
-    fault::draw(Stream::Nemesis, node.id(), Ratio::ALWAYS, describe)
+    fault::arise(Stream::Nemesis, node.id(), describe)
 }
 
 /// The random partition state machine over `nodes`, until the run heals.
@@ -135,7 +135,7 @@ pub(crate) async fn partitions(config: RandomPartitions, nodes: Vec<Node>) {
                     continue;
                 };
                 let side = split.first();
-                let applied = fault::draw(Stream::Nemesis, side, Ratio::ALWAYS, || {
+                let applied = fault::arise(Stream::Nemesis, side, || {
                     format!("random partition {}", split.describe())
                 });
                 if applied {

@@ -11,6 +11,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use crashtest_core::fault;
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing;
 use crashtest_protocol::NetNote;
@@ -105,7 +106,7 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
         st.name_of(index(to))
     );
     drop(st);
-    plumbing::note_fault(from, text);
+    fault::note(from, text);
 }
 
 /// Ends the partition between `a` and `b` (both directions), whoever made it: the test or a
@@ -135,7 +136,7 @@ pub fn heal(a: NodeId, b: NodeId) {
         trace(a, NetNote::Heal { peer: index(b) });
         let text = format!("heal {} <-> {}", st.name_of(index(a)), st.name_of(index(b)));
         drop(st);
-        plumbing::note_fault(a, text);
+        fault::note(a, text);
     }
     release_held(&net);
 }
@@ -159,7 +160,7 @@ pub fn heal_all() {
     let net = fabric::net();
     net.state.borrow_mut().links.clear();
     trace(NodeId::SUPERVISOR, NetNote::HealAll);
-    plumbing::note_fault(NodeId::SUPERVISOR, "heal every partition and clog".into());
+    fault::note(NodeId::SUPERVISOR, "heal every partition and clog".into());
     release_held(&net);
 }
 
@@ -193,7 +194,7 @@ pub fn clog_link(a: NodeId, b: NodeId, duration: Duration) {
         let (a, b) = (st.name_of(index(a)), st.name_of(index(b)));
         format!("clog {a} <-> {b} for {duration:?}")
     };
-    plumbing::note_fault(a, text);
+    fault::note(a, text);
 }
 
 /// Holds everything to and from `node` for `duration`.
@@ -214,7 +215,7 @@ pub fn clog_node(node: NodeId, duration: Duration) {
     let until = now().saturating_add(nanos(duration));
     clog_node_until(&net, node, until);
     let name = net.state.borrow().name_of(index(node));
-    plumbing::note_fault(
+    fault::note(
         node,
         format!("clog: every link of {name} held for {duration:?}"),
     );
@@ -274,7 +275,7 @@ pub fn swizzle(nodes: &[NodeId], duration: Duration) {
     };
     if let Some(first) = plan.first() {
         let text = format!("swizzle {{{}}} over {duration:?}", names.join(","));
-        plumbing::note_fault(first.node, text);
+        fault::note(first.node, text);
     }
     start_swizzle(&net, plan);
 }

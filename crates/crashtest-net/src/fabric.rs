@@ -269,7 +269,7 @@ pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
 /// A drawn fault came up on behalf of `node`: true if it is to be applied (it then has a fault
 /// id and is listed in the failure report), false if the run masks it or has healed.
 pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
-    fault::draw(Stream::Network, node, Ratio::ALWAYS, describe)
+    fault::arise(Stream::Network, node, describe)
 }
 
 /// Tells the network of node kills (a killed node's sockets close and its connections reset)

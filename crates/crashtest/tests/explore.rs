@@ -79,7 +79,10 @@ fn observe(config: Config) -> Observed {
             time::sleep(EXPLORE_AT * 2).await;
             let socket = UdpSocket::bind("0.0.0.0:0").await.unwrap();
             for i in 0..16u32 {
-                socket.send_to(&i.to_be_bytes(), "receiver:9000").await.unwrap();
+                socket
+                    .send_to(&i.to_be_bytes(), "receiver:9000")
+                    .await
+                    .unwrap();
             }
             time::sleep(Duration::from_secs(2)).await;
         })
@@ -106,7 +109,10 @@ fn explored_futures_differ_in_network_delivery_times() {
 fn explored_futures_differ_in_disk_latency_and_damage() {
     let (one, two) = (explored(1), explored(2));
     assert_eq!(one.disk_latencies.len(), 16, "{one:?}");
-    assert_ne!(one.disk_latencies, two.disk_latencies, "the disk kept its latencies");
+    assert_ne!(
+        one.disk_latencies, two.disk_latencies,
+        "the disk kept its latencies"
+    );
     let differ = (3..9).any(|sub| explored(sub).disk_damage != one.disk_damage);
     assert!(differ, "every explored future damaged the disk alike");
 }

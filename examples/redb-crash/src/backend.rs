@@ -98,7 +98,7 @@ impl PowerSwitch {
                 self.node,
                 "only the node itself writes its disk"
             );
-            plumbing::note_fault(node.id(), "power cut inside a redb call".to_owned());
+            crashtest::fault::note(node.id(), "power cut inside a redb call".to_owned());
             node.kill();
             return Err(power_loss());
         }

@@ -14,6 +14,7 @@ use std::io;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
+use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, TimerKey};
 use tokio::io::ReadBuf;
@@ -284,7 +285,7 @@ impl Net {
                 "tcp connection to {} timed out behind a partition",
                 st.name_of(index(peer))
             );
-            plumbing::note_fault(node, text);
+            fault::note(node, text);
         }
         wakers.wake();
     }

@@ -1,16 +1,27 @@
-//! Fault decisions: drawn always, applied unless masked; `buggify!` sites; the sleep stretch.
+//! Faults: the test's own ([`inject`]), the components' verbs, `buggify!` sites, the sleep
+//! stretch.
 //!
-//! Every injected fault goes through [`inject`]: the coin is drawn from the caller's stream
-//! whether or not the fault ends up applied, and each fault that comes up gets a number, its
-//! *fault id*, in the order faults come up. A run can then be replayed with chosen ids
-//! *masked* ([`crate::Config::mask_faults`]): the masked faults are not applied, but every
-//! draw still happens, so the rest of the run stays aligned with the original until the
-//! program itself reacts differently. This is what fault minimization stands on.
+//! Every fault of a run goes through the run's fault ledger (`ledger`), whoever injects it.
+//! A fault that comes up gets a number, its *fault id*, in the order faults come up. A run
+//! can then be replayed with chosen ids *masked* ([`crate::Config::mask_faults`]): the masked
+//! faults are not applied, but every draw still happens, so the rest of the run stays aligned
+//! with the original until the program itself reacts differently. This is what fault
+//! minimization stands on.
+//!
+//! The verbs, one per way a fault comes up:
+//! - [`inject`]: the test's own fault, a coin drawn from [`Stream::Faults`];
+//! - [`draw`]: a component's fault, a coin drawn from the component's stream;
+//! - [`arise`]: a fault the component already decided with its own draws (a nemesis action);
+//! - [`follow`]: part of an event that happens anyway (a crash's damage), applied after the
+//!   heal too;
+//! - [`note`]: a fault the test applied explicitly (no id, nothing to mask).
 //!
 //! `buggify!` is FoundationDB's two-level coin: a site is enabled for a whole run with
 //! probability 1/4 (drawn from the seed and the site's identity, so enabling does not depend
 //! on which site is reached first), and an enabled site fires per evaluation with its ratio
 //! (1/4 by default). Outside a simulation it is `false`.
+
+pub(crate) mod ledger;
 
 use std::time::Duration;
 
@@ -18,6 +29,7 @@ use crate::coverage::{Site, reach};
 use crate::node::NodeId;
 use crate::rng::{Ratio, Rng, Stream};
 use crate::world;
+use ledger::Cause;
 
 /// The chance that a `buggify!` site is enabled for a run (FoundationDB's 25%).
 ///
@@ -60,15 +72,74 @@ pub fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> 
     draw(Stream::Faults, node, ratio, describe)
 }
 
-/// Draws whether a simulator component's fault happens, from the component's `stream`; as
-/// [`inject`] otherwise.
+/// Draws whether a simulator component's fault happens, from the component's `stream`, and
+/// passes it to [`arise`] if the coin comes up; as [`inject`] otherwise.
 #[doc(hidden)]
 pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
         let coin = w.with_stream(stream, |rng| rng.chance(ratio));
-        coin && w.apply_fault(stream, node, describe)
+        coin && w.fault(stream, node, Cause::Drawn, describe)
     })
     .unwrap_or(false)
+}
+
+/// A fault the component decided with its own draws from `stream` came up on `node`: true if
+/// it is to be applied (it then has an id and is listed in the failure report), false if the
+/// run masks it or has healed. Outside a simulation it is `false`.
+///
+/// ```
+/// use crashtest_core::{fault, node::NodeId, rng::Stream, Sim};
+///
+/// Sim::new(1).run(async {
+///     assert!(fault::arise(Stream::Nemesis, NodeId::SUPERVISOR, || "kill".into()));
+///     crashtest_core::plumbing::heal_all();
+///     assert!(!fault::arise(Stream::Nemesis, NodeId::SUPERVISOR, || "kill".into()));
+/// }).unwrap();
+/// ```
+#[doc(hidden)]
+pub fn arise(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+    world::with(|w| w.fault(stream, node, Cause::Drawn, describe)).unwrap_or(false)
+}
+
+/// A fault that is part of another event came up: `false` if the run masks its id, so that a
+/// minimizer can tell which part of the damage matters. The damage a crash does to a disk's
+/// unsynced writes is part of the kill: the disk offers each part of it here. Unlike a drawn
+/// fault it applies after the heal too, because a program may still kill a node then.
+/// Outside a simulation it always applies.
+///
+/// ```
+/// use crashtest_core::{Config, Sim, fault, plumbing, rng::Stream};
+/// let failure = Sim::with_config(1, Config::default().mask_faults([1]))
+///     .run(async {
+///         let node = plumbing::current_node().unwrap();
+///         assert!(fault::follow(Stream::Disk, node, || "page dropped".into()));
+///         assert!(!fault::follow(Stream::Disk, node, || "page torn".into()));
+///         panic!("report the faults");
+///     })
+///     .unwrap_err();
+/// assert_eq!(failure.faults.len(), 1);
+/// assert_eq!(failure.faults[0].id, Some(0));
+/// ```
+#[doc(hidden)]
+pub fn follow(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
+    world::with(|w| w.fault(stream, node, Cause::Consequence, describe)).unwrap_or(true)
+}
+
+/// Notes a fault applied on behalf of `node` without a draw (a test's explicit partition):
+/// it goes into the trace and into the list of faults that a failure report shows, with no
+/// id (there is nothing to mask).
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", || async {});
+///     crashtest_core::fault::note(n.id(), "partitioned from b".into());
+///     panic!("lost a write");
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("a: partitioned from b"));
+/// ```
+#[doc(hidden)]
+pub fn note(node: NodeId, text: String) {
+    world::with(|w| w.note_fault(node, text));
 }
 
 /// Evaluates a `buggify!` site; see the module docs.
@@ -79,7 +150,7 @@ pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
         let coin = w.with_stream(Stream::Buggify, |rng| rng.chance(ratio));
         enabled
             && coin
-            && w.apply_fault(Stream::Buggify, w.current_node(), || {
+            && w.fault(Stream::Buggify, w.current_node(), Cause::Drawn, || {
                 format!("buggify {site}")
             })
     });
@@ -87,16 +158,6 @@ pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
         Some(fired) => reach(site, fired),
         None => false,
     }
-}
-
-/// Whether a `buggify!` site is enabled for the run of `seed`: a draw from the seed and the
-/// site's identity only.
-pub(crate) fn site_enabled(seed: u64, site: &Site) -> bool {
-    let mut rng = Rng::seed_from(crate::rng::derive_seed(
-        seed ^ site.stable_hash(),
-        "buggify-site",
-    ));
-    rng.chance(SITE_ENABLED)
 }
 
 /// A heavy-tailed extra delay of at most `max`: `max · u^1000` for `u` uniform in `[0, 1)`
