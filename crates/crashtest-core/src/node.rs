@@ -370,6 +370,23 @@ impl Node {
         in_sim("Node::status", |w| w.nodes.borrow().status(self.id))
     }
 
+    /// The node's status, or `None` once its run is over (a destructor running as the
+    /// simulation is torn down) or outside any simulation.
+    ///
+    /// ```
+    /// let node = std::rc::Rc::new(std::cell::Cell::new(None));
+    /// let slot = node.clone();
+    /// crashtest_core::Sim::new(1).run(async move {
+    ///     let n = crashtest_core::node::create("a", || async {});
+    ///     assert_eq!(n.try_status(), Some(crashtest_core::node::NodeStatus::Running));
+    ///     slot.set(Some(n));
+    /// }).unwrap();
+    /// assert_eq!(node.get().unwrap().try_status(), None);
+    /// ```
+    pub fn try_status(&self) -> Option<NodeStatus> {
+        world::with(|w| w.nodes.borrow().status(self.id))
+    }
+
     /// Kills the node: every task it has is dropped now (a task killing its own node stops
     /// at its next `.await`). Killing a dead node does nothing.
     ///
@@ -630,6 +647,21 @@ pub fn current() -> Node {
     Node {
         id: in_sim("node::current", |w| w.current_node()),
     }
+}
+
+/// The node the calling task runs on, or `None` outside a simulation (tokio's
+/// `Handle::try_current`), for code that runs in both worlds.
+///
+/// ```
+/// assert!(crashtest_core::node::try_current().is_none());
+/// # crashtest_core::Sim::new(1).run(async {
+/// assert!(crashtest_core::node::try_current().is_some());
+/// # }).unwrap();
+/// ```
+pub fn try_current() -> Option<Node> {
+    world::with(|w| Node {
+        id: w.current_node(),
+    })
 }
 
 /// The node called `name`, if there is one.

@@ -616,6 +616,17 @@ impl Streams {
     }
 }
 
+/// The root seed of the running simulation; `None` outside one.
+///
+/// ```
+/// crashtest_core::Sim::new(77).run(async {
+///     assert_eq!(crashtest_core::rng::seed(), Some(77));
+/// }).unwrap();
+/// ```
+pub fn seed() -> Option<u64> {
+    crate::world::with(|w| w.seed())
+}
+
 /// The random source of user code: the calling node's own stream inside a simulation, a
 /// generator seeded from the OS outside one.
 ///

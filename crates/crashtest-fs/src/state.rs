@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, NodeHook};
+use crashtest_core::plumbing::{self, life::NodeHook};
 use crashtest_core::rng::{Ratio, Stream};
 use crashtest_protocol::DiskNote;
 
@@ -66,7 +66,7 @@ struct CrashHook;
 
 impl NodeHook for CrashHook {
     fn node_killed(&self, node: NodeId) {
-        if let Some(state) = plumbing::extension::<FsState>() {
+        if let Some(state) = plumbing::checks::extension::<FsState>() {
             state.crash(node);
         }
     }
@@ -74,9 +74,9 @@ impl NodeHook for CrashHook {
 
 /// The file system of the run on this thread, or `None` outside a simulation.
 pub(crate) fn state() -> Option<Rc<FsState>> {
-    let state = plumbing::extension::<FsState>()?;
+    let state = plumbing::checks::extension::<FsState>()?;
     if !state.hooked.replace(true) {
-        plumbing::add_node_hook(Rc::new(CrashHook));
+        plumbing::life::add_node_hook(Rc::new(CrashHook));
     }
     Some(state)
 }
@@ -87,7 +87,7 @@ pub(crate) fn current_node() -> io::Result<Option<NodeId>> {
     let Some(node) = plumbing::current_node() else {
         return Ok(None);
     };
-    if plumbing::node_status(node) == Some(NodeStatus::Dead) {
+    if plumbing::life::node_status(node) == Some(NodeStatus::Dead) {
         return Err(errors::io_error());
     }
     Ok(Some(node))
@@ -125,12 +125,12 @@ pub(crate) fn crash_before_mutation() -> bool {
             NodeId::SUPERVISOR,
             "crash points are only offered to nodes"
         );
-        let name = plumbing::node_name(node).expect("a node of the run has a name");
+        let name = plumbing::life::node_name(node).expect("a node of the run has a name");
         crashtest_core::node::lookup(&name)
             .expect("the node exists")
             .kill();
         assert_eq!(
-            plumbing::node_status(node),
+            plumbing::life::node_status(node),
             Some(NodeStatus::Dead),
             "a crash point kills its node before the operation"
         );
@@ -177,7 +177,7 @@ fn record(node: NodeId, note: DiskNote, text: String) {
         Some(note),
         "the tool decodes every note as it was recorded"
     );
-    plumbing::record_for(node, source, words, text);
+    plumbing::notes::record_for(node, source, words, text);
 }
 
 impl FsState {
@@ -221,7 +221,7 @@ impl FsState {
 
     /// Checks that `handle` belongs to the current boot of a live node.
     fn check(&self, handle: &Handle) -> io::Result<()> {
-        if plumbing::node_status(handle.node) == Some(NodeStatus::Dead) {
+        if plumbing::life::node_status(handle.node) == Some(NodeStatus::Dead) {
             return Err(errors::io_error());
         }
         let boot = self.boot(handle.node);
@@ -253,7 +253,7 @@ impl FsState {
         if latency == Latency::ZERO {
             return None;
         }
-        let now = plumbing::now_ns()?;
+        let now = plumbing::timers::now_ns()?;
         let per_op = 1_000_000_000u64.checked_div(latency.iops).unwrap_or(0);
         let transfer = bytes
             .saturating_mul(1_000_000_000)

@@ -12,7 +12,7 @@
 //!
 //! Every fault is drawn through `crashtest_core::fault::inject`, so it is numbered, listed in
 //! the failure report, and can be masked when a failure is minimized. After the run heals
-//! (`crashtest_core::plumbing::heal_all`) the nemesis stops. Partitions, the action's and the
+//! (`crashtest_core::fault::heal_all`) the nemesis stops. Partitions, the action's and the
 //! random ones alike, are [`crate::split::Split`]s: one partitioning engine.
 
 use std::cell::RefCell;
@@ -311,7 +311,7 @@ impl Nemesis {
     /// assert!(failure.context.iter().any(|line| line.starts_with("nemesis:")));
     /// ```
     pub fn start(&self, nodes: &[Node]) -> task::JoinHandle<()> {
-        plumbing::add_context(format!("nemesis: {self}"));
+        crashtest_core::report::add_context(format!("nemesis: {self}"));
         let nodes = nodes.to_vec();
         if let Some(config) = self.random_partitions {
             task::Builder::new()
@@ -408,7 +408,7 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
     let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
     loop {
         time::sleep(draw(|rng| duration_in(rng, nemesis.gap))).await;
-        if !plumbing::faults_enabled() {
+        if !crashtest_core::fault::enabled() {
             return;
         }
         let (action, targets, victim, lasting) = draw(|rng| {
@@ -454,9 +454,9 @@ fn apply(
     match action {
         Action::Kill | Action::Pause => {
             if action == Action::Kill {
-                plumbing::kill(id);
+                plumbing::life::kill(id);
             } else {
-                plumbing::pause(id);
+                plumbing::life::pause(id);
             }
             down.borrow_mut().insert(id);
             let down = down.clone();
@@ -464,8 +464,8 @@ fn apply(
                 time::sleep(lasting).await;
                 down.borrow_mut().remove(&id);
                 match victim.status() {
-                    NodeStatus::Dead => plumbing::restart(id),
-                    NodeStatus::Paused => plumbing::resume(id),
+                    NodeStatus::Dead => plumbing::life::restart(id),
+                    NodeStatus::Paused => plumbing::life::resume(id),
                     NodeStatus::Running => {}
                 }
             });
@@ -490,7 +490,7 @@ fn apply(
                 .filter(|n| n.status() != NodeStatus::Dead)
                 .collect();
             for node in &struck {
-                plumbing::kill(node.id());
+                plumbing::life::kill(node.id());
                 down.borrow_mut().insert(node.id());
             }
             let down = down.clone();
@@ -499,7 +499,7 @@ fn apply(
                 for node in struck {
                     down.borrow_mut().remove(&node.id());
                     if node.status() == NodeStatus::Dead {
-                        plumbing::restart(node.id());
+                        plumbing::life::restart(node.id());
                     }
                 }
             });

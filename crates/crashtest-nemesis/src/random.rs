@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crashtest_core::node::Node;
 use crashtest_core::rng::{Ratio, Rng, Stream};
-use crashtest_core::{fault, plumbing, time};
+use crashtest_core::{fault, time};
 
 use crate::nemesis::draw;
 use crate::split::Split;
@@ -104,7 +104,7 @@ fn nanos(d: Duration) -> u64 {
 
 /// Whether the run still takes faults (it stops after the heal).
 fn running() -> bool {
-    plumbing::faults_enabled()
+    crashtest_core::fault::enabled()
 }
 
 /// Applies a drawn fault if the ledger lets it (numbered, listed, not masked, not healed).

@@ -264,7 +264,7 @@ impl Profile {
     /// }).unwrap();
     /// ```
     pub fn apply(&self, nodes: &[Node]) {
-        plumbing::add_context(format!("swarm: {self}"));
+        crashtest_core::report::add_context(format!("swarm: {self}"));
         crashtest_net::configure(self.net.clone());
         crashtest_fs::configure(self.disk);
         if let Some(window) = self.scheduling_window {

@@ -142,7 +142,7 @@ pub fn heal(a: NodeId, b: NodeId) {
 }
 
 /// Ends every partition and every clog, the test's and a nemesis's. A running nemesis goes
-/// on; the run's heal (`crashtest_core::plumbing::heal_all`) stops it too.
+/// on; the run's heal (`crashtest_core::fault::heal_all`) stops it too.
 ///
 /// # Panics
 ///
@@ -325,8 +325,8 @@ pub(crate) fn start_swizzle(net: &Rc<Net>, plan: Vec<SwizzleClog>) {
     }
     for clog in plan {
         let net = Rc::clone(net);
-        plumbing::call_at(clog.start, move || {
-            if plumbing::faults_enabled() {
+        plumbing::timers::call_at(clog.start, move || {
+            if crashtest_core::fault::enabled() {
                 clog_node_until(&net, clog.node, clog.end);
             }
         });

@@ -4,7 +4,7 @@
 //! first use, behind one `RefCell`. Sockets hold only ids and addresses, so that they are
 //! `Send` and `Sync` like tokio's (user code moves them into `spawn`ed tasks); each operation
 //! finds the run's `Net` through the thread's world. Packets travel as timer callbacks
-//! (`plumbing::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
+//! (`plumbing::timers::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
 //!
 //! Randomness: at first use the network forks a generator from the run's `"network"` stream
 //! and draws every decision from it (latencies, ports, whether a fault comes up), so the
@@ -31,7 +31,7 @@ use std::task::Waker;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, NodeHook};
+use crashtest_core::plumbing::{self, life::NodeHook};
 use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
 
@@ -86,7 +86,7 @@ pub(crate) fn net() -> Rc<Net> {
     match CURRENT.with(|current| current.borrow().upgrade()) {
         Some(net) => {
             debug_assert!(
-                plumbing::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
+                plumbing::checks::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
                 "the cached network belongs to another run"
             );
             net
@@ -104,12 +104,12 @@ thread_local! {
 
 #[cold]
 fn first_use() -> Rc<Net> {
-    let net = plumbing::extension::<Net>()
+    let net = plumbing::checks::extension::<Net>()
         .expect("crashtest-net sockets and controls only work inside a simulation");
     if !net.started.replace(true) {
         let life_cycle = Rc::new(LifeCycle(Rc::clone(&net)));
-        plumbing::add_node_hook(life_cycle.clone());
-        plumbing::add_healer(life_cycle);
+        plumbing::life::add_node_hook(life_cycle.clone());
+        plumbing::faults::add_healer(life_cycle);
     }
     CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&net));
     net
@@ -124,7 +124,7 @@ pub(crate) fn try_net() -> Option<Rc<Net>> {
 /// Virtual time now, in nanoseconds.
 #[inline]
 pub(crate) fn now() -> u64 {
-    plumbing::now_ns().expect("the network runs inside a simulation")
+    plumbing::timers::now_ns().expect("the network runs inside a simulation")
 }
 
 /// The node the calling task runs on.
@@ -145,7 +145,7 @@ pub(crate) fn register(slot: &mut Option<Waker>, waker: &Waker) {
 #[inline]
 pub(crate) fn trace(node: NodeId, note: NetNote) {
     let (source, words) = note.encode();
-    plumbing::record_for(node, source, words, String::new());
+    plumbing::notes::record_for(node, source, words, String::new());
 }
 
 /// Packs a socket address into one trace word.
@@ -184,7 +184,7 @@ impl State {
     /// True if the node of `index` is known to be dead (a dead host answers nothing).
     pub(crate) fn is_dead(&self, index: u32) -> bool {
         self.node(index)
-            .and_then(plumbing::node_status)
+            .and_then(plumbing::life::node_status)
             .is_some_and(|status| status == NodeStatus::Dead)
     }
 
@@ -198,7 +198,7 @@ impl State {
     /// The name of the node of `index`, for fault descriptions.
     pub(crate) fn name_of(&self, index: u32) -> String {
         self.node(index)
-            .and_then(plumbing::node_name)
+            .and_then(plumbing::life::node_name)
             .unwrap_or_else(|| crate::addr::v4_of(index).to_string())
     }
 }
@@ -276,7 +276,7 @@ pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
 /// and of the run's heal (every partition and clog ends).
 struct LifeCycle(Rc<Net>);
 
-impl plumbing::Healer for LifeCycle {
+impl plumbing::faults::Healer for LifeCycle {
     fn heal(&self) {
         {
             let mut st = self.0.state.borrow_mut();

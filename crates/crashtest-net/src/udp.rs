@@ -18,7 +18,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crashtest_core::node::NodeId;
-use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_core::plumbing::{self, timers::TimerKey};
 use crashtest_io::SimOrReal;
 use crashtest_protocol::{NetNote, UdpDrop};
 use delegate::delegate;
@@ -560,7 +560,7 @@ impl Net {
 
     fn arm_datagram(self: &Rc<Net>, at: u64, datagram: Box<Datagram>) -> TimerKey {
         let net = Rc::clone(self);
-        plumbing::call_at(at, move || net.udp_arrive(datagram))
+        plumbing::timers::call_at(at, move || net.udp_arrive(datagram))
     }
 
     /// A datagram is due at its destination.
@@ -592,7 +592,7 @@ impl Net {
         let seq = st.udp.next_held;
         st.udp.next_held += 1;
         let net = Rc::clone(self);
-        let timer = plumbing::call_at(until, move || net.udp_release(seq));
+        let timer = plumbing::timers::call_at(until, move || net.udp_release(seq));
         trace(
             st.recorder(&datagram),
             NetNote::UdpClogged {
@@ -626,7 +626,7 @@ impl Net {
             .collect();
         for seq in free {
             let (timer, datagram) = st.udp.held.remove(&seq).expect("listed above");
-            plumbing::cancel(timer);
+            plumbing::timers::cancel(timer);
             let delay = st.latency_ns(datagram.from_node, datagram.to_node);
             self.arm_datagram(now + delay, datagram);
         }

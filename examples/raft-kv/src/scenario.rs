@@ -25,7 +25,7 @@ use crashtest::net::NetConfig;
 use crashtest::node::{self, Node, NodeId, NodeStatus};
 use crashtest::rand::Ratio;
 use crashtest::time::{self, Instant};
-use crashtest::{JoinHandle, fault, plumbing, task};
+use crashtest::{JoinHandle, fault, task};
 
 use crate::bugs::Bug;
 use crate::client::Client;
@@ -182,7 +182,7 @@ async fn power_failures(servers: Vec<Node>) {
     };
     loop {
         time::sleep(draw(500, 3000)).await;
-        if !plumbing::faults_enabled() {
+        if !crashtest::fault::enabled() {
             return;
         }
         let outage = draw(10, 500);
@@ -192,13 +192,13 @@ async fn power_failures(servers: Vec<Node>) {
         }
         for server in &servers {
             if server.status() != NodeStatus::Dead {
-                plumbing::kill(server.id());
+                server.kill();
             }
         }
         time::sleep(outage).await;
         for server in &servers {
             if server.status() == NodeStatus::Dead {
-                plumbing::restart(server.id());
+                server.restart();
             }
         }
     }

@@ -92,7 +92,7 @@ pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() 
 ///
 /// Sim::new(1).run(async {
 ///     assert!(fault::arise(Stream::Nemesis, NodeId::SUPERVISOR, || "kill".into()));
-///     crashtest_core::plumbing::heal_all();
+///     crashtest_core::fault::heal_all();
 ///     assert!(!fault::arise(Stream::Nemesis, NodeId::SUPERVISOR, || "kill".into()));
 /// }).unwrap();
 /// ```
@@ -140,6 +140,35 @@ pub fn follow(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -
 #[doc(hidden)]
 pub fn note(node: NodeId, text: String) {
     world::with(|w| w.note_fault(node, text));
+}
+
+/// Ends every fault of the running simulation: no fault is applied from now on, dead nodes
+/// restart, paused nodes resume, and every healer ends its own (the liveness phase).
+///
+/// ```
+/// use crashtest_core::node::{self, NodeStatus};
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = node::create("a", || std::future::pending());
+///     n.kill();
+///     crashtest_core::fault::heal_all();
+///     assert_eq!(n.status(), NodeStatus::Running);
+///     assert!(!crashtest_core::fault::enabled());
+/// }).unwrap();
+/// ```
+pub fn heal_all() {
+    world::with(|w| w.heal());
+}
+
+/// False once the run has healed (and outside a simulation): a test's own fault injectors
+/// stop then, as the components' do.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     assert!(crashtest_core::fault::enabled());
+/// }).unwrap();
+/// ```
+pub fn enabled() -> bool {
+    world::with(|w| w.faults_enabled()).unwrap_or(false)
 }
 
 /// Evaluates a `buggify!` site; see the module docs.

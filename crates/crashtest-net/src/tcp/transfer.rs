@@ -1,7 +1,7 @@
 //! Moving bytes: writes, deliveries, reads, shutdowns, closes, resets and timeouts.
 //!
 //! A write copies the bytes into the pipe, draws a latency and queues a segment; the pipe's one
-//! delivery timer (`plumbing::call_at`) fires for the head segment, delivers everything due,
+//! delivery timer (`plumbing::timers::call_at`) fires for the head segment, delivers everything due,
 //! wakes the reader and re-arms for the next. There is no task per packet and no work per
 //! byte beyond the two copies in and out of the ring.
 //!
@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_core::plumbing::{self, timers::TimerKey};
 use tokio::io::ReadBuf;
 
 use super::conn::{Conn, Handle, Hold, Mark, error};
@@ -37,7 +37,7 @@ impl Net {
     /// Arms the delivery timer of pipe `dir` of connection `id` at `at`.
     fn arm_delivery(self: &Rc<Net>, id: u64, dir: usize, at: u64) -> TimerKey {
         let net = Rc::clone(self);
-        plumbing::call_at(at, move || net.tcp_deliver(id, dir))
+        plumbing::timers::call_at(at, move || net.tcp_deliver(id, dir))
     }
 
     /// `AsyncWrite::poll_write` of end `side` of connection `id`.
@@ -203,8 +203,9 @@ impl Net {
                     if !matches!(pipe.hold, Hold::Cut { .. }) {
                         let deadline = now.saturating_add(nanos(st.config.tcp_timeout));
                         let net = Rc::clone(self);
-                        let timer =
-                            plumbing::call_at(deadline, move || net.tcp_stall_expired(id, dir));
+                        let timer = plumbing::timers::call_at(deadline, move || {
+                            net.tcp_stall_expired(id, dir)
+                        });
                         pipe.hold = Hold::Cut { timer };
                         st.tcp.held.insert((id, dir));
                         let note = NetNote::TcpStalled {
@@ -218,7 +219,7 @@ impl Net {
                 }
                 Verdict::Open => {
                     if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
-                        plumbing::cancel(timer);
+                        plumbing::timers::cancel(timer);
                     }
                     st.tcp.held.remove(&(id, dir));
                 }
@@ -356,10 +357,10 @@ impl Net {
             st.tcp.held.remove(&(id, dir));
             let pipe = &mut st.tcp.conns.get_mut(&id).expect("looked up above").pipes[dir];
             if let Some(timer) = pipe.timer.take() {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             pipe.timer = Some(self.arm_delivery(id, dir, now + delay));
         }
@@ -441,7 +442,7 @@ impl State {
             .get_mut(&id)
             .expect("purging a live connection");
         for timer in conn.pipes[dir].purge() {
-            plumbing::cancel(timer);
+            plumbing::timers::cancel(timer);
         }
         self.tcp.held.remove(&(id, dir));
     }
@@ -491,7 +492,7 @@ impl State {
         end.handle = Handle::Closed;
         end.read_waker = None;
         end.write_waker = None;
-        let crashed = plumbing::node_status(end.node) == Some(NodeStatus::Dead);
+        let crashed = plumbing::life::node_status(end.node) == Some(NodeStatus::Dead);
         if crashed {
             self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
         } else if !end.gone {
@@ -523,7 +524,7 @@ impl State {
         );
         for dir in 0..2 {
             for timer in conn.pipes[dir].purge() {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             self.tcp.held.remove(&(id, dir));
         }
