@@ -593,6 +593,13 @@ impl Streams {
         }
     }
 
+    /// The scheduler's generator: [`Streams::get`] without the match, for the run loop's
+    /// pick on every step.
+    #[inline]
+    pub(crate) fn scheduler(&mut self) -> &mut Rng {
+        &mut self.world[const { Stream::Scheduler.slot() }]
+    }
+
     /// Replaces every generator with one derived from a root drawn from the run's seed and
     /// `sub_seed`: the run so far is the seed's, the future a fresh one (exploring from a
     /// point in a run's past). Every stream is re-drawn because the registry holds them all.

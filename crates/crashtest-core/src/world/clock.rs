@@ -39,7 +39,7 @@ impl World {
             let cost = self
                 .streams
                 .borrow_mut()
-                .get(Stream::Scheduler)
+                .scheduler()
                 .range_inclusive(min, max);
             self.now_ns.set(self.now_ns.get() + cost);
         }

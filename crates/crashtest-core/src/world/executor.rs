@@ -28,7 +28,7 @@ impl World {
             let next = self
                 .ready
                 .borrow_mut()
-                .pick(self.streams.borrow_mut().get(Stream::Scheduler));
+                .pick(self.streams.borrow_mut().scheduler());
             if let Some(id) = next {
                 self.poll_task(id);
                 continue;
