@@ -47,5 +47,5 @@ pub fn always(name: &str, check: impl Fn() -> Result<(), String> + 'static) {
 /// ```
 pub fn every(name: &str, polls: u64, check: impl Fn() -> Result<(), String> + 'static) {
     assert!(polls > 0, "an invariant runs at least every poll");
-    plumbing::add_step_check(name, polls, check);
+    plumbing::checks::add_step_check(name, polls, check);
 }

@@ -14,7 +14,7 @@ use crashtest_core::{plumbing, time};
 /// How often the condition is checked while waiting, in virtual time.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Heals every fault ([`plumbing::heal_all`]: no more faults, the dead restart, the paused
+/// Heals every fault ([`crashtest_core::fault::heal_all`]: no more faults, the dead restart, the paused
 /// resume, partitions and clogs end), then waits until `pending()` returns an empty list.
 /// If it still lists something after `within` of virtual time, the run fails with
 /// "no convergence" and the list.
@@ -55,7 +55,7 @@ pub async fn converge(within: Duration, mut pending: impl FnMut() -> Vec<String>
         plumbing::is_simulation(),
         "the liveness phase runs inside a simulation"
     );
-    plumbing::heal_all();
+    crashtest_core::fault::heal_all();
     let deadline = time::Instant::now() + within;
     loop {
         let still = pending();
@@ -63,7 +63,7 @@ pub async fn converge(within: Duration, mut pending: impl FnMut() -> Vec<String>
             return;
         }
         if time::Instant::now() >= deadline {
-            plumbing::fail(format!(
+            plumbing::checks::fail(format!(
                 "no convergence within {within:?} after healing every fault; still pending: {}",
                 still.join("; ")
             ));

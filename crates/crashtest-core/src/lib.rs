@@ -2,8 +2,9 @@
 //!
 //! A simulation runs the real program on one OS thread, in a world that owns every source of
 //! nondeterminism: the scheduler picks among ready tasks with a seeded stream, the clock is
-//! virtual and jumps to the next timer, randomness comes from named streams of one root seed,
-//! and nodes (simulated processes) are killed, restarted and paused at the test's command.
+//! virtual and jumps to the next timer, randomness comes from a closed registry of streams of
+//! one root seed, and nodes (simulated processes) are killed, restarted and paused at the
+//! test's command.
 //! Every decision is an event in the trace, and the events hash to the run's fingerprint:
 //! the same seed gives the same fingerprint, byte for byte, on every run.
 //!
@@ -13,12 +14,12 @@
 //! - [`world`](crate) (private): the executor and the run loop; all per-run state.
 //! - [`task`]: `spawn`, `JoinHandle`, `yield_now`.
 //! - [`time`]: `sleep`, `timeout`, `interval`, `Instant`, the nodes' wall clocks.
-//! - [`rng`]: the generator, named streams, integer ratios, the nodes' random sources.
+//! - [`rng`]: the generator, the stream registry, integer ratios, the nodes' random sources.
 //! - [`node`]: nodes and their life cycle.
 //! - [`trace`]: events and the fingerprint.
 //! - [`report`]: run summaries and failure reports.
 //! - [`plumbing`]: the seam for simulator components (network, disk).
-//! - [`fault`]: fault decisions (drawn always, maskable) and `buggify!`.
+//! - [`fault`]: the fault ledger and its verbs (drawn always, numbered, maskable), `buggify!`.
 //! - [`coverage`]: `probe!`, `sometimes!` and the coverage report.
 //! - [`verify`]: the switch for O(n) invariant checks (on in the workspace's tests).
 //!

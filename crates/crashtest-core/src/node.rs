@@ -18,7 +18,7 @@ use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 
-use crate::rng::{Rng, Streams, derive_seed};
+use crate::rng::{Stream, Streams};
 use crate::task::{BoxedUnit, TaskId};
 use crate::trace::EventKind;
 use crate::world;
@@ -112,8 +112,6 @@ struct NodeRecord {
     parked: Vec<TaskId>,
     drift: Drift,
     offset_ns: i64,
-    /// The node's own random stream, for its user code (`crashtest::rand`).
-    rng: Rng,
 }
 
 /// Every node of a run, indexed by `NodeId`.
@@ -124,7 +122,6 @@ pub(crate) struct NodeTable {
     by_name: BTreeMap<String, NodeId>,
     /// Nanoseconds from the Unix epoch to the run's time zero, drawn from the seed.
     epoch_ns: i64,
-    root_seed: u64,
 }
 
 impl fmt::Debug for NodeTable {
@@ -141,7 +138,7 @@ const YEAR_S: u64 = 365 * 24 * 3600;
 
 impl NodeTable {
     pub(crate) fn new(streams: &mut Streams) -> NodeTable {
-        let offset_s = streams.get("clock").below_inclusive(YEAR_S - 1) as i64;
+        let offset_s = streams.get(Stream::Clock).below_inclusive(YEAR_S - 1) as i64;
         let supervisor = NodeRecord {
             name: "supervisor".to_owned(),
             status: NodeStatus::Running,
@@ -150,13 +147,11 @@ impl NodeTable {
             parked: Vec::new(),
             drift: Drift::default(),
             offset_ns: 0,
-            rng: node_rng(streams.root(), "supervisor"),
         };
         NodeTable {
             by_name: BTreeMap::from([(supervisor.name.clone(), NodeId::SUPERVISOR)]),
             nodes: vec![supervisor],
             epoch_ns: (EPOCH_BASE_S + offset_s) * 1_000_000_000,
-            root_seed: streams.root(),
         }
     }
 
@@ -180,14 +175,6 @@ impl NodeTable {
 
     pub(crate) fn name(&self, node: NodeId) -> &str {
         &self.get(node).name
-    }
-
-    /// Gives every node a fresh stream drawn from `root` (exploration re-draws the future).
-    pub(crate) fn reseed(&mut self, root: u64) {
-        self.root_seed = root;
-        for node in &mut self.nodes {
-            node.rng = node_rng(root, &node.name);
-        }
     }
 
     /// Nodes in the run, the supervisor included.
@@ -267,7 +254,6 @@ impl NodeTable {
                 .map(u32::from)
                 .expect("a simulation holds at most 65,535 nodes besides the test body's"),
         );
-        let rng = node_rng(self.root_seed, &name);
         self.by_name.insert(name.clone(), id);
         self.nodes.push(NodeRecord {
             name,
@@ -280,7 +266,6 @@ impl NodeTable {
                 ..Drift::default()
             },
             offset_ns,
-            rng,
         });
         id
     }
@@ -290,16 +275,6 @@ impl NodeTable {
         let record = self.get(node);
         let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
         self.epoch_ns + now + record.drift.gained_ns(now) + record.offset_ns
-    }
-
-    /// The random stream of `node`'s user code, to read.
-    pub(crate) fn rng_of(&self, node: NodeId) -> &Rng {
-        &self.get(node).rng
-    }
-
-    /// The random stream of `node`'s user code.
-    pub(crate) fn rng(&mut self, node: NodeId) -> &mut Rng {
-        &mut self.get_mut(node).rng
     }
 
     fn set_drift(&mut self, node: NodeId, ppm: i64, now_ns: u64) {
@@ -313,11 +288,6 @@ impl NodeTable {
     fn set_offset(&mut self, node: NodeId, offset_ns: i64) {
         self.get_mut(node).offset_ns = offset_ns;
     }
-}
-
-/// A node's stream is named after the node, so adding a node does not shift the others.
-fn node_rng(root: u64, name: &str) -> Rng {
-    Rng::seed_from(derive_seed(root, &format!("node:{name}")))
 }
 
 fn factory_of<F, Fut>(factory: F) -> Factory
@@ -400,6 +370,23 @@ impl Node {
         in_sim("Node::status", |w| w.nodes.borrow().status(self.id))
     }
 
+    /// The node's status, or `None` once its run is over (a destructor running as the
+    /// simulation is torn down) or outside any simulation.
+    ///
+    /// ```
+    /// let node = std::rc::Rc::new(std::cell::Cell::new(None));
+    /// let slot = node.clone();
+    /// crashtest_core::Sim::new(1).run(async move {
+    ///     let n = crashtest_core::node::create("a", || async {});
+    ///     assert_eq!(n.try_status(), Some(crashtest_core::node::NodeStatus::Running));
+    ///     slot.set(Some(n));
+    /// }).unwrap();
+    /// assert_eq!(node.get().unwrap().try_status(), None);
+    /// ```
+    pub fn try_status(&self) -> Option<NodeStatus> {
+        world::with(|w| w.nodes.borrow().status(self.id))
+    }
+
     /// Kills the node: every task it has is dropped now (a task killing its own node stops
     /// at its next `.await`). Killing a dead node does nothing.
     ///
@@ -413,7 +400,7 @@ impl Node {
     /// ```
     pub fn kill(&self) {
         in_sim("Node::kill", |w| {
-            w.note_fault(self.id, None, None, "kill".into());
+            w.note_fault(self.id, "kill".into());
             w.kill_node(self.id);
         });
     }
@@ -464,7 +451,7 @@ impl Node {
     /// ```
     pub fn pause(&self) {
         in_sim("Node::pause", |w| {
-            w.note_fault(self.id, None, None, "pause".into());
+            w.note_fault(self.id, "pause".into());
             w.pause_node(self.id);
         });
     }
@@ -618,6 +605,7 @@ impl Builder {
             );
             w.watch.name_node(id.0, &name);
             w.name_node_in_trace(id);
+            w.open_node_stream(id, &name);
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
             Node { id }
@@ -659,6 +647,21 @@ pub fn current() -> Node {
     Node {
         id: in_sim("node::current", |w| w.current_node()),
     }
+}
+
+/// The node the calling task runs on, or `None` outside a simulation (tokio's
+/// `Handle::try_current`), for code that runs in both worlds.
+///
+/// ```
+/// assert!(crashtest_core::node::try_current().is_none());
+/// # crashtest_core::Sim::new(1).run(async {
+/// assert!(crashtest_core::node::try_current().is_some());
+/// # }).unwrap();
+/// ```
+pub fn try_current() -> Option<Node> {
+    world::with(|w| Node {
+        id: w.current_node(),
+    })
 }
 
 /// The node called `name`, if there is one.

@@ -286,3 +286,17 @@ impl fmt::Debug for RunFailure {
 }
 
 impl std::error::Error for RunFailure {}
+
+/// Adds a line describing how the run was set up (a swarm profile, a nemesis schedule); the
+/// failure report prints these lines.
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::report::add_context("swarm: packet loss on, 3/100".into());
+///     panic!("lost a write");
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("swarm: packet loss on"));
+/// ```
+pub fn add_context(line: String) {
+    crate::world::with(|w| w.add_context(line));
+}

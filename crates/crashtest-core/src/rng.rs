@@ -5,16 +5,19 @@
 //! written out below, so the same seed gives the same numbers on every platform, compiler and
 //! dependency version (no `rand` algorithm that may change under us).
 //!
-//! The root seed is split into *named streams* ([`Streams`]): the scheduler, the network, the
-//! disk, the fault injector, the workload and each node draw from their own generator, whose
-//! seed is derived from the root seed and the stream's name. An extra draw in one stream
-//! therefore does not reshuffle the others (TigerBeetle's per-subsystem sub-seeds).
+//! The root seed is split into a closed registry of *streams* ([`Stream`]): the scheduler,
+//! the network, the disk, the fault injectors, the tokio stand-in and each node draw from
+//! their own generator, whose seed is derived from the root seed and the stream. An extra draw
+//! in one stream therefore does not reshuffle the others (TigerBeetle's per-subsystem
+//! sub-seeds). The registry holds every generator of a run, so re-drawing it (exploration)
+//! re-draws everything random; no component keeps a generator of its own.
 //!
 //! Probabilities are integer ratios ([`Ratio`]), never floats, so a decision is exact and
 //! reproducible (TigerBeetle's `Ratio`).
 
-use std::collections::BTreeMap;
 use std::fmt;
+
+use crate::node::NodeId;
 
 /// A probability as an exact integer ratio `numerator / denominator`.
 ///
@@ -404,65 +407,232 @@ impl Rng {
 
 rand_core_impls!(Rng);
 
-/// The named streams of one simulation, all derived from its root seed.
+/// A random stream of a simulation: the closed list of everything that may draw randomness.
 ///
-/// A stream is created on first use; its seed depends only on the root seed and its name,
-/// never on creation order.
+/// Every random choice of a run is drawn from one of these, through the run's registry
+/// ([`crate::plumbing::with_stream`] for components, [`node_rng`] for user code). The list is
+/// a type, not a set of names, so that a component cannot draw from a stream the registry
+/// does not know: the registry holds every generator, and re-drawing it re-draws them all.
 ///
 /// ```
-/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-/// use crashtest::rand::Streams;
+/// use crashtest_core::{node::NodeId, rng::Stream};
 ///
-/// let mut a = Streams::new(9);
-/// let mut b = Streams::new(9);
-/// // Drawing from another stream first does not change what "network" gives.
-/// a.get("disk").next_u64();
-/// assert_eq!(a.get("network").next_u64(), b.get("network").next_u64());
+/// assert_eq!(Stream::Network.to_string(), "network");
+/// assert_eq!(Stream::Node(NodeId::SUPERVISOR).to_string(), "node n0");
 /// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stream {
+    /// The executor: which ready task runs next, and the virtual CPU time a poll costs.
+    Scheduler,
+    /// The run's epoch: where the nodes' wall clocks start.
+    Clock,
+    /// `buggify!` coins and the stretch of sleeps.
+    Buggify,
+    /// The faults a test injects itself ([`crate::fault::inject`]).
+    Faults,
+    /// The simulated network: latencies, losses, duplicates, resets, ports, partitions.
+    Network,
+    /// The consequences of a crash on unsynced disk data.
+    Disk,
+    /// The disk's injected faults: errors, corruption, misdirected and lost writes.
+    DiskFaults,
+    /// The disk's operation latencies.
+    DiskLatency,
+    /// The order in which a directory listing comes back.
+    DiskReaddir,
+    /// The swarm profile: which faults a run allows, and how often.
+    Swarm,
+    /// The nemesis: which fault it injects next, where and when.
+    Nemesis,
+    /// The bytes the OS's random sources (`getrandom`, `/dev/urandom`) give inside a run.
+    OsRandom,
+    /// The tokio stand-in's choices (an unbiased `select!`'s branch order).
+    Tokio,
+    /// A node's own stream, for its user code (the test body's is the supervisor's).
+    Node(NodeId),
+}
+
+impl Stream {
+    /// Every stream that is not a node's, in registry order.
+    ///
+    /// ```
+    /// use crashtest_core::rng::Stream;
+    /// assert!(Stream::WORLD.contains(&Stream::Network));
+    /// ```
+    pub const WORLD: [Stream; WORLD_STREAMS] = [
+        Stream::Scheduler,
+        Stream::Clock,
+        Stream::Buggify,
+        Stream::Faults,
+        Stream::Network,
+        Stream::Disk,
+        Stream::DiskFaults,
+        Stream::DiskLatency,
+        Stream::DiskReaddir,
+        Stream::Swarm,
+        Stream::Nemesis,
+        Stream::OsRandom,
+        Stream::Tokio,
+    ];
+
+    /// The label a world stream's seed is derived from; part of the replay contract.
+    const fn label(self) -> &'static str {
+        match self {
+            Stream::Scheduler => "scheduler",
+            Stream::Clock => "clock",
+            Stream::Buggify => "buggify",
+            Stream::Faults => "faults",
+            Stream::Network => "network",
+            Stream::Disk => "disk",
+            Stream::DiskFaults => "disk-faults",
+            Stream::DiskLatency => "disk-latency",
+            Stream::DiskReaddir => "disk-readdir",
+            Stream::Swarm => "swarm",
+            Stream::Nemesis => "nemesis",
+            Stream::OsRandom => "os-random",
+            Stream::Tokio => "tokio",
+            Stream::Node(_) => "node",
+        }
+    }
+
+    /// The slot of a world stream in the registry.
+    #[inline]
+    const fn slot(self) -> usize {
+        match self {
+            Stream::Scheduler => 0,
+            Stream::Clock => 1,
+            Stream::Buggify => 2,
+            Stream::Faults => 3,
+            Stream::Network => 4,
+            Stream::Disk => 5,
+            Stream::DiskFaults => 6,
+            Stream::DiskLatency => 7,
+            Stream::DiskReaddir => 8,
+            Stream::Swarm => 9,
+            Stream::Nemesis => 10,
+            Stream::OsRandom => 11,
+            Stream::Tokio => 12,
+            Stream::Node(_) => WORLD_STREAMS,
+        }
+    }
+}
+
+/// How many streams are not a node's.
+const WORLD_STREAMS: usize = 13;
+
+impl fmt::Display for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stream::Node(node) => write!(f, "node {node}"),
+            world => f.write_str(world.label()),
+        }
+    }
+}
+
+/// The registry of one simulation's streams: one generator per [`Stream`], all derived from
+/// the run's root seed.
+///
+/// A stream's seed depends only on the root and the stream (a node's on its name), never on
+/// creation or draw order, so an extra draw in one stream does not reshuffle the others
+/// (TigerBeetle's per-subsystem sub-seeds). The registry is closed: a world stream exists
+/// from the start, a node's from the node's creation, and there is no other way in.
+/// [`Streams::reseed`] re-draws every generator it holds, so it re-draws everything random.
 #[derive(Debug)]
-pub struct Streams {
+pub(crate) struct Streams {
+    /// The run's seed, which exploration mixes into a new root.
+    seed: u64,
+    /// The root the generators are derived from: the seed's until a reseed.
     root: u64,
-    streams: BTreeMap<String, Rng>,
+    world: [Rng; WORLD_STREAMS],
+    /// Each node's seed label (`node:NAME`) and generator, indexed by `NodeId`.
+    nodes: Vec<(Box<str>, Rng)>,
 }
 
 impl Streams {
-    /// The streams of root seed `root`.
+    /// The streams of the run of `seed`, with the supervisor's node stream.
+    pub(crate) fn new(seed: u64) -> Streams {
+        let world = Stream::WORLD.map(|stream| Rng::seed_from(derive_seed(seed, stream.label())));
+        let mut streams = Streams {
+            seed,
+            root: seed,
+            world,
+            nodes: Vec::new(),
+        };
+        streams.add_node(NodeId::SUPERVISOR, "supervisor");
+        streams
+    }
+
+    /// Opens the stream of the node `id`, called `name`; ids come in creation order.
+    pub(crate) fn add_node(&mut self, id: NodeId, name: &str) {
+        assert_eq!(
+            id.index(),
+            self.nodes.len(),
+            "node streams open in node creation order"
+        );
+        let label: Box<str> = format!("node:{name}").into();
+        let rng = Rng::seed_from(derive_seed(self.root, &label));
+        self.nodes.push((label, rng));
+    }
+
+    /// The generator of `stream`.
     ///
-    /// ```
-    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-    /// assert_eq!(crashtest::rand::Streams::new(5).root(), 5);
-    /// ```
-    pub fn new(root: u64) -> Streams {
-        Streams {
-            root,
-            streams: BTreeMap::new(),
+    /// # Panics
+    ///
+    /// Panics on the stream of a node that does not exist (yet).
+    #[inline]
+    pub(crate) fn get(&mut self, stream: Stream) -> &mut Rng {
+        match stream {
+            Stream::Node(node) => {
+                &mut self
+                    .nodes
+                    .get_mut(node.index())
+                    .expect("a node's stream opens with the node")
+                    .1
+            }
+            world => &mut self.world[world.slot()],
         }
     }
 
-    /// The root seed.
-    ///
-    /// ```
-    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-    /// assert_eq!(crashtest::rand::Streams::new(5).root(), 5);
-    /// ```
-    pub fn root(&self) -> u64 {
-        self.root
+    /// The scheduler's generator: [`Streams::get`] without the match, for the run loop's
+    /// pick on every step.
+    #[inline]
+    pub(crate) fn scheduler(&mut self) -> &mut Rng {
+        &mut self.world[const { Stream::Scheduler.slot() }]
     }
 
-    /// The stream called `name`, created from the root seed on first use.
-    ///
-    /// ```
-    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-    /// let mut s = crashtest::rand::Streams::new(5);
-    /// let _ = s.get("workload").next_u64();
-    /// ```
-    pub fn get(&mut self, name: &str) -> &mut Rng {
-        if !self.streams.contains_key(name) {
-            let rng = Rng::seed_from(derive_seed(self.root, name));
-            self.streams.insert(name.to_owned(), rng);
+    /// Replaces every generator with one derived from a root drawn from the run's seed and
+    /// `sub_seed`: the run so far is the seed's, the future a fresh one (exploring from a
+    /// point in a run's past). Every stream is re-drawn because the registry holds them all.
+    /// `depth` counts the branch path's points before this one.
+    pub(crate) fn reseed(&mut self, depth: usize, sub_seed: u64) {
+        let root = crate::explore::branch_root(self.seed, depth, sub_seed);
+        assert_ne!(root, self.root, "a reseed draws a new root");
+        self.root = root;
+        for stream in Stream::WORLD {
+            self.world[stream.slot()] = Rng::seed_from(derive_seed(root, stream.label()));
         }
-        self.streams.get_mut(name).expect("stream inserted above")
+        for (label, rng) in &mut self.nodes {
+            *rng = Rng::seed_from(derive_seed(root, label));
+        }
     }
+
+    /// Every stream the registry holds, node streams included.
+    #[cfg(test)]
+    pub(crate) fn all(&self) -> impl Iterator<Item = Stream> + '_ {
+        let nodes = (0..self.nodes.len()).map(|i| Stream::Node(NodeId(i as u32)));
+        Stream::WORLD.into_iter().chain(nodes)
+    }
+}
+
+/// The root seed of the running simulation; `None` outside one.
+///
+/// ```
+/// crashtest_core::Sim::new(77).run(async {
+///     assert_eq!(crashtest_core::rng::seed(), Some(77));
+/// }).unwrap();
+/// ```
+pub fn seed() -> Option<u64> {
+    crate::world::with(|w| w.seed())
 }
 
 /// The random source of user code: the calling node's own stream inside a simulation, a
@@ -562,11 +732,14 @@ impl NodeRng {
         }
         // The generator is copied out while `f` runs, so that `f` may use the world (read the
         // clock, draw again) without finding the node table borrowed.
-        let taken = crate::world::with(|w| w.nodes.borrow().rng_of(w.current_node()).clone())
-            .expect("a simulation's NodeRng was used after its run ended");
+        let (stream, taken) = crate::world::with(|w| {
+            let stream = Stream::Node(w.current_node());
+            (stream, w.with_stream(stream, |rng| rng.clone()))
+        })
+        .expect("a simulation's NodeRng was used after its run ended");
         let mut rng = taken;
         let result = f(&mut rng);
-        crate::world::with(|w| *w.nodes.borrow_mut().rng(w.current_node()) = rng);
+        crate::world::with(|w| w.with_stream(stream, |own| *own = rng));
         result
     }
 }
@@ -643,12 +816,69 @@ mod tests {
     }
 
     #[test]
-    fn streams_are_independent_of_creation_order() {
+    fn streams_are_independent_of_draw_order() {
         let mut a = Streams::new(1);
         let mut b = Streams::new(1);
-        let a_net = a.get("network").next_u64();
-        b.get("scheduler").next_u64();
-        b.get("disk").next_u64();
-        assert_eq!(b.get("network").next_u64(), a_net);
+        let a_net = a.get(Stream::Network).next_u64();
+        b.get(Stream::Scheduler).next_u64();
+        b.get(Stream::Disk).next_u64();
+        assert_eq!(b.get(Stream::Network).next_u64(), a_net);
+    }
+
+    #[test]
+    fn every_stream_has_its_own_sequence() {
+        let mut streams = Streams::new(3);
+        streams.add_node(NodeId(1), "a");
+        let all: Vec<Stream> = streams.all().collect();
+        let mut firsts: Vec<u64> = all.iter().map(|&s| streams.get(s).next_u64()).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        assert_eq!(firsts.len(), all.len(), "two streams share a sequence");
+    }
+
+    #[test]
+    fn reseed_redraws_every_stream_of_the_registry() {
+        let fresh = |sub: Option<u64>| {
+            let mut streams = Streams::new(7);
+            streams.add_node(NodeId(1), "a");
+            streams.add_node(NodeId(2), "b");
+            if let Some(sub) = sub {
+                streams.reseed(0, sub);
+            }
+            let all: Vec<Stream> = streams.all().collect();
+            all.into_iter()
+                .map(|s| (s, streams.get(s).next_u64()))
+                .collect::<Vec<_>>()
+        };
+        let original = fresh(None);
+        let (one, two) = (fresh(Some(1)), fresh(Some(2)));
+        assert_eq!(original.len(), Stream::WORLD.len() + 3);
+        for ((stream, before), ((_, after_one), (_, after_two))) in
+            original.iter().zip(one.iter().zip(&two))
+        {
+            assert_ne!(before, after_one, "reseed left {stream} as it was");
+            assert_ne!(
+                after_one, after_two,
+                "two sub-seeds gave {stream} one future"
+            );
+        }
+        assert_eq!(
+            one,
+            fresh(Some(1)),
+            "a reseed is a function of the sub-seed"
+        );
+    }
+
+    #[test]
+    fn a_node_stream_opened_after_a_reseed_derives_from_the_new_root() {
+        let mut streams = Streams::new(7);
+        let before = {
+            let mut other = Streams::new(7);
+            other.add_node(NodeId(1), "late");
+            other.get(Stream::Node(NodeId(1))).next_u64()
+        };
+        streams.reseed(0, 9);
+        streams.add_node(NodeId(1), "late");
+        assert_ne!(streams.get(Stream::Node(NodeId(1))).next_u64(), before);
     }
 }

@@ -127,7 +127,7 @@ impl Config {
     /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().keep_only_faults([1]);
     /// Sim::with_config(1, config).run(async {
-    ///     let coin = || fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     let coin = || fault::inject(NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
     ///     assert_eq!((coin(), coin(), coin()), (false, true, false));
     /// }).unwrap();
     /// ```
@@ -221,8 +221,8 @@ impl Config {
     /// use crashtest::{fault, node::NodeId, rng::Ratio, Config, Sim};
     /// let config = Config::default().mask_faults([0]);
     /// Sim::with_config(1, config).run(async {
-    ///     let first = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
-    ///     let second = fault::inject("net", NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     let first = fault::inject(NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
+    ///     let second = fault::inject(NodeId::SUPERVISOR, Ratio::ALWAYS, || "drop".into());
     ///     assert_eq!((first, second), (false, true));
     /// }).unwrap();
     /// ```

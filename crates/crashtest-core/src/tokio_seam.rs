@@ -176,7 +176,11 @@ impl Simulator for Seam {
 
     fn draw_below(&self, bound: u64) -> u64 {
         assert!(bound > 0, "a draw below zero");
-        with_world(|w| w.with_stream("tokio", |rng| rng.below_inclusive(bound - 1)))
+        with_world(|w| {
+            w.with_stream(crate::rng::Stream::Tokio, |rng| {
+                rng.below_inclusive(bound - 1)
+            })
+        })
     }
 
     fn fail(&self, message: String) {

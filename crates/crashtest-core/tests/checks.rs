@@ -13,7 +13,7 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
     let counted = runs.clone();
     let summary = Sim::new(1)
         .run(async move {
-            plumbing::add_step_check("counts", 10, move || {
+            plumbing::checks::add_step_check("counts", 10, move || {
                 counted.set(counted.get() + 1);
                 Ok(())
             });
@@ -28,7 +28,7 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
         .run(async {
             let value = Rc::new(Cell::new(0));
             let seen = value.clone();
-            plumbing::add_step_check("value < 3", 1, move || {
+            plumbing::checks::add_step_check("value < 3", 1, move || {
                 (seen.get() < 3)
                     .then_some(())
                     .ok_or(format!("value is {}", seen.get()))
@@ -56,11 +56,11 @@ fn a_step_check_may_add_another_which_first_runs_at_the_next_step() {
         .run(async move {
             let added = Rc::new(Cell::new(false));
             let outer = seen.clone();
-            plumbing::add_step_check("adds", 1, move || {
+            plumbing::checks::add_step_check("adds", 1, move || {
                 outer.borrow_mut().push("adds");
                 if !added.replace(true) {
                     let inner = outer.clone();
-                    plumbing::add_step_check("added", 1, move || {
+                    plumbing::checks::add_step_check("added", 1, move || {
                         inner.borrow_mut().push("added");
                         Ok(())
                     });
@@ -88,11 +88,11 @@ fn healing_restarts_the_dead_resumes_the_paused_and_stops_faults() {
             let paused = node::create("paused", std::future::pending);
             dead.kill();
             paused.pause();
-            assert!(fault::inject("net", dead.id(), Ratio::ALWAYS, || "drop".into()));
-            plumbing::heal_all();
+            assert!(fault::inject(dead.id(), Ratio::ALWAYS, || "drop".into()));
+            crashtest_core::fault::heal_all();
             assert_eq!(dead.status(), NodeStatus::Running);
             assert_eq!(paused.status(), NodeStatus::Running);
-            assert!(!fault::inject("net", dead.id(), Ratio::ALWAYS, || "drop".into()));
+            assert!(!fault::inject(dead.id(), Ratio::ALWAYS, || "drop".into()));
         })
         .unwrap();
 }

@@ -100,12 +100,9 @@ fn the_coverage_report_lists_probes_that_never_fired() {
 async fn five_coins() -> Vec<bool> {
     let mut applied = Vec::new();
     for _ in 0..5 {
-        applied.push(fault::inject(
-            "net",
-            NodeId::SUPERVISOR,
-            Ratio::new(1, 2),
-            || "drop".into(),
-        ));
+        applied.push(fault::inject(NodeId::SUPERVISOR, Ratio::new(1, 2), || {
+            "drop".into()
+        }));
     }
     applied
 }

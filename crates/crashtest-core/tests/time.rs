@@ -153,7 +153,7 @@ fn a_drift_change_skews_the_clock_without_a_jump() {
                 let id = node.id();
                 let sample = Rc::new(RefCell::new(None));
                 let slot = sample.clone();
-                crashtest_core::plumbing::spawn_on(id, "read", async move {
+                crashtest_core::plumbing::life::spawn_on(id, "read", async move {
                     *slot.borrow_mut() = Some(time::system_time());
                 });
                 sample

@@ -121,7 +121,7 @@ impl Drop for SimFile {
 /// is dropped at the end of this poll, and nothing of it runs again).
 fn assert_node_dead(node: crashtest_core::node::NodeId) {
     assert_eq!(
-        crashtest_core::plumbing::node_status(node),
+        crashtest_core::plumbing::life::node_status(node),
         Some(crashtest_core::node::NodeStatus::Dead),
         "a write stopped at a crash point belongs to a dead node"
     );

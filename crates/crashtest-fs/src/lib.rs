@@ -168,7 +168,7 @@ pub fn configure(config: DiskConfig) {
 ///         std::future::pending::<()>().await;
 ///     });
 ///     let id = db.id();
-///     crashtest_fs::on_next_sync(id, move || plumbing::kill(id));
+///     crashtest_fs::on_next_sync(id, move || plumbing::life::kill(id));
 ///     crashtest_core::time::sleep(std::time::Duration::from_millis(10)).await;
 ///     assert_eq!(db.status(), node::NodeStatus::Dead, "killed inside its sync");
 /// }).unwrap();

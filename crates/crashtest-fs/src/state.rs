@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, NodeHook};
-use crashtest_core::rng::Ratio;
+use crashtest_core::plumbing::{self, life::NodeHook};
+use crashtest_core::rng::{Ratio, Stream};
 use crashtest_protocol::DiskNote;
 
 use crate::config::{DiskConfig, Faults, Latency};
@@ -71,7 +71,7 @@ struct CrashHook;
 
 impl NodeHook for CrashHook {
     fn node_killed(&self, node: NodeId) {
-        if let Some(state) = plumbing::extension::<FsState>() {
+        if let Some(state) = plumbing::checks::extension::<FsState>() {
             state.crash(node);
         }
     }
@@ -79,9 +79,9 @@ impl NodeHook for CrashHook {
 
 /// The file system of the run on this thread, or `None` outside a simulation.
 pub(crate) fn state() -> Option<Rc<FsState>> {
-    let state = plumbing::extension::<FsState>()?;
+    let state = plumbing::checks::extension::<FsState>()?;
     if !state.hooked.replace(true) {
-        plumbing::add_node_hook(Rc::new(CrashHook));
+        plumbing::life::add_node_hook(Rc::new(CrashHook));
     }
     Some(state)
 }
@@ -92,7 +92,7 @@ pub(crate) fn current_node() -> io::Result<Option<NodeId>> {
     let Some(node) = plumbing::current_node() else {
         return Ok(None);
     };
-    if plumbing::node_status(node) == Some(NodeStatus::Dead) {
+    if plumbing::life::node_status(node) == Some(NodeStatus::Dead) {
         return Err(errors::io_error());
     }
     Ok(Some(node))
@@ -130,12 +130,12 @@ pub(crate) fn crash_before_mutation() -> bool {
             NodeId::SUPERVISOR,
             "crash points are only offered to nodes"
         );
-        let name = plumbing::node_name(node).expect("a node of the run has a name");
+        let name = plumbing::life::node_name(node).expect("a node of the run has a name");
         crashtest_core::node::lookup(&name)
             .expect("the node exists")
             .kill();
         assert_eq!(
-            plumbing::node_status(node),
+            plumbing::life::node_status(node),
             Some(NodeStatus::Dead),
             "a crash point kills its node before the operation"
         );
@@ -172,7 +172,7 @@ pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
 /// Draws a running fault from the `"disk-faults"` stream (drawn always, so that masking one
 /// leaves the later draws aligned); noted on `node` if it applies.
 fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("disk-faults", node, ratio, describe)
+    fault::draw(Stream::DiskFaults, node, ratio, describe)
 }
 
 fn record(node: NodeId, note: DiskNote, text: String) {
@@ -182,7 +182,7 @@ fn record(node: NodeId, note: DiskNote, text: String) {
         Some(note),
         "the tool decodes every note as it was recorded"
     );
-    plumbing::record_for(node, source, words, text);
+    plumbing::notes::record_for(node, source, words, text);
 }
 
 impl FsState {
@@ -226,7 +226,7 @@ impl FsState {
 
     /// Checks that `handle` belongs to the current boot of a live node.
     fn check(&self, handle: &Handle) -> io::Result<()> {
-        if plumbing::node_status(handle.node) == Some(NodeStatus::Dead) {
+        if plumbing::life::node_status(handle.node) == Some(NodeStatus::Dead) {
             return Err(errors::io_error());
         }
         let boot = self.boot(handle.node);
@@ -282,7 +282,7 @@ impl FsState {
         if latency == Latency::ZERO {
             return None;
         }
-        let now = plumbing::now_ns()?;
+        let now = plumbing::timers::now_ns()?;
         let per_op = 1_000_000_000u64.checked_div(latency.iops).unwrap_or(0);
         let transfer = bytes
             .saturating_mul(1_000_000_000)
@@ -307,7 +307,7 @@ impl FsState {
         } else {
             (0, per_op.saturating_mul(10))
         };
-        let extra = plumbing::with_stream("disk-latency", |rng| {
+        let extra = plumbing::with_stream(Stream::DiskLatency, |rng| {
             if sync {
                 rng.range_inclusive(least, most)
             } else {
@@ -414,7 +414,7 @@ impl FsState {
             "a read returns no byte past the end of the file"
         );
         let read = offset..offset + n as u64;
-        let damage = plumbing::with_stream("disk-faults", |rng| {
+        let damage = plumbing::with_stream(Stream::DiskFaults, |rng| {
             faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
         })
         .flatten();
@@ -469,7 +469,7 @@ impl FsState {
         }
         let len_before = disk.len(ino)?;
         disk.damage.heal(ino, offset..end, faults.zone_size);
-        let landed = plumbing::with_stream("disk-faults", |rng| {
+        let landed = plumbing::with_stream(Stream::DiskFaults, |rng| {
             faults::misdirect(&mut disks, node, ino, offset..end, astray, &faults, rng)
         })
         .flatten();
@@ -644,7 +644,7 @@ impl FsState {
     pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<(String, bool)>> {
         let mut entries = self.disk(node, |disk| disk.read_dir(names))?;
         let listed = entries.len();
-        plumbing::with_stream("disk-readdir", |rng| rng.shuffle(&mut entries));
+        plumbing::with_stream(Stream::DiskReaddir, |rng| rng.shuffle(&mut entries));
         assert_eq!(
             entries.len(),
             listed,
@@ -690,12 +690,12 @@ impl FsState {
         let explore = self.explore.borrow().clone();
         let mut judge = |damage: &Damage<'_>| match &explore {
             Some(_) => {
-                plumbing::note_fault(node, damage.describe());
+                fault::note(node, damage.describe());
                 true
             }
-            None => plumbing::consequent_fault("disk", node, || damage.describe()),
+            None => fault::follow(Stream::Disk, node, || damage.describe()),
         };
-        let outcome = plumbing::with_stream("disk", |rng| {
+        let outcome = plumbing::with_stream(Stream::Disk, |rng| {
             let mut disks = self.disks.borrow_mut();
             let disk = disks.get_mut(&node)?;
             let outcome = match &explore {

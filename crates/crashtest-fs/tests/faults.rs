@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::rng::Ratio;
-use crashtest_core::{Config, InjectedFault, Sim, node, plumbing, time};
+use crashtest_core::{Config, InjectedFault, Sim, node, time};
 use crashtest_fs::DiskConfig;
 use tokio::io::AsyncWriteExt;
 
@@ -149,7 +149,7 @@ fn healing_the_run_stops_running_faults() {
     on_node(1, config, || async {
         crashtest_fs::write("/f", b"x").await.unwrap();
         assert!(crashtest_fs::read("/f").await.is_err());
-        plumbing::heal_all();
+        crashtest_core::fault::heal_all();
         assert_eq!(crashtest_fs::read("/f").await.unwrap(), b"x");
     })
     .unwrap();

@@ -63,7 +63,7 @@ fn assert_follows_the_seed<Fut: Future<Output = ()> + 'static>(body: fn() -> Fut
 }
 
 fn record(source: &'static str, value: u64) {
-    plumbing::record(source, [value, 0, 0], String::new());
+    plumbing::notes::record(source, [value, 0, 0], String::new());
 }
 
 fn hashmap_order() -> u64 {
@@ -241,7 +241,7 @@ async fn uses_hashmap_rand_and_clocks() {
             .duration_since(UNIX_EPOCH)
             .unwrap()
             .as_nanos() as u64;
-        plumbing::record("round", [round, nanos, wall], String::new());
+        plumbing::notes::record("round", [round, nanos, wall], String::new());
     }
     keeper.kill();
 }

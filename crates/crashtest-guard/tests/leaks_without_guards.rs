@@ -30,7 +30,7 @@ fn fingerprint<Fut: Future<Output = ()> + 'static>(seed: u64, body: fn() -> Fut)
 }
 
 fn record(source: &'static str, value: u64) {
-    plumbing::record(source, [value, 0, 0], String::new());
+    plumbing::notes::record(source, [value, 0, 0], String::new());
 }
 
 /// Whether a `dlsym` lookup of `name` (the one std and the getrandom crate make) finds

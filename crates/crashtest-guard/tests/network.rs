@@ -466,7 +466,7 @@ async fn resolves_and_configures_sockets() {
     let placeholder =
         crashtest_guard::adopt_placeholder(TcpStream::from(configure_like_hyper_util(addr)).into())
             .unwrap();
-    plumbing::record(
+    plumbing::notes::record(
         "resolved",
         [
             u32::from(*v4.ip()).into(),

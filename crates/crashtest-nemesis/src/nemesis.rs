@@ -12,7 +12,7 @@
 //!
 //! Every fault is drawn through `crashtest_core::fault::inject`, so it is numbered, listed in
 //! the failure report, and can be masked when a failure is minimized. After the run heals
-//! (`crashtest_core::plumbing::heal_all`) the nemesis stops. Partitions, the action's and the
+//! (`crashtest_core::fault::heal_all`) the nemesis stops. Partitions, the action's and the
 //! random ones alike, are [`crate::split::Split`]s: one partitioning engine.
 
 use std::cell::RefCell;
@@ -22,7 +22,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::node::{Node, NodeId, NodeStatus};
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::{Rng, Stream};
 use crashtest_core::{fault, plumbing, task, time};
 
 use crate::patterns::Striker;
@@ -330,7 +330,7 @@ impl Nemesis {
     /// assert!(failure.context.iter().any(|line| line.starts_with("nemesis:")));
     /// ```
     pub fn start(&self, nodes: &[Node]) -> task::JoinHandle<()> {
-        plumbing::add_context(format!("nemesis: {self}"));
+        crashtest_core::report::add_context(format!("nemesis: {self}"));
         let nodes = nodes.to_vec();
         if let Some(config) = self.random_partitions {
             task::Builder::new()
@@ -416,9 +416,9 @@ impl fmt::Display for Nemesis {
     }
 }
 
-/// Draws from the run's "nemesis" stream.
+/// Draws from the run's nemesis stream.
 pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
-    plumbing::with_stream("nemesis", f).expect("the nemesis runs inside a simulation")
+    plumbing::with_stream(Stream::Nemesis, f).expect("the nemesis runs inside a simulation")
 }
 
 pub(crate) fn duration_in(rng: &mut Rng, (min, max): (Duration, Duration)) -> Duration {
@@ -455,7 +455,7 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
     }
     loop {
         time::sleep(draw(|rng| duration_in(rng, nemesis.gap))).await;
-        if !plumbing::faults_enabled() {
+        if !crashtest_core::fault::enabled() {
             return;
         }
         let (action, targets, victim, lasting) = draw(|rng| {
@@ -505,15 +505,15 @@ fn apply(
         return;
     }
     let describe = || format!("nemesis {action:?} for {lasting:?}");
-    if !fault::inject("nemesis", id, Ratio::ALWAYS, describe) {
+    if !fault::arise(Stream::Nemesis, id, describe) {
         return;
     }
     match action {
         Action::Kill | Action::Pause => {
             if action == Action::Kill {
-                plumbing::kill(id);
+                plumbing::life::kill(id);
             } else {
-                plumbing::pause(id);
+                plumbing::life::pause(id);
             }
             down.borrow_mut().insert(id);
             let down = down.clone();
@@ -521,11 +521,11 @@ fn apply(
                 time::sleep(lasting).await;
                 let restarted = match victim.status() {
                     NodeStatus::Dead => {
-                        plumbing::restart(id);
+                        plumbing::life::restart(id);
                         true
                     }
                     NodeStatus::Paused => {
-                        plumbing::resume(id);
+                        plumbing::life::resume(id);
                         false
                     }
                     NodeStatus::Running => false,
@@ -557,7 +557,7 @@ fn apply(
                 .filter(|n| n.status() != NodeStatus::Dead)
                 .collect();
             for node in &struck {
-                plumbing::kill(node.id());
+                plumbing::life::kill(node.id());
                 down.borrow_mut().insert(node.id());
             }
             let down = down.clone();
@@ -566,7 +566,7 @@ fn apply(
                 for node in struck {
                     down.borrow_mut().remove(&node.id());
                     if node.status() == NodeStatus::Dead {
-                        plumbing::restart(node.id());
+                        plumbing::life::restart(node.id());
                     }
                 }
             });

@@ -27,7 +27,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::node::{Node, NodeId, NodeStatus};
-use crashtest_core::rng::Ratio;
+use crashtest_core::rng::{Ratio, Stream};
 use crashtest_core::{fault, plumbing, probe, time};
 
 use crate::split::Split;
@@ -92,7 +92,7 @@ pub fn hint(moment: Hint) {
     let Some(node) = plumbing::current_node() else {
         return;
     };
-    let Some(slot) = plumbing::extension::<HintSlot>() else {
+    let Some(slot) = plumbing::checks::extension::<HintSlot>() else {
         return;
     };
     let handler = slot.0.borrow().clone();
@@ -143,7 +143,7 @@ impl Striker {
             recovering: RefCell::default(),
             cut_off: Rc::default(),
         });
-        if let Some(slot) = plumbing::extension::<HintSlot>() {
+        if let Some(slot) = plumbing::checks::extension::<HintSlot>() {
             *slot.0.borrow_mut() = Some(striker.clone());
         }
         striker
@@ -152,16 +152,26 @@ impl Striker {
     /// Called when the nemesis restarted `id` after a kill (the node stays counted as down
     /// until this returns): arms the recovery patterns.
     pub(crate) async fn after_restart(self: Rc<Self>, id: NodeId) {
-        if !plumbing::faults_enabled() {
+        if !fault::enabled() {
             return;
         }
         let describe = || "nemesis crash at the first sync after a restart".to_owned();
-        if fault::inject("nemesis", id, self.patterns.crash_at_first_sync, describe) {
+        if fault::draw(
+            Stream::Nemesis,
+            id,
+            self.patterns.crash_at_first_sync,
+            describe,
+        ) {
             let striker = self.clone();
             crashtest_fs::on_next_sync(id, move || striker.crash_in_sync(id));
         }
         let describe = || "nemesis crash during recovery".to_owned();
-        if !fault::inject("nemesis", id, self.patterns.crash_in_recovery, describe) {
+        if !fault::draw(
+            Stream::Nemesis,
+            id,
+            self.patterns.crash_in_recovery,
+            describe,
+        ) {
             return;
         }
         let window = self.patterns.recovery_window;
@@ -180,14 +190,14 @@ impl Striker {
                 crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
             time::sleep(lasting).await;
             if node_status(id) == NodeStatus::Dead {
-                plumbing::restart(id);
+                plumbing::life::restart(id);
             }
         }
     }
 
     /// Which pattern a hint may trigger, and triggers it.
     fn strike(self: Rc<Self>, moment: Hint, node: NodeId) {
-        if !plumbing::faults_enabled() {
+        if !fault::enabled() {
             return;
         }
         match moment {
@@ -204,22 +214,22 @@ impl Striker {
     /// The disk's trap at the node's first sync after its restart.
     fn crash_in_sync(self: Rc<Self>, id: NodeId) {
         let room = self.down.borrow().len() < self.max_down || self.down.borrow().contains(&id);
-        if node_status(id) != NodeStatus::Running || !room || !plumbing::faults_enabled() {
+        if node_status(id) != NodeStatus::Running || !room || !fault::enabled() {
             return;
         }
         probe!("nemesis: crash during the first sync after a restart");
-        plumbing::kill(id);
+        plumbing::life::kill(id);
         let release = self.down.borrow_mut().insert(id);
         // Restarted from a supervisor task: the node's own tasks died with it.
         let lasting = crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
         let down = self.down.clone();
-        plumbing::spawn_on(NodeId::SUPERVISOR, "nemesis restart", async move {
+        plumbing::life::spawn_on(NodeId::SUPERVISOR, "nemesis restart", async move {
             time::sleep(lasting).await;
             if release {
                 down.borrow_mut().remove(&id);
             }
             if node_status(id) == NodeStatus::Dead {
-                plumbing::restart(id);
+                plumbing::life::restart(id);
             }
         });
     }
@@ -229,7 +239,12 @@ impl Striker {
             return;
         }
         let describe = || "nemesis partition during an election".to_owned();
-        if !fault::inject("nemesis", id, self.patterns.partition_in_election, describe) {
+        if !fault::draw(
+            Stream::Nemesis,
+            id,
+            self.patterns.partition_in_election,
+            describe,
+        ) {
             return;
         }
         let (side, rest): (Vec<Node>, Vec<Node>) =
@@ -243,7 +258,7 @@ impl Striker {
         self.cut_off.borrow_mut().insert(id);
         let lasting = crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
         let cut_off = self.cut_off.clone();
-        plumbing::spawn_on(NodeId::SUPERVISOR, "nemesis heal", async move {
+        plumbing::life::spawn_on(NodeId::SUPERVISOR, "nemesis heal", async move {
             time::sleep(lasting).await;
             split.heal();
             cut_off.borrow_mut().remove(&id);
@@ -255,7 +270,12 @@ impl Striker {
             return;
         }
         let describe = || "nemesis clock jump during a lease".to_owned();
-        if !fault::inject("nemesis", id, self.patterns.clock_jump_in_lease, describe) {
+        if !fault::draw(
+            Stream::Nemesis,
+            id,
+            self.patterns.clock_jump_in_lease,
+            describe,
+        ) {
             return;
         }
         let Some(node) = self.nodes.iter().find(|n| n.id() == id) else {
@@ -272,9 +292,9 @@ impl Striker {
 /// The second kill: the node is still counted as down, so `max_down` holds.
 fn kill_in_recovery(id: NodeId) {
     probe!("nemesis: crash during recovery");
-    plumbing::kill(id);
+    plumbing::life::kill(id);
 }
 
 fn node_status(id: NodeId) -> NodeStatus {
-    plumbing::node_status(id).unwrap_or(NodeStatus::Dead)
+    plumbing::life::node_status(id).unwrap_or(NodeStatus::Dead)
 }

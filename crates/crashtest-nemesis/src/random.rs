@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use crashtest_core::node::Node;
-use crashtest_core::rng::{Ratio, Rng};
-use crashtest_core::{fault, plumbing, time};
+use crashtest_core::rng::{Ratio, Rng, Stream};
+use crashtest_core::{fault, time};
 
 use crate::nemesis::draw;
 use crate::split::Split;
@@ -104,12 +104,12 @@ fn nanos(d: Duration) -> u64 {
 
 /// Whether the run still takes faults (it stops after the heal).
 fn running() -> bool {
-    plumbing::faults_enabled()
+    crashtest_core::fault::enabled()
 }
 
 /// Applies a drawn fault if the ledger lets it (numbered, listed, not masked, not healed).
 fn applies(node: &Node, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("nemesis", node.id(), Ratio::ALWAYS, describe)
+    fault::arise(Stream::Nemesis, node.id(), describe)
 }
 
 /// The random partition state machine over `nodes`, until the run heals.
@@ -135,7 +135,7 @@ pub(crate) async fn partitions(config: RandomPartitions, nodes: Vec<Node>) {
                     continue;
                 };
                 let side = split.first();
-                let applied = fault::inject("nemesis", side, Ratio::ALWAYS, || {
+                let applied = fault::arise(Stream::Nemesis, side, || {
                     format!("random partition {}", split.describe())
                 });
                 if applied {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crashtest_core::node::Node;
 use crashtest_core::plumbing;
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_fs::DiskConfig;
 use crashtest_net::{Latency, NetConfig};
 
@@ -119,7 +119,7 @@ impl Profile {
     /// }).unwrap();
     /// ```
     pub fn draw(allowed: FaultKinds) -> Profile {
-        plumbing::with_stream("swarm", |rng| Profile::draw_from(rng, allowed))
+        plumbing::with_stream(Stream::Swarm, |rng| Profile::draw_from(rng, allowed))
             .expect("a swarm profile is drawn inside a simulation")
     }
 
@@ -284,7 +284,7 @@ impl Profile {
     /// }).unwrap();
     /// ```
     pub fn apply(&self, nodes: &[Node]) {
-        plumbing::add_context(format!("swarm: {self}"));
+        crashtest_core::report::add_context(format!("swarm: {self}"));
         crashtest_net::configure(self.net.clone());
         crashtest_fs::configure(self.disk);
         if let Some(window) = self.scheduling_window {

@@ -7,7 +7,7 @@ use crashtest::nemesis::{Nemesis, RandomClogging, RandomPartitions};
 use crashtest::node::{self, Node, NodeStatus};
 use crashtest::rand::Ratio;
 use crashtest::swarm::{FaultKinds, Profile};
-use crashtest::{Config, Sim, plumbing, time};
+use crashtest::{Config, Sim, time};
 
 fn cluster(n: usize) -> Vec<Node> {
     (0..n)
@@ -18,7 +18,7 @@ fn cluster(n: usize) -> Vec<Node> {
 async fn attrition() {
     let nodes = cluster(5);
     let watched = nodes.clone();
-    plumbing::add_step_check("at most 2 down, n0 never", 1, move || {
+    crashtest::check::invariant::every("at most 2 down, n0 never", 1, move || {
         let down = watched
             .iter()
             .filter(|n| n.status() != NodeStatus::Running)
@@ -121,7 +121,7 @@ fn healing_stops_the_nemesis() {
                 .every(Duration::from_millis(100), Duration::from_millis(200))
                 .start(&nodes);
             time::sleep(Duration::from_secs(10)).await;
-            plumbing::heal_all();
+            crashtest_core::fault::heal_all();
             let after_heal = time::Instant::now();
             time::sleep(Duration::from_secs(10)).await;
             assert!(nodes.iter().all(|n| n.status() == NodeStatus::Running));
@@ -169,7 +169,7 @@ fn a_power_failure_takes_every_node_down_at_once_and_back_up() {
         .run(async move {
             let nodes = cluster(3);
             let watched = nodes.clone();
-            plumbing::add_step_check("watch for a blackout", 1, move || {
+            crashtest::check::invariant::every("watch for a blackout", 1, move || {
                 if watched.iter().all(|n| n.status() == NodeStatus::Dead) {
                     seen.set(true);
                 }
@@ -182,7 +182,7 @@ fn a_power_failure_takes_every_node_down_at_once_and_back_up() {
                 .lasting(Duration::from_millis(100), Duration::from_millis(300))
                 .start(&nodes);
             time::sleep(Duration::from_secs(10)).await;
-            plumbing::heal_all();
+            crashtest_core::fault::heal_all();
             time::sleep(Duration::from_secs(1)).await;
             assert!(nodes.iter().all(|n| n.status() == NodeStatus::Running));
         })
@@ -199,7 +199,7 @@ fn a_protected_node_is_never_taken_down_but_can_be_cut_off() {
         .run(async {
             let nodes = cluster(3);
             let guarded = nodes[0];
-            plumbing::add_step_check("n0 stays up", 1, move || {
+            crashtest::check::invariant::every("n0 stays up", 1, move || {
                 if guarded.status() == NodeStatus::Running {
                     Ok(())
                 } else {

@@ -37,7 +37,7 @@ async fn run_with(patterns: Patterns, weights: [u32; 6]) {
         .map(|i| node::create(format!("n{i}"), replica))
         .collect();
     let watched = nodes.clone();
-    plumbing::add_step_check("at most 1 down", 1, move || {
+    plumbing::checks::add_step_check("at most 1 down", 1, move || {
         let down = watched
             .iter()
             .filter(|n| n.status() != NodeStatus::Running)

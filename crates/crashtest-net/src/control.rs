@@ -11,6 +11,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
+use crashtest_core::fault;
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing;
 use crashtest_protocol::NetNote;
@@ -105,7 +106,7 @@ fn cut(from: NodeId, to: NodeId, both: bool) {
         st.name_of(index(to))
     );
     drop(st);
-    plumbing::note_fault(from, text);
+    fault::note(from, text);
 }
 
 /// Ends the partition between `a` and `b` (both directions), whoever made it: the test or a
@@ -135,13 +136,13 @@ pub fn heal(a: NodeId, b: NodeId) {
         trace(a, NetNote::Heal { peer: index(b) });
         let text = format!("heal {} <-> {}", st.name_of(index(a)), st.name_of(index(b)));
         drop(st);
-        plumbing::note_fault(a, text);
+        fault::note(a, text);
     }
     release_held(&net);
 }
 
 /// Ends every partition and every clog, the test's and a nemesis's. A running nemesis goes
-/// on; the run's heal (`crashtest_core::plumbing::heal_all`) stops it too.
+/// on; the run's heal (`crashtest_core::fault::heal_all`) stops it too.
 ///
 /// # Panics
 ///
@@ -159,7 +160,7 @@ pub fn heal_all() {
     let net = fabric::net();
     net.state.borrow_mut().links.clear();
     trace(NodeId::SUPERVISOR, NetNote::HealAll);
-    plumbing::note_fault(NodeId::SUPERVISOR, "heal every partition and clog".into());
+    fault::note(NodeId::SUPERVISOR, "heal every partition and clog".into());
     release_held(&net);
 }
 
@@ -193,7 +194,7 @@ pub fn clog_link(a: NodeId, b: NodeId, duration: Duration) {
         let (a, b) = (st.name_of(index(a)), st.name_of(index(b)));
         format!("clog {a} <-> {b} for {duration:?}")
     };
-    plumbing::note_fault(a, text);
+    fault::note(a, text);
 }
 
 /// Holds everything to and from `node` for `duration`.
@@ -214,7 +215,7 @@ pub fn clog_node(node: NodeId, duration: Duration) {
     let until = now().saturating_add(nanos(duration));
     clog_node_until(&net, node, until);
     let name = net.state.borrow().name_of(index(node));
-    plumbing::note_fault(
+    fault::note(
         node,
         format!("clog: every link of {name} held for {duration:?}"),
     );
@@ -265,7 +266,7 @@ pub(crate) fn clog_link_until(net: &Net, a: NodeId, b: NodeId, until: u64) {
 /// ```
 pub fn swizzle(nodes: &[NodeId], duration: Duration) {
     let net = fabric::net();
-    let plan = swizzle_plan(&net, nodes, nanos(duration));
+    let plan = swizzle_plan(nodes, nanos(duration));
     let names: Vec<String> = {
         let st = net.state.borrow();
         plan.iter()
@@ -274,7 +275,7 @@ pub fn swizzle(nodes: &[NodeId], duration: Duration) {
     };
     if let Some(first) = plan.first() {
         let text = format!("swizzle {{{}}} over {duration:?}", names.join(","));
-        plumbing::note_fault(first.node, text);
+        fault::note(first.node, text);
     }
     start_swizzle(&net, plan);
 }
@@ -288,25 +289,26 @@ pub(crate) struct SwizzleClog {
 }
 
 /// Draws a swizzle of `nodes` over `duration_ns` from now: who is clogged, from when, to when.
-pub(crate) fn swizzle_plan(net: &Net, nodes: &[NodeId], duration_ns: u64) -> Vec<SwizzleClog> {
+pub(crate) fn swizzle_plan(nodes: &[NodeId], duration_ns: u64) -> Vec<SwizzleClog> {
     if nodes.is_empty() {
         return Vec::new();
     }
     let now = now();
     let half = duration_ns / 2;
-    let mut st = net.state.borrow_mut();
-    let mut picked: Vec<NodeId> = nodes.iter().copied().filter(|_| st.rng.boolean()).collect();
-    if picked.is_empty() {
-        picked.push(nodes[st.rng.index(nodes.len())]);
-    }
-    let plan: Vec<SwizzleClog> = picked
-        .into_iter()
-        .map(|node| SwizzleClog {
-            node,
-            start: now + st.rng.range_inclusive(0, half),
-            end: now + st.rng.range_inclusive(half, duration_ns),
-        })
-        .collect();
+    let plan: Vec<SwizzleClog> = crate::fabric::draw(|rng| {
+        let mut picked: Vec<NodeId> = nodes.iter().copied().filter(|_| rng.boolean()).collect();
+        if picked.is_empty() {
+            picked.push(nodes[rng.index(nodes.len())]);
+        }
+        picked
+            .into_iter()
+            .map(|node| SwizzleClog {
+                node,
+                start: now + rng.range_inclusive(0, half),
+                end: now + rng.range_inclusive(half, duration_ns),
+            })
+            .collect()
+    });
     assert!(
         plan.iter()
             .all(|clog| clog.start <= clog.end && clog.end <= now + duration_ns),
@@ -323,8 +325,8 @@ pub(crate) fn start_swizzle(net: &Rc<Net>, plan: Vec<SwizzleClog>) {
     }
     for clog in plan {
         let net = Rc::clone(net);
-        plumbing::call_at(clog.start, move || {
-            if plumbing::faults_enabled() {
+        plumbing::timers::call_at(clog.start, move || {
+            if crashtest_core::fault::enabled() {
                 clog_node_until(&net, clog.node, clog.end);
             }
         });

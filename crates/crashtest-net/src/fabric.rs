@@ -4,7 +4,7 @@
 //! first use, behind one `RefCell`. Sockets hold only ids and addresses, so that they are
 //! `Send` and `Sync` like tokio's (user code moves them into `spawn`ed tasks); each operation
 //! finds the run's `Net` through the thread's world. Packets travel as timer callbacks
-//! (`plumbing::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
+//! (`plumbing::timers::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
 //!
 //! Randomness: at first use the network forks a generator from the run's `"network"` stream
 //! and draws every decision from it (latencies, ports, whether a fault comes up), so the
@@ -31,8 +31,8 @@ use std::task::Waker;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, NodeHook};
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::plumbing::{self, life::NodeHook};
+use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
 
 use crate::config::NetConfig;
@@ -52,7 +52,6 @@ impl Default for Net {
         Net {
             state: RefCell::new(State {
                 config: NetConfig::default(),
-                rng: Rng::seed_from(0),
                 nodes: BTreeMap::new(),
                 links: Links::default(),
                 ports: Ports::default(),
@@ -68,7 +67,6 @@ impl Default for Net {
 /// Everything the network knows, borrowed as one.
 pub(crate) struct State {
     pub(crate) config: NetConfig,
-    pub(crate) rng: Rng,
     /// Nodes seen so far by index: those that used the network or were named to it.
     pub(crate) nodes: BTreeMap<u32, NodeId>,
     pub(crate) links: Links,
@@ -88,7 +86,7 @@ pub(crate) fn net() -> Rc<Net> {
     match CURRENT.with(|current| current.borrow().upgrade()) {
         Some(net) => {
             debug_assert!(
-                plumbing::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
+                plumbing::checks::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
                 "the cached network belongs to another run"
             );
             net
@@ -106,15 +104,12 @@ thread_local! {
 
 #[cold]
 fn first_use() -> Rc<Net> {
-    let net = plumbing::extension::<Net>()
+    let net = plumbing::checks::extension::<Net>()
         .expect("crashtest-net sockets and controls only work inside a simulation");
     if !net.started.replace(true) {
-        let seed =
-            plumbing::with_stream("network", |rng| rng.next_u64()).expect("inside a simulation");
-        net.state.borrow_mut().rng = Rng::seed_from(seed);
         let life_cycle = Rc::new(LifeCycle(Rc::clone(&net)));
-        plumbing::add_node_hook(life_cycle.clone());
-        plumbing::add_healer(life_cycle);
+        plumbing::life::add_node_hook(life_cycle.clone());
+        plumbing::faults::add_healer(life_cycle);
     }
     CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&net));
     net
@@ -129,7 +124,7 @@ pub(crate) fn try_net() -> Option<Rc<Net>> {
 /// Virtual time now, in nanoseconds.
 #[inline]
 pub(crate) fn now() -> u64 {
-    plumbing::now_ns().expect("the network runs inside a simulation")
+    plumbing::timers::now_ns().expect("the network runs inside a simulation")
 }
 
 /// The node the calling task runs on.
@@ -150,7 +145,7 @@ pub(crate) fn register(slot: &mut Option<Waker>, waker: &Waker) {
 #[inline]
 pub(crate) fn trace(node: NodeId, note: NetNote) {
     let (source, words) = note.encode();
-    plumbing::record_for(node, source, words, String::new());
+    plumbing::notes::record_for(node, source, words, String::new());
 }
 
 /// Packs a socket address into one trace word.
@@ -189,7 +184,7 @@ impl State {
     /// True if the node of `index` is known to be dead (a dead host answers nothing).
     pub(crate) fn is_dead(&self, index: u32) -> bool {
         self.node(index)
-            .and_then(plumbing::node_status)
+            .and_then(plumbing::life::node_status)
             .is_some_and(|status| status == NodeStatus::Dead)
     }
 
@@ -197,21 +192,21 @@ impl State {
     /// its in-process connections by 0.1).
     #[inline]
     pub(crate) fn latency_ns(&mut self, from: u32, to: u32) -> u64 {
-        latency_ns(&self.config, &mut self.rng, from, to)
+        latency_ns(&self.config, from, to)
     }
 
     /// The name of the node of `index`, for fault descriptions.
     pub(crate) fn name_of(&self, index: u32) -> String {
         self.node(index)
-            .and_then(plumbing::node_name)
+            .and_then(plumbing::life::node_name)
             .unwrap_or_else(|| crate::addr::v4_of(index).to_string())
     }
 }
 
 /// [`State::latency_ns`] for callers that hold a borrow of another part of the state.
 #[inline]
-pub(crate) fn latency_ns(config: &NetConfig, rng: &mut Rng, from: u32, to: u32) -> u64 {
-    let delay = config.latency.draw_ns(rng);
+pub(crate) fn latency_ns(config: &NetConfig, from: u32, to: u32) -> u64 {
+    let delay = draw(|rng| config.latency.draw_ns(rng));
     if from == to { delay / 10 } else { delay }
 }
 
@@ -256,21 +251,32 @@ impl Wakers {
 /// so that a healthy network's hot path stays cheap (the configuration is fixed for a run, so
 /// replays draw alike).
 #[inline]
-pub(crate) fn drawn(rng: &mut Rng, ratio: Ratio) -> bool {
-    ratio != Ratio::NEVER && rng.chance(ratio)
+pub(crate) fn drawn(ratio: Ratio) -> bool {
+    ratio != Ratio::NEVER && draw(|rng| rng.chance(ratio))
+}
+
+/// Draws from the run's network stream: every random choice of the network goes through
+/// here, so that exploring from a point re-draws all of them.
+///
+/// # Panics
+///
+/// Panics outside a simulation (the network exists only inside one).
+#[inline]
+pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
+    plumbing::with_stream(Stream::Network, f).expect("the network draws inside a simulation")
 }
 
 /// A drawn fault came up on behalf of `node`: true if it is to be applied (it then has a fault
 /// id and is listed in the failure report), false if the run masks it or has healed.
 pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
-    fault::inject("network", node, Ratio::ALWAYS, describe)
+    fault::arise(Stream::Network, node, describe)
 }
 
 /// Tells the network of node kills (a killed node's sockets close and its connections reset)
 /// and of the run's heal (every partition and clog ends).
 struct LifeCycle(Rc<Net>);
 
-impl plumbing::Healer for LifeCycle {
+impl plumbing::faults::Healer for LifeCycle {
     fn heal(&self) {
         {
             let mut st = self.0.state.borrow_mut();

@@ -33,7 +33,7 @@
 //! run's `"network"` stream, every packet and fault is an event of the trace (so it feeds the
 //! fingerprint), and every fault is listed in a failure report. Drawn faults go through
 //! `crashtest::fault::inject`, so a failing run can be replayed with any of them masked;
-//! the run's heal (`crashtest::plumbing::heal_all`, the liveness phase) ends every
+//! the run's heal (`crashtest::fault::heal_all`, the liveness phase) ends every
 //! partition and clog and stops new faults.
 //!
 //! # Example

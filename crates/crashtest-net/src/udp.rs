@@ -18,7 +18,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crashtest_core::node::NodeId;
-use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_core::plumbing::{self, timers::TimerKey};
 use crashtest_io::SimOrReal;
 use crashtest_protocol::{NetNote, UdpDrop};
 use delegate::delegate;
@@ -413,9 +413,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
     let st = &mut *guard;
     st.learn(node);
     let id = st.next_id();
-    let port = st
-        .ports
-        .bind(index, Proto::Udp, addr.port(), id, &mut st.rng)?;
+    let port = fabric::draw(|rng| st.ports.bind(index, Proto::Udp, addr.port(), id, rng))?;
     let local = SocketAddr::new(addr.ip(), port);
     st.udp.sockets.insert(
         id,
@@ -491,15 +489,16 @@ impl Net {
         };
         let from = SocketAddr::new(from_ip, socket.local.port());
         // Draw everything first, whatever the verdicts, so that masked replays stay aligned.
-        let lost = drawn(&mut st.rng, st.config.udp_loss);
-        let duplicated = drawn(&mut st.rng, st.config.udp_duplicate);
+        let lost = drawn(st.config.udp_loss);
+        let duplicated = drawn(st.config.udp_duplicate);
         let copies = if duplicated { 2 } else { 1 };
         let mut delays = [0u64; 2];
         let mut held_back = [None; 2];
         for (delay, extra) in delays.iter_mut().zip(&mut held_back).take(copies) {
-            *delay = latency_ns(&st.config, &mut st.rng, from_node, to_node);
-            if drawn(&mut st.rng, st.config.udp_reorder) {
-                *extra = Some(st.rng.below_inclusive(nanos(st.config.latency.tail_max)));
+            *delay = latency_ns(&st.config, from_node, to_node);
+            if drawn(st.config.udp_reorder) {
+                let tail_max = nanos(st.config.latency.tail_max);
+                *extra = Some(fabric::draw(|rng| rng.below_inclusive(tail_max)));
             }
         }
         let len = payload.len();
@@ -561,7 +560,7 @@ impl Net {
 
     fn arm_datagram(self: &Rc<Net>, at: u64, datagram: Box<Datagram>) -> TimerKey {
         let net = Rc::clone(self);
-        plumbing::call_at(at, move || net.udp_arrive(datagram))
+        plumbing::timers::call_at(at, move || net.udp_arrive(datagram))
     }
 
     /// A datagram is due at its destination.
@@ -593,7 +592,7 @@ impl Net {
         let seq = st.udp.next_held;
         st.udp.next_held += 1;
         let net = Rc::clone(self);
-        let timer = plumbing::call_at(until, move || net.udp_release(seq));
+        let timer = plumbing::timers::call_at(until, move || net.udp_release(seq));
         trace(
             st.recorder(&datagram),
             NetNote::UdpClogged {
@@ -627,7 +626,7 @@ impl Net {
             .collect();
         for seq in free {
             let (timer, datagram) = st.udp.held.remove(&seq).expect("listed above");
-            plumbing::cancel(timer);
+            plumbing::timers::cancel(timer);
             let delay = st.latency_ns(datagram.from_node, datagram.to_node);
             self.arm_datagram(now + delay, datagram);
         }

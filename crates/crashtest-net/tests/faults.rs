@@ -487,7 +487,7 @@ fn the_runs_heal_ends_partitions_and_clogs_and_stops_random_faults() {
             crashtest_net::clog_node(server.id(), Duration::from_secs(3600));
             write_frame(&mut stream, b"held").await.unwrap();
             time::sleep(Duration::from_secs(1)).await;
-            crashtest_core::plumbing::heal_all();
+            crashtest_core::fault::heal_all();
             let reply = time::timeout(Duration::from_secs(1), read_frame(&mut stream)).await;
             assert_eq!(reply.unwrap().unwrap(), b"held", "the stalled data arrives");
             let socket = UdpSocket::bind("127.0.0.1:9").await.unwrap();

@@ -135,7 +135,7 @@ fn a_partition_drops_datagrams_in_flight_and_healing_lets_new_ones_through() {
             let a = UdpSocket::bind("0.0.0.0:1").await.unwrap();
             let b_node = node::create("b", std::future::pending);
             // The supervisor plays both ends: b's socket is bound by a task on node b.
-            let b = crashtest_core::plumbing::spawn_on(b_node.id(), "bind", async {
+            let b = crashtest_core::plumbing::life::spawn_on(b_node.id(), "bind", async {
                 UdpSocket::bind("0.0.0.0:2").await.unwrap()
             })
             .await

@@ -47,7 +47,7 @@ where
 ///     name: "t", module_path: "m", package: "p", crate_name: "m",
 ///     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
 /// };
-/// let body = || async { assert!(crashtest::plumbing::seed().unwrap() % 10 != 3) };
+/// let body = || async { assert!(crashtest_core::rng::seed().unwrap() % 10 != 3) };
 /// assert_eq!(hunt::failing_seeds(&spec, 0..100, 2, &body), 10);
 /// ```
 pub fn failing_seeds<F, Fut>(spec: &TestSpec, seeds: Range<u64>, threads: usize, body: &F) -> u64

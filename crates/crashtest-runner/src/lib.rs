@@ -407,7 +407,7 @@ impl RegressionPolicy {
 /// };
 /// let dir = std::env::temp_dir().join(format!("regressions-run-{}", std::process::id()));
 /// let policy = RegressionPolicy { file: Regressions::at(dir.join("t.txt")), run_first: true, save: true };
-/// let body = || async { assert_ne!(crashtest::plumbing::seed(), Some(5), "five") };
+/// let body = || async { assert_ne!(crashtest::rand::seed(), Some(5), "five") };
 /// let first = Settings { start: 0, count: 8, check_determinism: false, ..Settings::default() };
 /// assert_eq!(run_with_regressions(&spec, &first, &policy, &|_| None, &body).unwrap_err().seed, 5);
 /// // Seeds 100..108 all pass, but the saved seed 5 runs first, and fails again.

@@ -39,7 +39,7 @@ pub struct Minimized {
 ///     let mut kills = 0;
 ///     for _ in 0..20 {
 ///         crashtest::time::sleep(std::time::Duration::from_millis(1)).await;
-///         if fault::inject("faults", NodeId::SUPERVISOR, Ratio::new(1, 2), || "kill".into()) {
+///         if fault::inject(NodeId::SUPERVISOR, Ratio::new(1, 2), || "kill".into()) {
 ///             kills += 1;
 ///         }
 ///     }

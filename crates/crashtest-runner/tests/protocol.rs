@@ -34,7 +34,7 @@ async fn flaky() {
     }
     let n = node::create("db", std::future::pending);
     time::sleep(Duration::from_millis(10)).await;
-    if fault::inject("faults", n.id(), Ratio::new(1, 3), || "kill db".into()) {
+    if fault::inject(n.id(), Ratio::new(1, 3), || "kill db".into()) {
         n.kill();
         panic!("db died");
     }

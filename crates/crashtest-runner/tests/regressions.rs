@@ -34,7 +34,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Fails seeds ending in 11 (11, 111, 211, ...).
 async fn planted() {
-    let seed = crashtest::plumbing::seed().unwrap();
+    let seed = crashtest::rand::seed().unwrap();
     RAN.lock().unwrap().push(seed);
     assert_ne!(seed % 100, 11, "the planted bug");
 }

@@ -61,8 +61,13 @@ pub use crashtest_guard::on_fresh_thread;
 
 pub use crashtest_core::{
     Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, buggify,
-    coverage, explore, fault, node, plumbing, probe, report, sometimes, spawn, task, time, trace,
+    coverage, explore, fault, node, probe, report, sometimes, spawn, task, time, trace,
 };
+
+/// The components' seam, for crates and fixtures that build simulator parts on the facade
+/// alone; user code never needs it (see `crashtest_core::plumbing`).
+#[doc(hidden)]
+pub use crashtest_core::plumbing;
 pub use crashtest_macros::test;
 pub use crashtest_runner::{Sim, check_determinism};
 
@@ -79,7 +84,7 @@ pub use crashtest_net as net;
 /// and drops unsynced writes (see the crate's contract for what a correct program may assume).
 pub use crashtest_fs as fs;
 
-/// Seeded randomness: the calling node's stream, the generator, integer ratios.
+/// Seeded randomness: the calling node's stream, the generator, integer ratios, the run's seed.
 pub mod rand {
-    pub use crashtest_core::rng::{NodeRng, Ratio, Rng, Streams, derive_seed, node_rng as rng};
+    pub use crashtest_core::rng::{NodeRng, Ratio, Rng, node_rng as rng, seed};
 }

@@ -24,7 +24,7 @@ async fn many_seeds_run_the_body_each_time() {
 
 #[crashtest::test(seed = 1234)]
 async fn a_fixed_seed_is_the_seed_of_the_run() {
-    assert_eq!(crashtest::plumbing::seed(), Some(1234));
+    assert_eq!(crashtest_core::rng::seed(), Some(1234));
 }
 
 fn short_runs() -> Config {

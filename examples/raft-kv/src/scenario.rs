@@ -25,7 +25,7 @@ use crashtest::net::NetConfig;
 use crashtest::node::{self, Node, NodeId, NodeStatus};
 use crashtest::rand::Ratio;
 use crashtest::time::{self, Instant};
-use crashtest::{JoinHandle, fault, plumbing, task};
+use crashtest::{JoinHandle, fault, task};
 
 use crate::bugs::Bug;
 use crate::client::Client;
@@ -177,29 +177,28 @@ fn nemesis() -> Nemesis {
 /// outage is drawn through `fault::inject`, so it is listed and can be masked.
 async fn power_failures(servers: Vec<Node>) {
     let draw = |min_ms, max_ms| {
-        let ms = plumbing::with_stream("power", |rng| rng.range_inclusive(min_ms, max_ms))
-            .expect("inside a simulation");
+        let ms = crashtest::rand::rng().with(|rng| rng.range_inclusive(min_ms, max_ms));
         Duration::from_millis(ms)
     };
     loop {
         time::sleep(draw(500, 3000)).await;
-        if !plumbing::faults_enabled() {
+        if !crashtest::fault::enabled() {
             return;
         }
         let outage = draw(10, 500);
         let describe = || format!("power failure of every server for {outage:?}");
-        if !fault::inject("power", NodeId::SUPERVISOR, Ratio::new(1, 3), describe) {
+        if !fault::inject(NodeId::SUPERVISOR, Ratio::new(1, 3), describe) {
             continue;
         }
         for server in &servers {
             if server.status() != NodeStatus::Dead {
-                plumbing::kill(server.id());
+                server.kill();
             }
         }
         time::sleep(outage).await;
         for server in &servers {
             if server.status() == NodeStatus::Dead {
-                plumbing::restart(server.id());
+                server.restart();
             }
         }
     }

@@ -68,7 +68,7 @@ pub async fn run(plan: Plan) -> Outcome {
         pre_vote: rng.boolean(),
         check_quorum: rng.boolean(),
     });
-    crashtest::plumbing::add_context(format!("raft-rs options: {flavor:?}"));
+    crashtest::report::add_context(format!("raft-rs options: {flavor:?}"));
     let oracle = Oracle::install();
     let mailboxes = Mailboxes::default();
     let members: Vec<node::Node> = MEMBERS

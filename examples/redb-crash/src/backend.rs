@@ -18,15 +18,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest::fs::sync::File;
-use crashtest::node::{NodeId, NodeStatus};
-use crashtest::plumbing;
+use crashtest::node::{Node, NodeStatus};
 
 /// Cuts the node's power before its `n`th mutation of the disk (shared by the backends of one
 /// boot; `Send + Sync` as redb requires).
 #[derive(Debug)]
 pub struct PowerSwitch {
     /// The node whose power this is (the one that made the switch).
-    node: Option<NodeId>,
+    node: Option<Node>,
     /// Mutations left before the cut; `u64::MAX` means never.
     remaining: AtomicU64,
     /// Whether the file's first sector (redb's header, magic number included) has a write not
@@ -45,7 +44,7 @@ impl PowerSwitch {
     pub fn new(mutation: Option<u64>) -> Arc<PowerSwitch> {
         let remaining = mutation.map_or(u64::MAX, |m| m.max(1));
         Arc::new(PowerSwitch {
-            node: plumbing::current_node(),
+            node: crashtest::node::try_current(),
             remaining: AtomicU64::new(remaining),
             header_unsynced: AtomicBool::new(false),
         })
@@ -74,7 +73,7 @@ impl PowerSwitch {
         let Some(node) = self.node else {
             return Ok(());
         };
-        match plumbing::node_status(node) {
+        match node.try_status() {
             Some(NodeStatus::Running | NodeStatus::Paused) if !self.is_cut() => Ok(()),
             _ => Err(power_loss()),
         }
@@ -95,10 +94,10 @@ impl PowerSwitch {
             let node = crashtest::node::current();
             assert_eq!(
                 Some(node.id()),
-                self.node,
+                self.node.map(|n| n.id()),
                 "only the node itself writes its disk"
             );
-            plumbing::note_fault(node.id(), "power cut inside a redb call".to_owned());
+            crashtest::fault::note(node.id(), "power cut inside a redb call".to_owned());
             node.kill();
             return Err(power_loss());
         }

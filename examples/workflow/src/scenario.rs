@@ -17,7 +17,7 @@ use crashtest::fs::{CrashModel, DiskConfig, Latency};
 use crashtest::nemesis::{Nemesis, RandomClogging, RandomPartitions};
 use crashtest::net::NetConfig;
 use crashtest::rand::Ratio;
-use crashtest::{node, plumbing, time};
+use crashtest::{node, time};
 
 use crate::bug::Bug;
 use crate::service::{self, Ledger};
@@ -149,7 +149,7 @@ pub async fn run(setup: Setup) {
     });
     nemesis(&service.name()).start(&[worker, service]);
     time::sleep(FAULT_PHASE).await;
-    plumbing::heal_all();
+    crashtest::fault::heal_all();
     let deadline = time::Instant::now() + CONVERGENCE;
     loop {
         let pending = oracle::pending(&workflows, &ledger.borrow());

@@ -35,8 +35,9 @@ impl Store {
         match self.lag {
             None => *replica.borrow_mut() = snapshot,
             Some(lag) => {
-                let due = plumbing::now_ns().expect("in a simulation") + lag.as_nanos() as u64;
-                plumbing::call_at(due, move || *replica.borrow_mut() = snapshot);
+                let due =
+                    plumbing::timers::now_ns().expect("in a simulation") + lag.as_nanos() as u64;
+                plumbing::timers::call_at(due, move || *replica.borrow_mut() = snapshot);
             }
         }
         KvOutput::Done

@@ -40,10 +40,9 @@ use std::collections::VecDeque;
 /// Identifies an armed timer (opaque).
 ///
 /// ```
-/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
-/// crashtest::Sim::new(1).run(async {
-///     let key: crashtest::plumbing::TimerKey = crashtest::plumbing::call_at(5, || {});
-///     crashtest::plumbing::cancel(key);
+/// crashtest_core::Sim::new(1).run(async {
+///     let key: crashtest_core::plumbing::timers::TimerKey = crashtest_core::plumbing::timers::call_at(5, || {});
+///     crashtest_core::plumbing::timers::cancel(key);
 /// }).unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

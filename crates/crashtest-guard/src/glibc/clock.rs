@@ -75,11 +75,11 @@ fn simulated_ns(source: Source) -> i128 {
     let sim = "simulated clocks are read only inside a simulation";
     match source {
         Source::Monotonic => {
-            let now = crashtest_core::plumbing::now_ns().expect(sim);
+            let now = crashtest_core::plumbing::timers::now_ns().expect(sim);
             MONOTONIC_BASE_NS + i128::from(now)
         }
         Source::Wall { offset_ns } => {
-            let wall = crashtest_core::plumbing::wall_clock_ns().expect(sim);
+            let wall = crashtest_core::plumbing::timers::wall_clock_ns().expect(sim);
             i128::from(wall) + offset_ns
         }
         Source::Real => unreachable!("a real clock has no simulated reading"),

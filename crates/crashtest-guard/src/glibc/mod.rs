@@ -50,7 +50,7 @@ fn answer<R>(call: &str, compute: impl FnOnce() -> R) -> Option<R> {
     match panic::catch_unwind(AssertUnwindSafe(compute)) {
         Ok(value) => Some(value),
         Err(_) => {
-            crashtest_core::plumbing::fail(format!(
+            crashtest_core::plumbing::checks::fail(format!(
                 "{call} was called while the simulator's state was in use, inside a closure \
                  that the simulator runs (such as one given to crashtest::rand::rng().with); \
                  read the clock or draw OS randomness before or after that closure"

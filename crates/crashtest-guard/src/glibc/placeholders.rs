@@ -17,7 +17,7 @@
 //! system call) and reused for a file, which must then not be taken for a socket; and a
 //! duplicate of a placeholder is the same socket, as a duplicated socket is.
 //!
-//! The table is an extension of the run (`plumbing::extension`), so it starts empty in every
+//! The table is an extension of the run (`plumbing::checks::extension`), so it starts empty in every
 //! run and goes with it. Descriptor numbers come from the OS and are never recorded in the
 //! trace or handed to anything that could steer the simulation.
 
@@ -76,7 +76,7 @@ fn errno() -> c_int {
 }
 
 fn table() -> std::rc::Rc<Table> {
-    crashtest_core::plumbing::extension::<Table>()
+    crashtest_core::plumbing::checks::extension::<Table>()
         .expect("placeholder sockets exist only inside a simulation")
 }
 

@@ -18,8 +18,8 @@ use std::ffi::{c_int, c_long, c_uint, c_void};
 
 use super::next::Next;
 
-/// The name of the run's stream that OS randomness comes from.
-const STREAM: &str = "os-random";
+/// The run's stream that OS randomness comes from.
+const STREAM: crashtest_core::rng::Stream = crashtest_core::rng::Stream::OsRandom;
 
 /// The most bytes `getentropy` hands out in one call (POSIX).
 const GETENTROPY_MAX: usize = 256;

@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::task::Waker;
 
 use crashtest_core::node::NodeId;
-use crashtest_core::plumbing::TimerKey;
+use crashtest_core::plumbing::timers::TimerKey;
 use tokio::io::ReadBuf;
 
 use super::byte_queue::ByteQueue;

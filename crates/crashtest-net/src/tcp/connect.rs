@@ -23,7 +23,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crashtest_core::node::NodeId;
-use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_core::plumbing::{self, timers::TimerKey};
 
 use super::conn::{Conn, End, Handle, Pipe, error};
 use super::stream::Shared;
@@ -93,7 +93,7 @@ impl Connect {
         let st = &mut *guard;
         st.learn(node);
         let id = st.next_id();
-        let port = st.ports.ephemeral(from, Proto::Tcp, id, &mut st.rng)?;
+        let port = crate::fabric::draw(|rng| st.ports.ephemeral(from, Proto::Tcp, id, rng))?;
         let now = now();
         let at = now + st.latency_ns(from, to);
         let timer = Some(arm_syn(net, id, at));
@@ -130,12 +130,12 @@ impl Connect {
 
 fn arm_syn(net: &Rc<Net>, id: u64, at: u64) -> TimerKey {
     let net = Rc::clone(net);
-    plumbing::call_at(at, move || net.tcp_syn_arrived(id))
+    plumbing::timers::call_at(at, move || net.tcp_syn_arrived(id))
 }
 
 fn arm_outcome(net: &Rc<Net>, id: u64, at: u64, outcome: Result<(), io::ErrorKind>) -> TimerKey {
     let net = Rc::clone(net);
-    plumbing::call_at(at, move || net.tcp_connect_outcome(id, outcome))
+    plumbing::timers::call_at(at, move || net.tcp_connect_outcome(id, outcome))
 }
 
 impl Future for Connect {
@@ -199,7 +199,7 @@ impl Drop for Connect {
                 return;
             };
             if let Some(timer) = connecting.timer {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             if connecting.established {
                 let conn = st.tcp.conns.get_mut(&self.id).expect("established above");
@@ -373,7 +373,7 @@ impl crate::fabric::State {
         for c in self.tcp.connecting.values_mut() {
             if c.node == node && c.outcome.is_none() && !c.established {
                 if let Some(timer) = c.timer.take() {
-                    plumbing::cancel(timer);
+                    plumbing::timers::cancel(timer);
                 }
                 c.outcome = Some(Err(io::ErrorKind::ConnectionAborted));
                 wakers.push(c.waker.take());

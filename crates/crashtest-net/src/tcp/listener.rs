@@ -246,9 +246,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
     let st = &mut *guard;
     st.learn(node);
     let id = st.next_id();
-    let port = st
-        .ports
-        .bind(index, Proto::Tcp, addr.port(), id, &mut st.rng)?;
+    let port = crate::fabric::draw(|rng| st.ports.bind(index, Proto::Tcp, addr.port(), id, rng))?;
     let local = SocketAddr::new(addr.ip(), port);
     st.tcp.listeners.insert(
         id,

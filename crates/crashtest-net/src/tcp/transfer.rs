@@ -1,7 +1,7 @@
 //! Moving bytes: writes, deliveries, reads, shutdowns, closes, resets and timeouts.
 //!
 //! A write copies the bytes into the pipe, draws a latency and queues a segment; the pipe's one
-//! delivery timer (`plumbing::call_at`) fires for the head segment, delivers everything due,
+//! delivery timer (`plumbing::timers::call_at`) fires for the head segment, delivers everything due,
 //! wakes the reader and re-arms for the next. There is no task per packet and no work per
 //! byte beyond the two copies in and out of the ring.
 //!
@@ -14,15 +14,16 @@ use std::io;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
+use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, TimerKey};
+use crashtest_core::plumbing::{self, timers::TimerKey};
 use tokio::io::ReadBuf;
 
 use super::conn::{Conn, Handle, Hold, Mark, error};
 use crate::config::nanos;
 use crashtest_protocol::NetNote;
 
-use crate::fabric::{Net, State, Wakers, applies, drawn, latency_ns, now, register, trace};
+use crate::fabric::{Net, State, Wakers, applies, draw, drawn, latency_ns, now, register, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
 
@@ -36,7 +37,7 @@ impl Net {
     /// Arms the delivery timer of pipe `dir` of connection `id` at `at`.
     fn arm_delivery(self: &Rc<Net>, id: u64, dir: usize, at: u64) -> TimerKey {
         let net = Rc::clone(self);
-        plumbing::call_at(at, move || net.tcp_deliver(id, dir))
+        plumbing::timers::call_at(at, move || net.tcp_deliver(id, dir))
     }
 
     /// `AsyncWrite::poll_write` of end `side` of connection `id`.
@@ -82,7 +83,7 @@ impl Net {
         }
         let node = conn.ends[side].node;
         let (local, peer) = (conn.ends[side].local, conn.ends[1 - side].local);
-        let reset = drawn(&mut st.rng, st.config.tcp_reset)
+        let reset = drawn(st.config.tcp_reset)
             && applies(node, || format!("tcp connection {local} -> {peer} reset"));
         if reset {
             st.tcp_abort(self, id, side, io::ErrorKind::ConnectionReset, wakers);
@@ -97,8 +98,8 @@ impl Net {
             return Poll::Ready(Err(err));
         }
         let mut n = data.len().min(space);
-        if n > 1 && drawn(&mut st.rng, st.config.tcp_partial_write) {
-            let short = st.rng.range_inclusive(1, n as u64 - 1) as usize;
+        if n > 1 && drawn(st.config.tcp_partial_write) {
+            let short = draw(|rng| rng.range_inclusive(1, n as u64 - 1)) as usize;
             assert!(
                 (1..n).contains(&short),
                 "a partial write takes some bytes, not all"
@@ -110,7 +111,7 @@ impl Net {
             }
         }
         let (from, to) = (index(node), index(conn.ends[1 - side].node));
-        let delay = latency_ns(&st.config, &mut st.rng, from, to);
+        let delay = latency_ns(&st.config, from, to);
         let pipe = &mut conn.pipes[side];
         let (at, _) = pipe.push_data(&data[..n], now() + delay);
         assert!(
@@ -202,8 +203,9 @@ impl Net {
                     if !matches!(pipe.hold, Hold::Cut { .. }) {
                         let deadline = now.saturating_add(nanos(st.config.tcp_timeout));
                         let net = Rc::clone(self);
-                        let timer =
-                            plumbing::call_at(deadline, move || net.tcp_stall_expired(id, dir));
+                        let timer = plumbing::timers::call_at(deadline, move || {
+                            net.tcp_stall_expired(id, dir)
+                        });
                         pipe.hold = Hold::Cut { timer };
                         st.tcp.held.insert((id, dir));
                         let note = NetNote::TcpStalled {
@@ -217,7 +219,7 @@ impl Net {
                 }
                 Verdict::Open => {
                     if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
-                        plumbing::cancel(timer);
+                        plumbing::timers::cancel(timer);
                     }
                     st.tcp.held.remove(&(id, dir));
                 }
@@ -284,7 +286,7 @@ impl Net {
                 "tcp connection to {} timed out behind a partition",
                 st.name_of(index(peer))
             );
-            plumbing::note_fault(node, text);
+            fault::note(node, text);
         }
         wakers.wake();
     }
@@ -355,10 +357,10 @@ impl Net {
             st.tcp.held.remove(&(id, dir));
             let pipe = &mut st.tcp.conns.get_mut(&id).expect("looked up above").pipes[dir];
             if let Some(timer) = pipe.timer.take() {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             if let Hold::Cut { timer, .. } = std::mem::take(&mut pipe.hold) {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             pipe.timer = Some(self.arm_delivery(id, dir, now + delay));
         }
@@ -440,7 +442,7 @@ impl State {
             .get_mut(&id)
             .expect("purging a live connection");
         for timer in conn.pipes[dir].purge() {
-            plumbing::cancel(timer);
+            plumbing::timers::cancel(timer);
         }
         self.tcp.held.remove(&(id, dir));
     }
@@ -490,7 +492,7 @@ impl State {
         end.handle = Handle::Closed;
         end.read_waker = None;
         end.write_waker = None;
-        let crashed = plumbing::node_status(end.node) == Some(NodeStatus::Dead);
+        let crashed = plumbing::life::node_status(end.node) == Some(NodeStatus::Dead);
         if crashed {
             self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
         } else if !end.gone {
@@ -522,7 +524,7 @@ impl State {
         );
         for dir in 0..2 {
             for timer in conn.pipes[dir].purge() {
-                plumbing::cancel(timer);
+                plumbing::timers::cancel(timer);
             }
             self.tcp.held.remove(&(id, dir));
         }

@@ -1,0 +1,112 @@
+//! The clock: virtual time, the timers armed on it, the stretch of sleeps and the virtual
+//! CPU cost of a poll.
+//!
+//! Invariants: virtual time never goes backwards; no timer is armed in the past; due timers
+//! fire in deadline order, ties in arming order (the timer heap's order).
+
+use super::*;
+
+impl World {
+    pub(super) fn fire_due_timers(&self) {
+        let now = self.now_ns.get();
+        loop {
+            let alarm = self.timers.borrow_mut().pop_due(now);
+            let Some(alarm) = alarm else { break };
+            self.polls_since_clock_moved.set(0);
+            match alarm {
+                // A simulator waker names its task: wake it here, without the call through
+                // the waker's vtable and the thread-local that leads back to this world.
+                Alarm::Wake(waker) => match crate::task::waker::task_of(&waker) {
+                    Some((run, slot, serial_low)) => self.wake_packed(run, slot, serial_low),
+                    None => waker.wake(),
+                },
+                Alarm::Call(callback) => {
+                    if let Err(panic) = panic_capture::catch(callback) {
+                        self.fail(FailureKind::Panic {
+                            message: panic.message,
+                            location: panic.location,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Advances the clock by the configured per-poll cost of virtual CPU time.
+    pub(super) fn charge_poll_cost(&self) {
+        let (min, max) = self.config.poll_cost_ns;
+        if max > 0 {
+            let cost = self
+                .streams
+                .borrow_mut()
+                .scheduler()
+                .range_inclusive(min, max);
+            self.now_ns.set(self.now_ns.get() + cost);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.now_ns.get()
+    }
+
+    #[inline]
+    pub(crate) fn arm_timer(&self, deadline_ns: u64, waker: Waker) -> TimerKey {
+        assert!(
+            deadline_ns >= self.now_ns.get(),
+            "a timer armed in the past"
+        );
+        self.timers
+            .borrow_mut()
+            .insert_with(deadline_ns, || Alarm::Wake(waker))
+    }
+
+    /// Replaces the waker of an armed sleep; false if the timer already fired.
+    #[inline]
+    pub(crate) fn refresh_timer(&self, key: TimerKey, waker: &Waker) -> bool {
+        match self.timers.borrow_mut().alarm_mut(key) {
+            Some(Alarm::Wake(current)) => {
+                if !current.will_wake(waker) {
+                    *current = waker.clone();
+                }
+                true
+            }
+            Some(Alarm::Call(_)) => panic!("a sleep's key names a callback timer"),
+            None => false,
+        }
+    }
+
+    pub(crate) fn call_at(&self, deadline_ns: u64, callback: Box<dyn FnOnce()>) -> TimerKey {
+        let deadline_ns = deadline_ns.max(self.now_ns.get());
+        self.timers
+            .borrow_mut()
+            .insert_with(deadline_ns, || Alarm::Call(callback))
+    }
+
+    /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures
+    /// may have destructors that use the world.
+    #[inline]
+    pub(crate) fn cancel_timer(&self, key: TimerKey) {
+        let removed = self.timers.borrow_mut().remove(key);
+        drop(removed);
+    }
+
+    /// The deadline a sleep really fires at: stretched now and then when the run says so.
+    #[inline]
+    pub(crate) fn stretched_deadline(&self, deadline_ns: u64) -> u64 {
+        match self.config.sleep_stretch {
+            None => deadline_ns,
+            Some(max) => self.stretch(deadline_ns, max),
+        }
+    }
+
+    #[cold]
+    pub(super) fn stretch(&self, deadline_ns: u64, max: Duration) -> u64 {
+        let extra = self.with_stream(Stream::Buggify, |rng| {
+            rng.chance(crate::fault::STRETCH_CHANCE)
+                .then(|| crate::fault::stretch(rng, max))
+        });
+        let extra_ns = extra.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        deadline_ns.saturating_add(extra_ns)
+    }
+}

@@ -1,0 +1,392 @@
+//! The executor: the run loop, polling, waking, spawning, cancelling and joining tasks.
+//!
+//! The run loop fires every timer that is due; if tasks are ready, the scheduler stream picks
+//! one among the oldest few (see `task::ready`) and polls it; if none is ready, the clock
+//! jumps to the next timer; if there is no timer either, the run is deadlocked.
+//!
+//! Invariants:
+//! - No borrow of the world is held while user code runs (a poll or a `Drop`): futures are
+//!   taken out of the task table to be polled or dropped.
+//! - A task id is in the ready queue at most once while its state is `Queued`; stale ids
+//!   (freed or reused slots) are skipped when popped.
+//! - A task finishes once: `Done` is final, and a done task is never polled again.
+
+use super::*;
+
+impl World {
+    pub(super) fn run_loop(&self) {
+        let limit_ns = u64::try_from(self.config.time_limit.as_nanos()).unwrap_or(u64::MAX);
+        let path = self.config.explore.clone();
+        let mut next_point = 0;
+        let mut fork = self.config.fork.clone();
+        while !self.body_done.get() && self.failure.borrow().is_none() {
+            while let Some(&(at_ns, sub_seed)) = path.get(next_point)
+                && self.now_ns.get() >= at_ns
+            {
+                self.reseed(next_point, sub_seed);
+                next_point += 1;
+            }
+            if let Some(point) = &fork
+                && self.now_ns.get() >= point.at_ns
+            {
+                if let Some(sub_seed) = (point.hook)() {
+                    self.reseed(path.len(), sub_seed);
+                }
+                fork = None;
+            }
+            self.fire_due_timers();
+            let next = self
+                .ready
+                .borrow_mut()
+                .pick(self.streams.borrow_mut().scheduler());
+            if let Some(id) = next {
+                self.poll_task(id);
+                continue;
+            }
+            let next_deadline = self.timers.borrow_mut().next_deadline();
+            match next_deadline {
+                Some(deadline) if deadline > limit_ns => {
+                    self.now_ns.set(limit_ns.max(self.now_ns.get()));
+                    self.fail(FailureKind::TimeLimit {
+                        limit: self.config.time_limit,
+                    });
+                }
+                Some(deadline) => {
+                    assert!(
+                        deadline >= self.now_ns.get(),
+                        "a timer is armed in the past"
+                    );
+                    self.now_ns.set(deadline);
+                    self.polls_since_clock_moved.set(0);
+                    self.record(EventKind::ClockJump);
+                }
+                None => {
+                    let waiting = self.describe_waiting();
+                    self.fail(FailureKind::Deadlock { waiting });
+                }
+            }
+        }
+    }
+
+    pub(super) fn poll_task(&self, id: TaskId) {
+        let taken = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
+            if slot.state != TaskState::Queued {
+                return;
+            }
+            let node = slot.node();
+            let status = self.nodes.borrow().status(node);
+            if status == NodeStatus::Paused {
+                self.nodes.borrow_mut().park(node, id);
+                return;
+            }
+            slot.state = TaskState::Running;
+            slot.take_future().map(|future| (future, node))
+        };
+        let Some((mut future, node)) = taken else {
+            panic!("queued task {id} has no future");
+        };
+        self.current_task.set(Some(id));
+        self.current_node.set(node);
+        self.record(EventKind::Poll { task: id });
+        let waker = waker_for(self.run_tag as u16, id);
+        let mut cx = Context::from_waker(&waker);
+        self.watch.enter_poll(node.0, id.serial);
+        let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
+        self.watch.leave_poll();
+        self.polls.set(self.polls.get() + 1);
+        let since = self.polls_since_clock_moved.get() + 1;
+        self.polls_since_clock_moved.set(since);
+        match polled {
+            Ok(Poll::Ready(())) => {
+                let leftover = self.finish_task(id, Outcome::Output(future));
+                self.drop_outcome(leftover, node);
+            }
+            Ok(Poll::Pending) => self.after_pending(id, future),
+            Err(_) if self.cancel_requested(id) => {
+                // The task's node was killed (or the task aborted) during this very poll,
+                // and the task then panicked, typically unwrapping the error of a call cut
+                // off by the crash. A dead process's last panic is not a bug: it is the
+                // crash, so the task ends cancelled.
+                let leftover = self.finish_task(id, Outcome::Cancelled);
+                self.drop_panicked_cell(future);
+                self.drop_outcome(leftover, node);
+            }
+            Err(panic) => {
+                self.record(EventKind::Panic { task: id });
+                if self.failure.borrow().is_none() {
+                    *self.failure.borrow_mut() = Some((
+                        FailureKind::Panic {
+                            message: panic.message,
+                            location: panic.location,
+                        },
+                        Some(node),
+                        Some(id),
+                    ));
+                }
+                self.drop_panicked_cell(future);
+            }
+        }
+        self.current_task.set(None);
+        self.current_node.set(NodeId::SUPERVISOR);
+        self.charge_poll_cost();
+        self.run_step_checks();
+        if since > self.config.livelock_polls && self.failure.borrow().is_none() {
+            *self.failure.borrow_mut() =
+                Some((FailureKind::Livelock { polls: since }, Some(node), Some(id)));
+        }
+    }
+
+    pub(super) fn cancel_requested(&self, id: TaskId) -> bool {
+        self.tasks
+            .borrow()
+            .get(id)
+            .is_some_and(|slot| slot.cancel_requested())
+    }
+
+    pub(super) fn after_pending(&self, id: TaskId, future: TaskFuture) {
+        let node = {
+            let mut tasks = self.tasks.borrow_mut();
+            let slot = tasks.get_mut(id).expect("a running task keeps its slot");
+            if slot.cancel_requested() {
+                slot.node()
+            } else {
+                match slot.state {
+                    TaskState::Running => slot.state = TaskState::Idle,
+                    TaskState::RunningWoken => {
+                        slot.state = TaskState::Queued;
+                        self.ready.borrow_mut().push(id);
+                    }
+                    state => panic!("task {id} left its poll in state {state:?}"),
+                }
+                slot.put_future(future);
+                return;
+            }
+        };
+        let leftover = self.finish_task(id, Outcome::Cancelled);
+        self.drop_cell(future, node);
+        self.drop_outcome(leftover, node);
+    }
+
+    pub(crate) fn set_scheduling_window(&self, tasks: usize) {
+        self.ready.borrow_mut().set_window(tasks);
+        self.record(EventKind::Note {
+            source: "scheduler",
+            words: [tasks as u64, 0, 0],
+            text: String::new(),
+        });
+    }
+
+    /// Marks a task done and hands its outcome to its handle. Returns what must be dropped
+    /// once no borrow is held (an output nobody will read).
+    #[must_use]
+    pub(super) fn finish_task(&self, id: TaskId, outcome: Outcome) -> Option<Outcome> {
+        let kind = match outcome {
+            Outcome::Output(_) => EventKind::Complete { task: id },
+            Outcome::Cancelled => EventKind::Cancel { task: id },
+        };
+        self.record(kind);
+        if self.body.get() == Some(id) {
+            self.body_done.set(true);
+        }
+        let mut tasks = self.tasks.borrow_mut();
+        let slot = tasks.get_mut(id).expect("finishing a live task");
+        assert_ne!(slot.state, TaskState::Done, "task {id} finished twice");
+        slot.state = TaskState::Done;
+        if slot.handle_alive() {
+            slot.set_outcome(outcome);
+            let waker = tasks.take_join_waker(id);
+            drop(tasks);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            None
+        } else {
+            tasks.free(id);
+            Some(outcome)
+        }
+    }
+
+    /// Drops a task's cell, which may run user code, with no borrow held, then reuses its
+    /// memory.
+    ///
+    /// A destructor that panics fails the run, like a panic in a poll, unless the task's
+    /// `node` is dead: a killed process runs no destructors, and those the simulator runs to
+    /// free its tasks may fail as they like (typically unwrapping an error from the dead
+    /// disk). The block of a cell whose destructor panicked is not reused.
+    pub(super) fn drop_cell(&self, cell: TaskFuture, node: NodeId) {
+        match panic_capture::catch(|| cell.drop_in_place()) {
+            Ok(Some(block)) => self.tasks.borrow_mut().give_back(block),
+            Ok(None) => {}
+            Err(_) if self.nodes.borrow().status(node) == NodeStatus::Dead => {}
+            Err(panic) => self.fail(FailureKind::Panic {
+                message: format!("a task's destructor panicked: {}", panic.message),
+                location: panic.location,
+            }),
+        }
+    }
+
+    /// Drops the cell of a future that panicked in its poll: its state is unknown, so its
+    /// destructor may panic too, and that second panic is not reported.
+    pub(super) fn drop_panicked_cell(&self, cell: TaskFuture) {
+        if let Ok(Some(block)) = panic_capture::catch(|| cell.drop_in_place()) {
+            self.tasks.borrow_mut().give_back(block);
+        }
+    }
+
+    /// Drops what `finish_task` left over (an output nobody will read).
+    pub(super) fn drop_outcome(&self, leftover: Option<Outcome>, node: NodeId) {
+        if let Some(Outcome::Output(cell)) = leftover {
+            self.drop_cell(cell, node);
+        }
+    }
+
+    pub(crate) fn spawn_on<F>(&self, node: NodeId, name: Option<Box<str>>, future: F) -> TaskId
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let status = self.nodes.borrow().status(node);
+        let id = self.tasks.borrow_mut().insert(node, name, future);
+        self.record(EventKind::Spawn { task: id, node });
+        if status == NodeStatus::Dead {
+            // A task spawned by the destructor of a killed node's task dies with the node.
+            self.abort(id);
+        } else {
+            self.ready.borrow_mut().push(id);
+        }
+        id
+    }
+
+    #[inline]
+    pub(crate) fn wake_packed(&self, run: u16, slot: u32, serial_low: u32) {
+        if run != self.run_tag as u16 {
+            return;
+        }
+        let mut tasks = self.tasks.borrow_mut();
+        if let Some((id, slot)) = tasks.resolve(slot, serial_low) {
+            self.wake_slot(id, slot);
+        }
+    }
+
+    #[inline]
+    pub(super) fn wake_slot(&self, id: TaskId, slot: &mut TaskSlot) {
+        match slot.state {
+            TaskState::Idle => {
+                slot.state = TaskState::Queued;
+                slot.prefetch_future();
+                self.ready.borrow_mut().push(id);
+            }
+            TaskState::Running => slot.state = TaskState::RunningWoken,
+            TaskState::Queued | TaskState::RunningWoken | TaskState::Done => {}
+        }
+    }
+
+    /// Cancels a task: drops its future now, or after its poll if it is running.
+    pub(crate) fn abort(&self, id: TaskId) {
+        let (future, node) = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
+            match slot.state {
+                TaskState::Done => return,
+                TaskState::Running | TaskState::RunningWoken => {
+                    slot.request_cancel();
+                    return;
+                }
+                TaskState::Idle | TaskState::Queued => {}
+            }
+            let node = slot.node();
+            let future = slot
+                .take_future()
+                .expect("an idle or queued task holds its future");
+            (future, node)
+        };
+        let leftover = self.finish_task(id, Outcome::Cancelled);
+        self.drop_cell(future, node);
+        self.drop_outcome(leftover, node);
+    }
+
+    /// The output of a finished task (`None` if it was cancelled), or `Pending` after
+    /// registering the handle's waker.
+    pub(crate) fn poll_join<T: 'static>(
+        &self,
+        id: TaskId,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<T>> {
+        let mut tasks = self.tasks.borrow_mut();
+        let slot = tasks
+            .get_mut(id)
+            .expect("a join handle keeps its task's slot");
+        if slot.state == TaskState::Done {
+            let node = slot.node();
+            let outcome = slot.take_outcome();
+            tasks.free(id);
+            let Outcome::Output(mut cell) = outcome else {
+                return Poll::Ready(None);
+            };
+            let output = cell
+                .as_mut()
+                .output()
+                .downcast_mut::<Option<T>>()
+                .and_then(Option::take);
+            if output.is_some() {
+                // The future is gone and its output taken: dropping the cell runs no user code.
+                tasks.recycle(cell);
+            } else {
+                // Not reachable through the API (run numbers keep handles in their run); if
+                // it were, the cell's drop must not run user code under the borrow.
+                drop(tasks);
+                self.drop_cell(cell, node);
+            }
+            return Poll::Ready(Some(
+                output.expect("a task's output has the handle's type and is taken once"),
+            ));
+        }
+        tasks.set_join_waker(id, cx.waker());
+        Poll::Pending
+    }
+
+    pub(crate) fn detach(&self, id: TaskId) {
+        let (leftover, node) = {
+            let mut tasks = self.tasks.borrow_mut();
+            let Some(slot) = tasks.get_mut(id) else {
+                return;
+            };
+            let node = slot.node();
+            if slot.state == TaskState::Done {
+                let outcome = slot.take_outcome();
+                tasks.free(id);
+                (Some(outcome), node)
+            } else {
+                slot.detach();
+                (None, node)
+            }
+        };
+        self.drop_outcome(leftover, node);
+    }
+
+    pub(crate) fn is_finished(&self, id: TaskId) -> bool {
+        self.tasks
+            .borrow()
+            .get(id)
+            .is_none_or(|slot| slot.state == TaskState::Done)
+    }
+
+    pub(super) fn describe_waiting(&self) -> Vec<String> {
+        let tasks = self.tasks.borrow();
+        let nodes = self.nodes.borrow();
+        tasks
+            .iter_unfinished()
+            .take(32)
+            .map(|(id, slot)| {
+                let name = tasks.name(id).unwrap_or("unnamed");
+                format!("{id} ({name}) on {}", nodes.name(slot.node()))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,99 @@
+//! The world's side of the fault ledger: faults noted in the trace and listed for the
+//! report as the ledger rules, `buggify!` sites, and the heal.
+//!
+//! Invariant: every fault the run applies is in the ledger's list and noted in the trace,
+//! with its id when it has one; a masked fault is only noted.
+
+use super::*;
+
+impl World {
+    pub(crate) fn add_healer(&self, healer: Rc<dyn Healer>) {
+        self.healers.borrow_mut().push(healer);
+    }
+
+    pub(crate) fn faults_enabled(&self) -> bool {
+        self.ledger.borrow().enabled()
+    }
+
+    /// Ends every fault: no more are applied, dead nodes restart, paused nodes resume, and
+    /// each healer ends its own (partitions, clogs).
+    pub(crate) fn heal(&self) {
+        self.ledger.borrow_mut().heal();
+        self.record(EventKind::Note {
+            source: "heal",
+            words: [0; 3],
+            text: "heal all faults".into(),
+        });
+        let nodes: Vec<(NodeId, NodeStatus)> = {
+            let table = self.nodes.borrow();
+            (1..table.len())
+                .map(|i| NodeId(i as u32))
+                .map(|n| (n, table.status(n)))
+                .collect()
+        };
+        for (node, status) in nodes {
+            match status {
+                NodeStatus::Dead => self.restart_node(node, None),
+                NodeStatus::Paused => self.resume_node(node),
+                NodeStatus::Running => {}
+            }
+        }
+        let healers = self.healers.borrow().clone();
+        for healer in healers {
+            healer.heal();
+        }
+    }
+
+    /// A fault came up on `node`, drawn from `stream`: the ledger numbers it and decides; an
+    /// applied fault is noted in the trace and listed for the report, a masked one only noted.
+    pub(crate) fn fault(
+        &self,
+        stream: Stream,
+        node: NodeId,
+        cause: Cause,
+        describe: impl FnOnce() -> String,
+    ) -> bool {
+        let verdict = self.ledger.borrow_mut().come_up(cause);
+        match verdict {
+            Verdict::Healed => false,
+            Verdict::Masked(id) => {
+                let (source, words) = FaultNote::Masked { id }.encode();
+                self.note(node, source, words, format!("masked fault #{id}"));
+                false
+            }
+            Verdict::Applied(id) => {
+                self.list_fault(node, Some(id), Some(stream), describe());
+                true
+            }
+        }
+    }
+
+    /// Notes a fault the test applied itself (a kill, an explicit partition): no id, no draw.
+    pub(crate) fn note_fault(&self, node: NodeId, text: String) {
+        self.list_fault(node, None, None, text);
+    }
+
+    pub(super) fn list_fault(
+        &self,
+        node: NodeId,
+        id: Option<u64>,
+        stream: Option<Stream>,
+        text: String,
+    ) {
+        let (source, words) = FaultNote::Applied { id }.encode();
+        self.note(node, source, words, text.clone());
+        let fault = InjectedFault {
+            id,
+            stream: stream.map(|s| s.to_string()),
+            time: Duration::from_nanos(self.now_ns.get()),
+            node: self.nodes.borrow().name(node).to_owned(),
+            text,
+        };
+        self.ledger.borrow_mut().list(fault);
+    }
+
+    /// Whether a `buggify!` site is on for this run (decided once per site and run).
+    pub(crate) fn buggify_site_enabled(&self, site: &Site) -> bool {
+        self.ledger.borrow_mut().site_enabled(site)
+    }
+}

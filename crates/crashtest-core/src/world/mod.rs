@@ -1,0 +1,351 @@
+//! The world of one run: its state, and the thread-local that makes it reachable.
+//!
+//! One run is one OS thread and one `World`, reachable from user code through a thread-local
+//! set for the duration of [`World::run`]. Nothing here is global, so many runs may go on at
+//! once on many threads. The world's behaviour is split by concern:
+//! - `executor`: the run loop, polling, waking, spawning, cancelling and joining tasks;
+//! - `clock`: virtual time, timers, the stretch of sleeps, a poll's virtual CPU cost;
+//! - `faults`: the fault ledger's rulings noted in the trace and listed, `buggify!` sites,
+//!   the heal;
+//! - `nodes`: the node life cycle and the hooks told of it;
+//! - `checks`: step checks, the run's first failure, context lines, extensions.
+//!
+//! This file keeps what spans them: creating and finishing a run, the stream registry (and
+//! exploration's reseed), and the trace's two verbs, `record` and `note`.
+//!
+//! Invariants:
+//! - Each piece of state sits in its own `RefCell`, and no borrow is held while user code runs
+//!   (a poll or a `Drop`): futures are taken out of the task table to be polled or dropped.
+//! - The run ends when the body (the first task) finishes, or on the first failure.
+
+mod checks;
+mod clock;
+mod executor;
+mod faults;
+mod nodes;
+
+use std::any::{Any, TypeId};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use crashtest_protocol::FaultNote;
+
+use crate::coverage::{RunCoverage, Site};
+use crate::fault::ledger::{Cause, Ledger, Verdict};
+use crate::node::{NodeId, NodeStatus, NodeTable};
+use crate::panic_capture;
+use crate::plumbing::faults::Healer;
+use crate::plumbing::life::NodeHook;
+use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
+use crate::rng::{Rng, Stream, Streams};
+use crate::sim::Config;
+use crate::task::waker::waker_for;
+use crate::task::{
+    BoxedUnit, Outcome, ReadyQueue, TaskFuture, TaskId, TaskSlot, TaskState, TaskTable,
+};
+use crate::time::timer_heap::{TimerHeap, TimerKey};
+use crate::trace::{EventKind, Trace};
+use crate::watchdog::Watch;
+
+/// What a timer does when it fires.
+enum Alarm {
+    /// Wakes a task (a `Sleep`).
+    Wake(Waker),
+    /// Runs a simulator component's callback (a packet arriving).
+    Call(Box<dyn FnOnce()>),
+}
+
+/// An invariant: `Err` says what is broken.
+type Check = Rc<dyn Fn() -> Result<(), String>>;
+
+/// A check run every `every` polls; `countdown` polls remain until the next run.
+struct StepCheck {
+    /// Shared, so that a check that is due costs no copy of its name.
+    name: Rc<str>,
+    every: u64,
+    countdown: u64,
+    check: Check,
+}
+
+/// The first failure of a run: what, and on which node and task.
+type Failed = (FailureKind, Option<NodeId>, Option<TaskId>);
+
+/// Numbers the runs of the process, so that a join handle or a sleep made in one run and
+/// used in another (on any thread) is recognised as foreign; it wraps after four billion
+/// runs. Wakers carry only its low 16 bits: a waker smuggled into another run whose number
+/// matches them may wake a task there spuriously, which a future must tolerate anyway.
+static NEXT_RUN: AtomicU32 = AtomicU32::new(1);
+
+thread_local! {
+    /// The world of the run going on on this thread, or null. A plain pointer (the run's
+    /// `Enter` guard owns the world) makes every access a single load: the simulator reads it
+    /// several times per poll, and a thread-local with a destructor would also check its
+    /// destructor's state on every read.
+    static CURRENT: Cell<*const World> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` on the world of the run going on on this thread, if any.
+#[inline]
+pub(crate) fn with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
+    let world = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is non-null only between `Enter::new` and `Enter::drop`, while the
+    // `Enter` guard holds the `Rc` that keeps this world alive; it is a thread-local, and a
+    // world never leaves its thread (`World` is not `Send`).
+    (!world.is_null()).then(|| f(unsafe { &*world }))
+}
+
+/// Like [`with`], for callers that do nothing outside a simulation.
+#[inline]
+pub(crate) fn try_with<R>(f: impl FnOnce(&World) -> R) -> Option<R> {
+    with(f)
+}
+
+/// True while a simulation runs on this thread.
+#[inline]
+pub(crate) fn is_simulation() -> bool {
+    !CURRENT.with(Cell::get).is_null()
+}
+
+/// Makes a world this thread's current one for the duration of a run, and clears it on every
+/// exit path, panics included.
+struct Enter {
+    world: Option<Rc<World>>,
+    /// Makes the tokio stand-in's seam current (see `tokio_seam`) while the world is.
+    seam: Option<crashtest_hooks::Entered>,
+}
+
+impl Enter {
+    fn new(world: Rc<World>) -> Enter {
+        CURRENT.with(|current| {
+            assert!(
+                current.get().is_null(),
+                "a simulation is already running on this thread"
+            );
+            current.set(Rc::as_ptr(&world));
+        });
+        // SAFETY: the world, and so its clock, lives until this guard drops, which drops the
+        // seam's guard first; a world never leaves its thread.
+        let seam = unsafe { crashtest_hooks::enter(&crate::tokio_seam::SEAM, &world.now_ns) };
+        Enter {
+            world: Some(world),
+            seam: Some(seam),
+        }
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(std::ptr::null()));
+        drop(self.seam.take());
+        // Dropping the world drops every remaining task, whose destructors may look for the
+        // world: they find none and do nothing.
+        drop(self.world.take());
+    }
+}
+
+pub(crate) struct World {
+    /// This run's number in the process (see `NEXT_RUN`).
+    run_tag: u32,
+    seed: u64,
+    config: Config,
+    now_ns: Cell<u64>,
+    /// Every random generator of the run (see `rng::Streams`).
+    streams: RefCell<Streams>,
+    tasks: RefCell<TaskTable>,
+    ready: RefCell<ReadyQueue>,
+    timers: RefCell<TimerHeap<Alarm>>,
+    pub(crate) nodes: RefCell<NodeTable>,
+    trace: RefCell<Trace>,
+    current_task: Cell<Option<TaskId>>,
+    current_node: Cell<NodeId>,
+    failure: RefCell<Option<Failed>>,
+    polls: Cell<u64>,
+    polls_since_clock_moved: Cell<u64>,
+    body: Cell<Option<TaskId>>,
+    body_done: Cell<bool>,
+    extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
+    hooks: RefCell<Vec<Rc<dyn NodeHook>>>,
+    /// Every fault of the run: ids, masking, the heal, `buggify!` sites.
+    ledger: RefCell<Ledger>,
+    pub(crate) coverage: RefCell<RunCoverage>,
+    /// Checks run between polls (invariants), in registration order.
+    step_checks: RefCell<Vec<StepCheck>>,
+    /// Told to end their faults when the run heals.
+    healers: RefCell<Vec<Rc<dyn Healer>>>,
+    /// Lines that describe how this run was set up (a swarm profile), for failure reports.
+    context: RefCell<Vec<String>>,
+    pub(crate) watch: Arc<Watch>,
+}
+
+impl World {
+    fn new(seed: u64, config: Config) -> World {
+        let run_tag = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
+        let mut streams = Streams::new(seed);
+        let trace = Trace::new(
+            seed,
+            config.record_trace,
+            config.record_hashes,
+            config.stream.clone(),
+        );
+        let nodes = NodeTable::new(&mut streams);
+        trace.name_node(NodeId::SUPERVISOR, nodes.name(NodeId::SUPERVISOR));
+        World {
+            run_tag,
+            seed,
+            now_ns: Cell::new(0),
+            streams: RefCell::new(streams),
+            tasks: RefCell::new(TaskTable::new()),
+            ready: RefCell::new(ReadyQueue::new(config.scheduling_window)),
+            timers: RefCell::new(TimerHeap::default()),
+            nodes: RefCell::new(nodes),
+            trace: RefCell::new(trace),
+            current_task: Cell::new(None),
+            current_node: Cell::new(NodeId::SUPERVISOR),
+            failure: RefCell::new(None),
+            polls: Cell::new(0),
+            polls_since_clock_moved: Cell::new(0),
+            body: Cell::new(None),
+            body_done: Cell::new(false),
+            extensions: RefCell::new(Vec::new()),
+            hooks: RefCell::new(Vec::new()),
+            ledger: RefCell::new(Ledger::new(seed, &config)),
+            coverage: RefCell::new(RunCoverage::default()),
+            step_checks: RefCell::new(Vec::new()),
+            healers: RefCell::new(Vec::new()),
+            context: RefCell::new(Vec::new()),
+            watch: Watch::register(seed, config.poll_timeout),
+            config,
+        }
+    }
+
+    /// Runs `body` as the first task of a new world seeded with `seed`, to its end. Returns
+    /// the per-event hashes too when the configuration records them.
+    pub(crate) fn run(
+        seed: u64,
+        config: Config,
+        body: BoxedUnit,
+    ) -> (Result<RunSummary, Box<RunFailure>>, Option<Vec<u64>>) {
+        panic_capture::install();
+        let world = Rc::new(World::new(seed, config));
+        let _enter = Enter::new(world.clone());
+        let body = world.spawn_on(NodeId::SUPERVISOR, Some("body".into()), body);
+        world.body.set(Some(body));
+        world.run_loop();
+        let result = world.finish();
+        world.trace.borrow().flush_stream();
+        let hashes = world.trace.borrow_mut().take_hashes();
+        (result, hashes)
+    }
+
+    /// Re-draws every random stream from `sub_seed`: the run so far is the original seed's,
+    /// the future a fresh one (exploring from a point in a run's past). `depth` counts the
+    /// branch path's points before this one.
+    fn reseed(&self, depth: usize, sub_seed: u64) {
+        self.streams.borrow_mut().reseed(depth, sub_seed);
+        let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
+        self.record(EventKind::Note {
+            source: "explore",
+            words: [sub_seed, depth as u64, 0],
+            text,
+        });
+    }
+
+    #[inline]
+    pub(crate) fn same_run(&self, run: u32) -> bool {
+        run == self.run_tag
+    }
+
+    #[inline]
+    pub(crate) fn run_tag(&self) -> u32 {
+        self.run_tag
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    pub(crate) fn current_task(&self) -> Option<TaskId> {
+        self.current_task.get()
+    }
+
+    #[inline]
+    pub(crate) fn current_node(&self) -> NodeId {
+        self.current_node.get()
+    }
+
+    /// Records an event on the current node. Always inlined: the kind is then known at each
+    /// call site and packs into registers (see `trace`).
+    #[inline(always)]
+    pub(crate) fn record(&self, kind: EventKind) {
+        self.trace
+            .borrow_mut()
+            .record(self.now_ns.get(), self.current_node.get(), kind);
+    }
+
+    /// Records a note on behalf of `node` (the network's hot path records two per message).
+    #[inline]
+    pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
+        let mut trace = self.trace.borrow_mut();
+        if text.is_empty() {
+            trace.note_words(self.now_ns.get(), node, source, words);
+        } else {
+            trace.note(self.now_ns.get(), node, source, words, text);
+        }
+    }
+
+    /// Tells a streamed trace the name of a node about to act.
+    pub(crate) fn name_node_in_trace(&self, node: NodeId) {
+        self.trace
+            .borrow()
+            .name_node(node, self.nodes.borrow().name(node));
+    }
+
+    /// Draws from `stream`; `f` must not draw again (the registry is borrowed while it runs).
+    #[inline]
+    pub(crate) fn with_stream<R>(&self, stream: Stream, f: impl FnOnce(&mut Rng) -> R) -> R {
+        f(self.streams.borrow_mut().get(stream))
+    }
+
+    fn summary(&self) -> RunSummary {
+        let mut trace = self.trace.borrow_mut();
+        RunSummary {
+            seed: self.seed,
+            elapsed: Duration::from_nanos(self.now_ns.get()),
+            events: trace.event_count(),
+            polls: self.polls.get(),
+            fingerprint: trace.fingerprint(),
+            trace: trace.take_full(),
+            coverage: self.coverage.borrow().snapshot(),
+            node_names: self.nodes.borrow().names(),
+        }
+    }
+
+    fn finish(&self) -> Result<RunSummary, Box<RunFailure>> {
+        let failure = self.failure.borrow_mut().take();
+        let summary = self.summary();
+        let Some((kind, node, task)) = failure else {
+            return Ok(summary);
+        };
+        let nodes = self.nodes.borrow();
+        let task = task.map(|id| {
+            let tasks = self.tasks.borrow();
+            match tasks.name(id) {
+                Some(name) => format!("{id} ({name})"),
+                None => id.to_string(),
+            }
+        });
+        Err(Box::new(RunFailure {
+            summary,
+            kind,
+            node: node.map(|n| nodes.name(n).to_owned()),
+            task,
+            tail: self.trace.borrow().tail(),
+            faults: self.ledger.borrow().applied().to_vec(),
+            context: self.context.borrow().clone(),
+        }))
+    }
+}

@@ -1,0 +1,115 @@
+//! Node life cycle: kill, restart, pause and resume, and the hooks told of each.
+//!
+//! Invariants: the supervisor is never killed, restarted or paused; when a kill returns no
+//! task of the dead node can run again; only a dead node starts again; hooks are told after
+//! the change, with no borrow held.
+
+use super::*;
+
+impl World {
+    /// Opens the stream of a node just created.
+    pub(crate) fn open_node_stream(&self, node: NodeId, name: &str) {
+        self.streams.borrow_mut().add_node(node, name);
+    }
+
+    pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
+        self.hooks.borrow_mut().push(hook);
+    }
+
+    pub(super) fn hooks(&self) -> Vec<Rc<dyn NodeHook>> {
+        self.hooks.borrow().clone()
+    }
+
+    pub(crate) fn kill_node(&self, node: NodeId) {
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be killed"
+        );
+        if self.nodes.borrow().status(node) == NodeStatus::Dead {
+            return;
+        }
+        self.nodes.borrow_mut().mark_dead(node);
+        self.record(EventKind::NodeKill { node });
+        let victims = self.tasks.borrow().unfinished_on(node);
+        for &id in &victims {
+            self.abort(id);
+        }
+        // No task of the dead process may run again: each is finished now, or is being polled
+        // and ends cancelled when its poll returns. (Tasks spawned meanwhile are not victims:
+        // on the dead node they were cancelled at birth, and a destructor that restarted the
+        // node started a new process.)
+        let tasks = self.tasks.borrow();
+        for &id in &victims {
+            assert!(
+                tasks
+                    .get(id)
+                    .is_none_or(|slot| slot.state == TaskState::Done || slot.cancel_requested()),
+                "task {id} outlived the kill of its node"
+            );
+        }
+        drop(tasks);
+        for hook in self.hooks() {
+            hook.node_killed(node);
+        }
+    }
+
+    pub(crate) fn restart_node(&self, node: NodeId, upgrade: Option<crate::node::Factory>) {
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be restarted"
+        );
+        self.kill_node(node);
+        let factory = {
+            let mut nodes = self.nodes.borrow_mut();
+            if let Some(factory) = upgrade {
+                nodes.set_factory(node, factory);
+            }
+            nodes.mark_running(node);
+            nodes.factory(node)
+        };
+        let kind = if factory.1 {
+            EventKind::NodeUpgrade { node }
+        } else {
+            EventKind::NodeRestart { node }
+        };
+        self.record(kind);
+        for hook in self.hooks() {
+            hook.node_restarted(node);
+        }
+        self.spawn_on(node, Some("main".into()), (factory.0)());
+    }
+
+    pub(crate) fn pause_node(&self, node: NodeId) {
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be paused"
+        );
+        if self.nodes.borrow().status(node) != NodeStatus::Running {
+            return;
+        }
+        self.nodes.borrow_mut().set_status(node, NodeStatus::Paused);
+        self.record(EventKind::NodePause { node });
+        for hook in self.hooks() {
+            hook.node_paused(node);
+        }
+    }
+
+    pub(crate) fn resume_node(&self, node: NodeId) {
+        if self.nodes.borrow().status(node) != NodeStatus::Paused {
+            return;
+        }
+        let parked = {
+            let mut nodes = self.nodes.borrow_mut();
+            nodes.set_status(node, NodeStatus::Running);
+            nodes.take_parked(node)
+        };
+        self.ready.borrow_mut().extend(parked);
+        self.record(EventKind::NodeResume { node });
+        for hook in self.hooks() {
+            hook.node_resumed(node);
+        }
+    }
+}
