@@ -18,11 +18,16 @@ const GENERATOR_MAKERS: [&str; 5] = [
 ];
 
 /// Files allowed to make generators, and why.
-const ALLOWED: [(&str, &str); 2] = [
+const ALLOWED: [(&str, &str); 3] = [
     ("crashtest-core/src/rng.rs", "the registry itself"),
     (
         "crashtest-core/src/fault/ledger.rs",
         "a buggify site's enablement: a keyed draw from the run's seed, part of its configuration",
+    ),
+    (
+        "crashtest-runner/src/guided.rs",
+        "the guided search's choice of which timeline to branch next: made between runs, outside \
+         any simulation, from the search's own start seed, and recorded in each run's branch path",
     ),
 ];
 
