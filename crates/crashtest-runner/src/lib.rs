@@ -269,7 +269,9 @@ where
         return;
     }
     if let Some(stuck) = stuck_before(&spec) {
-        panic!("{stuck}");
+        // The report says where the test got stuck; a backtrace of this line would not.
+        eprintln!("{stuck}");
+        std::panic::resume_unwind(Box::new(stuck));
     }
     let lookup = |name: &str| std::env::var(name).ok();
     let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
