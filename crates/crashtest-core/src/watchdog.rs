@@ -106,8 +106,8 @@ pub fn stuck_before(test: &str) -> Option<String> {
         .map(|(_, report)| report.to_owned())
 }
 
-/// Separates a test's name from its report in `CRASHTEST_STUCK` (ASCII unit separator: no
-/// test name or report contains it).
+/// Separates a test's name from its report in `CRASHTEST_STUCK` (ASCII unit separator; a name
+/// or report that held either separator has it replaced by a space).
 const UNIT: char = '\u{1f}';
 /// Separates one stuck test from the next in `CRASHTEST_STUCK` (ASCII record separator).
 const RECORD: char = '\u{1e}';
