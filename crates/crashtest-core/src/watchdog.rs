@@ -4,13 +4,30 @@
 //! stops the whole run, and nothing inside the run can notice. One watchdog thread per process
 //! watches every running simulation through a few atomics that the executor stores around each
 //! poll. When one poll has run longer than the configured wall-clock limit, the watchdog
-//! prints which seed, node and task is stuck and what to do, and aborts the process: there is
-//! no safe way to stop a thread mid-poll, and hanging a CI job helps nobody.
+//! prints which seed, node and task is stuck and what to do, and then ends the process: there
+//! is no safe way to stop a thread mid-poll, and hanging a CI job helps nobody.
 //!
 //! The report names the node by its name (the simulation tells the watchdog each node's name
 //! as it is created) and gives the whole command that reproduces the seed, when the caller
-//! that runs the seed said it with `plumbing::reproduce_with` on the seed's thread (the test runner
-//! does; a bare `Sim::run` falls back to `CRASHTEST_SEED=N`).
+//! that runs the seed said it with `plumbing::reproduce_with` on the seed's thread (the test
+//! runner does; a bare `Sim::run` falls back to `CRASHTEST_SEED=N`).
+//!
+//! How the process ends depends on who runs it. Ending a `cargo test` binary mid-run would
+//! lose every other test of the binary that had not finished, and libtest's summary. So when
+//! the caller also named the stuck simulation's test (the test runner does) and the process is
+//! not a worker of the `crashtest` tool, the watchdog replaces the process with a fresh run of
+//! the same test binary, with the same arguments (so the user's filters, `--exact`,
+//! `--ignored` and the rest keep their meaning) and with `CRASHTEST_STUCK` naming the stuck
+//! test and its report. There, that test fails at once with the report instead of running
+//! (the runner asks [`stuck_before`]), every other test runs and reports, and libtest prints
+//! its summary and fails the process. Replacing the process (`exec`) rather than starting a
+//! child also ends the spinning thread, which nothing else can. Tests that had finished before
+//! the poll got stuck run again: a simulation is deterministic, so they give the same result,
+//! and the summary counts every test of the binary once. Should a second test get stuck in the
+//! new run, it is added to the list and the binary runs again; a test already on the list
+//! never runs a simulation, so this ends. A `crashtest` worker (`CRASHTEST_RESULTS` set) and a
+//! simulation whose test is unknown abort instead: the tool records an aborted worker's seed
+//! as crashed, with this report, and a bare `Sim::run` may not be in a test binary at all.
 //!
 //! The watchdog only reads; it never touches a simulation's state, so it cannot affect
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
@@ -32,25 +49,80 @@ pub(crate) struct Watch {
     task: AtomicU32,
     /// Node names by index, as nodes are created (node 0 is the supervisor).
     names: Mutex<Vec<String>>,
-    /// The command that reproduces the seed, if the caller gave it.
-    reproduce: Option<String>,
+    /// The test running the simulation and the command that reproduces the seed, if the
+    /// caller gave them.
+    caller: Option<Caller>,
+}
+
+/// Who runs a simulation, as its caller tells the watchdog.
+#[derive(Debug)]
+struct Caller {
+    /// The test, as libtest names it (`raft::tests::agree`).
+    test: String,
+    /// The shell command that reproduces the seed.
+    reproduce: String,
 }
 
 thread_local! {
-    /// The reproduce command for the next simulation this thread registers.
-    static REPRODUCE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The caller of the next simulation this thread registers.
+    static CALLER: RefCell<Option<Caller>> = const { RefCell::new(None) };
 }
 
-/// Gives the command that reproduces the seed about to run on this thread, for the report of
-/// a stuck poll (the test runner calls it before each seed; the next simulation registered on
-/// this thread takes it).
+/// Gives the test (as libtest names it) and the command that reproduces the seed about to run
+/// on this thread, for the report of a stuck poll: the report gives the command, and a plain
+/// `cargo test` runs the binary's other tests again without `test` (see the module's doc).
+/// The test runner calls it before each seed; the next simulation registered on this thread
+/// takes it.
 ///
 /// ```
-/// crashtest_core::plumbing::reproduce_with("MY_BUG=1 CRASHTEST_SEED=4 cargo test -p db -- t --exact".into());
+/// crashtest_core::plumbing::reproduce_with(
+///     "db::t",
+///     "MY_BUG=1 CRASHTEST_SEED=4 cargo test -p db -- db::t --exact".into(),
+/// );
 /// assert!(crashtest_core::Sim::new(4).run(async {}).is_ok());
 /// ```
-pub fn reproduce_with(command: String) {
-    REPRODUCE.with(|slot| *slot.borrow_mut() = Some(command));
+pub fn reproduce_with(test: &str, command: String) {
+    let caller = Caller {
+        test: test.to_owned(),
+        reproduce: command,
+    };
+    CALLER.with(|slot| *slot.borrow_mut() = Some(caller));
+}
+
+/// The watchdog's report, if `test` (as libtest names it) got stuck in an earlier run of
+/// this test binary, which the watchdog ended by running the binary again (see the module's
+/// doc): such a test must fail at once with this report instead of running. The test runner
+/// asks it before a test's first seed.
+///
+/// ```
+/// // Unless the watchdog ran this binary again without it, no test got stuck before.
+/// assert_eq!(crashtest_core::plumbing::stuck_before("db::t"), None);
+/// ```
+pub fn stuck_before(test: &str) -> Option<String> {
+    let list = std::env::var(crashtest_protocol::env::STUCK).ok()?;
+    decode_stuck(&list)
+        .into_iter()
+        .find(|(name, _)| *name == test)
+        .map(|(_, report)| report.to_owned())
+}
+
+/// Separates a test's name from its report in `CRASHTEST_STUCK` (ASCII unit separator; a name
+/// or report that held either separator has it replaced by a space).
+const UNIT: char = '\u{1f}';
+/// Separates one stuck test from the next in `CRASHTEST_STUCK` (ASCII record separator).
+const RECORD: char = '\u{1e}';
+
+/// `list` (a `CRASHTEST_STUCK` value) with `test` and its `report` added.
+fn encode_stuck(list: &str, test: &str, report: &str) -> String {
+    let clean = |text: &str| text.replace([UNIT, RECORD], " ");
+    format!("{list}{}{UNIT}{}{RECORD}", clean(test), clean(report))
+}
+
+/// The tests and reports of a `CRASHTEST_STUCK` value.
+fn decode_stuck(list: &str) -> Vec<(&str, &str)> {
+    list.split(RECORD)
+        .filter_map(|entry| entry.split_once(UNIT))
+        .collect()
 }
 
 static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
@@ -77,7 +149,7 @@ impl Watch {
             node: AtomicU32::new(0),
             task: AtomicU32::new(0),
             names: Mutex::new(vec!["supervisor".to_owned()]),
-            reproduce: REPRODUCE.with(|slot| slot.borrow_mut().take()),
+            caller: CALLER.with(|slot| slot.borrow_mut().take()),
         });
         let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         watched.retain(|w| w.strong_count() > 0);
@@ -153,29 +225,180 @@ fn watch_forever() {
             }
             entry.2 += TICK;
             if entry.2 >= watch.limit {
-                report_and_abort(&watch, entry.2);
+                report_and_end(&watch, entry.2);
             }
         }
     }
 }
 
-fn report_and_abort(watch: &Watch, stuck: Duration) -> ! {
-    let reproduce = watch
-        .reproduce
-        .clone()
-        .unwrap_or_else(|| format!("CRASHTEST_SEED={}", watch.seed));
-    eprintln!(
-        "\ncrashtest: seed {} is stuck: task t{} on node {} has run for {:?} of wall time \
+fn report_and_end(watch: &Watch, stuck: Duration) -> ! {
+    let reproduce = watch.caller.as_ref().map_or_else(
+        || format!("CRASHTEST_SEED={}", watch.seed),
+        |caller| caller.reproduce.clone(),
+    );
+    let report = format!(
+        "seed {} is stuck: task t{} on node {} has run for {:?} of wall time \
          without returning from its poll.\n\
          A simulation runs every task on one thread, so a task must reach an `.await` that \
          waits (a timer, a message, another task) to let the others run. Look for a loop \
          without an `.await`, blocking I/O, `std::thread::sleep`, or a blocking lock.\n\
          Reproduce with: {reproduce}\n\
-         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow.\n",
+         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow.",
         watch.seed,
         watch.task.load(Ordering::Relaxed),
         watch.node_label(watch.node.load(Ordering::Relaxed)),
         stuck,
     );
+    say(format_args!("\ncrashtest: {report}\n"));
+    let lookup = |name: &str| std::env::var(name).ok();
+    if let Some(again) = run_again(watch.caller.as_ref(), &report, &lookup) {
+        again.replace_process();
+    }
     std::process::abort();
+}
+
+/// Writes a line of the watchdog's to the process's standard error itself: the watchdog
+/// thread inherits libtest's output capture from the test that started it, and a captured
+/// line would be lost with the process.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// A run of this test binary again, without the stuck test.
+#[derive(Debug)]
+struct RunAgain {
+    /// The stuck test.
+    test: String,
+    /// The new `CRASHTEST_STUCK`: the earlier list with the stuck test added.
+    stuck: String,
+}
+
+/// Whether to run the binary again without the stuck test, and how: only for a test the
+/// caller named, outside a `crashtest` worker (which reports an aborted seed itself), and
+/// never for a test already on the list (a loop guard: such a test runs no simulation).
+fn run_again(
+    caller: Option<&Caller>,
+    report: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Option<RunAgain> {
+    use crashtest_protocol::env;
+    let caller = caller?;
+    if lookup(env::RESULTS).is_some() {
+        return None;
+    }
+    let earlier = lookup(env::STUCK).unwrap_or_default();
+    if decode_stuck(&earlier)
+        .iter()
+        .any(|(name, _)| *name == caller.test)
+    {
+        return None;
+    }
+    Some(RunAgain {
+        test: caller.test.clone(),
+        stuck: encode_stuck(&earlier, &caller.test, report),
+    })
+}
+
+impl RunAgain {
+    /// Replaces this process with the test binary run again with the same arguments and the
+    /// new stuck list; returns only if that cannot be done (the caller then aborts).
+    fn replace_process(&self) {
+        use std::io::Write as _;
+        say(format_args!(
+            "crashtest: a stuck thread cannot be stopped, so this test binary runs again with \
+             the same arguments: `{}` fails there at once with the report above, and every \
+             other test runs and reports (those that had already finished run again).\n",
+            self.test
+        ));
+        // What libtest printed before must come before the new run's lines.
+        let _ = std::io::stdout().flush();
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(e) => {
+                say(format_args!(
+                    "crashtest: cannot find this test binary to run it again: {e}"
+                ));
+                return;
+            }
+        };
+        let mut args = std::env::args_os();
+        let name = args.next();
+        let mut command = std::process::Command::new(exe);
+        command
+            .args(args)
+            .env(crashtest_protocol::env::STUCK, &self.stuck);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt as _;
+            if let Some(name) = name {
+                command.arg0(name);
+            }
+            let e = command.exec();
+            say(format_args!(
+                "crashtest: cannot run this test binary again: {e}"
+            ));
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = name;
+            match command.status() {
+                // The stuck test fails there, so the run fails; a failing status even so.
+                Ok(status) => std::process::exit(status.code().filter(|&c| c != 0).unwrap_or(101)),
+                Err(e) => say(format_args!(
+                    "crashtest: cannot run this test binary again: {e}"
+                )),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(test: &str) -> Caller {
+        Caller {
+            test: test.to_owned(),
+            reproduce: format!("CRASHTEST_SEED=8 cargo test -- {test} --exact"),
+        }
+    }
+
+    #[test]
+    fn the_stuck_list_keeps_each_test_with_its_multi_line_report() {
+        let list = encode_stuck("", "a::spins", "seed 8 is stuck\nReproduce with: x");
+        let list = encode_stuck(&list, "b::loops", "seed 3 is stuck");
+        assert_eq!(
+            decode_stuck(&list),
+            [
+                ("a::spins", "seed 8 is stuck\nReproduce with: x"),
+                ("b::loops", "seed 3 is stuck")
+            ]
+        );
+        assert_eq!(decode_stuck(""), []);
+    }
+
+    #[test]
+    fn a_plain_test_run_goes_again_with_the_stuck_test_added_to_the_list() {
+        let earlier = encode_stuck("", "a::spins", "first");
+        let lookup = |name: &str| (name == "CRASHTEST_STUCK").then(|| earlier.clone());
+        let again = run_again(Some(&caller("b::loops")), "second", &lookup).unwrap();
+        assert_eq!(again.test, "b::loops");
+        assert_eq!(
+            decode_stuck(&again.stuck),
+            [("a::spins", "first"), ("b::loops", "second")]
+        );
+        let fresh = run_again(Some(&caller("a::spins")), "first", &|_| None).unwrap();
+        assert_eq!(decode_stuck(&fresh.stuck), [("a::spins", "first")]);
+    }
+
+    #[test]
+    fn a_worker_an_unknown_test_or_a_test_stuck_before_aborts_instead() {
+        let worker = |name: &str| (name == "CRASHTEST_RESULTS").then(|| "r.jsonl".to_owned());
+        assert!(run_again(Some(&caller("a::spins")), "r", &worker).is_none());
+        assert!(run_again(None, "r", &|_| None).is_none());
+        let earlier = encode_stuck("", "a::spins", "first");
+        let again = |name: &str| (name == "CRASHTEST_STUCK").then(|| earlier.clone());
+        assert!(run_again(Some(&caller("a::spins")), "r", &again).is_none());
+    }
 }

@@ -1,18 +1,26 @@
-//! A task that never yields is reported by the watchdog instead of hanging the run.
+//! A task that never yields is reported by the watchdog instead of hanging the run, and the
+//! test binary's other tests still run and report.
 //!
-//! The stuck run must abort its process, so the test runs it in a child process: this test
-//! binary again, asked to run only the ignored `never_yielding_child` test.
+//! The stuck run ends its process, so the test runs it in a child process: this test binary
+//! again, asked to run only the ignored `child_` tests.
 
 use std::process::Command;
 use std::time::Duration;
 
-use crashtest_core::{Config, Sim, node, time};
+use crashtest_core::{Config, Sim, node, plumbing, time};
 
 #[test]
 #[ignore = "run in a child process by a_task_that_never_yields_is_reported"]
-fn never_yielding_child() {
+fn child_never_yields() {
+    // What the test runner does before a test's seeds, and before each seed.
+    if let Some(report) = plumbing::stuck_before("child_never_yields") {
+        panic!("stuck before: {report}");
+    }
+    plumbing::reproduce_with(
+        "child_never_yields",
+        "MY_BUG=spin CRASHTEST_SEED=21 cargo test".into(),
+    );
     let config = Config::default().poll_timeout(Duration::from_secs(1));
-    crashtest_core::plumbing::reproduce_with("MY_BUG=spin CRASHTEST_SEED=21 cargo test".into());
     let _ = Sim::with_config(21, config).run(async {
         node::create("spinner", || async {
             let mut spins = 0u64;
@@ -25,23 +33,41 @@ fn never_yielding_child() {
 }
 
 #[test]
+#[ignore = "run in a child process by a_task_that_never_yields_is_reported"]
+fn child_passes() {
+    assert!(Sim::new(3).run(async {}).is_ok());
+}
+
+#[test]
 fn a_task_that_never_yields_is_reported() {
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--ignored",
-            "--exact",
-            "never_yielding_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--ignored", "child_", "--test-threads=1"])
+        .env_remove("CRASHTEST_STUCK")
+        .env_remove("CRASHTEST_RESULTS")
         .output()
         .expect("the test binary runs again");
-    assert!(!out.status.success(), "a stuck run must not pass");
+    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
     assert!(stderr.contains("seed 21 is stuck"), "{stderr}");
     assert!(stderr.contains("on node spinner (n1)"), "{stderr}");
     assert!(
         stderr.contains("Reproduce with: MY_BUG=spin CRASHTEST_SEED=21 cargo test"),
         "{stderr}"
+    );
+    // The run again: the stuck test fails at once with the report, the other one passes,
+    // and libtest prints its summary.
+    assert!(stdout.contains("test child_passes ... ok"), "{stdout}");
+    assert!(
+        stdout.contains("test child_never_yields ... FAILED"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("stuck before: seed 21 is stuck"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("test result: FAILED. 1 passed; 1 failed"),
+        "{stdout}"
     );
 }

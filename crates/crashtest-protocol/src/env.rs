@@ -16,6 +16,7 @@
 //! | `CRASHTEST_HUNT` | `RUNS`: a guided search of that many runs instead of a seed range |
 //! | `CRASHTEST_COMMIT` | the commit a failure report names (default: asked of git) |
 //! | `CRASHTEST_DESCRIBE` | write what the test is ([`crate::describe::TestInfo`]) to this file and run nothing |
+//! | `CRASHTEST_STUCK` | tests whose poll got stuck in an earlier run of this test binary: they fail at once (set by the watchdog when it runs the binary again) |
 //!
 //! The tool clears every variable of [`WORKER`] before it starts a worker and sets the ones
 //! it means, so that the user's shell cannot change what a worker runs. A value list such as
@@ -59,13 +60,17 @@ pub const DESCRIBE: &str = "CRASHTEST_DESCRIBE";
 pub const SAVE_FAILURES: &str = "CRASHTEST_SAVE_FAILURES";
 /// `0` skips the seeds of a test's regression file, which otherwise run first.
 pub const REGRESSIONS: &str = "CRASHTEST_REGRESSIONS";
+/// The tests whose poll got stuck in an earlier run of this test binary, each with the
+/// watchdog's report: the watchdog sets it when it runs the binary again without them, and
+/// those tests fail at once there instead of running.
+pub const STUCK: &str = "CRASHTEST_STUCK";
 
 /// The variables that decide what a worker runs, cleared before each worker starts.
 ///
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 15] = [
+pub const WORKER: [&str; 16] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -81,6 +86,7 @@ pub const WORKER: [&str; 15] = [
     SAVE_FAILURES,
     REGRESSIONS,
     HUNT,
+    STUCK,
 ];
 
 /// Fault ids as a variable holds them: `3,7`.

@@ -268,6 +268,11 @@ where
     if describe_if_asked(&spec) {
         return;
     }
+    if let Some(stuck) = stuck_before(&spec) {
+        // The report says where the test got stuck; a backtrace of this line would not.
+        eprintln!("{stuck}");
+        std::panic::resume_unwind(Box::new(stuck));
+    }
     let lookup = |name: &str| std::env::var(name).ok();
     let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
@@ -294,6 +299,11 @@ where
     if describe_if_asked(&spec) {
         return;
     }
+    if let Some(stuck) = stuck_before(&spec) {
+        // Returning fails a test that should panic, as a stuck test must.
+        eprintln!("{stuck}");
+        return;
+    }
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     match run_seeds(&spec, &settings, &body) {
@@ -313,6 +323,18 @@ fn describe_if_asked(spec: &TestSpec) -> bool {
         panic!("crashtest: cannot write the test's description to {path:?}: {e}")
     });
     true
+}
+
+/// Why `spec` must fail at once, if a poll of it got stuck in an earlier run of this test
+/// binary and the watchdog ran the binary again without it (see `crashtest_core`'s watchdog).
+fn stuck_before(spec: &TestSpec) -> Option<String> {
+    let test = spec.test_path();
+    crashtest_core::plumbing::stuck_before(&test).map(|report| {
+        format!(
+            "crashtest: `{test}` is not run again: it got stuck in the earlier run of this \
+             test binary, which the watchdog ended.\n{report}"
+        )
+    })
 }
 
 /// Fails the calling test with `report`'s reproduce line.
@@ -688,7 +710,7 @@ where
 /// Tells the watchdog how to reproduce `seed`, for its report if a poll of the seed gets
 /// stuck (the next simulation on this thread takes it).
 fn watch_as(spec: &TestSpec, seed: u64) {
-    crashtest_core::plumbing::reproduce_with(spec.reproduce_command(seed));
+    crashtest_core::plumbing::reproduce_with(&spec.test_path(), spec.reproduce_command(seed));
 }
 
 /// Locks a mutex, ignoring poisoning: a panicking worker thread leaves data that is still
