@@ -3,7 +3,7 @@
 //!
 //! Every probability is an integer [`Ratio`], never a float, so a decision is exact on every
 //! platform. The defaults are FoundationDB's `AsyncFileNonDurable` figures for the crash model
-//! (see `reference/fdb-tigerbeetle-mechanics.md` section 5.1), no running faults, and small
+//! (from FoundationDB's `fdbrpc/AsyncFileNonDurable.actor.h`), no running faults, and small
 //! latencies. A configuration is installed per run with [`crate::configure`] and applies to
 //! every node's disk.
 

@@ -4,8 +4,8 @@
 //! truncates of each file and of the directory changes in the log, then makes the durable
 //! images what the program sees ([`Disk::reboot`]).
 //!
-//! The strong model follows FoundationDB's `AsyncFileNonDurable::kill` (figures in
-//! `reference/fdb-tigerbeetle-mechanics.md` section 5.1): per file, all pending writes
+//! The strong model follows FoundationDB's `AsyncFileNonDurable::kill` (figures from
+//! FoundationDB's `fdbrpc/AsyncFileNonDurable.actor.h`): per file, all pending writes
 //! survive with probability 1/10; otherwise the file is either drop-only (each page kept or
 //! dropped, 1/2 each) or fully corruptible (each page kept, dropped or corrupted, 1/3 each),
 //! and a corrupted page's sectors are kept (1/4), torn (1/2) or dropped (1/4). A torn sector

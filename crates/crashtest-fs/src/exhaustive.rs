@@ -3,7 +3,7 @@
 //!
 //! An [`Explorer`] runs a scenario again and again with the same seed. Each run is one *case*:
 //! a sequence of choices, made by an enumerator in place of the disk's random stream
-//! (TigerBeetle's exhaustigen, `reference/fdb-tigerbeetle-mechanics.md` section 11). The
+//! (the idea of TigerBeetle's exhaustigen, `src/testing/exhaustigen.zig`). The
 //! enumerator records each choice with its bound; after a case it advances the rightmost
 //! choice that can still grow and forgets those after it, so the cases come in lexicographic
 //! order and the exploration ends when every sequence has been run. The first failing case is
