@@ -10,7 +10,8 @@
 //! seed 6 RAFT_BUG=vote_not_persisted # panicked at src/raft/mod.rs:373:5: server 1 recovered...
 //! ```
 //!
-//! The words after the seed are the environment the seed failed under (`NAME=value`): a line
+//! The words after the seed are the environment the seed failed under (`NAME=value`, a value
+//! quoted as a POSIX shell reads it, like the reproduce lines'): a line
 //! runs only where the environment agrees, since the same seed under other settings tests
 //! something else (it is skipped with a note saying what it needs). After `#` comes the
 //! reason, for the reader. Blank lines and lines starting with `#` are comments. A line that
@@ -20,6 +21,8 @@ use std::fmt;
 use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use crashtest_protocol::reproduce;
 
 use crate::TestSpec;
 
@@ -44,7 +47,7 @@ impl Regression {
         self.env
             .iter()
             .filter(|(name, value)| lookup(name).unwrap_or_default() != *value)
-            .map(|(name, value)| format!("{name}={value}"))
+            .map(|(name, value)| format!("{name}={}", reproduce::quote(value)))
             .collect()
     }
 }
@@ -53,7 +56,7 @@ impl fmt::Display for Regression {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "seed {}", self.seed)?;
         for (name, value) in &self.env {
-            write!(f, " {name}={value}")?;
+            write!(f, " {name}={}", reproduce::quote(value))?;
         }
         // One line whatever the reason says: a newline would start a line that is no seed.
         let reason: String = self
@@ -184,13 +187,14 @@ const HEADER: &str = "\
 # skips them all for one run. Format: seed N [NAME=value ...] [# why it failed]
 ";
 
-/// `seed N [NAME=value ...] [# reason]`.
+/// `seed N [NAME=value ...] [# reason]`, the words split as a POSIX shell splits them.
 fn parse(line: &str) -> Option<Regression> {
-    let (fields, reason) = match line.split_once('#') {
-        Some((fields, reason)) => (fields, reason.trim()),
+    let (fields, reason) = match comment_start(line) {
+        Some(at) => (&line[..at], line[at + 1..].trim()),
         None => (line, ""),
     };
-    let mut words = fields.split_whitespace();
+    let words = shlex::split(fields)?;
+    let mut words = words.into_iter();
     if words.next()? != "seed" {
         return None;
     }
@@ -208,6 +212,18 @@ fn parse(line: &str) -> Option<Regression> {
     })
 }
 
+/// Where the line's comment starts, as a shell sees it: the first `#` that begins a word and
+/// is not inside quotes (the text before it splits into words without an open quote).
+fn comment_start(line: &str) -> Option<usize> {
+    line.match_indices('#').map(|(at, _)| at).find(|&at| {
+        let begins_word = line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(char::is_whitespace);
+        begins_word && shlex::split(&line[..at]).is_some()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,11 +238,38 @@ mod tests {
         let line = seed.to_string();
         assert_eq!(
             line,
-            "seed 18446744073709551615 A=1 B= # panicked at a.rs:1:1: no # really"
+            "seed 18446744073709551615 A=1 B='' # panicked at a.rs:1:1: no # really"
         );
         let back = parse(&line).unwrap();
         assert_eq!((back.seed, back.env), (seed.seed, seed.env));
         assert_eq!(back.reason, "panicked at a.rs:1:1: no # really");
+    }
+
+    #[test]
+    fn values_with_spaces_quotes_and_hashes_read_back_whole() {
+        let seed = Regression {
+            seed: 7,
+            env: vec![
+                ("A".into(), "two words".into()),
+                ("B".into(), "it's #1".into()),
+                ("C".into(), "x#y".into()),
+            ],
+            reason: "lost".into(),
+        };
+        let line = seed.to_string();
+        assert_eq!(line, r"seed 7 A='two words' B='it'\''s #1' C='x#y' # lost");
+        assert_eq!(parse(&line), Some(seed));
+        let hand_written = parse(r#"seed 8 A="two words" B=x\ y # why"#).unwrap();
+        assert_eq!(
+            hand_written.env,
+            [("A".into(), "two words".into()), ("B".into(), "x y".into())]
+        );
+        assert_eq!(hand_written.reason, "why");
+    }
+
+    #[test]
+    fn an_unclosed_quote_is_not_a_seed_line() {
+        assert_eq!(parse("seed 9 A='open # reason"), None);
     }
 
     #[test]
