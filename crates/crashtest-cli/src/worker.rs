@@ -95,6 +95,8 @@ impl Job {
             .stderr(log);
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        #[cfg(target_os = "linux")]
+        die_with_this_thread(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start {}", target.exe.display()))?;
@@ -162,6 +164,30 @@ impl Job {
     pub(crate) fn clean_up(&self) {
         let _ = std::fs::remove_file(&self.results);
         let _ = std::fs::remove_file(self.log());
+    }
+}
+
+/// Makes the worker die with the thread that starts it, which lives until the worker ends:
+/// a sweep killed outright (SIGKILL, an OOM kill) cannot stop its workers itself, and its
+/// own process group keeps them from the terminal's signals, so without this they would run
+/// on, writing results nobody reads and holding the CPU.
+#[cfg(target_os = "linux")]
+fn die_with_this_thread(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let sweep = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+    // getppid, which are async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The sweep died between fork and prctl: no signal will come, so do not start.
+            if u32::try_from(libc::getppid()) != Ok(sweep) {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
     }
 }
 

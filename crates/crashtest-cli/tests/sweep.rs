@@ -464,3 +464,73 @@ fn save_failures_appends_each_failing_seed_to_the_tests_regression_file() {
         .collect();
     assert_eq!(saved, failed, "{text}");
 }
+
+/// The processes whose environment mentions `marker` (Linux's /proc), other than this one.
+#[cfg(target_os = "linux")]
+fn processes_mentioning(marker: &str) -> Vec<u32> {
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| String::from_utf8_lossy(&env).contains(marker))
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sweep_killed_outright_takes_its_workers_with_it() {
+    let dir = tempdir("sweep-sigkill");
+    let out = dir.join("results.jsonl");
+    let marker = out.display().to_string();
+    let mut sweep = Command::new(env!("CARGO_BIN_EXE_crashtest"))
+        .args([
+            "sweep",
+            "spins_forever_on_some_seeds",
+            "--exe",
+            &exe(),
+            "--seeds",
+            "8..9",
+            "--seed-timeout",
+            "600s",
+            "-o",
+            &marker,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sweep_pid = sweep.id();
+    let workers = loop {
+        assert!(
+            sweep.try_wait().unwrap().is_none(),
+            "the sweep ended before its worker started"
+        );
+        let workers: Vec<u32> = processes_mentioning(&marker)
+            .into_iter()
+            .filter(|&pid| pid != sweep_pid)
+            .collect();
+        if !workers.is_empty() {
+            break workers;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    sweep.kill().unwrap();
+    sweep.wait().unwrap();
+    // Gone, or a zombie waiting for a parent that no longer exists to reap it.
+    let gone = |pid: &u32| match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.contains(") Z "),
+        Err(_) => true,
+    };
+    // The kernel delivers the signal at once; the bound only keeps a regression from hanging.
+    for _ in 0..300 {
+        if workers.iter().all(gone) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("workers {workers:?} outlived their killed sweep");
+}
