@@ -41,7 +41,7 @@ pub(crate) struct ReadyQueue {
 impl Drop for ReadyQueue {
     /// Keeps the queue's memory for the thread's next run (see `spare`).
     fn drop(&mut self) {
-        super::spare::keep_ready(std::mem::take(&mut self.queue));
+        super::slab::keep_ready(std::mem::take(&mut self.queue));
     }
 }
 
@@ -54,7 +54,7 @@ impl ReadyQueue {
     pub(crate) fn new(window: usize) -> ReadyQueue {
         assert!(window > 0, "the scheduling window holds at least one task");
         ReadyQueue {
-            queue: super::spare::take_ready(),
+            queue: super::slab::take_ready(),
             start: 0,
             window,
         }

@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::task::Waker;
 
-use super::TaskId;
 use super::arena::{CellArena, CellBox, FreedBlock};
 use super::cell::Cell;
 use super::spare;
 use crate::node::NodeId;
+use crate::task::TaskId;
 
 /// A task's one allocation: its future, then its output (see `cell` and `arena`).
 pub(crate) type TaskFuture = CellBox;
@@ -259,7 +259,7 @@ impl TaskTable {
         } else {
             let slot = u32::try_from(self.slots.len()).expect("too many tasks");
             assert!(
-                slot < super::waker::MAX_SLOTS,
+                slot < crate::task::waker::MAX_SLOTS,
                 "more than 2^24 tasks alive at once"
             );
             self.slots.push(SlotEntry::Vacant { next: NO_FREE });
@@ -323,7 +323,7 @@ impl TaskTable {
     ) -> Option<(TaskId, &mut TaskSlot)> {
         match self.slots.get_mut(slot as usize) {
             Some(SlotEntry::Occupied(task))
-                if task.serial & super::waker::SERIAL_MASK == serial_low =>
+                if task.serial & crate::task::waker::SERIAL_MASK == serial_low =>
             {
                 let id = TaskId {
                     slot,

@@ -22,8 +22,8 @@ use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::TaskId;
 use super::table::SlotEntry;
+use crate::task::TaskId;
 
 /// The most bytes a thread keeps between runs.
 pub(crate) const LIMIT: usize = 128 << 20;

@@ -263,8 +263,8 @@ impl Drop for CellBox {
 
 #[cfg(test)]
 mod tests {
+    use super::super::cell::Cell;
     use super::*;
-    use crate::task::cell::Cell;
     use std::future::Future;
     use std::rc::Rc;
     use std::task::{Context, Poll, Waker};
