@@ -42,9 +42,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Config {
+        // Zero is refused as `Config::poll_timeout` refuses it: every poll would be "stuck".
         let poll_timeout_s = std::env::var("CRASHTEST_POLL_TIMEOUT_SECS")
             .ok()
             .and_then(|v| v.parse().ok())
+            .filter(|&secs: &u64| secs > 0)
             .unwrap_or(60);
         Config {
             time_limit: Duration::from_secs(24 * 3600),

@@ -130,6 +130,8 @@ static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
 impl Watch {
     /// Registers a simulation with the watchdog, starting the watchdog on first use.
     pub(crate) fn register(seed: u64, limit: Duration) -> Arc<Watch> {
+        // `Config` refuses a zero limit, which would report every poll the watchdog sees.
+        assert!(!limit.is_zero(), "a zero poll timeout");
         static START: Once = Once::new();
         START.call_once(|| {
             #[allow(
