@@ -255,7 +255,10 @@ impl<T: 'static> Future for JoinHandle<T> {
                         w.same_run(*run),
                         "JoinHandle awaited in another simulation run"
                     );
-                    w.poll_join::<T>(*id, cx)
+                    let polled = w.poll_join::<T>(*id, cx);
+                    // A handle that took its outcome freed its task: the id is stale now.
+                    assert!(polled.is_pending() || w.is_finished(*id));
+                    polled
                 })
                 .expect("a simulated task's JoinHandle was awaited outside its simulation");
                 match polled {
