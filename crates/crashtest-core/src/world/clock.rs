@@ -83,6 +83,11 @@ impl World {
             .insert_with(deadline_ns, || Alarm::Call(callback))
     }
 
+    /// Whether `key` names a timer still armed (not fired, not disarmed).
+    pub(crate) fn timer_armed(&self, key: TimerKey) -> bool {
+        self.timers.borrow().is_armed(key)
+    }
+
     /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures
     /// may have destructors that use the world.
     #[inline]
