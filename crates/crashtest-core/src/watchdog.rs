@@ -211,7 +211,7 @@ impl Watch {
 
     #[inline]
     pub(crate) fn leave_poll(&self) {
-        assert!(
+        debug_assert!(
             self.in_poll.load(Ordering::Relaxed),
             "a poll ended that never began"
         );

@@ -75,7 +75,7 @@ impl ReadyQueue {
         self.queue.push(id);
         // Each live task is queued at most once (`World::verify_queues` checks it), so the
         // ready set is no larger than the table.
-        assert!(self.len() <= super::waker::MAX_SLOTS as usize);
+        debug_assert!(self.len() <= super::waker::MAX_SLOTS as usize);
     }
 
     pub(crate) fn extend(&mut self, ids: impl IntoIterator<Item = TaskId>) {
@@ -92,7 +92,7 @@ impl ReadyQueue {
     /// Ready tasks.
     #[inline]
     fn len(&self) -> usize {
-        assert!(self.start <= self.queue.len());
+        debug_assert!(self.start <= self.queue.len());
         self.queue.len() - self.start
     }
 
@@ -124,7 +124,7 @@ impl ReadyQueue {
             self.queue.clear();
             self.start = 0;
         }
-        assert_eq!(self.len(), len - 1);
+        debug_assert_eq!(self.len(), len - 1);
         Some(picked)
     }
 }

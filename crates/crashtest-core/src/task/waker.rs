@@ -32,7 +32,7 @@ fn pack(run: u16, id: TaskId) -> usize {
         | (u64::from(id.slot) << SERIAL_BITS)
         | u64::from(id.serial & SERIAL_MASK);
     // What is packed here is what `unpack` reads when the waker wakes.
-    assert_eq!(
+    debug_assert_eq!(
         unpack(word as *const ()),
         (run, id.slot, id.serial & SERIAL_MASK)
     );

@@ -159,12 +159,12 @@ const STALE_FLOOR: usize = 64;
 /// and the deadline's value of that digit.
 #[inline]
 fn bucket_of(floor: u64, deadline: u64) -> (usize, usize) {
-    assert!(deadline > floor);
+    debug_assert!(deadline > floor);
     let level = (63 - (deadline ^ floor).leading_zeros()) / DIGIT_BITS;
     let slot = (deadline >> (level * DIGIT_BITS)) as usize & (SLOTS - 1);
     // The bucket's digit is above the floor's (the two differ first there): spreading the
     // lowest bucket therefore only ever moves entries down a level.
-    assert!(slot > (floor >> (level * DIGIT_BITS)) as usize & (SLOTS - 1));
+    debug_assert!(slot > (floor >> (level * DIGIT_BITS)) as usize & (SLOTS - 1));
     (level as usize, slot)
 }
 
@@ -199,7 +199,7 @@ impl<T> TimerHeap<T> {
             if !self.spread_lowest(u64::MAX) {
                 // Only stale entries were left, and the floor may have followed them past the
                 // clock; the queue is empty now, so the old floor bounds it again.
-                assert_eq!(self.entries, 0);
+                debug_assert_eq!(self.entries, 0);
                 assert_eq!(self.stale, 0, "stale timers left in an empty queue");
                 self.floor = floor;
                 return None;
@@ -263,7 +263,7 @@ impl<T> TimerHeap<T> {
     /// of both arming and spreading, and a call per entry moved costs a fifth of the queue.
     #[inline(always)]
     fn place(&mut self, entry: Entry) {
-        assert!(
+        debug_assert!(
             entry.deadline_ns >= self.floor,
             "a timer below the queue's floor"
         );
@@ -488,7 +488,7 @@ impl<T> TimerHeap<T> {
         entry.generation = entry.generation.wrapping_add(1);
         self.free.push(slot);
         // Every free slot was armed once: the free list never outgrows the slots.
-        assert!(self.free.len() <= self.slots.len());
+        debug_assert!(self.free.len() <= self.slots.len());
         alarm
     }
 }

@@ -9,7 +9,7 @@ use super::*;
 impl World {
     pub(super) fn fire_due_timers(&self) {
         // Timers fire between polls, outside every task.
-        assert!(
+        debug_assert!(
             self.current_task.get().is_none(),
             "timers fired inside a poll"
         );
@@ -36,14 +36,14 @@ impl World {
             }
         }
         // Firing moves no time: only the run loop (and a poll's cost) does.
-        assert_eq!(self.now_ns.get(), now, "a timer's alarm moved the clock");
+        debug_assert_eq!(self.now_ns.get(), now, "a timer's alarm moved the clock");
     }
 
     /// Advances the clock by the configured per-poll cost of virtual CPU time.
     pub(super) fn charge_poll_cost(&self) {
         let (min, max) = self.config.poll_cost_ns;
         // `Config::poll_cost` refuses an empty range.
-        assert!(min <= max, "poll cost range {min}..={max} ns is empty");
+        debug_assert!(min <= max, "poll cost range {min}..={max} ns is empty");
         if max > 0 {
             let cost = self
                 .streams

@@ -121,7 +121,7 @@ impl World {
             self.current_task.get().is_none(),
             "a poll began inside a poll"
         );
-        assert_eq!(self.current_node.get(), NodeId::SUPERVISOR);
+        debug_assert_eq!(self.current_node.get(), NodeId::SUPERVISOR);
         let taken = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(id) else {
@@ -156,10 +156,12 @@ impl World {
         // The poll runs user code, which may spawn, wake and arm timers: nothing of the world
         // it reaches may be borrowed now.
         assert!(
-            self.tasks.try_borrow_mut().is_ok()
-                && self.ready.try_borrow_mut().is_ok()
-                && self.timers.try_borrow_mut().is_ok(),
-            "a task was polled under a borrow of the world"
+            self.tasks.try_borrow_mut().is_ok(),
+            "a task was polled under the task table's borrow"
+        );
+        debug_assert!(
+            self.ready.try_borrow_mut().is_ok() && self.timers.try_borrow_mut().is_ok(),
+            "a task was polled under a borrow of the ready queue or the timers"
         );
         self.watch.enter_poll(node.0, id.serial);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
@@ -199,7 +201,7 @@ impl World {
         }
         // After its poll a task waits, is queued again or is done, unless the run failed
         // (a panicking task stays as it was: the run ends with it).
-        assert!(
+        debug_assert!(
             self.failure.borrow().is_some()
                 || self.tasks.borrow().get(id).is_none_or(|slot| !matches!(
                     slot.state,
@@ -225,7 +227,7 @@ impl World {
     }
 
     pub(super) fn after_pending(&self, id: TaskId, future: TaskFuture) {
-        assert_eq!(
+        debug_assert_eq!(
             self.current_task.get(),
             Some(id),
             "a poll ended for another task"

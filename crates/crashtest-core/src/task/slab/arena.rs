@@ -66,7 +66,7 @@ fn class_of(layout: Layout) -> Option<usize> {
 /// The size and alignment of a class's blocks.
 #[inline]
 fn block_layout(class: usize) -> (usize, usize) {
-    assert!(class < CLASSES);
+    debug_assert!(class < CLASSES);
     if class < FINE_CLASSES {
         ((class + 1) * FINE, FINE)
     } else {
@@ -138,7 +138,7 @@ impl CellArena {
             // first word `give_back` set to the next free block.
             self.free[class] = unsafe { block.cast::<Option<NonNull<u8>>>().read() };
             // A block on the list of its class was carved for it: aligned as the class is.
-            assert!((block.as_ptr() as usize).is_multiple_of(block_layout(class).1));
+            debug_assert!((block.as_ptr() as usize).is_multiple_of(block_layout(class).1));
             return block;
         }
         let (size, align) = block_layout(class);
@@ -157,7 +157,7 @@ impl CellArena {
         let (block, end) = unsafe { (next.add(skip), next.add(skip + size)) };
         self.next = Some(end);
         self.left -= skip + size;
-        assert!((block.as_ptr() as usize).is_multiple_of(align));
+        debug_assert!((block.as_ptr() as usize).is_multiple_of(align));
         assert!(self.left <= spare::CHUNK, "carved past the end of a chunk");
         block
     }
@@ -311,7 +311,9 @@ impl CellBox {
         match class {
             Some(class) => {
                 // The cell sits where `CellArena::alloc` put it: in a block of its class.
-                assert!((ptr.as_ptr().cast::<u8>() as usize).is_multiple_of(block_layout(class).1));
+                debug_assert!(
+                    (ptr.as_ptr().cast::<u8>() as usize).is_multiple_of(block_layout(class).1)
+                );
                 // SAFETY: the cell is live and owned by the consumed box (forgotten above, so
                 // it is dropped exactly once); its arena memory outlives this call.
                 unsafe { std::ptr::drop_in_place(ptr.as_ptr()) };

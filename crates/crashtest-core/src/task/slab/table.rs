@@ -104,14 +104,16 @@ impl TaskSlot {
         NodeId(u32::from(self.node))
     }
 
+    #[inline]
     fn flag(&self, flag: u8) -> bool {
         // One flag at a time: a mask of several would read as "any of them".
-        assert!(flag.is_power_of_two());
+        debug_assert!(flag.is_power_of_two());
         self.flags & flag != 0
     }
 
+    #[inline]
     fn set_flag(&mut self, flag: u8, on: bool) {
-        assert!(flag.is_power_of_two());
+        debug_assert!(flag.is_power_of_two());
         if on {
             self.flags |= flag;
         } else {
@@ -123,7 +125,7 @@ impl TaskSlot {
     #[inline]
     pub(crate) fn take_future(&mut self) -> Option<TaskFuture> {
         // A finished task's cell is its outcome, which only the join path takes.
-        assert_ne!(
+        debug_assert_ne!(
             self.state,
             TaskState::Done,
             "took the future of a finished task"
@@ -136,7 +138,7 @@ impl TaskSlot {
     pub(crate) fn put_future(&mut self, future: TaskFuture) {
         assert!(self.future.is_none(), "a task slot holds two futures");
         // The executor decides the state first: a task that keeps its future waits.
-        assert!(
+        debug_assert!(
             matches!(self.state, TaskState::Idle | TaskState::Queued),
             "a future put back into a task in state {:?}",
             self.state
@@ -148,7 +150,7 @@ impl TaskSlot {
     #[inline]
     pub(crate) fn prefetch_future(&self) {
         // Called as an idle task is woken: only a running task is without its future.
-        assert!(self.future.is_some(), "a waiting task without its future");
+        debug_assert!(self.future.is_some(), "a waiting task without its future");
         if let Some(future) = &self.future {
             future.prefetch();
         }
@@ -162,7 +164,7 @@ impl TaskSlot {
     /// Asks a running task to stop when its poll returns.
     pub(crate) fn request_cancel(&mut self) {
         // A task that is not running is cancelled at once, not asked to stop.
-        assert!(
+        debug_assert!(
             matches!(self.state, TaskState::Running | TaskState::RunningWoken),
             "asked a task in state {:?} to stop after its poll",
             self.state
@@ -179,18 +181,19 @@ impl TaskSlot {
     pub(crate) fn detach(&mut self) {
         assert!(self.handle_alive(), "a task's handle was dropped twice");
         // A finished task's outcome goes with its handle (`World::detach` frees it instead).
-        assert_ne!(self.state, TaskState::Done, "detached a finished task");
+        debug_assert_ne!(self.state, TaskState::Done, "detached a finished task");
         self.set_flag(HANDLE_ALIVE, false);
     }
 
     /// Stores how the task ended, for its handle.
+    #[inline]
     pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
         assert!(
             self.future.is_none() && !self.flag(CANCELLED),
             "a task's outcome is set once"
         );
-        assert_eq!(self.state, TaskState::Done, "an outcome for a running task");
-        assert!(
+        debug_assert_eq!(self.state, TaskState::Done, "an outcome for a running task");
+        debug_assert!(
             self.handle_alive(),
             "an outcome kept with nobody to read it"
         );
@@ -205,8 +208,9 @@ impl TaskSlot {
     /// # Panics
     ///
     /// Panics if the outcome was already taken or never set.
+    #[inline]
     pub(crate) fn take_outcome(&mut self) -> Outcome {
-        assert_eq!(self.state, TaskState::Done, "the outcome of a running task");
+        debug_assert_eq!(self.state, TaskState::Done, "the outcome of a running task");
         if self.flag(CANCELLED) {
             self.set_flag(CANCELLED, false);
             return Outcome::Cancelled;
@@ -375,7 +379,7 @@ impl TaskTable {
         slot: u32,
         serial_low: u32,
     ) -> Option<(TaskId, &mut TaskSlot)> {
-        assert!(serial_low <= crate::task::waker::SERIAL_MASK);
+        debug_assert!(serial_low <= crate::task::waker::SERIAL_MASK);
         match self.slots.get_mut(slot as usize) {
             Some(SlotEntry::Occupied(task))
                 if task.serial & crate::task::waker::SERIAL_MASK == serial_low =>
@@ -423,6 +427,7 @@ impl TaskTable {
     }
 
     /// Takes the waker of the join handle waiting for the live task `id`, if one waits.
+    #[inline]
     pub(crate) fn take_join_waker(&mut self, id: TaskId) -> Option<Waker> {
         assert!(self.get(id).is_some(), "a join waker for a stale task");
         if self.join_wakers.is_empty() {
@@ -440,7 +445,7 @@ impl TaskTable {
             panic!("freed a free task slot");
         };
         assert_eq!(slot.serial, id.serial, "freed a stale task id");
-        assert_eq!(slot.state, TaskState::Done, "freed an unfinished task");
+        debug_assert_eq!(slot.state, TaskState::Done, "freed an unfinished task");
         assert!(
             slot.future.is_none() && !slot.flag(CANCELLED),
             "freed a task whose outcome was not taken"
@@ -451,7 +456,7 @@ impl TaskTable {
         };
         self.free_top = id.slot;
         self.vacant += 1;
-        assert!(self.vacant <= self.slots.len());
+        debug_assert!(self.vacant <= self.slots.len());
         if named {
             self.names.remove(&id.slot);
         }
