@@ -42,9 +42,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Config {
+        // Zero is refused as `Config::poll_timeout` refuses it: every poll would be "stuck".
         let poll_timeout_s = std::env::var("CRASHTEST_POLL_TIMEOUT_SECS")
             .ok()
             .and_then(|v| v.parse().ok())
+            .filter(|&secs: &u64| secs > 0)
             .unwrap_or(60);
         Config {
             time_limit: Duration::from_secs(24 * 3600),
@@ -542,6 +544,18 @@ where
     let (_, second_hashes) = run(hashing);
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
+    // The hashes are the fingerprint after each event: as many as the run's events, the
+    // last one the run's fingerprint.
+    let summary = match &first {
+        Ok(summary) => summary,
+        Err(failure) => &failure.summary,
+    };
+    assert_eq!(first_hashes.len() as u64, summary.events);
+    assert!(
+        first_hashes
+            .last()
+            .is_none_or(|&last| last == summary.fingerprint)
+    );
     let parted = first_hashes
         .iter()
         .zip(&second_hashes)

@@ -115,7 +115,16 @@ const RECORD: char = '\u{1e}';
 /// `list` (a `CRASHTEST_STUCK` value) with `test` and its `report` added.
 fn encode_stuck(list: &str, test: &str, report: &str) -> String {
     let clean = |text: &str| text.replace([UNIT, RECORD], " ");
-    format!("{list}{}{UNIT}{}{RECORD}", clean(test), clean(report))
+    let (test, report) = (clean(test), clean(report));
+    let entry = format!("{test}{UNIT}{report}{RECORD}");
+    // What is written here is what the binary's next run reads (`decode_stuck`), whatever
+    // separators the name or the report held.
+    assert_eq!(
+        decode_stuck(&entry),
+        [(test.as_str(), report.as_str())],
+        "a stuck test's entry does not read back"
+    );
+    format!("{list}{entry}")
 }
 
 /// The tests and reports of a `CRASHTEST_STUCK` value.
@@ -130,6 +139,8 @@ static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
 impl Watch {
     /// Registers a simulation with the watchdog, starting the watchdog on first use.
     pub(crate) fn register(seed: u64, limit: Duration) -> Arc<Watch> {
+        // `Config` refuses a zero limit, which would report every poll the watchdog sees.
+        assert!(!limit.is_zero(), "a zero poll timeout");
         static START: Once = Once::new();
         START.call_once(|| {
             #[allow(
@@ -159,6 +170,11 @@ impl Watch {
 
     /// Records the name of node `index` (at its creation; rare, so a lock is cheap).
     pub(crate) fn name_node(&self, index: u32, name: &str) {
+        // The node table holds at most 2^16 nodes, which bounds the list grown here.
+        assert!(
+            index <= u32::from(u16::MAX),
+            "node index {index} out of range"
+        );
         let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
         let index = index as usize;
         if names.len() <= index {
@@ -178,6 +194,11 @@ impl Watch {
 
     #[inline]
     pub(crate) fn enter_poll(&self, node: u32, task: u32) {
+        // One poll at a time: `leave_poll` closes each (a panic included, which is caught).
+        assert!(
+            !self.in_poll.load(Ordering::Relaxed),
+            "a poll began inside a poll"
+        );
         self.node.store(node, Ordering::Relaxed);
         self.task.store(task, Ordering::Relaxed);
         // One writer (the simulation's thread): a load and a store, no locked instruction.
@@ -190,6 +211,10 @@ impl Watch {
 
     #[inline]
     pub(crate) fn leave_poll(&self) {
+        debug_assert!(
+            self.in_poll.load(Ordering::Relaxed),
+            "a poll ended that never began"
+        );
         self.in_poll.store(false, Ordering::Release);
     }
 }

@@ -8,11 +8,8 @@
 //! A panic in a simulated task fails the whole run (a simulator that carried on would hide
 //! the bug it exists to find), so a `JoinHandle` never reports a panic inside a simulation.
 
-mod arena;
-mod cell;
 mod ready;
-mod spare;
-mod table;
+mod slab;
 pub(crate) mod waker;
 
 use std::fmt;
@@ -22,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
-pub(crate) use table::{Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};
+pub(crate) use slab::{Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};
 
 use crate::world;
 
@@ -258,7 +255,10 @@ impl<T: 'static> Future for JoinHandle<T> {
                         w.same_run(*run),
                         "JoinHandle awaited in another simulation run"
                     );
-                    w.poll_join::<T>(*id, cx)
+                    let polled = w.poll_join::<T>(*id, cx);
+                    // A handle that took its outcome freed its task: the id is stale now.
+                    debug_assert!(polled.is_pending() || w.is_finished(*id));
+                    polled
                 })
                 .expect("a simulated task's JoinHandle was awaited outside its simulation");
                 match polled {

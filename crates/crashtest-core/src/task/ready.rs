@@ -41,7 +41,7 @@ pub(crate) struct ReadyQueue {
 impl Drop for ReadyQueue {
     /// Keeps the queue's memory for the thread's next run (see `spare`).
     fn drop(&mut self) {
-        super::spare::keep_ready(std::mem::take(&mut self.queue));
+        super::slab::keep_ready(std::mem::take(&mut self.queue));
     }
 }
 
@@ -54,7 +54,7 @@ impl ReadyQueue {
     pub(crate) fn new(window: usize) -> ReadyQueue {
         assert!(window > 0, "the scheduling window holds at least one task");
         ReadyQueue {
-            queue: super::spare::take_ready(),
+            queue: super::slab::take_ready(),
             start: 0,
             window,
         }
@@ -73,17 +73,34 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn push(&mut self, id: TaskId) {
         self.queue.push(id);
+        // Each live task is queued at most once (`World::verify_queues` checks it), so the
+        // ready set is no larger than the table.
+        debug_assert!(self.len() <= super::waker::MAX_SLOTS as usize);
     }
 
     pub(crate) fn extend(&mut self, ids: impl IntoIterator<Item = TaskId>) {
-        self.queue.extend(ids);
+        for id in ids {
+            self.push(id);
+        }
+    }
+
+    /// The ready task ids, oldest first (stale ones included: see `world::executor`).
+    pub(crate) fn waiting(&self) -> &[TaskId] {
+        &self.queue[self.start..]
+    }
+
+    /// Ready tasks.
+    #[inline]
+    fn len(&self) -> usize {
+        debug_assert!(self.start <= self.queue.len());
+        self.queue.len() - self.start
     }
 
     /// Removes and returns a task drawn uniformly from the oldest `window` ready ones, or
     /// `None` (without a draw) if none is ready.
     #[inline]
     pub(crate) fn pick(&mut self, scheduler: &mut Rng) -> Option<TaskId> {
-        let len = self.queue.len() - self.start;
+        let len = self.len();
         if len == 0 {
             return None;
         }
@@ -107,7 +124,7 @@ impl ReadyQueue {
             self.queue.clear();
             self.start = 0;
         }
-        debug_assert_eq!(self.queue.len() - self.start, len - 1);
+        debug_assert_eq!(self.len(), len - 1);
         Some(picked)
     }
 }

@@ -23,18 +23,25 @@ const _: () = assert!(
     usize::BITS == 64,
     "crashtest packs wakers into 64-bit words"
 );
+// The run, the slot and the serial fill the word exactly, the run in the top 16 bits.
+const _: () = assert!(u16::BITS + SLOT_BITS + SERIAL_BITS == u64::BITS);
 
 fn pack(run: u16, id: TaskId) -> usize {
     assert!(id.slot < MAX_SLOTS);
-    let word = (u64::from(run) << 48)
+    let word = (u64::from(run) << (SLOT_BITS + SERIAL_BITS))
         | (u64::from(id.slot) << SERIAL_BITS)
         | u64::from(id.serial & SERIAL_MASK);
+    // What is packed here is what `unpack` reads when the waker wakes.
+    debug_assert_eq!(
+        unpack(word as *const ()),
+        (run, id.slot, id.serial & SERIAL_MASK)
+    );
     word as usize
 }
 
 fn unpack(data: *const ()) -> (u16, u32, u32) {
     let word = data as usize as u64;
-    let run = (word >> 48) as u16;
+    let run = (word >> (SLOT_BITS + SERIAL_BITS)) as u16;
     let slot = ((word >> SERIAL_BITS) & u64::from(MAX_SLOTS - 1)) as u32;
     let serial_low = (word as u32) & SERIAL_MASK;
     (run, slot, serial_low)
@@ -53,13 +60,13 @@ fn wake(data: *const ()) {
 
 fn drop(_: *const ()) {}
 
-/// The waker of task `id` in run `run`.
 /// The run, slot and serial a simulator waker names, or `None` for any other waker.
 #[inline]
 pub(crate) fn task_of(waker: &Waker) -> Option<(u16, u32, u32)> {
     std::ptr::eq(waker.vtable(), &VTABLE).then(|| unpack(waker.data()))
 }
 
+/// The waker of task `id` in run `run`.
 pub(crate) fn waker_for(run: u16, id: TaskId) -> Waker {
     let raw = RawWaker::new(pack(run, id) as *const (), &VTABLE);
     // SAFETY: the vtable's functions never dereference the data word (it is a packed

@@ -121,6 +121,8 @@ impl Interval {
     /// # }).unwrap();
     /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        // The sleep waits for the next tick (set together in `interval_at` and `reset`).
+        assert_eq!(self.sleep.deadline(), self.next);
         if self.sleep.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
         }
@@ -136,6 +138,8 @@ impl Interval {
                 due + self.period * periods
             }
         };
+        // The schedule moves forward by at least a period (never zero, see `interval_at`).
+        assert!(next > due, "an interval's next tick is not after its last");
         self.next = next;
         self.sleep.as_mut().reset(next);
         Poll::Ready(due)

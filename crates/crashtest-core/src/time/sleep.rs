@@ -54,6 +54,8 @@ pub fn sleep(duration: Duration) -> Sleep {
 #[inline]
 fn sim_parts(w: &World, deadline: Instant) -> (Instant, u32, u64) {
     let fire_at_ns = w.stretched_deadline(deadline.as_nanos_since_start());
+    // A stretch only delays: a sleep never fires before its deadline.
+    debug_assert!(fire_at_ns >= deadline.as_nanos_since_start());
     (deadline, w.run_tag(), fire_at_ns)
 }
 
@@ -120,6 +122,8 @@ impl Sleep {
         fire_at_ns: u64,
         real: Option<Pin<Box<tokio::time::Sleep>>>,
     ) -> Sleep {
+        // A tokio sleep keeps its own deadline: the simulated fields stay unset.
+        assert!(real.is_none() || (run == 0 && fire_at_ns == 0));
         Sleep {
             deadline,
             real,
@@ -183,6 +187,7 @@ impl Sleep {
                 w.cancel_timer(key);
             }
             this.fire_at_ns = w.stretched_deadline(deadline.as_nanos_since_start());
+            assert!(this.fire_at_ns >= deadline.as_nanos_since_start());
         })
         .expect("a simulated Sleep was reset outside its simulation");
     }
@@ -205,7 +210,9 @@ impl Future for Sleep {
             if w.now_ns() >= this.fire_at_ns {
                 // The run loop fires every due timer before it polls a task, so this sleep's
                 // timer has fired already: there is nothing to cancel.
-                this.key = None;
+                if let Some(key) = this.key.take() {
+                    debug_assert!(!w.timer_armed(key), "a due sleep's timer did not fire");
+                }
                 return Poll::Ready(());
             }
             match this.key {
@@ -230,6 +237,7 @@ impl Drop for Sleep {
     fn drop(&mut self) {
         // Only a simulated sleep holds a key (a tokio sleep drops its own timer).
         if let Some(key) = self.key {
+            assert!(self.real.is_none(), "a tokio sleep holds a simulated timer");
             world::with(|w| w.same_run(self.run).then(|| w.cancel_timer(key)));
         }
     }

@@ -96,6 +96,8 @@ const SLOTS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+// A level's occupied slots are the bits of one `u64`, and the levels the bits of one `u32`.
+const _: () = assert!(SLOTS <= 64 && LEVELS <= 32);
 
 #[derive(Debug)]
 pub(crate) struct TimerHeap<T> {
@@ -136,6 +138,16 @@ impl<T> Default for TimerHeap<T> {
     }
 }
 
+impl<T> Drop for TimerHeap<T> {
+    /// Checks the queue a last time as its run ends (not while a panic unwinds: a check
+    /// that failed mid-change has already said what broke).
+    fn drop(&mut self) {
+        if crate::verify::enabled() && !std::thread::panicking() {
+            self.verify();
+        }
+    }
+}
+
 /// Entries a bucket keeps room for once spread; larger allocations are given back.
 const KEPT_CAPACITY: usize = 256;
 
@@ -150,12 +162,16 @@ fn bucket_of(floor: u64, deadline: u64) -> (usize, usize) {
     debug_assert!(deadline > floor);
     let level = (63 - (deadline ^ floor).leading_zeros()) / DIGIT_BITS;
     let slot = (deadline >> (level * DIGIT_BITS)) as usize & (SLOTS - 1);
+    // The bucket's digit is above the floor's (the two differ first there): spreading the
+    // lowest bucket therefore only ever moves entries down a level.
+    debug_assert!(slot > (floor >> (level * DIGIT_BITS)) as usize & (SLOTS - 1));
     (level as usize, slot)
 }
 
 /// The smallest deadline bucket `(level, slot)` around `floor` can hold.
 #[inline]
 fn bucket_low(floor: u64, level: usize, slot: usize) -> u64 {
+    assert!(level < LEVELS && slot < SLOTS);
     let shift = level as u32 * DIGIT_BITS;
     let above = (floor >> shift).checked_shr(DIGIT_BITS).unwrap_or(0) << DIGIT_BITS;
     (above | slot as u64) << shift
@@ -184,9 +200,14 @@ impl<T> TimerHeap<T> {
                 // Only stale entries were left, and the floor may have followed them past the
                 // clock; the queue is empty now, so the old floor bounds it again.
                 debug_assert_eq!(self.entries, 0);
+                assert_eq!(self.stale, 0, "stale timers left in an empty queue");
                 self.floor = floor;
                 return None;
             }
+            assert!(
+                self.floor >= floor,
+                "the timer queue's floor went backwards"
+            );
         }
     }
 
@@ -242,6 +263,10 @@ impl<T> TimerHeap<T> {
     /// of both arming and spreading, and a call per entry moved costs a fifth of the queue.
     #[inline(always)]
     fn place(&mut self, entry: Entry) {
+        debug_assert!(
+            entry.deadline_ns >= self.floor,
+            "a timer below the queue's floor"
+        );
         if entry.deadline_ns == self.floor {
             // The entry fires soon, and firing reads its slot: start loading it now, so the
             // timers that share a deadline wait for their slots together, not one by one.
@@ -281,6 +306,11 @@ impl<T> TimerHeap<T> {
         }
         let alarm = self.release(key.slot);
         self.stale += 1;
+        // Each stale entry is one of the queue's entries, left behind by its removal.
+        assert!(
+            self.stale <= self.entries,
+            "more stale timers than queued ones"
+        );
         if self.stale > STALE_FLOOR && self.stale * 2 > self.entries {
             self.drop_all_stale();
         }
@@ -297,6 +327,8 @@ impl<T> TimerHeap<T> {
                     return None;
                 }
                 let entry = self.due.pop_front().expect("looked at the front");
+                // `due` holds the entries at the floor (placed there, or spread there).
+                assert_eq!(entry.deadline_ns, self.floor);
                 self.entries -= 1;
                 return Some(self.release(entry.slot));
             }
@@ -314,6 +346,7 @@ impl<T> TimerHeap<T> {
                 return;
             }
             self.due.pop_front();
+            assert!(self.stale > 0, "a cancelled timer was not counted as stale");
             self.entries -= 1;
             self.stale -= 1;
         }
@@ -324,7 +357,7 @@ impl<T> TimerHeap<T> {
     /// `pop_due`). Returns false, changing nothing, if no bucket holds entries or the lowest
     /// cannot hold a deadline up to `limit`. Requires `due` to be empty.
     fn spread_lowest(&mut self, limit: u64) -> bool {
-        debug_assert!(self.due.is_empty());
+        assert!(self.due.is_empty());
         if self.occupied_levels == 0 {
             self.quiet_until = u64::MAX;
             return false;
@@ -332,6 +365,8 @@ impl<T> TimerHeap<T> {
         let level = self.occupied_levels.trailing_zeros() as usize;
         let slot = self.occupied[level].trailing_zeros() as usize;
         let low = bucket_low(self.floor, level, slot);
+        // Buckets hold only deadlines above the floor (the floor's own wait in `due`).
+        assert!(low > self.floor, "a bucket at or below the queue's floor");
         if low > limit {
             // Every other bucket lies above this one.
             self.quiet_until = low;
@@ -361,6 +396,12 @@ impl<T> TimerHeap<T> {
         for &entry in &spread {
             self.place(entry);
         }
+        // The new floor is the earliest deadline spread, unless `limit` came first: either
+        // an entry sits in `due` now, or none is due by `limit`.
+        assert!(
+            !self.due.is_empty() || floor == limit,
+            "a spread left nothing due"
+        );
         spread.clear();
         if spread.capacity() > KEPT_CAPACITY {
             // A bucket of a high level fills once per lap of the level below and then sits
@@ -374,6 +415,7 @@ impl<T> TimerHeap<T> {
 
     /// Rebuilds the queue without its stale entries.
     fn drop_all_stale(&mut self) {
+        assert!(self.stale <= self.entries);
         let slots = &self.slots;
         let live = |entry: &Entry| entry.is_live(slots);
         self.due.retain(live);
@@ -389,6 +431,53 @@ impl<T> TimerHeap<T> {
         }
         self.entries -= self.stale;
         self.stale = 0;
+        // Already a walk of every bucket, so counting what is left costs no more.
+        let queued = self.due.len() + self.buckets.iter().map(Vec::len).sum::<usize>();
+        assert_eq!(
+            queued, self.entries,
+            "the timer queue lost count of its entries"
+        );
+        if crate::verify::enabled() {
+            self.verify();
+        }
+    }
+
+    /// Checks the whole queue against the module's invariants (O(n), behind the verify
+    /// switch): every entry in the bucket its deadline names around the floor, the occupied
+    /// bits naming exactly the non-empty buckets, and the counts of entries, stale entries
+    /// and armed slots agreeing.
+    fn verify(&self) {
+        assert!(self.due.iter().all(|e| e.deadline_ns == self.floor));
+        let mut stale = self.due.iter().filter(|e| !e.is_live(&self.slots)).count();
+        let mut queued = self.due.len();
+        for (index, bucket) in self.buckets.iter().enumerate() {
+            let (level, slot) = (index / SLOTS, index % SLOTS);
+            let marked = self.occupied[level] & (1 << slot) != 0;
+            assert_eq!(
+                marked,
+                !bucket.is_empty(),
+                "bucket {level}/{slot} is marked wrong"
+            );
+            for entry in bucket {
+                assert_eq!(bucket_of(self.floor, entry.deadline_ns), (level, slot));
+                assert!(entry.deadline_ns >= self.quiet_until);
+            }
+            stale += bucket.iter().filter(|e| !e.is_live(&self.slots)).count();
+            queued += bucket.len();
+        }
+        for (level, &slots) in self.occupied.iter().enumerate() {
+            let marked = self.occupied_levels & (1 << level) != 0;
+            assert_eq!(marked, slots != 0, "level {level} is marked wrong");
+        }
+        assert_eq!(queued, self.entries);
+        assert_eq!(stale, self.stale);
+        let armed = self.slots.iter().filter(|s| s.alarm.is_some()).count();
+        assert_eq!(
+            armed,
+            self.entries - self.stale,
+            "armed slots and live entries differ"
+        );
+        assert_eq!(armed + self.free.len(), self.slots.len(), "a slot is lost");
     }
 
     /// Frees an armed slot and returns its alarm; the slot's generation moves on, so entries
@@ -398,6 +487,8 @@ impl<T> TimerHeap<T> {
         let alarm = entry.alarm.take().expect("released an armed slot");
         entry.generation = entry.generation.wrapping_add(1);
         self.free.push(slot);
+        // Every free slot was armed once: the free list never outgrows the slots.
+        debug_assert!(self.free.len() <= self.slots.len());
         alarm
     }
 }
@@ -506,6 +597,9 @@ mod tests {
                     }
                 }
                 assert_eq!(heap.len(), model.len());
+                if step % 100 == 0 {
+                    heap.verify();
+                }
             }
         }
     }

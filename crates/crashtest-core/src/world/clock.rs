@@ -8,6 +8,11 @@ use super::*;
 
 impl World {
     pub(super) fn fire_due_timers(&self) {
+        // Timers fire between polls, outside every task.
+        debug_assert!(
+            self.current_task.get().is_none(),
+            "timers fired inside a poll"
+        );
         let now = self.now_ns.get();
         loop {
             let alarm = self.timers.borrow_mut().pop_due(now);
@@ -30,18 +35,24 @@ impl World {
                 }
             }
         }
+        // Firing moves no time: only the run loop (and a poll's cost) does.
+        debug_assert_eq!(self.now_ns.get(), now, "a timer's alarm moved the clock");
     }
 
     /// Advances the clock by the configured per-poll cost of virtual CPU time.
     pub(super) fn charge_poll_cost(&self) {
         let (min, max) = self.config.poll_cost_ns;
+        // `Config::poll_cost` refuses an empty range.
+        debug_assert!(min <= max, "poll cost range {min}..={max} ns is empty");
         if max > 0 {
             let cost = self
                 .streams
                 .borrow_mut()
                 .scheduler()
                 .range_inclusive(min, max);
-            self.now_ns.set(self.now_ns.get() + cost);
+            let now = self.now_ns.get();
+            self.now_ns
+                .set(now.checked_add(cost).expect("virtual time overflowed"));
         }
     }
 
@@ -83,11 +94,17 @@ impl World {
             .insert_with(deadline_ns, || Alarm::Call(callback))
     }
 
+    /// Whether `key` names a timer still armed (not fired, not disarmed).
+    pub(crate) fn timer_armed(&self, key: TimerKey) -> bool {
+        self.timers.borrow().is_armed(key)
+    }
+
     /// Disarms a timer. What it held is dropped after the borrow ends: a callback's captures
     /// may have destructors that use the world.
     #[inline]
     pub(crate) fn cancel_timer(&self, key: TimerKey) {
         let removed = self.timers.borrow_mut().remove(key);
+        assert!(!self.timer_armed(key), "a disarmed timer is still armed");
         drop(removed);
     }
 
@@ -106,6 +123,10 @@ impl World {
             rng.chance(crate::fault::STRETCH_CHANCE)
                 .then(|| crate::fault::stretch(rng, max))
         });
+        assert!(
+            extra.is_none_or(|d| d <= max),
+            "a sleep stretched past its bound"
+        );
         let extra_ns = extra.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
         deadline_ns.saturating_add(extra_ns)
     }

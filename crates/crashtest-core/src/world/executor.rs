@@ -41,6 +41,9 @@ impl World {
                 .pick(self.streams.borrow_mut().scheduler());
             if let Some(id) = next {
                 self.poll_task(id);
+                if crate::verify::enabled() && self.polls.get().is_multiple_of(1024) {
+                    self.verify_queues();
+                }
                 continue;
             }
             let next_deadline = self.timers.borrow_mut().next_deadline();
@@ -66,9 +69,59 @@ impl World {
                 }
             }
         }
+        if crate::verify::enabled() {
+            self.verify_queues();
+        }
+    }
+
+    /// Checks the ready queue against the task table (O(n), behind the verify switch, run
+    /// every so many polls): between polls no task is running (but one whose panic failed
+    /// the run), a waiting id names a queued task or a stale one, each queued task waits
+    /// once, and every queued task of a node that is not paused is in the queue (a paused
+    /// node's may be parked instead).
+    fn verify_queues(&self) {
+        let tasks = self.tasks.borrow();
+        let nodes = self.nodes.borrow();
+        let failed = self.failure.borrow().is_some();
+        let mut queued: Vec<TaskId> = Vec::new();
+        for &id in self.ready.borrow().waiting() {
+            match tasks.get(id).map(|slot| slot.state) {
+                None | Some(TaskState::Done) => {}
+                Some(TaskState::Queued) => queued.push(id),
+                Some(state) => panic!("task {id} waits in the ready queue in state {state:?}"),
+            }
+        }
+        let listed = queued.len();
+        queued.sort_unstable();
+        queued.dedup();
+        assert_eq!(
+            queued.len(),
+            listed,
+            "a task waits in the ready queue twice"
+        );
+        for (id, slot) in tasks.iter_unfinished() {
+            match slot.state {
+                TaskState::Running | TaskState::RunningWoken => {
+                    assert!(failed, "task {id} is running between polls");
+                }
+                TaskState::Queued if nodes.status(slot.node()) != NodeStatus::Paused => {
+                    assert!(
+                        queued.binary_search(&id).is_ok(),
+                        "queued task {id} is not in the ready queue"
+                    );
+                }
+                _ => {}
+            }
+        }
     }
 
     pub(super) fn poll_task(&self, id: TaskId) {
+        // Between polls no task runs, on no node (both set for the poll and reset after it).
+        assert!(
+            self.current_task.get().is_none(),
+            "a poll began inside a poll"
+        );
+        debug_assert_eq!(self.current_node.get(), NodeId::SUPERVISOR);
         let taken = {
             let mut tasks = self.tasks.borrow_mut();
             let Some(slot) = tasks.get_mut(id) else {
@@ -83,6 +136,12 @@ impl World {
                 self.nodes.borrow_mut().park(node, id);
                 return;
             }
+            // A kill finishes every waiting task of the node, so none is left queued there.
+            assert_ne!(
+                status,
+                NodeStatus::Dead,
+                "task {id} of a dead node was queued"
+            );
             slot.state = TaskState::Running;
             slot.take_future().map(|future| (future, node))
         };
@@ -94,6 +153,16 @@ impl World {
         self.record(EventKind::Poll { task: id });
         let waker = waker_for(self.run_tag as u16, id);
         let mut cx = Context::from_waker(&waker);
+        // The poll runs user code, which may spawn, wake and arm timers: nothing of the world
+        // it reaches may be borrowed now.
+        assert!(
+            self.tasks.try_borrow_mut().is_ok(),
+            "a task was polled under the task table's borrow"
+        );
+        debug_assert!(
+            self.ready.try_borrow_mut().is_ok() && self.timers.try_borrow_mut().is_ok(),
+            "a task was polled under a borrow of the ready queue or the timers"
+        );
         self.watch.enter_poll(node.0, id.serial);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
@@ -130,6 +199,16 @@ impl World {
                 self.drop_panicked_cell(future);
             }
         }
+        // After its poll a task waits, is queued again or is done, unless the run failed
+        // (a panicking task stays as it was: the run ends with it).
+        debug_assert!(
+            self.failure.borrow().is_some()
+                || self.tasks.borrow().get(id).is_none_or(|slot| !matches!(
+                    slot.state,
+                    TaskState::Running | TaskState::RunningWoken
+                )),
+            "task {id} is still running after its poll"
+        );
         self.current_task.set(None);
         self.current_node.set(NodeId::SUPERVISOR);
         self.charge_poll_cost();
@@ -148,6 +227,11 @@ impl World {
     }
 
     pub(super) fn after_pending(&self, id: TaskId, future: TaskFuture) {
+        debug_assert_eq!(
+            self.current_task.get(),
+            Some(id),
+            "a poll ended for another task"
+        );
         let node = {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id).expect("a running task keeps its slot");
@@ -190,6 +274,7 @@ impl World {
         };
         self.record(kind);
         if self.body.get() == Some(id) {
+            assert!(!self.body_done.get(), "the run's body finished twice");
             self.body_done.set(true);
         }
         let mut tasks = self.tasks.borrow_mut();
@@ -218,6 +303,11 @@ impl World {
     /// free its tasks may fail as they like (typically unwrapping an error from the dead
     /// disk). The block of a cell whose destructor panicked is not reused.
     pub(super) fn drop_cell(&self, cell: TaskFuture, node: NodeId) {
+        // A cell's destructor is user code, which may spawn, wake or abort.
+        assert!(
+            self.tasks.try_borrow_mut().is_ok(),
+            "a task's cell was dropped under the task table's borrow"
+        );
         match panic_capture::catch(|| cell.drop_in_place()) {
             Ok(Some(block)) => self.tasks.borrow_mut().give_back(block),
             Ok(None) => {}
@@ -232,6 +322,10 @@ impl World {
     /// Drops the cell of a future that panicked in its poll: its state is unknown, so its
     /// destructor may panic too, and that second panic is not reported.
     pub(super) fn drop_panicked_cell(&self, cell: TaskFuture) {
+        assert!(
+            self.tasks.try_borrow_mut().is_ok(),
+            "a task's cell was dropped under the task table's borrow"
+        );
         if let Ok(Some(block)) = panic_capture::catch(|| cell.drop_in_place()) {
             self.tasks.borrow_mut().give_back(block);
         }
@@ -280,7 +374,11 @@ impl World {
                 slot.prefetch_future();
                 self.ready.borrow_mut().push(id);
             }
-            TaskState::Running => slot.state = TaskState::RunningWoken,
+            TaskState::Running => {
+                // One task runs at a time: the one being polled.
+                assert_eq!(self.current_task.get(), Some(id), "two tasks running");
+                slot.state = TaskState::RunningWoken;
+            }
             TaskState::Queued | TaskState::RunningWoken | TaskState::Done => {}
         }
     }
@@ -295,6 +393,8 @@ impl World {
             match slot.state {
                 TaskState::Done => return,
                 TaskState::Running | TaskState::RunningWoken => {
+                    // Aborted from inside its own poll (itself, or its node killed there).
+                    assert_eq!(self.current_task.get(), Some(id), "two tasks running");
                     slot.request_cancel();
                     return;
                 }
@@ -323,6 +423,8 @@ impl World {
             .get_mut(id)
             .expect("a join handle keeps its task's slot");
         if slot.state == TaskState::Done {
+            // The handle being polled is alive: only its drop detaches the task.
+            assert!(slot.handle_alive(), "a detached task's handle was polled");
             let node = slot.node();
             let outcome = slot.take_outcome();
             tasks.free(id);
@@ -380,13 +482,16 @@ impl World {
     pub(super) fn describe_waiting(&self) -> Vec<String> {
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
-        tasks
+        let waiting: Vec<String> = tasks
             .iter_unfinished()
             .take(32)
             .map(|(id, slot)| {
                 let name = tasks.name(id).unwrap_or("unnamed");
                 format!("{id} ({name}) on {}", nodes.name(slot.node()))
             })
-            .collect()
+            .collect();
+        // A deadlock is declared while the body is unfinished, so someone is waiting.
+        assert!(!waiting.is_empty(), "a deadlock with no task waiting");
+        waiting
     }
 }

@@ -22,8 +22,8 @@ use std::cell::RefCell;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::TaskId;
 use super::table::SlotEntry;
+use crate::task::TaskId;
 
 /// The most bytes a thread keeps between runs.
 pub(crate) const LIMIT: usize = 128 << 20;
@@ -40,6 +40,10 @@ pub(crate) const CHUNK: usize = 64 * 1024;
 /// The alignment of a chunk (and of every arena block carved from one).
 pub(crate) const CHUNK_ALIGN: usize = 16;
 
+const _: () = assert!(CHUNK.is_power_of_two() && CHUNK_ALIGN.is_power_of_two());
+// A thread keeps no more than all threads together may.
+const _: () = assert!(LIMIT <= PROCESS_LIMIT && LIMIT >= CHUNK);
+
 fn chunk_layout() -> Layout {
     Layout::from_size_align(CHUNK, CHUNK_ALIGN).expect("the chunk layout is valid")
 }
@@ -55,6 +59,7 @@ struct Store {
 impl Store {
     /// Counts `bytes` more as kept, if both limits allow it.
     fn reserve(&mut self, bytes: usize) -> bool {
+        assert!(self.bytes <= LIMIT, "a thread keeps more than its limit");
         if self.bytes + bytes > LIMIT {
             return false;
         }
@@ -70,14 +75,32 @@ impl Store {
 
     /// Counts `bytes` fewer as kept.
     fn release(&mut self, bytes: usize) {
+        assert!(bytes <= self.bytes, "released more than the thread keeps");
         self.bytes -= bytes;
-        KEPT.fetch_sub(bytes, Ordering::Relaxed);
+        let before = KEPT.fetch_sub(bytes, Ordering::Relaxed);
+        // Every thread's bytes are in the process's count too.
+        assert!(
+            before >= bytes,
+            "the process's count of kept bytes fell below zero"
+        );
+    }
+
+    /// Checks that the count of kept bytes is what the store holds (`reserve` counts bytes
+    /// before they are stored, so this holds between the store's operations).
+    fn check_count(&self) {
+        let held = self.chunks.len() * CHUNK + bytes_of(&self.slots) + bytes_of(&self.ready);
+        assert_eq!(self.bytes, held, "the store's count of kept bytes drifted");
     }
 }
 
 impl Drop for Store {
     fn drop(&mut self) {
-        KEPT.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.check_count();
+        let before = KEPT.fetch_sub(self.bytes, Ordering::Relaxed);
+        assert!(
+            before >= self.bytes,
+            "a thread kept bytes the process did not count"
+        );
         for chunk in self.chunks.drain(..) {
             // SAFETY: every stored chunk came from `new_chunk` (allocated with
             // `chunk_layout()`) and was given back by an arena that no longer uses it.
@@ -98,16 +121,19 @@ pub(crate) fn new_chunk() -> NonNull<u8> {
             let mut store = store.borrow_mut();
             let chunk = store.chunks.pop()?;
             store.release(CHUNK);
+            store.check_count();
             Some(chunk)
         })
         .ok()
         .flatten();
-    if let Some(chunk) = kept {
-        return chunk;
-    }
-    // SAFETY: the chunk layout has a non-zero size.
-    let chunk = unsafe { alloc::alloc(chunk_layout()) };
-    NonNull::new(chunk).unwrap_or_else(|| alloc::handle_alloc_error(chunk_layout()))
+    let chunk = kept.unwrap_or_else(|| {
+        // SAFETY: the chunk layout has a non-zero size.
+        let chunk = unsafe { alloc::alloc(chunk_layout()) };
+        NonNull::new(chunk).unwrap_or_else(|| alloc::handle_alloc_error(chunk_layout()))
+    });
+    // The arena carves blocks of up to this alignment from the chunk's start.
+    assert!((chunk.as_ptr() as usize).is_multiple_of(CHUNK_ALIGN));
+    chunk
 }
 
 /// Keeps a chunk for a later run, or frees it if the store is full.
@@ -116,6 +142,9 @@ pub(crate) fn new_chunk() -> NonNull<u8> {
 ///
 /// `chunk` came from [`new_chunk`], and nothing uses its memory any more.
 pub(crate) unsafe fn drop_chunk(chunk: NonNull<u8>) {
+    // A chunk from `new_chunk` is aligned; one that is not came from elsewhere, and freeing
+    // it with the chunk layout would corrupt the heap.
+    assert!((chunk.as_ptr() as usize).is_multiple_of(CHUNK_ALIGN));
     let kept = STORE
         .try_with(|store| {
             let mut store = store.borrow_mut();
@@ -123,6 +152,7 @@ pub(crate) unsafe fn drop_chunk(chunk: NonNull<u8>) {
                 return false;
             }
             store.chunks.push(chunk);
+            store.check_count();
             true
         })
         .unwrap_or(false);
@@ -136,14 +166,18 @@ pub(crate) unsafe fn drop_chunk(chunk: NonNull<u8>) {
 
 /// An empty vector, with the capacity a past run left if there is one.
 fn take<T>(field: fn(&mut Store) -> &mut Vec<T>) -> Vec<T> {
-    STORE
+    let vec = STORE
         .try_with(|store| {
             let mut store = store.borrow_mut();
             let vec = std::mem::take(field(&mut store));
             store.release(bytes_of(&vec));
+            store.check_count();
             vec
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // `keep` empties what it stores: a run must not start with a past run's entries.
+    assert!(vec.is_empty(), "a kept vector was handed on with entries");
+    vec
 }
 
 /// Empties `vec` and keeps it for a later run if it is bigger than the one kept and fits.
@@ -158,6 +192,7 @@ fn keep<T>(mut vec: Vec<T>, field: fn(&mut Store) -> &mut Vec<T>) {
             return Some(vec);
         }
         let old = std::mem::replace(field(&mut store), vec);
+        store.check_count();
         drop(store);
         drop(old);
         None

@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::task::Waker;
 
-use super::TaskId;
 use super::arena::{CellArena, CellBox, FreedBlock};
 use super::cell::Cell;
 use super::spare;
 use crate::node::NodeId;
+use crate::task::TaskId;
 
 /// A task's one allocation: its future, then its output (see `cell` and `arena`).
 pub(crate) type TaskFuture = CellBox;
@@ -89,10 +89,13 @@ pub(crate) enum SlotEntry {
     Occupied(TaskSlot),
 }
 
-const _: () = assert!(std::mem::size_of::<SlotEntry>() == 24);
+const _: () = assert!(std::mem::size_of::<TaskSlot>() == 24);
+const _: () = assert!(std::mem::size_of::<SlotEntry>() == std::mem::size_of::<TaskSlot>());
 
 /// The end of the free stack.
 const NO_FREE: u32 = u32::MAX;
+// The flags are distinct bits of the flag byte.
+const _: () = assert!((CANCEL_REQUESTED | HANDLE_ALIVE | NAMED | CANCELLED).count_ones() == 4);
 
 impl TaskSlot {
     /// The node the task runs on.
@@ -101,11 +104,16 @@ impl TaskSlot {
         NodeId(u32::from(self.node))
     }
 
+    #[inline]
     fn flag(&self, flag: u8) -> bool {
+        // One flag at a time: a mask of several would read as "any of them".
+        debug_assert!(flag.is_power_of_two());
         self.flags & flag != 0
     }
 
+    #[inline]
     fn set_flag(&mut self, flag: u8, on: bool) {
+        debug_assert!(flag.is_power_of_two());
         if on {
             self.flags |= flag;
         } else {
@@ -116,6 +124,12 @@ impl TaskSlot {
     /// Takes the future out (to poll or drop it outside the table).
     #[inline]
     pub(crate) fn take_future(&mut self) -> Option<TaskFuture> {
+        // A finished task's cell is its outcome, which only the join path takes.
+        debug_assert_ne!(
+            self.state,
+            TaskState::Done,
+            "took the future of a finished task"
+        );
         self.future.take()
     }
 
@@ -123,12 +137,20 @@ impl TaskSlot {
     #[inline]
     pub(crate) fn put_future(&mut self, future: TaskFuture) {
         assert!(self.future.is_none(), "a task slot holds two futures");
+        // The executor decides the state first: a task that keeps its future waits.
+        debug_assert!(
+            matches!(self.state, TaskState::Idle | TaskState::Queued),
+            "a future put back into a task in state {:?}",
+            self.state
+        );
         self.future = Some(future);
     }
 
     /// Starts loading the task's future into cache (see `CellBox::prefetch`).
     #[inline]
     pub(crate) fn prefetch_future(&self) {
+        // Called as an idle task is woken: only a running task is without its future.
+        debug_assert!(self.future.is_some(), "a waiting task without its future");
         if let Some(future) = &self.future {
             future.prefetch();
         }
@@ -141,6 +163,12 @@ impl TaskSlot {
 
     /// Asks a running task to stop when its poll returns.
     pub(crate) fn request_cancel(&mut self) {
+        // A task that is not running is cancelled at once, not asked to stop.
+        debug_assert!(
+            matches!(self.state, TaskState::Running | TaskState::RunningWoken),
+            "asked a task in state {:?} to stop after its poll",
+            self.state
+        );
         self.set_flag(CANCEL_REQUESTED, true);
     }
 
@@ -151,14 +179,23 @@ impl TaskSlot {
 
     /// The task's handle was dropped: nobody will read the outcome.
     pub(crate) fn detach(&mut self) {
+        assert!(self.handle_alive(), "a task's handle was dropped twice");
+        // A finished task's outcome goes with its handle (`World::detach` frees it instead).
+        debug_assert_ne!(self.state, TaskState::Done, "detached a finished task");
         self.set_flag(HANDLE_ALIVE, false);
     }
 
     /// Stores how the task ended, for its handle.
+    #[inline]
     pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
         assert!(
             self.future.is_none() && !self.flag(CANCELLED),
             "a task's outcome is set once"
+        );
+        debug_assert_eq!(self.state, TaskState::Done, "an outcome for a running task");
+        debug_assert!(
+            self.handle_alive(),
+            "an outcome kept with nobody to read it"
         );
         match outcome {
             Outcome::Output(cell) => self.future = Some(cell),
@@ -171,7 +208,9 @@ impl TaskSlot {
     /// # Panics
     ///
     /// Panics if the outcome was already taken or never set.
+    #[inline]
     pub(crate) fn take_outcome(&mut self) -> Outcome {
+        debug_assert_eq!(self.state, TaskState::Done, "the outcome of a running task");
         if self.flag(CANCELLED) {
             self.set_flag(CANCELLED, false);
             return Outcome::Cancelled;
@@ -208,6 +247,10 @@ impl Drop for TaskTable {
     /// Drops the tasks left (while the arena still holds their cells) and keeps the slots'
     /// memory for the thread's next run.
     fn drop(&mut self) {
+        // Not while a panic unwinds: a check that failed mid-change has said what broke.
+        if crate::verify::enabled() && !std::thread::panicking() {
+            self.verify();
+        }
         let mut slots = std::mem::take(&mut self.slots);
         // Only the places off the free stack hold tasks (often just the run's body): drop
         // those and stop, instead of walking every place of a large run.
@@ -221,6 +264,9 @@ impl Drop for TaskTable {
                 occupied -= 1;
             }
         }
+        // The vacant count is what lets the walk stop early: had it counted too many, a
+        // task would be forgotten here, its cell never dropped.
+        assert_eq!(occupied, 0, "the task table lost count of its tasks");
         // SAFETY: shrinking a vector's length is always sound (the elements cut off are
         // forgotten, not read), and every place left is vacant, so nothing is leaked.
         unsafe { slots.set_len(0) };
@@ -231,8 +277,12 @@ impl Drop for TaskTable {
 impl TaskTable {
     /// An empty table, reusing memory a past run on this thread left (see `spare`).
     pub(crate) fn new() -> TaskTable {
+        let slots = spare::take_slots();
+        // Kept slots come back empty (`spare` clears them), or a past run's tasks would be
+        // this run's.
+        assert!(slots.is_empty(), "a past run's task slots were handed on");
         TaskTable {
-            slots: spare::take_slots(),
+            slots,
             names: BTreeMap::new(),
             join_wakers: BTreeMap::new(),
             free_top: NO_FREE,
@@ -254,12 +304,17 @@ impl TaskTable {
         let named = name.is_some();
         let node = u16::try_from(node.0).expect("the node table holds at most 2^16 nodes");
         let reused = self.free_top != NO_FREE;
+        assert_eq!(
+            reused,
+            self.vacant > 0,
+            "the free stack and the vacant count disagree"
+        );
         let slot = if reused {
             self.free_top
         } else {
             let slot = u32::try_from(self.slots.len()).expect("too many tasks");
             assert!(
-                slot < super::waker::MAX_SLOTS,
+                slot < crate::task::waker::MAX_SLOTS,
                 "more than 2^24 tasks alive at once"
             );
             self.slots.push(SlotEntry::Vacant { next: NO_FREE });
@@ -284,7 +339,8 @@ impl TaskTable {
             self.vacant -= 1;
         }
         if let Some(name) = name {
-            self.names.insert(slot, name);
+            let earlier = self.names.insert(slot, name);
+            assert!(earlier.is_none(), "a freed task's name outlived it");
         }
         TaskId { slot, serial }
     }
@@ -311,7 +367,9 @@ impl TaskTable {
         if !slot.flag(NAMED) {
             return None;
         }
-        self.names.get(&id.slot).map(|name| &**name)
+        let name = self.names.get(&id.slot);
+        assert!(name.is_some(), "task {id} is named but its name is lost");
+        name.map(|name| &**name)
     }
 
     /// Finds a live slot from a waker's truncated serial (see `waker`).
@@ -321,9 +379,10 @@ impl TaskTable {
         slot: u32,
         serial_low: u32,
     ) -> Option<(TaskId, &mut TaskSlot)> {
+        debug_assert!(serial_low <= crate::task::waker::SERIAL_MASK);
         match self.slots.get_mut(slot as usize) {
             Some(SlotEntry::Occupied(task))
-                if task.serial & super::waker::SERIAL_MASK == serial_low =>
+                if task.serial & crate::task::waker::SERIAL_MASK == serial_low =>
             {
                 let id = TaskId {
                     slot,
@@ -350,7 +409,14 @@ impl TaskTable {
 
     /// Remembers the waker of the join handle waiting for the live task `id`.
     pub(crate) fn set_join_waker(&mut self, id: TaskId, waker: &Waker) {
-        debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
+        let slot = self.get(id).expect("a join waker for a stale task");
+        // A finished task's handle takes its outcome instead of waiting.
+        assert_ne!(
+            slot.state,
+            TaskState::Done,
+            "a join waker for a finished task"
+        );
+        assert!(slot.handle_alive(), "a join waker for a detached task");
         match self.join_wakers.get_mut(&id.slot) {
             Some(kept) if kept.will_wake(waker) => {}
             Some(kept) => kept.clone_from(waker),
@@ -361,8 +427,9 @@ impl TaskTable {
     }
 
     /// Takes the waker of the join handle waiting for the live task `id`, if one waits.
+    #[inline]
     pub(crate) fn take_join_waker(&mut self, id: TaskId) -> Option<Waker> {
-        debug_assert!(self.get(id).is_some(), "a join waker for a stale task");
+        assert!(self.get(id).is_some(), "a join waker for a stale task");
         if self.join_wakers.is_empty() {
             return None;
         }
@@ -378,9 +445,10 @@ impl TaskTable {
             panic!("freed a free task slot");
         };
         assert_eq!(slot.serial, id.serial, "freed a stale task id");
+        debug_assert_eq!(slot.state, TaskState::Done, "freed an unfinished task");
         assert!(
-            slot.future.is_none(),
-            "freed a task that still holds its future"
+            slot.future.is_none() && !slot.flag(CANCELLED),
+            "freed a task whose outcome was not taken"
         );
         let named = slot.flag(NAMED);
         *entry = SlotEntry::Vacant {
@@ -388,11 +456,62 @@ impl TaskTable {
         };
         self.free_top = id.slot;
         self.vacant += 1;
+        debug_assert!(self.vacant <= self.slots.len());
         if named {
             self.names.remove(&id.slot);
         }
         if !self.join_wakers.is_empty() {
             self.join_wakers.remove(&id.slot);
+        }
+    }
+
+    /// Checks the whole table (O(n), behind the verify switch): the free stack holds exactly
+    /// the vacant places, the side tables name only live tasks, and each task's cell, flags
+    /// and state agree.
+    fn verify(&self) {
+        let mut on_stack = 0;
+        let mut top = self.free_top;
+        while top != NO_FREE {
+            let SlotEntry::Vacant { next } = self.slots[top as usize] else {
+                panic!("the free stack holds busy place {top}");
+            };
+            on_stack += 1;
+            assert!(on_stack <= self.vacant, "the free stack loops");
+            top = next;
+        }
+        assert_eq!(on_stack, self.vacant, "the free stack misses vacant places");
+        let occupied = |slot: &u32| match self.slots.get(*slot as usize) {
+            Some(SlotEntry::Occupied(task)) => Some(task),
+            _ => None,
+        };
+        assert!(
+            self.names
+                .keys()
+                .all(|slot| occupied(slot).is_some_and(|task| task.flag(NAMED))),
+            "a name outlived its task"
+        );
+        // A handle dropped while waiting leaves its waker until the task is freed.
+        assert!(
+            self.join_wakers.keys().all(|slot| occupied(slot).is_some()),
+            "a join waker outlived its task"
+        );
+        for entry in &self.slots {
+            let SlotEntry::Occupied(task) = entry else {
+                continue;
+            };
+            let holds_cell = task.future.is_some();
+            match task.state {
+                TaskState::Idle | TaskState::Queued => assert!(holds_cell),
+                TaskState::Running | TaskState::RunningWoken => assert!(!holds_cell),
+                TaskState::Done => assert!(
+                    !(holds_cell && task.flag(CANCELLED)),
+                    "a task both completed and cancelled"
+                ),
+            }
+            assert!(
+                task.state == TaskState::Done || !task.flag(CANCELLED),
+                "an unfinished task is marked cancelled"
+            );
         }
     }
 
@@ -431,9 +550,12 @@ mod tests {
 
     struct Counter(AtomicUsize);
 
-    /// Drops a task's future and frees its slot, as a join of a finished task does.
+    /// Drops a task's future and frees its slot, as the executor does with a finished task
+    /// nobody joins.
     fn retire(table: &mut TaskTable, id: TaskId) {
-        let future = table.get_mut(id).unwrap().take_future().unwrap();
+        let slot = table.get_mut(id).unwrap();
+        let future = slot.take_future().unwrap();
+        slot.state = TaskState::Done;
         table.recycle(future);
         table.free(id);
     }

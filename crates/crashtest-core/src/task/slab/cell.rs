@@ -81,7 +81,14 @@ where
 
     fn output(self: Pin<&mut Self>) -> &mut dyn Any {
         match self.stage() {
-            Stage::Finished(output) => output,
+            Stage::Finished(output) => {
+                // The join handle takes the output once, then the cell is dropped.
+                assert!(
+                    output.is_some(),
+                    "a task's output was asked for after it was taken"
+                );
+                output
+            }
             Stage::Running(_) => panic!("a running task has no output yet"),
         }
     }

@@ -40,6 +40,14 @@ pub(crate) const MAX_POOLED: usize = 512;
 /// Classes `0..FINE_CLASSES` step by [`FINE`]; the rest, for 16-aligned cells, by [`COARSE`].
 const FINE_CLASSES: usize = MAX_POOLED / FINE;
 const CLASSES: usize = FINE_CLASSES + MAX_POOLED / COARSE;
+// A free block holds the next free block's address in its first word: the smallest block
+// must have room for it, at its alignment.
+const _: () = assert!(size_of::<Option<NonNull<u8>>>() <= FINE);
+const _: () = assert!(align_of::<Option<NonNull<u8>>>() <= FINE);
+// The largest class's block fits a chunk, and the coarse classes end where the fine do.
+const _: () = assert!(MAX_POOLED <= spare::CHUNK && MAX_POOLED.is_multiple_of(COARSE));
+// A `CellBox` is a fat pointer and nothing more (see the module docs).
+const _: () = assert!(size_of::<CellBox>() == 2 * size_of::<usize>());
 
 /// The size class of a layout, or `None` if it does not fit the arena.
 #[inline]
@@ -101,12 +109,16 @@ impl CellArena {
     /// Moves `cell` into the arena (or onto the heap if it does not fit a class).
     #[inline]
     pub(crate) fn alloc<C: TaskCell + 'static>(&mut self, cell: C) -> CellBox {
-        let Some(class) = class_of(Layout::new::<C>()) else {
+        let layout = Layout::new::<C>();
+        let Some(class) = class_of(layout) else {
             let ptr: *mut dyn TaskCell = Box::into_raw(Box::new(cell));
             return CellBox {
                 ptr: NonNull::new(ptr).expect("a box is never null"),
             };
         };
+        // The block must cover the cell (a constant per cell type: this costs nothing).
+        let (size, align) = block_layout(class);
+        assert!(size >= layout.size() && align >= layout.align());
         let block = self.block(class).cast::<C>();
         // SAFETY: `block` is fresh or reused arena memory of the size and alignment of
         // `class`'s blocks, which `class_of` chose to cover `C`'s size and alignment; no other
@@ -125,6 +137,8 @@ impl CellArena {
             // SAFETY: a block on a free list is arena memory no `CellBox` points to, whose
             // first word `give_back` set to the next free block.
             self.free[class] = unsafe { block.cast::<Option<NonNull<u8>>>().read() };
+            // A block on the list of its class was carved for it: aligned as the class is.
+            debug_assert!((block.as_ptr() as usize).is_multiple_of(block_layout(class).1));
             return block;
         }
         let (size, align) = block_layout(class);
@@ -144,12 +158,15 @@ impl CellArena {
         self.next = Some(end);
         self.left -= skip + size;
         debug_assert!((block.as_ptr() as usize).is_multiple_of(align));
+        assert!(self.left <= spare::CHUNK, "carved past the end of a chunk");
         block
     }
 
     #[cold]
     fn new_chunk(&mut self) {
         let chunk = spare::new_chunk();
+        // Blocks are carved at the cursor, aligned only by the chunk's own alignment.
+        assert!((chunk.as_ptr() as usize).is_multiple_of(spare::CHUNK_ALIGN));
         self.chunks.push(chunk);
         self.next = Some(chunk);
         self.left = spare::CHUNK;
@@ -158,6 +175,23 @@ impl CellArena {
     /// Takes a dropped cell's block back for reuse.
     #[inline]
     pub(crate) fn give_back(&mut self, block: FreedBlock) {
+        // The same block given back twice in a row would sit on its list twice and be handed
+        // to two cells; the head is the one such repeat that costs nothing to catch.
+        assert_ne!(
+            self.free[block.class],
+            Some(block.ptr),
+            "an arena block was given back twice"
+        );
+        if crate::verify::enabled() {
+            let address = block.ptr.as_ptr() as usize;
+            assert!(
+                self.chunks.iter().any(|chunk| {
+                    let start = chunk.as_ptr() as usize;
+                    (start..start + spare::CHUNK).contains(&address)
+                }),
+                "a block given back to an arena that did not carve it"
+            );
+        }
         // SAFETY: the block is arena memory of at least `FINE` bytes, aligned to `FINE`,
         // whose cell was dropped and which no `CellBox` points to any more.
         unsafe {
@@ -179,8 +213,49 @@ impl CellArena {
     }
 }
 
+impl CellArena {
+    /// Checks every free list (O(n), behind the verify switch): each block lies in a chunk
+    /// of this arena, aligned as its class is, and no block is free twice (it would be handed
+    /// to two cells).
+    fn verify(&self) {
+        let mut starts: Vec<usize> = self.chunks.iter().map(|c| c.as_ptr() as usize).collect();
+        starts.sort_unstable();
+        let mut free = Vec::new();
+        for (class, &head) in self.free.iter().enumerate() {
+            let (size, align) = block_layout(class);
+            let mut next = head;
+            while let Some(block) = next {
+                let address = block.as_ptr() as usize;
+                let chunk = starts.partition_point(|&start| start <= address);
+                assert!(chunk > 0, "a free block below every chunk");
+                let start = starts[chunk - 1];
+                assert!(
+                    address + size <= start + spare::CHUNK,
+                    "a free block past its chunk"
+                );
+                assert!(
+                    address.is_multiple_of(align),
+                    "a free block of class {class} misaligned"
+                );
+                free.push(address);
+                // SAFETY: a block on a free list holds the next free block's address in its
+                // first word (`give_back`).
+                next = unsafe { block.cast::<Option<NonNull<u8>>>().read() };
+            }
+        }
+        let listed = free.len();
+        free.sort_unstable();
+        free.dedup();
+        assert_eq!(free.len(), listed, "an arena block is free twice");
+    }
+}
+
 impl Drop for CellArena {
     fn drop(&mut self) {
+        // Not while a panic unwinds: a check that failed mid-change has said what broke.
+        if crate::verify::enabled() && !std::thread::panicking() {
+            self.verify();
+        }
         for chunk in self.chunks.drain(..) {
             // SAFETY: every chunk came from `spare::new_chunk`, and no cell in it is used any
             // more (invariant: no `CellBox` outlives the arena).
@@ -235,6 +310,10 @@ impl CellBox {
         std::mem::forget(self);
         match class {
             Some(class) => {
+                // The cell sits where `CellArena::alloc` put it: in a block of its class.
+                debug_assert!(
+                    (ptr.as_ptr().cast::<u8>() as usize).is_multiple_of(block_layout(class).1)
+                );
                 // SAFETY: the cell is live and owned by the consumed box (forgotten above, so
                 // it is dropped exactly once); its arena memory outlives this call.
                 unsafe { std::ptr::drop_in_place(ptr.as_ptr()) };
@@ -263,8 +342,8 @@ impl Drop for CellBox {
 
 #[cfg(test)]
 mod tests {
+    use super::super::cell::Cell;
     use super::*;
-    use crate::task::cell::Cell;
     use std::future::Future;
     use std::rc::Rc;
     use std::task::{Context, Poll, Waker};
