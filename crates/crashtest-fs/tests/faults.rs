@@ -79,6 +79,30 @@ fn read_corruption_is_sticky_until_overwritten() {
 }
 
 #[test]
+fn the_flipped_bit_is_drawn_from_the_seed() {
+    let config = DiskConfig::default().read_corruption(Ratio::ALWAYS);
+    let flipped = Rc::new(RefCell::new(std::collections::BTreeSet::new()));
+    for seed in 0..8 {
+        let flipped = flipped.clone();
+        on_node(seed, config, move || {
+            let flipped = flipped.clone();
+            async move {
+                crashtest_fs::write("/f", [0; 512]).await.unwrap();
+                let read = crashtest_fs::read("/f").await.unwrap();
+                let byte = read.iter().position(|&b| b != 0).expect("one bit flipped");
+                flipped.borrow_mut().insert((byte, read[byte]));
+            }
+        })
+        .unwrap();
+    }
+    assert!(
+        flipped.borrow().len() > 1,
+        "the same file and sector rot at a bit the seed chooses: {:?}",
+        flipped.borrow()
+    );
+}
+
+#[test]
 fn damage_stays_in_one_zone_so_a_second_copy_survives() {
     let config = DiskConfig::default()
         .read_corruption(Ratio::ALWAYS)
