@@ -577,6 +577,8 @@ impl Disk {
         let pending = file.pending.len();
         page::set_len(&mut file.cache, len);
         file.pending.push(DataOp::SetLen { seq, len });
+        self.damage.cut(ino, len);
+        let file = self.file_mut(ino)?;
         assert_eq!(file.cache.len() as u64, len, "set_len sets what reads see");
         assert_eq!(
             file.pending.len(),
@@ -940,6 +942,12 @@ impl Disk {
                 Kind::Dir(dir) => dir.live.clone_from(&dir.durable),
             }
         }
+        let damaged: BTreeSet<Ino> = self.damage.inodes().collect();
+        for ino in damaged {
+            if let Ok(len) = self.len(ino) {
+                self.damage.cut(ino, len);
+            }
+        }
         let boot = self.boot;
         self.boot += 1;
         self.busy_until_ns = 0;
@@ -1089,6 +1097,12 @@ impl Disk {
         }
         self.verify_dir_log();
         self.damage.verify();
+        assert!(
+            self.damage
+                .flipped_bytes()
+                .all(|(ino, byte)| self.len(ino).is_ok_and(|len| byte < len)),
+            "every flipped bit lies inside its file"
+        );
         assert!(
             self.damage
                 .inodes()

@@ -18,8 +18,9 @@
 //! always, its sector and bit on every non-empty read while the fault is enabled.
 //!
 //! Invariants: a corrupt sector always lies in a damaged zone (so healing the zone heals it),
-//! a damaged zone holds at least one damaged sector, and the budget holds after every new
-//! damage: [`may_damage`] decides, and [`assert_budget`] asserts that the world it left is
+//! a damaged zone holds at least one damaged sector, every flipped bit lies inside its file
+//! (cutting a file, by a truncate or a crash that loses its growth, heals the sectors cut off
+//! and the flips past the new end), and the budget holds after every new damage: [`may_damage`] decides, and [`assert_budget`] asserts that the world it left is
 //! one the contract allows.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -112,11 +113,50 @@ impl Damage {
             );
             assert!(bit < SECTOR_BITS, "a flipped bit lies in its sector");
             let byte = start + bit / 8;
-            // A truncate since may have cut the flipped byte off: then nothing reads it.
-            if byte < file_len && (offset..end).contains(&byte) {
+            assert!(
+                byte < file_len,
+                "a flipped bit lies inside its file: a cut heals what it cuts off"
+            );
+            if (offset..end).contains(&byte) {
                 buf[(byte - offset) as usize] ^= 1 << (bit % 8);
             }
         }
+    }
+
+    /// `ino` was cut to `len` bytes: the sectors wholly past it are healed, and so is a flip
+    /// past it in the sector it cuts (that sector stays counted in its zone, as it may also
+    /// hold a misdirected write's stale bytes before the cut).
+    pub(crate) fn cut(&mut self, ino: Ino, len: u64) {
+        if self.zones.is_empty() {
+            return;
+        }
+        let first_gone = len.div_ceil(SECTOR_SIZE);
+        self.corrupt.retain(|&(file, sector), &mut bit| {
+            file != ino || sector * SECTOR_SIZE + bit / 8 < len
+        });
+        self.zones.retain(|&(file, _), zone| {
+            if file == ino {
+                zone.sectors.retain(|&sector| sector < first_gone);
+            }
+            !zone.sectors.is_empty()
+        });
+        assert!(
+            self.flipped_bytes()
+                .all(|(file, byte)| file != ino || byte < len),
+            "a cut heals every flip past the file's new end"
+        );
+        assert!(
+            self.zones.iter().all(|(&(file, _), zone)| file != ino
+                || zone.sectors.last().is_none_or(|&last| last < first_gone)),
+            "a cut heals every sector wholly past the file's new end"
+        );
+    }
+
+    /// Each flipped bit's file and byte offset.
+    pub(crate) fn flipped_bytes(&self) -> impl Iterator<Item = (Ino, u64)> + '_ {
+        self.corrupt
+            .iter()
+            .map(|(&(ino, sector), &bit)| (ino, sector * SECTOR_SIZE + bit / 8))
     }
 
     fn holds(&self, path: &str, zone: u64) -> bool {
