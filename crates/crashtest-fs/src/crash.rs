@@ -319,6 +319,18 @@ impl Before {
                 continue;
             };
             let new = &file.durable;
+            let longest = pending
+                .iter()
+                .map(|op| match op {
+                    DataOp::Write { offset, bytes, .. } => offset + bytes.len() as u64,
+                    DataOp::SetLen { len, .. } => *len,
+                })
+                .fold(old.len() as u64, u64::max);
+            assert!(
+                new.len() as u64 <= longest,
+                "inode {ino}: a crash grew a file past its synced length and every unsynced \
+                 write's end and truncate's length"
+            );
             assert!(
                 new.len() >= old.len()
                     || pending.iter().any(

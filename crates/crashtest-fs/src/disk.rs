@@ -250,7 +250,7 @@ pub(crate) struct OpenFlags {
 
 impl OpenFlags {
     /// Refuses the combinations `open(2)` refuses, as the standard library does.
-    fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if !self.read && !self.write && !self.append {
             return Err(errors::invalid_input());
         }
@@ -1020,7 +1020,11 @@ impl Disk {
                         assert!(self.inodes.contains_key(child), "a live name has its inode");
                         *live_names.entry(*child).or_default() += 1;
                     }
-                    for child in dir.durable.values() {
+                    for (name, child) in &dir.durable {
+                        assert!(
+                            !name.is_empty() && !name.contains('/') && name != "." && name != "..",
+                            "a durable name is one path component: {name:?}"
+                        );
                         assert!(
                             self.inodes.contains_key(child),
                             "a durable name has its inode"
@@ -1095,6 +1099,20 @@ impl Disk {
                 );
             }
         }
+        let mut seqs: Vec<u64> = self.dir_log.iter().map(|change| change.seq).collect();
+        for inode in self.inodes.values() {
+            if let Kind::File(file) = &inode.kind {
+                seqs.extend(file.pending.iter().map(DataOp::seq));
+            }
+        }
+        let unsynced = seqs.len();
+        seqs.sort_unstable();
+        seqs.dedup();
+        assert_eq!(
+            seqs.len(),
+            unsynced,
+            "every unsynced operation of the disk has a sequence number of its own"
+        );
         self.verify_dir_log();
         self.damage.verify();
         assert!(

@@ -429,6 +429,10 @@ impl Explorer {
     /// let _ = crashtest::fs::exhaustive::Explorer::new().max_cases(10_000);
     /// ```
     pub fn max_cases(mut self, cases: u64) -> Explorer {
+        assert!(
+            cases > 0,
+            "max_cases(0) would run no case and explore nothing: give at least 1"
+        );
         self.max_cases = cases;
         self
     }
