@@ -185,6 +185,10 @@ impl Explore {
         if scope.0 != boot {
             *scope = (boot, 0);
         }
+        assert!(
+            scope.1 < u32::MAX,
+            "crash scopes of one node nest fewer than 2^32 deep"
+        );
         scope.1 += 1;
         assert_eq!(
             scope.0, boot,

@@ -724,6 +724,11 @@ impl FsState {
     /// what that part would have lost survives whole, and every draw stays as it was.
     /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
+        assert_eq!(
+            plumbing::life::node_status(node),
+            Some(NodeStatus::Dead),
+            "a disk crashes only once its node is dead"
+        );
         let boot = self.disks.borrow().get(&node).map(|disk| disk.boot);
         let config = self.config();
         let explore = self.explore.borrow().clone();
