@@ -11,6 +11,11 @@ use std::time::Duration;
 
 use crashtest_core::rng::Ratio;
 
+/// The default zone: 1 MiB, a whole number of sectors as every zone must be.
+const DEFAULT_ZONE_SIZE: u64 = 1 << 20;
+const _: () =
+    assert!(DEFAULT_ZONE_SIZE > 0 && DEFAULT_ZONE_SIZE.is_multiple_of(crate::page::SECTOR_SIZE));
+
 /// Which crash model a node kill applies to the writes not yet synced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CrashModel {
@@ -82,6 +87,10 @@ impl Latency {
     /// ```
     pub fn sync(mut self, min: Duration, max: Duration) -> Latency {
         assert!(min <= max, "sync latency range {min:?}..={max:?} is empty");
+        assert!(
+            u64::try_from(max.as_nanos()).is_ok(),
+            "a sync latency of {max:?} is too long: at most 2^64 - 1 ns (about 584 years)"
+        );
         self.sync_min = min;
         self.sync_max = max;
         self
@@ -128,7 +137,7 @@ impl Default for Faults {
             read_corruption: Ratio::NEVER,
             misdirected_write: Ratio::NEVER,
             capacity: None,
-            zone_size: 1 << 20,
+            zone_size: DEFAULT_ZONE_SIZE,
             max_damaged_zones: 1,
             max_damaged_replicas: 1,
         }

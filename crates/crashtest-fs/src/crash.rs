@@ -255,16 +255,15 @@ pub(crate) fn crash(
     judge: Judge<'_>,
 ) -> Outcome {
     let before = verify::enabled().then(|| Before::of(disk));
-    let pending_files = files_with_pending(disk).len();
+    let pending_files = files_with_pending(disk);
     let pending_changes = disk.dir_log.len() as u64;
     let outcome = match config.model {
         CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
         CrashModel::Weak => crash_weak(disk, choices, judge),
     };
-    assert_eq!(
-        outcome.files.len(),
-        pending_files,
-        "a crash settles every file with unsynced operations"
+    assert!(
+        outcome.files.iter().map(|file| file.ino).eq(pending_files),
+        "a crash settles every file with unsynced operations, once, in inode order"
     );
     assert_eq!(
         outcome.dir_changes_kept + outcome.dir_changes_dropped,
@@ -319,6 +318,18 @@ impl Before {
                 continue;
             };
             let new = &file.durable;
+            let longest = pending
+                .iter()
+                .map(|op| match op {
+                    DataOp::Write { offset, bytes, .. } => offset + bytes.len() as u64,
+                    DataOp::SetLen { len, .. } => *len,
+                })
+                .fold(old.len() as u64, u64::max);
+            assert!(
+                new.len() as u64 <= longest,
+                "inode {ino}: a crash grew a file past its synced length and every unsynced \
+                 write's end and truncate's length"
+            );
             assert!(
                 new.len() >= old.len()
                     || pending.iter().any(

@@ -250,7 +250,7 @@ pub(crate) struct OpenFlags {
 
 impl OpenFlags {
     /// Refuses the combinations `open(2)` refuses, as the standard library does.
-    fn check(&self) -> io::Result<()> {
+    pub(crate) fn check(&self) -> io::Result<()> {
         if !self.read && !self.write && !self.append {
             return Err(errors::invalid_input());
         }
@@ -577,6 +577,8 @@ impl Disk {
         let pending = file.pending.len();
         page::set_len(&mut file.cache, len);
         file.pending.push(DataOp::SetLen { seq, len });
+        self.damage.cut(ino, len);
+        let file = self.file_mut(ino)?;
         assert_eq!(file.cache.len() as u64, len, "set_len sets what reads see");
         assert_eq!(
             file.pending.len(),
@@ -940,6 +942,12 @@ impl Disk {
                 Kind::Dir(dir) => dir.live.clone_from(&dir.durable),
             }
         }
+        let damaged: BTreeSet<Ino> = self.damage.inodes().collect();
+        for ino in damaged {
+            if let Ok(len) = self.len(ino) {
+                self.damage.cut(ino, len);
+            }
+        }
         let boot = self.boot;
         self.boot += 1;
         self.busy_until_ns = 0;
@@ -1012,7 +1020,11 @@ impl Disk {
                         assert!(self.inodes.contains_key(child), "a live name has its inode");
                         *live_names.entry(*child).or_default() += 1;
                     }
-                    for child in dir.durable.values() {
+                    for (name, child) in &dir.durable {
+                        assert!(
+                            !name.is_empty() && !name.contains('/') && name != "." && name != "..",
+                            "a durable name is one path component: {name:?}"
+                        );
                         assert!(
                             self.inodes.contains_key(child),
                             "a durable name has its inode"
@@ -1087,8 +1099,28 @@ impl Disk {
                 );
             }
         }
+        let mut seqs: Vec<u64> = self.dir_log.iter().map(|change| change.seq).collect();
+        for inode in self.inodes.values() {
+            if let Kind::File(file) = &inode.kind {
+                seqs.extend(file.pending.iter().map(DataOp::seq));
+            }
+        }
+        let unsynced = seqs.len();
+        seqs.sort_unstable();
+        seqs.dedup();
+        assert_eq!(
+            seqs.len(),
+            unsynced,
+            "every unsynced operation of the disk has a sequence number of its own"
+        );
         self.verify_dir_log();
         self.damage.verify();
+        assert!(
+            self.damage
+                .flipped_bytes()
+                .all(|(ino, byte)| self.len(ino).is_ok_and(|len| byte < len)),
+            "every flipped bit lies inside its file"
+        );
         assert!(
             self.damage
                 .inodes()

@@ -185,6 +185,10 @@ impl Explore {
         if scope.0 != boot {
             *scope = (boot, 0);
         }
+        assert!(
+            scope.1 < u32::MAX,
+            "crash scopes of one node nest fewer than 2^32 deep"
+        );
         scope.1 += 1;
         assert_eq!(
             scope.0, boot,
@@ -429,6 +433,10 @@ impl Explorer {
     /// let _ = crashtest::fs::exhaustive::Explorer::new().max_cases(10_000);
     /// ```
     pub fn max_cases(mut self, cases: u64) -> Explorer {
+        assert!(
+            cases > 0,
+            "max_cases(0) would run no case and explore nothing: give at least 1"
+        );
         self.max_cases = cases;
         self
     }

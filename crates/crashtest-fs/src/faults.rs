@@ -11,20 +11,23 @@
 //! zones of one disk, or on two nodes, always has one intact copy.
 //!
 //! Read corruption is sticky, as on a real medium: the sector reads back with the same bit
-//! flipped every time (the bit is a hash of the file and the sector) until it is overwritten.
-//! Every decision is drawn whether or not it can apply, so that masking a fault does not
-//! shift the draws after it.
+//! flipped every time until it is overwritten. The sector and the bit are drawn from the
+//! `disk-faults` stream like every other choice here, so they change with the seed and are
+//! re-drawn when exploration re-seeds the run. Every decision is drawn whether or not it can
+//! apply, so that masking a fault does not shift the draws after it: the corruption's coin
+//! always, its sector and bit on every non-empty read while the fault is enabled.
 //!
 //! Invariants: a corrupt sector always lies in a damaged zone (so healing the zone heals it),
-//! a damaged zone holds at least one damaged sector, and the budget holds after every new
-//! damage: [`may_damage`] decides, and [`assert_budget`] asserts that the world it left is
+//! a damaged zone holds at least one damaged sector, every flipped bit lies inside its file
+//! (cutting a file, by a truncate or a crash that loses its growth, heals the sectors cut off
+//! and the flips past the new end), and the budget holds after every new damage: [`may_damage`] decides, and [`assert_budget`] asserts that the world it left is
 //! one the contract allows.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use crashtest_core::node::NodeId;
-use crashtest_core::rng::{Rng, derive_seed};
+use crashtest_core::rng::{Ratio, Rng};
 use crashtest_core::verify;
 
 use crate::config::Faults;
@@ -34,8 +37,9 @@ use crate::page::SECTOR_SIZE;
 /// The damage a disk's sectors hold.
 #[derive(Debug, Default)]
 pub(crate) struct Damage {
-    /// Sectors (file, sector index) that read back with a flipped bit.
-    corrupt: BTreeSet<(Ino, u64)>,
+    /// Sectors (file, sector index) that read back with a flipped bit, and that bit (an index
+    /// into the sector's bits, below `SECTOR_BITS`).
+    corrupt: BTreeMap<(Ino, u64), u64>,
     /// Damaged sectors, by zone (file, zone index).
     zones: BTreeMap<(Ino, u64), Zone>,
 }
@@ -46,6 +50,9 @@ struct Zone {
     path: String,
     sectors: BTreeSet<u64>,
 }
+
+/// The bits of a sector: a flipped bit's index lies below it.
+const SECTOR_BITS: u64 = SECTOR_SIZE * 8;
 
 fn sectors_of(range: Range<u64>) -> Range<u64> {
     if range.is_empty() {
@@ -76,7 +83,7 @@ impl Damage {
             }
         }
         assert!(
-            sectors_of(range.clone()).all(|sector| !self.corrupt.contains(&(ino, sector))),
+            sectors_of(range.clone()).all(|sector| !self.corrupt.contains_key(&(ino, sector))),
             "a write heals every sector it covers"
         );
         assert!(
@@ -96,22 +103,60 @@ impl Damage {
         }
         let end = offset + buf.len() as u64;
         for sector in sectors_of(offset..end) {
-            if !self.corrupt.contains(&(ino, sector)) {
+            let Some(&bit) = self.corrupt.get(&(ino, sector)) else {
                 continue;
-            }
+            };
             let start = sector * SECTOR_SIZE;
             assert!(
                 start < file_len,
                 "a read covers only sectors inside the file"
             );
-            let bits = (file_len.min(start + SECTOR_SIZE) - start) * 8;
-            let bit = derive_seed(ino ^ (sector << 24), "disk-bit-flip") % bits;
+            assert!(bit < SECTOR_BITS, "a flipped bit lies in its sector");
             let byte = start + bit / 8;
-            assert!(byte < file_len, "the flipped bit lies inside the file");
+            assert!(
+                byte < file_len,
+                "a flipped bit lies inside its file: a cut heals what it cuts off"
+            );
             if (offset..end).contains(&byte) {
                 buf[(byte - offset) as usize] ^= 1 << (bit % 8);
             }
         }
+    }
+
+    /// `ino` was cut to `len` bytes: the sectors wholly past it are healed, and so is a flip
+    /// past it in the sector it cuts (that sector stays counted in its zone, as it may also
+    /// hold a misdirected write's stale bytes before the cut).
+    pub(crate) fn cut(&mut self, ino: Ino, len: u64) {
+        if self.zones.is_empty() {
+            return;
+        }
+        let first_gone = len.div_ceil(SECTOR_SIZE);
+        self.corrupt.retain(|&(file, sector), &mut bit| {
+            file != ino || sector * SECTOR_SIZE + bit / 8 < len
+        });
+        self.zones.retain(|&(file, _), zone| {
+            if file == ino {
+                zone.sectors.retain(|&sector| sector < first_gone);
+            }
+            !zone.sectors.is_empty()
+        });
+        assert!(
+            self.flipped_bytes()
+                .all(|(file, byte)| file != ino || byte < len),
+            "a cut heals every flip past the file's new end"
+        );
+        assert!(
+            self.zones.iter().all(|(&(file, _), zone)| file != ino
+                || zone.sectors.last().is_none_or(|&last| last < first_gone)),
+            "a cut heals every sector wholly past the file's new end"
+        );
+    }
+
+    /// Each flipped bit's file and byte offset.
+    pub(crate) fn flipped_bytes(&self) -> impl Iterator<Item = (Ino, u64)> + '_ {
+        self.corrupt
+            .iter()
+            .map(|(&(ino, sector), &bit)| (ino, sector * SECTOR_SIZE + bit / 8))
     }
 
     fn holds(&self, path: &str, zone: u64) -> bool {
@@ -135,7 +180,7 @@ impl Damage {
 
     /// Forgets the damage of inodes that no longer exist.
     pub(crate) fn forget_missing(&mut self, existing: &BTreeSet<Ino>) {
-        self.corrupt.retain(|(ino, _)| existing.contains(ino));
+        self.corrupt.retain(|(ino, _), _| existing.contains(ino));
         self.zones.retain(|(ino, _), _| existing.contains(ino));
         assert!(
             self.zones.keys().all(|(ino, _)| existing.contains(ino)),
@@ -164,7 +209,8 @@ impl Damage {
                 "a zone is named by its file's path"
             );
         }
-        for &(ino, sector) in &self.corrupt {
+        for (&(ino, sector), &bit) in &self.corrupt {
+            assert!(bit < SECTOR_BITS, "a flipped bit lies in its sector");
             assert!(
                 self.zones
                     .iter()
@@ -233,8 +279,11 @@ fn may_damage(
     damage.zones.len() < faults.max_damaged_zones && replicas < faults.max_damaged_replicas
 }
 
-/// If the read-corruption fault `fires`, marks one sector of `read` as corrupt (budget
-/// allowing); returns the fault's description.
+/// If the read-corruption fault `fires`, marks one sector of `read` as corrupt, with one bit
+/// flipped (budget allowing); returns the fault's description. The sector and the bit are
+/// drawn from `rng` on every non-empty read while the fault is enabled, fired or not, so
+/// that masking it leaves the draws after it where they were. A sector already corrupt keeps
+/// its bit.
 pub(crate) fn corrupt_on_read(
     disks: &mut BTreeMap<NodeId, Disk>,
     node: NodeId,
@@ -244,15 +293,30 @@ pub(crate) fn corrupt_on_read(
     faults: &Faults,
     rng: &mut Rng,
 ) -> Option<String> {
-    if !fires || read.is_empty() {
+    if faults.read_corruption == Ratio::NEVER || read.is_empty() {
         return None;
     }
+    let file_len = disks[&node].len(ino).ok()?;
+    assert!(
+        read.end <= file_len,
+        "a read returns bytes of the file only"
+    );
     let sectors = sectors_of(read);
     let sector = rng.range_inclusive(sectors.start, sectors.end - 1);
     assert!(
         sectors.contains(&sector),
         "the corrupt sector is one the read covers"
     );
+    let start = sector * SECTOR_SIZE;
+    let bits = (file_len.min(start + SECTOR_SIZE) - start) * 8;
+    let bit = rng.below_inclusive(bits - 1);
+    assert!(
+        start + bit / 8 < file_len && bit < SECTOR_BITS,
+        "the flipped bit lies in the file and in its sector"
+    );
+    if !fires {
+        return None;
+    }
     let zone = sector * SECTOR_SIZE / faults.zone_size;
     let path = disks[&node].path_of(ino)?;
     if !may_damage(disks, node, ino, zone, &path, faults) {
@@ -260,7 +324,7 @@ pub(crate) fn corrupt_on_read(
     }
     let damage = &mut disks.get_mut(&node).expect("checked above").damage;
     let existed = damage.zones.contains_key(&(ino, zone));
-    damage.corrupt.insert((ino, sector));
+    damage.corrupt.entry((ino, sector)).or_insert(bit);
     damage.mark(ino, zone, &path, std::iter::once(sector));
     assert!(
         damage.zones[&(ino, zone)].sectors.contains(&sector),

@@ -18,6 +18,7 @@ use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 
 use crashtest_core::time::Sleep;
@@ -94,7 +95,10 @@ enum Busy {
     Read(Pin<Box<Sleep>>),
     /// A write, already in the page cache (or failed), waiting out its latency (if the disk
     /// has any); its result is for the file's next operation, as with tokio's write-behind.
-    Write(Option<Pin<Box<Sleep>>>, io::Result<()>),
+    /// The flag is set once an operation through `&self` (a sync, `set_len`) has waited for
+    /// it: tokio completes the write there and keeps only its failure's kind, so the next
+    /// write or flush returns that kind, without the OS error number.
+    Write(Option<Pin<Box<Sleep>>>, io::Result<()>, AtomicBool),
     /// The node was crashed before this write: nothing will complete.
     Crashed,
 }
@@ -185,7 +189,7 @@ impl SimFile {
     /// (a read waiting out its latency stays where it is).
     fn poll_write_done(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<()>>> {
         match &mut self.busy {
-            Some(Busy::Write(sleep, _)) => {
+            Some(Busy::Write(sleep, _, _)) => {
                 assert!(
                     self.write_error.is_none(),
                     "a write is in flight only once the error before it was returned"
@@ -200,10 +204,15 @@ impl SimFile {
             }
             Some(Busy::Read(_)) | None => return Poll::Ready(None),
         }
-        let Some(Busy::Write(_, result)) = self.busy.take() else {
+        let Some(Busy::Write(_, result, kept)) = self.busy.take() else {
             unreachable!("a write is in flight")
         };
         assert!(self.busy.is_none(), "a finished write leaves the file idle");
+        let result = if kept.into_inner() {
+            result.map_err(|error| error.kind().into())
+        } else {
+            result
+        };
         Poll::Ready(Some(result))
     }
 
@@ -226,13 +235,17 @@ impl SimFile {
 
     /// Waits until the write in flight (if any) has finished, without taking its result: the
     /// next write, flush, read or seek takes it. An operation through `&self` cannot take
-    /// it, and so leaves it for them, as tokio's do.
+    /// it, and so leaves it for them, as tokio's do (kept as its kind, as tokio keeps it).
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: it only waits.
+    /// Cancel safe: it only waits. Dropped during the wait, the write's failure is kept
+    /// whole, as tokio's is when its own wait is dropped.
     async fn write_finished(&self) {
-        if let Some(Busy::Write(Some(sleep), _)) = &self.busy {
+        let Some(Busy::Write(sleep, _, kept)) = &self.busy else {
+            return;
+        };
+        if let Some(sleep) = sleep {
             let deadline = sleep.deadline();
             crashtest_core::time::sleep_until(deadline).await;
             assert!(
@@ -240,6 +253,7 @@ impl SimFile {
                 "the write in flight has finished"
             );
         }
+        kept.store(true, Ordering::Relaxed);
     }
 
     /// # Cancel safety
@@ -363,7 +377,7 @@ impl AsyncWrite for SimFile {
         let bytes = buf.len() as u64;
         let sleep = state::with(|s| s.delay(this.handle.node, bytes, false))
             .map(|delay| Box::pin(crashtest_core::time::sleep(delay)));
-        this.busy = Some(Busy::Write(sleep, result));
+        this.busy = Some(Busy::Write(sleep, result, AtomicBool::new(false)));
         assert!(
             this.write_error.is_none(),
             "a write starts only once the error before it was returned"

@@ -13,9 +13,16 @@ pub(crate) const PAGE_SIZE: u64 = 4096;
 /// Bytes in a sector, the unit a device writes atomically (or tears).
 pub(crate) const SECTOR_SIZE: u64 = 512;
 
+// Sectors tile pages exactly, so a page's pieces are whole sectors except at a write's ends.
+const _: () = assert!(SECTOR_SIZE.is_power_of_two() && PAGE_SIZE.is_multiple_of(SECTOR_SIZE));
+
 /// Splits `range` at every multiple of `unit` (file offsets), in order.
 pub(crate) fn pieces(range: Range<u64>, unit: u64) -> impl Iterator<Item = Range<u64>> {
     assert!(unit > 0, "a piece has a non-zero size");
+    assert!(
+        range.start <= range.end,
+        "pieces of a well-formed range: {range:?}"
+    );
     let mut start = range.start;
     std::iter::from_fn(move || {
         if start >= range.end {

@@ -123,8 +123,18 @@ pub(crate) fn crash_before_mutation() -> bool {
     let Some(node) = plumbing::current_node() else {
         return false;
     };
-    let crash = state().is_some_and(|state| state.crash_point(node));
+    let state = state();
+    let crash = state.as_ref().is_some_and(|state| state.crash_point(node));
     if crash {
+        assert!(
+            state.is_some_and(|state| state.disks.try_borrow_mut().is_ok()),
+            "no borrow of the disks is held while a crash point kills its node"
+        );
+        assert_ne!(
+            plumbing::life::node_status(node),
+            Some(NodeStatus::Dead),
+            "a crash point is offered to a live node only"
+        );
         assert_ne!(
             node,
             NodeId::SUPERVISOR,
@@ -237,6 +247,18 @@ impl FsState {
         if boot != handle.boot {
             return Err(errors::io_error());
         }
+        assert!(
+            handle.flags.check().is_ok(),
+            "a handle holds flags that open accepted"
+        );
+        self.disk(handle.node, |disk| {
+            assert!(
+                disk.inodes
+                    .get(&handle.ino)
+                    .is_some_and(|inode| inode.open > 0),
+                "a handle of the current boot keeps its inode open"
+            );
+        });
         Ok(())
     }
 
@@ -260,6 +282,10 @@ impl FsState {
             mine.into_iter().map(|(_, trap)| trap).collect()
         };
         for trap in sprung {
+            assert!(
+                self.disks.try_borrow_mut().is_ok(),
+                "no borrow of the disks is held while a sync trap runs"
+            );
             trap();
         }
     }
@@ -418,6 +444,10 @@ impl FsState {
             faults::corrupt_on_read(&mut disks, node, ino, read, corrupt, &faults, rng)
         })
         .flatten();
+        assert!(
+            damage.is_none() || corrupt,
+            "a read corrupts a sector only when its fault fired"
+        );
         assert!(n <= buf.len(), "a read fills at most its buffer");
         disks[&node]
             .damage
@@ -475,6 +505,10 @@ impl FsState {
         .flatten();
         let disk = disks.get_mut(&node).expect("the disk exists");
         let misdirected = landed.is_some();
+        assert!(
+            !misdirected || astray,
+            "a write goes astray only when its fault fired"
+        );
         let target = match landed {
             Some((landed, text)) => {
                 assert_ne!(landed, offset, "a misdirected write lands elsewhere");
@@ -633,10 +667,15 @@ impl FsState {
     }
 
     pub(crate) fn metadata(&self, node: NodeId, names: &Names) -> io::Result<Metadata> {
-        self.disk(node, |disk| {
+        let metadata = self.disk(node, |disk| {
             let ino = disk.resolve(names)?;
-            Ok(disk.metadata(ino))
-        })
+            Ok::<_, io::Error>(disk.metadata(ino))
+        })?;
+        assert!(
+            metadata.is_file() != metadata.is_dir(),
+            "a simulated disk holds files and directories only"
+        );
+        Ok(metadata)
     }
 
     /// The entries of a directory, in an order drawn from the seed (real directories list
@@ -685,6 +724,11 @@ impl FsState {
     /// what that part would have lost survives whole, and every draw stays as it was.
     /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
+        assert_eq!(
+            plumbing::life::node_status(node),
+            Some(NodeStatus::Dead),
+            "a disk crashes only once its node is dead"
+        );
         let boot = self.disks.borrow().get(&node).map(|disk| disk.boot);
         let config = self.config();
         let explore = self.explore.borrow().clone();

@@ -85,6 +85,8 @@ impl DiskLog {
             return Ok(());
         }
         self.file.write_all(&batch).await?;
+        // The last write's failure is reported by a flush, never by the sync.
+        self.file.flush().await?;
         self.file.sync_all().await
     }
 }

@@ -97,6 +97,8 @@ impl Store {
         inner.log.seek(io::SeekFrom::Start(end)).await?;
         inner.log.write_all(&record).await?;
         if self.bug != Some(Bug::UnsyncedAck) {
+            // The last write's failure is reported by a flush, never by the sync.
+            inner.log.flush().await?;
             inner.log.sync_data().await?;
         }
         inner.end = end + record.len() as u64;

@@ -225,6 +225,8 @@ impl Journal {
     pub async fn append(&mut self, record: &Record) -> io::Result<()> {
         self.file.write_all(&record.encode()).await?;
         if self.bug != Bug::NoJournalFsync {
+            // The last write's failure is reported by a flush, never by the sync.
+            self.file.flush().await?;
             self.file.sync_data().await?;
         }
         self.appended += 1;
@@ -256,6 +258,7 @@ impl Journal {
             .await?;
         let bytes: Vec<u8> = records.iter().flat_map(Record::encode).collect();
         file.write_all(&bytes).await?;
+        file.flush().await?;
         file.sync_all().await?;
         fs::rename(&temporary, segment_path(dir, number)).await?;
         if bug != Bug::RenameWithoutDirSync {

@@ -153,6 +153,8 @@ impl Storage {
         write_at(&mut self.meta, self.meta_end, &bytes).await;
         self.meta_end += bytes.len() as u64;
         if sync {
+            // The last write's failure is reported by a flush, never by the sync.
+            disk(self.meta.flush().await, "writing the term and vote");
             disk(self.meta.sync_all().await, "syncing the term and vote");
         }
     }
@@ -184,6 +186,8 @@ impl Storage {
 
     /// Makes every entry written so far durable.
     pub(crate) async fn sync_log(&mut self) {
+        // The last write's failure is reported by a flush, never by the sync.
+        disk(self.log.flush().await, "writing the log");
         disk(self.log.sync_all().await, "syncing the log");
     }
 }

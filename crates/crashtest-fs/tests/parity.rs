@@ -1,0 +1,80 @@
+//! The simulated `File` against tokio's: the same script, run inside a simulation and on the
+//! real file system outside one (where `crashtest_fs::File` is `tokio::fs::File`), must see
+//! the same results call by call.
+
+use std::path::Path;
+
+use crashtest_core::Sim;
+use crashtest_fs::{File, OpenOptions};
+use tokio::io::AsyncWriteExt;
+
+/// One call's outcome: success with its value, or the error's kind and OS error number.
+fn outcome<T: std::fmt::Debug>(call: &str, result: std::io::Result<T>) -> String {
+    match result {
+        Ok(value) => format!("{call}: ok {value:?}"),
+        Err(error) => format!(
+            "{call}: {:?} (os error {:?})",
+            error.kind(),
+            error.raw_os_error()
+        ),
+    }
+}
+
+/// A write that fails (on a handle opened for reading only, so `EBADF` on both sides) and
+/// is then synced: a sync waits for the write in flight but does not report its failure; the
+/// next flush does, once. A write that succeeds before a sync is in what the sync covers.
+async fn sync_after_writes(dir: &Path) -> Vec<String> {
+    let path = dir.join("f");
+    let mut log = Vec::new();
+    log.push(outcome(
+        "write file",
+        crashtest_fs::write(&path, b"abc").await,
+    ));
+    let mut read_only = File::open(&path).await.unwrap();
+    log.push(outcome("write", read_only.write(b"x").await));
+    log.push(outcome("sync_all", read_only.sync_all().await));
+    log.push(outcome("flush", read_only.flush().await));
+    log.push(outcome("flush again", read_only.flush().await));
+    log.push(outcome("write", read_only.write(b"y").await));
+    log.push(outcome("sync_data", read_only.sync_data().await));
+    log.push(outcome("write after", read_only.write(b"z").await));
+    log.push(outcome("flush", read_only.flush().await));
+    drop(read_only);
+    let mut writer = OpenOptions::new().append(true).open(&path).await.unwrap();
+    log.push(outcome("append", writer.write_all(b"def").await));
+    log.push(outcome("sync_data", writer.sync_data().await));
+    log.push(outcome("flush", writer.flush().await));
+    drop(writer);
+    log.push(outcome(
+        "read",
+        crashtest_fs::read(&path).await.map(String::from_utf8),
+    ));
+    log
+}
+
+#[test]
+fn a_sync_reports_no_failed_write_and_the_next_flush_does_as_on_tokio() {
+    let simulated = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = simulated.clone();
+    Sim::new(1)
+        .run(async move {
+            *out.borrow_mut() = sync_after_writes(Path::new("/")).await;
+        })
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("crashtest-fs-parity-{}", std::process::id()));
+    let real = runtime.block_on(async {
+        crashtest_fs::create_dir_all(&dir).await.unwrap();
+        let log = sync_after_writes(&dir).await;
+        std::fs::remove_dir_all(&dir).unwrap();
+        log
+    });
+    assert_eq!(*simulated.borrow(), real);
+    assert!(
+        real.iter()
+            .any(|line| line.starts_with("flush: Uncategorized")),
+        "the script exercises a failed write: {real:?}"
+    );
+}
