@@ -13,6 +13,10 @@ use crashtest_core::rng::Ratio;
 
 /// The default zone: 1 MiB, a whole number of sectors as every zone must be.
 const DEFAULT_ZONE_SIZE: u64 = 1 << 20;
+/// The default largest file: a simulated file lives in memory, whole, so a write at a wild
+/// offset (or a `set_len` meant for a sparse file) must fail with a clear error rather than
+/// ask the host for terabytes. 1 GiB leaves room for several nodes' files on a test machine.
+pub(crate) const DEFAULT_MAX_FILE_SIZE: u64 = 1 << 30;
 const _: () =
     assert!(DEFAULT_ZONE_SIZE > 0 && DEFAULT_ZONE_SIZE.is_multiple_of(crate::page::SECTOR_SIZE));
 
@@ -166,6 +170,7 @@ pub struct DiskConfig {
     pub(crate) torn_garbage: bool,
     pub(crate) latency: Latency,
     pub(crate) faults: Faults,
+    pub(crate) max_file_size: u64,
 }
 
 impl Default for DiskConfig {
@@ -180,6 +185,7 @@ impl Default for DiskConfig {
             torn_garbage: true,
             latency: Latency::default(),
             faults: Faults::default(),
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
         }
     }
 }
@@ -331,6 +337,24 @@ impl DiskConfig {
     /// ```
     pub fn capacity(mut self, bytes: u64) -> DiskConfig {
         self.faults.capacity = Some(bytes);
+        self
+    }
+
+    /// The largest a file may grow (default 1 GiB): a write or `set_len` past it fails with
+    /// `EFBIG` ("File too large"), as a real file system does past its own limit. The simulated
+    /// disk holds every file whole in memory, sparse or not, so raise this only as far as the
+    /// machine's memory allows.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let _ = crashtest::fs::DiskConfig::default().max_file_size(4 << 30);
+    /// ```
+    pub fn max_file_size(mut self, bytes: u64) -> DiskConfig {
+        assert!(
+            bytes > 0,
+            "a disk whose files can hold nothing is not a disk"
+        );
+        self.max_file_size = bytes;
         self
     }
 

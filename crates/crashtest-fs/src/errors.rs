@@ -34,7 +34,7 @@ fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
 #[cfg(unix)]
 mod errno {
     pub(super) use libc::{
-        EBADF, EBUSY, EEXIST, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY,
+        EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY,
     };
 }
 
@@ -43,6 +43,7 @@ mod errno {
     pub(super) const EBADF: i32 = 9;
     pub(super) const EBUSY: i32 = 16;
     pub(super) const EEXIST: i32 = 17;
+    pub(super) const EFBIG: i32 = 27;
     pub(super) const EINVAL: i32 = 22;
     pub(super) const EIO: i32 = 5;
     pub(super) const EISDIR: i32 = 21;
@@ -107,6 +108,11 @@ pub(crate) fn busy() -> io::Error {
 /// `EIO`: an injected I/O error, or a handle that outlived its node's crash.
 pub(crate) fn io_error() -> io::Error {
     os_error(errno::EIO, ErrorKind::Other, "Input/output error")
+}
+
+/// `EFBIG`: the file would grow past the disk's largest file (`DiskConfig::max_file_size`).
+pub(crate) fn file_too_large() -> io::Error {
+    os_error(errno::EFBIG, ErrorKind::FileTooLarge, "File too large")
 }
 
 /// `ENOSPC`: the disk is full.

@@ -85,7 +85,9 @@
 //!    that has been killed, and handles opened before its last crash, fail with `EIO`. A
 //!    [`File`] is write-behind, as tokio's: a write returns at once, and its error comes
 //!    from the file's next write or flush (a sync does not report it), so `flush` before
-//!    relying on a sync.
+//!    relying on a sync. A file never grows past [`DiskConfig::max_file_size`] (default
+//!    1 GiB: the simulated disk holds files whole in memory); growing it further fails with
+//!    `EFBIG`, as a real file system does past its own limit.
 //! 8. **Directory listings have no order** ([`read_dir`] shuffles them from the seed).
 //!
 //! Nothing else is promised: unsynced data, an fsync of a file saving its entry, or a

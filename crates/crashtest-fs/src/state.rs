@@ -490,7 +490,10 @@ impl FsState {
         } else {
             offset
         };
-        let end = offset + bytes.len() as u64;
+        let end = match offset.checked_add(bytes.len() as u64) {
+            Some(end) if end <= self.config().max_file_size => end,
+            _ => return Err(errors::file_too_large()),
+        };
         if error {
             return Err(errors::io_error());
         }
@@ -560,8 +563,12 @@ impl FsState {
         let full = inject(node, faults.disk_full, || {
             format!("disk full (ENOSPC) if inode {ino} grows")
         });
+        let max_file_size = self.config().max_file_size;
         self.disk(node, |disk| {
             disk.file(ino)?;
+            if len > max_file_size {
+                return Err(errors::file_too_large());
+            }
             if faults::disk_full(disk, ino, len, full, &faults) {
                 assert!(
                     len > disk.len(ino)?,

@@ -60,6 +60,35 @@ fn a_full_disk_refuses_growth_with_enospc() {
 }
 
 #[test]
+fn a_file_past_the_largest_size_is_refused_with_efbig_not_allocated() {
+    on_node(1, DiskConfig::default().max_file_size(4096), || async {
+        let file = crashtest_fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .open("/f")
+            .await
+            .unwrap();
+        file.set_len(4096).await.unwrap();
+        let error = file.set_len(4097).await.unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::FileTooLarge);
+        let file = crashtest_fs::sync::File::create("/g").unwrap();
+        let error = file.write_at(b"x", 1 << 40).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::FileTooLarge);
+        let error = file.write_at(b"xy", u64::MAX).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::FileTooLarge, "no offset overflows");
+        assert_eq!(crashtest_fs::metadata("/g").await.unwrap().len(), 0);
+    })
+    .unwrap();
+    // The default limit stops a wild offset long before it asks the host for a terabyte.
+    on_node(1, DiskConfig::default(), || async {
+        let file = crashtest_fs::File::create("/f").await.unwrap();
+        let error = file.set_len(1 << 40).await.unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(27), "EFBIG");
+    })
+    .unwrap();
+}
+
+#[test]
 fn read_corruption_is_sticky_until_overwritten() {
     let config = DiskConfig::default().read_corruption(Ratio::ALWAYS);
     on_node(1, config, || async {
