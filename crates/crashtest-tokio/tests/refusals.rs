@@ -150,3 +150,13 @@ fn unix_domain_sockets_and_async_fd_are_tokios_outside_a_simulation() {
         assert_eq!(dgram_b.recv(&mut byte).await.unwrap(), 1);
     });
 }
+
+#[test]
+fn raw_io_on_a_simulated_datagram_socket_fails_the_run_naming_the_call() {
+    let text = failure_of(async {
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let _ = socket.try_io(tokio::io::Interest::READABLE, || Ok(()));
+    });
+    assert!(text.contains("tokio::net::UdpSocket::try_io cannot run inside"));
+    assert!(text.contains("send_to/recv_from"), "{text}");
+}
