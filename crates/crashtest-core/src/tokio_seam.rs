@@ -12,16 +12,12 @@
 //! Ids carry their run's tag: an id used in another run is a foreign one, and is ignored as
 //! the core's own handles ignore theirs.
 
-mod storage;
-
 use std::task::{Context, Poll, Waker};
 
 use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
-use storage::{Inline, OnHeap, Stored};
 
-use crate::node::NodeId;
 use crate::report::FailureKind;
-use crate::task::TaskId;
+use crate::task::{RawOutput, TaskId};
 use crate::time::timer_heap::TimerKey;
 use crate::world::{self, World};
 
@@ -30,57 +26,6 @@ pub(crate) static SEAM: Seam = Seam;
 
 /// The simulator as the stand-in sees it.
 pub(crate) struct Seam;
-
-/// The storage classes of stand-in tasks (`crashtest_hooks::STORAGE_WORDS`, the words of each
-/// inline size, smallest first); the class after the last is the heap. Spawning and joining a
-/// class name the same cell type through [`by_class`].
-const HEAP: u32 = crashtest_hooks::STORAGE_WORDS.len() as u32;
-const _: () = assert!(HEAP == 10, "by_class names one cell type per storage class");
-
-/// Calls `$f::<S>($args)` with `S` the stored type of storage class `$class`.
-macro_rules! by_class {
-    ($class:expr, $f:ident($($arg:expr),*)) => {
-        match $class {
-            0 => $f::<Inline<2>>($($arg),*),
-            1 => $f::<Inline<4>>($($arg),*),
-            2 => $f::<Inline<6>>($($arg),*),
-            3 => $f::<Inline<8>>($($arg),*),
-            4 => $f::<Inline<12>>($($arg),*),
-            5 => $f::<Inline<16>>($($arg),*),
-            6 => $f::<Inline<24>>($($arg),*),
-            7 => $f::<Inline<32>>($($arg),*),
-            8 => $f::<Inline<48>>($($arg),*),
-            9 => $f::<Inline<64>>($($arg),*),
-            HEAP => $f::<OnHeap>($($arg),*),
-            other => panic!("no storage class {other}"),
-        }
-    };
-}
-
-fn spawn_stored<S>(w: &World, node: NodeId, name: Option<Box<str>>, task: RawTask) -> TaskId
-where
-    S: Stored + std::future::Future<Output = S> + 'static,
-{
-    w.spawn_on(node, name, S::store(task))
-}
-
-/// # Safety
-///
-/// `out` is a live `Option<T>` of the task's output type.
-unsafe fn join_stored<S>(w: &World, id: TaskId, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool>
-where
-    S: Stored + std::future::Future<Output = S> + 'static,
-{
-    match w.poll_join::<S>(id, cx) {
-        Poll::Pending => Poll::Pending,
-        Poll::Ready(None) => Poll::Ready(false),
-        Poll::Ready(Some(mut done)) => {
-            // SAFETY: `done` holds the completed task, and `out` is its output's slot.
-            unsafe { done.take_output(out) };
-            Poll::Ready(true)
-        }
-    }
-}
 
 fn task_id(task: TaskRef) -> TaskId {
     let id = task.id();
@@ -103,17 +48,20 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 impl Simulator for Seam {
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
         with_world(|w| {
-            let class = task.class;
-            let (node, name) = (w.current_node(), name.map(Box::from));
-            let id = by_class!(class, spawn_stored(w, node, name, task));
-            TaskRef::new(w.run_tag(), id.to_u64(), class)
+            let id = w.spawn_raw_on(w.current_node(), name.map(Box::from), &task);
+            TaskRef::new(w.run_tag(), id.to_u64(), task.class)
         })
     }
 
     unsafe fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool> {
         with_run(task.run(), |w| {
-            // SAFETY: the caller passes the output slot of this task's type.
-            unsafe { by_class!(task.storage(), join_stored(w, task_id(task), cx, out)) }
+            w.poll_join_with(task_id(task), cx, |output| {
+                let raw = output.downcast_mut::<RawOutput>()?;
+                // SAFETY: the caller passes the output slot of this task's type.
+                unsafe { raw.take(out) };
+                Some(())
+            })
+            .map(|taken| taken.is_some())
         })
         .expect("a simulated task's JoinHandle was awaited outside its simulation")
     }
@@ -224,6 +172,11 @@ mod tests {
         unsafe { *out.cast::<Option<u32>>() = task.output.take() };
     }
 
+    unsafe fn move_ready<const PAD: usize>(from: *const u8, to: *mut u8) {
+        // SAFETY: the seam moves a `Ready<PAD>` once, into storage that fits it.
+        unsafe { std::ptr::copy_nonoverlapping(from.cast::<Ready<PAD>>(), to.cast(), 1) };
+    }
+
     unsafe fn drop_ready<const PAD: usize>(bytes: *mut u8) {
         // SAFETY: as above; the seam drops a task once.
         unsafe { std::ptr::drop_in_place(bytes.cast::<Ready<PAD>>()) };
@@ -233,6 +186,7 @@ mod tests {
 
     impl<const PAD: usize> Vtable<PAD> {
         const VTABLE: crashtest_hooks::TaskVtable = crashtest_hooks::TaskVtable {
+            move_to: move_ready::<PAD>,
             poll: poll_ready::<PAD>,
             take_output: take_output::<PAD>,
             drop: drop_ready::<PAD>,
@@ -295,9 +249,10 @@ mod tests {
                 let small = spawn_ready::<0>(1, &counted);
                 let inline = spawn_ready::<300>(2, &counted);
                 let heap = spawn_ready::<1000>(3, &counted);
+                let heap_class = crashtest_hooks::STORAGE_WORDS.len() as u32;
                 assert!(small.storage() < inline.storage());
-                assert!(inline.storage() > 0 && inline.storage() < HEAP);
-                assert_eq!(heap.storage(), HEAP);
+                assert!(inline.storage() > 0 && inline.storage() < heap_class);
+                assert_eq!(heap.storage(), heap_class);
                 assert_eq!(join(small).await, Some(1));
                 assert_eq!(join(inline).await, Some(2));
                 assert_eq!(join(heap).await, Some(3));

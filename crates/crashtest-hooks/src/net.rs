@@ -83,6 +83,15 @@ pub trait UdpSock: Send + Sync {
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<(usize, SocketAddr)>>;
 
+    /// Copies the next datagram into `buf` (truncated to fit) without receiving it: its
+    /// length and sender; `Pending` after registering `cx`'s waker if none is queued. With an
+    /// empty `buf` it answers "is a datagram queued?" (readiness) and who sent it.
+    fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<(usize, SocketAddr)>>;
+
     /// Sets the default peer, and receives only from it from now on.
     fn connect(&self, peer: SocketAddr) -> io::Result<()>;
 

@@ -25,6 +25,10 @@ use std::task::{Context, Poll};
 /// before that never.
 #[derive(Debug)]
 pub struct TaskVtable {
+    /// Moves the task's bytes from the first pointer to the second (a `RawTask`'s bytes into
+    /// the simulator's storage): a copy of the task's type, whose size the compiler knows,
+    /// instead of a copy of a size known only at run time.
+    pub move_to: unsafe fn(*const u8, *mut u8),
     /// Polls the task's future; once it completes, the task drops the future and keeps its
     /// output.
     pub poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<()>,
@@ -68,9 +72,9 @@ pub const fn storage_class(layout: Layout) -> u32 {
 /// A task handed over by value: where its bytes are, their layout and storage class, and its
 /// vtable.
 ///
-/// The simulator copies `layout.size()` bytes from `bytes` into storage of its own before
-/// `spawn` returns; the caller must then forget its copy (`std::mem::forget`) and never use or
-/// drop it.
+/// The simulator moves the task from `bytes` into storage of its own (through the vtable's
+/// `move_to`) before `spawn` returns; the caller must then forget its copy
+/// (`std::mem::forget`) and never use or drop it.
 #[derive(Debug)]
 pub struct RawTask {
     /// The task's bytes, valid for reads of `layout.size()` bytes.

@@ -144,6 +144,14 @@ impl UdpSock for UdpSocket {
         read_into(buf, |buf| UdpSocket::poll_recv_from(self, cx, buf))
     }
 
+    fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        read_into(buf, |buf| UdpSocket::poll_peek_from(self, cx, buf))
+    }
+
     fn connect(&self, peer: SocketAddr) -> io::Result<()> {
         at_once(UdpSocket::connect(self, peer))
     }

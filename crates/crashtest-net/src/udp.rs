@@ -335,6 +335,21 @@ impl UdpSocket {
     }
 }
 
+impl UdpSocket {
+    /// Polls to copy the next datagram into `buf` without receiving it: its sender (the
+    /// tokio stand-in's `peek_from` and readiness).
+    pub(crate) fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        match &self.inner {
+            SimOrReal::Sim(socket) => socket.poll_peek_from(cx, buf),
+            SimOrReal::Real(socket) => socket.poll_peek_from(cx, buf),
+        }
+    }
+}
+
 impl SimUdp {
     /// Runs `f` on this socket's state in the network's tables.
     fn with_state<R>(&self, f: impl FnOnce(&mut SocketState) -> R) -> R {
@@ -387,6 +402,26 @@ impl SimUdp {
             let n = payload.len().min(buf.remaining());
             buf.put_slice(&payload[..n]);
             Poll::Ready(Ok(from))
+        })
+    }
+
+    /// As `poll_recv_from`, leaving the datagram queued.
+    fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        self.with_state(|socket| {
+            if socket.killed {
+                return Poll::Ready(Err(killed_error()));
+            }
+            let Some((from, payload)) = socket.queue.front() else {
+                register(&mut socket.waker, cx.waker());
+                return Poll::Pending;
+            };
+            let n = payload.len().min(buf.remaining());
+            buf.put_slice(&payload[..n]);
+            Poll::Ready(Ok(*from))
         })
     }
 

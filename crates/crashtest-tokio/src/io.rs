@@ -37,3 +37,173 @@ standard_stream! {
     /// The process's standard error, like `tokio::io::stderr`; refused inside a simulation.
     stderr -> Stderr;
 }
+
+/// Unix-specific I/O, like `tokio::io::unix`: tokio's, with [`unix::AsyncFd`] refused inside a
+/// simulation.
+#[cfg(unix)]
+pub mod unix {
+    use std::fmt;
+    use std::io;
+    use std::ops::{Deref, DerefMut};
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+
+    pub use real::io::unix::*;
+
+    use crate::seam;
+
+    /// Fails the running simulation, if any, because `call` watches a host descriptor.
+    #[track_caller]
+    fn refuse_inside(call: &str) {
+        if seam::sim().is_some() {
+            seam::refuse(
+                call,
+                "a descriptor's readiness comes from the host's OS, outside the simulated \
+                 world; use the simulated tokio::net sockets and tokio::fs files (or \
+                 crashtest::net and crashtest::fs), whose readiness the simulation owns",
+            );
+        }
+    }
+
+    /// Readiness of a host file descriptor, like `tokio::io::unix::AsyncFd`; refused inside a
+    /// simulation. It dereferences to tokio's, whose methods (`readable`, `try_io`, ...) it
+    /// keeps unchanged.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// let failure = crashtest::Sim::new(1).run(async {
+    ///     let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    ///     let _ = tokio::io::unix::AsyncFd::new(a);
+    /// }).unwrap_err();
+    /// assert!(failure.to_string().contains("tokio::io::unix::AsyncFd::new cannot run inside"));
+    /// ```
+    pub struct AsyncFd<T: AsRawFd> {
+        real: real::io::unix::AsyncFd<T>,
+    }
+
+    // tokio's newest releases deprecate the constructors without `unsafe` in favour of
+    // `register`; the stand-in keeps both, as tokio does, over every supported release, and
+    // `AsyncFdTryNewError` is the one error type all of them name.
+    #[allow(deprecated, reason = "tokio's names across its supported releases")]
+    impl<T: AsRawFd> AsyncFd<T> {
+        /// Watches `inner` for reading and writing; refused inside a simulation.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::new");
+            real::io::unix::AsyncFd::new(inner).map(|real| AsyncFd { real })
+        }
+
+        /// Watches `inner` for `interest`; refused inside a simulation.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub fn with_interest(inner: T, interest: real::io::Interest) -> io::Result<AsyncFd<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::with_interest");
+            real::io::unix::AsyncFd::with_interest(inner, interest).map(|real| AsyncFd { real })
+        }
+
+        /// As [`AsyncFd::new`], handing `inner` back on failure; refused inside a simulation.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub fn try_new(inner: T) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::try_new");
+            real::io::unix::AsyncFd::try_new(inner).map(|real| AsyncFd { real })
+        }
+
+        /// As [`AsyncFd::with_interest`], handing `inner` back on failure; refused inside a
+        /// simulation.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub fn try_with_interest(
+            inner: T,
+            interest: real::io::Interest,
+        ) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::try_with_interest");
+            real::io::unix::AsyncFd::try_with_interest(inner, interest).map(|real| AsyncFd { real })
+        }
+
+        /// As [`AsyncFd::try_new`] (tokio's newer name, whose caller promises that `inner`
+        /// owns its descriptor); refused inside a simulation.
+        ///
+        /// # Safety
+        ///
+        /// `inner` owns the descriptor it returns from `as_raw_fd`, which stays open while
+        /// the `AsyncFd` lives.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub unsafe fn register(inner: T) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::register");
+            real::io::unix::AsyncFd::try_new(inner).map(|real| AsyncFd { real })
+        }
+
+        /// As [`AsyncFd::try_with_interest`] (tokio's newer name, see
+        /// [`AsyncFd::register`]); refused inside a simulation.
+        ///
+        /// # Safety
+        ///
+        /// As [`AsyncFd::register`].
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        #[track_caller]
+        pub unsafe fn register_with_interest(
+            inner: T,
+            interest: real::io::Interest,
+        ) -> Result<AsyncFd<T>, AsyncFdTryNewError<T>> {
+            refuse_inside("tokio::io::unix::AsyncFd::register_with_interest");
+            real::io::unix::AsyncFd::try_with_interest(inner, interest).map(|real| AsyncFd { real })
+        }
+
+        /// Stops watching and gives the descriptor's owner back.
+        pub fn into_inner(self) -> T {
+            self.real.into_inner()
+        }
+    }
+
+    impl<T: AsRawFd> Deref for AsyncFd<T> {
+        type Target = real::io::unix::AsyncFd<T>;
+
+        fn deref(&self) -> &real::io::unix::AsyncFd<T> {
+            &self.real
+        }
+    }
+
+    impl<T: AsRawFd> DerefMut for AsyncFd<T> {
+        fn deref_mut(&mut self) -> &mut real::io::unix::AsyncFd<T> {
+            &mut self.real
+        }
+    }
+
+    impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
+        fn as_raw_fd(&self) -> RawFd {
+            self.real.as_raw_fd()
+        }
+    }
+
+    impl<T: AsRawFd> AsFd for AsyncFd<T> {
+        fn as_fd(&self) -> BorrowedFd<'_> {
+            self.real.as_fd()
+        }
+    }
+
+    impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.real.fmt(f)
+        }
+    }
+}

@@ -54,3 +54,109 @@ fn raw_io_on_a_simulated_stream_fails_the_run_naming_the_call() {
     assert!(text.contains("tokio::net::TcpStream::try_io cannot run inside"));
     assert!(text.contains("AsyncRead/AsyncWrite"));
 }
+
+/// Runs `body` in a simulation and checks that it failed naming `call` and pointing to the
+/// simulated sockets.
+#[cfg(unix)]
+fn assert_unix_refused(call: &str, body: impl std::future::Future<Output = ()> + 'static) {
+    let text = failure_of(body);
+    assert!(
+        text.contains(&format!("{call} cannot run inside a crashtest simulation")),
+        "{text}"
+    );
+    assert!(text.contains("tokio::net::TcpStream"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn unix_domain_sockets_fail_the_run_naming_the_call() {
+    let listening = std::env::temp_dir().join(format!("crashtest-refusal-{}", std::process::id()));
+    let real = std::os::unix::net::UnixListener::bind(&listening).unwrap();
+    let path = listening.clone();
+    assert_unix_refused("tokio::net::UnixStream::connect", async move {
+        let _ = tokio::net::UnixStream::connect(&path).await;
+    });
+    real.set_nonblocking(true).unwrap();
+    assert_eq!(
+        real.accept().unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "the refused connect never reached the host's socket"
+    );
+    std::fs::remove_file(&listening).unwrap();
+    assert_unix_refused("tokio::net::UnixStream::pair", async {
+        let _ = tokio::net::UnixStream::pair();
+    });
+    let path = listening.clone();
+    assert_unix_refused("tokio::net::UnixListener::bind", async move {
+        let _ = tokio::net::UnixListener::bind(&path);
+    });
+    assert!(!listening.exists(), "the refused bind made no socket file");
+    let std_listener = std::os::unix::net::UnixListener::bind(&listening).unwrap();
+    std::fs::remove_file(&listening).unwrap();
+    assert_unix_refused("tokio::net::UnixListener::from_std", async move {
+        let _ = tokio::net::UnixListener::from_std(std_listener);
+    });
+    assert_unix_refused("tokio::net::UnixDatagram::unbound", async {
+        let _ = tokio::net::UnixDatagram::unbound();
+    });
+    assert_unix_refused("tokio::net::UnixDatagram::pair", async {
+        let _ = tokio::net::UnixDatagram::pair();
+    });
+}
+
+#[cfg(unix)]
+#[test]
+fn watching_a_host_descriptor_fails_the_run_naming_the_call() {
+    let text = failure_of(async {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let _ = tokio::io::unix::AsyncFd::new(a);
+    });
+    assert!(text.contains("tokio::io::unix::AsyncFd::new cannot run inside"));
+    assert!(text.contains("tokio::net sockets"));
+    let text = failure_of(async {
+        let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+        // SAFETY: `a` owns its descriptor for as long as the `AsyncFd` would live.
+        let _ = unsafe { tokio::io::unix::AsyncFd::register(a) };
+    });
+    assert!(text.contains("tokio::io::unix::AsyncFd::register cannot run inside"));
+}
+
+#[cfg(unix)]
+#[test]
+fn unix_domain_sockets_and_async_fd_are_tokios_outside_a_simulation() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (mut a, mut b) = tokio::net::UnixStream::pair().unwrap();
+        a.write_all(b"ping").await.unwrap();
+        let mut got = [0; 4];
+        b.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"ping");
+        // A method tokio's stream has and the wrapper does not write out: reached through it.
+        assert!(a.peer_addr().unwrap().is_unnamed());
+        let (std_a, std_b) = std::os::unix::net::UnixStream::pair().unwrap();
+        std_a.set_nonblocking(true).unwrap();
+        let watched = tokio::io::unix::AsyncFd::new(std_a).unwrap();
+        std::io::Write::write_all(&mut &std_b, b"x").unwrap();
+        let mut ready = watched.readable().await.unwrap();
+        let mut byte = [0; 1];
+        let read = ready.try_io(|fd| std::io::Read::read(&mut fd.get_ref(), &mut byte));
+        assert_eq!(read.unwrap().unwrap(), 1);
+        let (dgram_a, dgram_b) = tokio::net::UnixDatagram::pair().unwrap();
+        dgram_a.send(b"d").await.unwrap();
+        assert_eq!(dgram_b.recv(&mut byte).await.unwrap(), 1);
+    });
+}
+
+#[test]
+fn raw_io_on_a_simulated_datagram_socket_fails_the_run_naming_the_call() {
+    let text = failure_of(async {
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let _ = socket.try_io(tokio::io::Interest::READABLE, || Ok(()));
+    });
+    assert!(text.contains("tokio::net::UdpSocket::try_io cannot run inside"));
+    assert!(text.contains("send_to/recv_from"), "{text}");
+}

@@ -343,8 +343,26 @@ impl World {
         F: Future + 'static,
         F::Output: 'static,
     {
+        self.spawn_with(node, |tasks| tasks.insert(node, name, future))
+    }
+
+    /// Spawns a task whose type the core cannot name (the tokio stand-in's), moved once into
+    /// the task table (see `task::slab::raw`).
+    #[inline]
+    pub(crate) fn spawn_raw_on(
+        &self,
+        node: NodeId,
+        name: Option<Box<str>>,
+        task: &crashtest_hooks::RawTask,
+    ) -> TaskId {
+        self.spawn_with(node, |tasks| tasks.insert_raw(node, name, task))
+    }
+
+    /// Adds a task to the table with `insert` and schedules it on `node`.
+    #[inline(always)]
+    fn spawn_with(&self, node: NodeId, insert: impl FnOnce(&mut TaskTable) -> TaskId) -> TaskId {
         let status = self.nodes.borrow().status(node);
-        let id = self.tasks.borrow_mut().insert(node, name, future);
+        let id = insert(&mut self.tasks.borrow_mut());
         self.record(EventKind::Spawn { task: id, node });
         if status == NodeStatus::Dead {
             // A task spawned by the destructor of a killed node's task dies with the node.
@@ -418,6 +436,20 @@ impl World {
         id: TaskId,
         cx: &mut Context<'_>,
     ) -> Poll<Option<T>> {
+        self.poll_join_with(id, cx, |output| {
+            output.downcast_mut::<Option<T>>().and_then(Option::take)
+        })
+    }
+
+    /// As [`World::poll_join`], with `take` moving the output out of the cell's `&mut dyn
+    /// Any` (`None` if the cell's output is not what the handle expects).
+    #[inline(always)]
+    pub(crate) fn poll_join_with<R>(
+        &self,
+        id: TaskId,
+        cx: &mut Context<'_>,
+        take: impl FnOnce(&mut dyn Any) -> Option<R>,
+    ) -> Poll<Option<R>> {
         let mut tasks = self.tasks.borrow_mut();
         let slot = tasks
             .get_mut(id)
@@ -431,11 +463,7 @@ impl World {
             let Outcome::Output(mut cell) = outcome else {
                 return Poll::Ready(None);
             };
-            let output = cell
-                .as_mut()
-                .output()
-                .downcast_mut::<Option<T>>()
-                .and_then(Option::take);
+            let output = take(cell.as_mut().output());
             if output.is_some() {
                 // The future is gone and its output taken: dropping the cell runs no user code.
                 tasks.recycle(cell);

@@ -15,6 +15,8 @@ mod socket;
 mod stream;
 pub mod tcp;
 mod udp;
+#[cfg(unix)]
+mod unix_socket;
 
 pub use real::net::*;
 
@@ -23,3 +25,5 @@ pub use listener::TcpListener;
 pub use socket::TcpSocket;
 pub use stream::TcpStream;
 pub use udp::UdpSocket;
+#[cfg(unix)]
+pub use unix_socket::{UnixDatagram, UnixListener, UnixStream};

@@ -1,22 +1,26 @@
 //! `UdpSocket`: tokio's, or a datagram socket on the calling simulated node, whose datagrams
 //! the simulated network may lose, duplicate, delay and reorder.
 //!
-//! Readiness calls, peeking and multicast are refused inside a simulation; sending and
-//! receiving, in their async, poll and `try_` forms, are simulated.
+//! Inside a simulation sending, receiving and peeking (async, poll, `try_` and `BufMut`
+//! forms) and readiness are simulated: a socket is always writable (the simulated network
+//! never makes a sender wait) and readable once a datagram is queued. Raw I/O on the
+//! descriptor (`try_io`, `async_io`), multicast and device binding are refused; the socket
+//! options a program may set (broadcast, TTL, TOS) are remembered.
 
 use std::fmt;
 use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker, ready};
 
+use bytes::BufMut;
 use crashtest_hooks::net::UdpSock;
-use real::io::ReadBuf;
+use real::io::{Interest, ReadBuf, Ready};
 
 use super::addr::{ToSocketAddrs, first_that_works, resolve_some};
 use super::fd::descriptors;
-use super::stream::{refuse_readiness, try_now};
+use super::stream::try_now;
 use crate::seam;
 
 /// A UDP socket, like `tokio::net::UdpSocket`.
@@ -42,6 +46,7 @@ enum Inner {
         socket: Box<dyn UdpSock>,
         broadcast: AtomicBool,
         ttl: AtomicU32,
+        tos: AtomicU32,
     },
 }
 
@@ -65,6 +70,17 @@ macro_rules! real_only {
     )*};
 }
 
+/// Refuses a raw I/O call on a simulated datagram socket.
+#[cold]
+#[track_caller]
+fn refuse_raw_io(call: &str) -> ! {
+    seam::refuse(
+        call,
+        "a simulated socket has no OS socket to run raw I/O on; send and receive through \
+         send_to/recv_from (or their try_ and poll_ forms), and wait with readable/writable",
+    )
+}
+
 impl UdpSocket {
     fn sim(socket: Box<dyn UdpSock>) -> UdpSocket {
         UdpSocket {
@@ -72,6 +88,7 @@ impl UdpSocket {
                 socket,
                 broadcast: AtomicBool::new(false),
                 ttl: AtomicU32::new(64),
+                tos: AtomicU32::new(0),
             },
         }
     }
@@ -346,19 +363,32 @@ impl UdpSocket {
         self.try_recv_from(buf).map(|(n, _)| n)
     }
 
-    /// Waits until a datagram can be received; refused inside a simulation.
+    /// Waits until a datagram can be received (one is queued).
     ///
     /// # Errors
     ///
-    /// tokio's.
+    /// tokio's, and the network's (the node was killed).
     pub async fn readable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(socket) => socket.readable().await,
-            Inner::Sim { .. } => refuse_readiness("tokio::net::UdpSocket::readable"),
+            Inner::Sim { .. } => poll_fn(|cx| self.poll_recv_ready(cx)).await,
         }
     }
 
-    /// Waits until a datagram can be sent; refused inside a simulation.
+    /// Polls until a datagram can be received (one is queued).
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::readable`].
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.poll_recv_ready(cx),
+            Inner::Sim { socket, .. } => socket.poll_peek_from(cx, &mut []).map_ok(|_| ()),
+        }
+    }
+
+    /// Waits until a datagram can be sent: at once in a simulation, whose network never
+    /// makes a sender wait.
     ///
     /// # Errors
     ///
@@ -366,19 +396,268 @@ impl UdpSocket {
     pub async fn writable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(socket) => socket.writable().await,
-            Inner::Sim { .. } => refuse_readiness("tokio::net::UdpSocket::writable"),
+            Inner::Sim { .. } => Ok(()),
         }
     }
 
-    /// Receives a datagram without consuming it; refused inside a simulation.
+    /// Polls until a datagram can be sent (see [`UdpSocket::writable`]).
     ///
     /// # Errors
     ///
     /// tokio's.
-    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match &self.inner {
-            Inner::Real(socket) => socket.peek_from(buf).await,
-            Inner::Sim { .. } => refuse_readiness("tokio::net::UdpSocket::peek_from"),
+            Inner::Real(socket) => socket.poll_send_ready(cx),
+            Inner::Sim { .. } => Poll::Ready(Ok(())),
+        }
+    }
+
+    /// Waits until the socket is ready for `interest`: in a simulation, writable at once and
+    /// readable once a datagram is queued.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// use tokio::io::{Interest, Ready};
+    /// crashtest::Sim::new(1).run(async {
+    ///     let a = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    ///     assert_eq!(a.ready(Interest::WRITABLE).await.unwrap(), Ready::WRITABLE);
+    ///     a.send_to(b"x", a.local_addr().unwrap()).await.unwrap();
+    ///     assert!(a.ready(Interest::READABLE).await.unwrap().is_readable());
+    /// }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::readable`].
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        let socket = match &self.inner {
+            Inner::Real(socket) => return socket.ready(interest).await,
+            Inner::Sim { socket, .. } => socket,
+        };
+        if interest.is_writable() {
+            let queued = socket
+                .poll_peek_from(&mut Context::from_waker(Waker::noop()), &mut [])
+                .is_ready();
+            let readable = interest.is_readable() && queued;
+            return Ok(Ready::WRITABLE
+                | if readable {
+                    Ready::READABLE
+                } else {
+                    Ready::EMPTY
+                });
+        }
+        if interest.is_readable() {
+            self.readable().await?;
+            return Ok(Ready::READABLE);
+        }
+        // Neither readable nor writable (priority or error interest only): nothing on the
+        // simulated network ever makes a socket ready for it.
+        std::future::pending().await
+    }
+
+    /// Copies the next datagram into `buf` without receiving it; its sender.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let mut buf = ReadBuf::new(buf);
+        let from = poll_fn(|cx| self.poll_peek_from(cx, &mut buf)).await?;
+        Ok((buf.filled().len(), from))
+    }
+
+    /// Polls to copy the next datagram into `buf` without receiving it; its sender.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.poll_peek_from(cx, buf),
+            Inner::Sim { socket, .. } => {
+                seam::read_into(buf, |unfilled| socket.poll_peek_from(cx, unfilled))
+            }
+        }
+    }
+
+    /// Copies the next datagram into `buf` without receiving it, if one is queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock`, and as [`UdpSocket::recv_from`].
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        match &self.inner {
+            Inner::Real(socket) => socket.try_peek_from(buf),
+            Inner::Sim { .. } => try_now(|cx| {
+                let mut buf = ReadBuf::new(buf);
+                self.poll_peek_from(cx, &mut buf)
+                    .map_ok(|from| (buf.filled().len(), from))
+            }),
+        }
+    }
+
+    /// Copies the next datagram from the default peer into `buf` without receiving it.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.peek_from(buf).await.map(|(n, _)| n)
+    }
+
+    /// Polls to copy the next datagram from the default peer without receiving it.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.poll_peek(cx, buf),
+            Inner::Sim { .. } => self.poll_peek_from(cx, buf).map_ok(|_| ()),
+        }
+    }
+
+    /// Copies the next datagram from the default peer without receiving it, if one is
+    /// queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock`, and as [`UdpSocket::recv_from`].
+    pub fn try_peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.try_peek_from(buf).map(|(n, _)| n)
+    }
+
+    /// The sender of the next datagram, which stays queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        poll_fn(|cx| self.poll_peek_sender(cx)).await
+    }
+
+    /// Polls for the sender of the next datagram, which stays queued.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.poll_peek_sender(cx),
+            Inner::Sim { socket, .. } => {
+                socket.poll_peek_from(cx, &mut []).map_ok(|(_, from)| from)
+            }
+        }
+    }
+
+    /// The sender of the next datagram, if one is queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock`, and as [`UdpSocket::recv_from`].
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        match &self.inner {
+            Inner::Real(socket) => socket.try_peek_sender(),
+            Inner::Sim { .. } => try_now(|cx| self.poll_peek_sender(cx)),
+        }
+    }
+
+    /// Receives a datagram into `buf`'s spare capacity if one is queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock`, and as [`UdpSocket::recv_from`].
+    pub fn try_recv_buf_from<B: BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        match &self.inner {
+            Inner::Real(socket) => socket.try_recv_buf_from(buf),
+            Inner::Sim { .. } => try_now(|cx| self.poll_recv_buf_from(cx, buf)),
+        }
+    }
+
+    /// Receives a datagram into `buf`'s spare capacity; its sender.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub async fn recv_buf_from<B: BufMut>(&self, buf: &mut B) -> io::Result<(usize, SocketAddr)> {
+        match &self.inner {
+            Inner::Real(socket) => socket.recv_buf_from(buf).await,
+            Inner::Sim { .. } => poll_fn(|cx| self.poll_recv_buf_from(cx, buf)).await,
+        }
+    }
+
+    /// Receives a datagram from the default peer into `buf`'s spare capacity if one is
+    /// queued.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock`, and as [`UdpSocket::recv_from`].
+    pub fn try_recv_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.try_recv_buf_from(buf).map(|(n, _)| n)
+    }
+
+    /// Receives a datagram from the default peer into `buf`'s spare capacity.
+    ///
+    /// # Errors
+    ///
+    /// As [`UdpSocket::recv_from`].
+    pub async fn recv_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.recv_buf_from(buf).await.map(|(n, _)| n)
+    }
+
+    /// Receives into `buf`'s spare capacity and advances it past what was received.
+    fn poll_recv_buf_from<B: BufMut>(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut B,
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        let Inner::Sim { socket, .. } = &self.inner else {
+            unreachable!("only a simulated socket receives through here")
+        };
+        let spare = buf.chunk_mut();
+        // SAFETY: the seam's readers write only initialized bytes into the slice (the hooks'
+        // contract), so the spare capacity is only written, never read uninitialized.
+        let spare = unsafe { spare.as_uninit_slice_mut() };
+        let (n, from) = ready!(socket.poll_recv_from(cx, spare))?;
+        // SAFETY: the reader initialized the first `n` bytes of the spare capacity.
+        unsafe { buf.advance_mut(n) };
+        Poll::Ready(Ok((n, from)))
+    }
+
+    /// Runs a raw I/O call on the socket if it is ready; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match &self.inner {
+            Inner::Real(socket) => socket.try_io(interest, f),
+            Inner::Sim { .. } => refuse_raw_io("tokio::net::UdpSocket::try_io"),
+        }
+    }
+
+    /// Runs a raw I/O call on the socket once it is ready; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        match &self.inner {
+            Inner::Real(socket) => socket.async_io(interest, f).await,
+            Inner::Sim { .. } => refuse_raw_io("tokio::net::UdpSocket::async_io"),
         }
     }
 
@@ -433,6 +712,86 @@ impl UdpSocket {
                 ttl.store(value, Ordering::Relaxed);
                 Ok(())
             }
+        }
+    }
+
+    /// `IP_TOS`.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(not(any(
+        target_os = "fuchsia",
+        target_os = "redox",
+        target_os = "solaris",
+        target_os = "illumos",
+        target_os = "haiku"
+    )))]
+    #[allow(
+        deprecated,
+        reason = "tokio's newest releases rename it `tos_v4`; all have this name"
+    )]
+    pub fn tos(&self) -> io::Result<u32> {
+        match &self.inner {
+            Inner::Real(socket) => socket.tos(),
+            Inner::Sim { tos, .. } => Ok(tos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `IP_TOS` (remembered by a simulated socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(not(any(
+        target_os = "fuchsia",
+        target_os = "redox",
+        target_os = "solaris",
+        target_os = "illumos",
+        target_os = "haiku"
+    )))]
+    #[allow(
+        deprecated,
+        reason = "tokio's newest releases rename it `set_tos_v4`; all have this name"
+    )]
+    pub fn set_tos(&self, value: u32) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.set_tos(value),
+            Inner::Sim { tos, .. } => {
+                tos.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// The device the socket is bound to (`SO_BINDTODEVICE`): none for a simulated one.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.device(),
+            Inner::Sim { .. } => Ok(None),
+        }
+    }
+
+    /// Binds the socket to a device (`SO_BINDTODEVICE`); refused inside a simulation, whose
+    /// nodes have one network and no devices.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    #[track_caller]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.bind_device(interface),
+            Inner::Sim { .. } => seam::refuse(
+                "tokio::net::UdpSocket::bind_device",
+                "a simulated node has one network and no devices; bind to an address instead",
+            ),
         }
     }
 

@@ -41,6 +41,7 @@ impl<F: Future> SimTask<F> {
 impl<F: Future> SimTask<F> {
     /// What the simulator may do with a `SimTask<F>`'s bytes.
     const VTABLE: TaskVtable = TaskVtable {
+        move_to: move_task::<F>,
         poll: poll_task::<F>,
         take_output: take_output::<F>,
         drop: drop_task::<F>,
@@ -50,6 +51,16 @@ impl<F: Future> SimTask<F> {
 
     /// Where the simulator keeps a `SimTask<F>`: a constant, not worked out per spawn.
     const CLASS: u32 = crashtest_hooks::storage_class(Self::LAYOUT);
+}
+
+/// Moves the `SimTask<F>` at `from` to `to`.
+///
+/// # Safety
+///
+/// `from` is a `SimTask<F>` not used again; `to` is valid for writes of one, aligned.
+unsafe fn move_task<F: Future>(from: *const u8, to: *mut u8) {
+    // SAFETY: as the caller promises.
+    unsafe { std::ptr::copy_nonoverlapping(from.cast::<SimTask<F>>(), to.cast::<SimTask<F>>(), 1) };
 }
 
 /// Polls the `SimTask<F>` at `bytes`; once its future completes, drops it and keeps the output.

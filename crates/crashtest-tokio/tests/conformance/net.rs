@@ -153,3 +153,57 @@ macro_rules! datagrams {
 fn datagrams_carry_their_sender_truncate_and_a_connected_socket_filters() {
     conform!(datagrams);
 }
+
+macro_rules! datagram_readiness {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::Interest;
+            use $tokio as tokio;
+            let a = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let (a_addr, b_addr) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+            let writable = a.ready(Interest::WRITABLE).await.unwrap();
+            a.writable().await.unwrap();
+            let idle = (
+                b.try_peek_from(&mut [0; 4]).map_err(|e| e.kind()),
+                b.try_peek_sender().map_err(|e| e.kind()),
+                b.try_recv(&mut [0; 4]).map_err(|e| e.kind()),
+            );
+            a.send_to(b"first", b_addr).await.unwrap();
+            b.readable().await.unwrap();
+            let readable = b.ready(Interest::READABLE).await.unwrap();
+            let mut head = [0; 3];
+            let (n, from) = b.peek_from(&mut head).await.unwrap();
+            let peeked = (
+                n,
+                head,
+                from == a_addr,
+                b.peek_sender().await.unwrap() == a_addr,
+            );
+            let mut again = [0; 16];
+            let n = b.try_peek(&mut again).unwrap();
+            let peeked_again = again[..n].to_vec();
+            let mut got = [0; 16];
+            let (n, from) = b.recv_from(&mut got).await.unwrap();
+            let received = (got[..n].to_vec(), from == a_addr);
+            a.send_to(b"second", b_addr).await.unwrap();
+            let mut into = Vec::with_capacity(16);
+            let (n, from) = b.recv_buf_from(&mut into).await.unwrap();
+            let into_buf = (n, into, from == a_addr);
+            (
+                (writable.is_writable(), writable.is_readable()),
+                idle,
+                (readable.is_readable(), readable.is_writable()),
+                peeked,
+                peeked_again,
+                received,
+                into_buf,
+            )
+        }
+    };
+}
+
+#[test]
+fn a_datagram_socket_is_writable_readable_once_one_is_queued_and_peeks_without_receiving() {
+    conform!(datagram_readiness);
+}

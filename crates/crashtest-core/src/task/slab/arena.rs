@@ -130,6 +130,37 @@ impl CellArena {
         }
     }
 
+    /// A cell that `init` builds in place, in the arena (or on the heap if it does not fit a
+    /// class): for cells built by copying bytes, which a by-value `alloc` would copy twice.
+    ///
+    /// # Safety
+    ///
+    /// `init` initializes the whole `C` at the pointer it is given (valid for writes of a
+    /// `C`, aligned), and does not unwind.
+    #[inline]
+    pub(crate) unsafe fn alloc_in_place<C: TaskCell + 'static>(
+        &mut self,
+        init: impl FnOnce(*mut C),
+    ) -> CellBox {
+        let Some(class) = class_of(Layout::new::<C>()) else {
+            let mut boxed = Box::<C>::new_uninit();
+            init(boxed.as_mut_ptr());
+            // SAFETY: `init` initialized the cell (the caller's promise).
+            let ptr: *mut dyn TaskCell = Box::into_raw(unsafe { boxed.assume_init() });
+            return CellBox {
+                ptr: NonNull::new(ptr).expect("a box is never null"),
+            };
+        };
+        let block = self.block(class).cast::<C>();
+        // `block` is fresh or reused arena memory of the size and alignment of `class`'s
+        // blocks, which cover `C`'s, and no other `CellBox` points to it (invariant).
+        init(block.as_ptr());
+        let ptr: *mut dyn TaskCell = block.as_ptr();
+        CellBox {
+            ptr: NonNull::new(ptr).expect("an arena block is never null"),
+        }
+    }
+
     /// A block of `class`, reused or carved from the newest chunk.
     #[inline]
     fn block(&mut self, class: usize) -> NonNull<u8> {

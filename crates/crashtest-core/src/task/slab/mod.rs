@@ -2,11 +2,13 @@
 //!
 //! This is the executor's storage and nothing else; what a task *does* (its states, waking,
 //! polling) is the executor's (`world::executor`), and which task runs next is the scheduler's
-//! (`task::ready`). Four parts, from the top:
+//! (`task::ready`). Five parts, from the top:
 //! - `table`: the task table, a slab of fixed-size slots addressed by `TaskId`, with a free
 //!   stack threaded through its vacant places and a serial number that makes stale ids
 //!   harmless;
 //! - `cell`: a task's one allocation, its future and then, in the same place, its output;
+//! - `raw`: the cells of tasks whose type the core cannot name (the tokio stand-in's), moved
+//!   in as bytes and a vtable;
 //! - `arena`: the size-classed allocator the cells live in (64 KiB chunks, a free list per
 //!   class), with the heap for cells too large for a class;
 //! - `spare`: the memory a run leaves to the next run on its thread (the table's slots, the
@@ -18,8 +20,10 @@
 
 mod arena;
 mod cell;
+mod raw;
 mod spare;
 mod table;
 
+pub(crate) use raw::RawOutput;
 pub(super) use spare::{keep_ready, take_ready};
 pub(crate) use table::{Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};

@@ -299,6 +299,25 @@ impl TaskTable {
         F::Output: 'static,
     {
         let future = self.arena.alloc(Cell::new(future));
+        self.insert_cell(node, name, future)
+    }
+
+    /// Adds a task whose type the table cannot name (see `raw`), moved once into a cell in
+    /// the table's arena. Inlined into the seam's spawn, as `insert` is into the core's.
+    #[inline]
+    pub(crate) fn insert_raw(
+        &mut self,
+        node: NodeId,
+        name: Option<Box<str>>,
+        task: &crashtest_hooks::RawTask,
+    ) -> TaskId {
+        let future = super::raw::alloc(&mut self.arena, task);
+        self.insert_cell(node, name, future)
+    }
+
+    /// Adds a task running the cell `future`.
+    #[inline(always)]
+    fn insert_cell(&mut self, node: NodeId, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
         let named = name.is_some();
