@@ -252,7 +252,9 @@ impl NodeTable {
             NodeStatus::Running,
             "parked tasks go back to the ready queue only once their node runs"
         );
-        std::mem::take(&mut record.parked)
+        let parked = std::mem::take(&mut record.parked);
+        self.verify();
+        parked
     }
 
     /// Pauses or resumes a live node: the only status changes that are not a death or a
@@ -270,6 +272,38 @@ impl NodeTable {
             record.status
         );
         record.status = status;
+        if status == NodeStatus::Paused {
+            // A resumed node still holds its parked tasks until `take_parked`, which verifies.
+            self.verify();
+        }
+    }
+
+    /// Checks the whole table (O(n), under the verify switch): the supervisor is node 0 and
+    /// runs without a factory, every other node has one, only a paused node holds parked
+    /// tasks, and the name index maps each name to its own node.
+    fn verify(&self) {
+        if !crate::verify::enabled() {
+            return;
+        }
+        let supervisor = &self.nodes[NodeId::SUPERVISOR.index()];
+        assert!(
+            supervisor.status == NodeStatus::Running && supervisor.factory.is_none(),
+            "the supervisor runs the test body, from no factory"
+        );
+        for (index, record) in self.nodes.iter().enumerate().skip(1) {
+            assert!(record.factory.is_some(), "node {index} has no factory");
+            assert!(
+                record.parked.is_empty() || record.status == NodeStatus::Paused,
+                "node {index} is {:?} with parked tasks",
+                record.status
+            );
+            assert!(record.drift.ppm.abs() < DRIFT_LIMIT_PPM);
+        }
+        assert_eq!(
+            self.nodes.len(),
+            self.by_name.len(),
+            "node names are unique"
+        );
     }
 
     pub(crate) fn mark_dead(&mut self, node: NodeId) {
@@ -278,6 +312,7 @@ impl NodeTable {
         assert_ne!(record.status, NodeStatus::Dead, "node {node} killed twice");
         record.status = NodeStatus::Dead;
         record.parked.clear();
+        self.verify();
     }
 
     pub(crate) fn mark_running(&mut self, node: NodeId) {
