@@ -784,6 +784,11 @@ impl NodeRng {
     /// ```
     pub fn with<R>(&mut self, f: impl FnOnce(&mut Rng) -> R) -> R {
         if let Some(rng) = &mut self.fallback {
+            assert!(
+                !crate::world::is_simulation(),
+                "a NodeRng made outside a simulation is used inside one, where its draws would \
+                 not replay from the seed: call `node_rng()` inside the run"
+            );
             return f(rng);
         }
         // The generator is copied out while `f` runs, so that `f` may use the world (read the
