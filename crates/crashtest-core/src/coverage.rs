@@ -225,7 +225,16 @@ pub(crate) struct RunCoverage {
 
 impl RunCoverage {
     pub(crate) fn count(&mut self, site: &Site, fired: bool) {
-        let counts = self.counts.entry(site.key()).or_default();
+        let counts = self.counts.entry(site.key()).or_insert_with(|| {
+            if crate::verify::enabled() {
+                // A site first reached in this run is one a sweep's report lists: linked in.
+                assert!(
+                    SITES.iter().any(|linked| linked == site),
+                    "{site} is counted but not linked into the list of sites"
+                );
+            }
+            Counts::default()
+        });
         counts.reached += 1;
         counts.fired += u64::from(fired);
         assert!(

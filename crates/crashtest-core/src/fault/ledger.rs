@@ -138,10 +138,20 @@ impl Ledger {
     /// Every fault applied so far.
     pub(crate) fn applied(&self) -> &[InjectedFault] {
         if crate::verify::enabled() {
-            let numbered = self.applied.iter().filter(|f| f.id.is_some()).count();
+            let ids: Vec<u64> = self.applied.iter().filter_map(|f| f.id).collect();
             assert_eq!(
-                numbered as u64, self.listed_count,
+                ids.len() as u64,
+                self.listed_count,
                 "the list holds every numbered fault listed, and only those"
+            );
+            assert!(
+                ids.windows(2).all(|pair| pair[0] < pair[1]),
+                "applied fault ids increase"
+            );
+            assert!(
+                ids.iter()
+                    .all(|id| !self.masked.contains(id) && *id < self.next_id),
+                "an applied fault was numbered and is not masked"
             );
         }
         &self.applied
