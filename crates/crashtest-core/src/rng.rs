@@ -356,6 +356,8 @@ impl Rng {
     /// ```
     #[inline]
     pub fn chance(&mut self, ratio: Ratio) -> bool {
+        // The pair of `Ratio::new`'s checks, where the ratio is read.
+        assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
         self.below_inclusive(ratio.denominator - 1) < ratio.numerator
     }
 
@@ -948,5 +950,36 @@ mod tests {
         streams.reseed(0, 9);
         streams.add_node(NodeId(1), "late");
         assert_ne!(streams.get(Stream::Node(NodeId(1))).next_u64(), before);
+    }
+
+    #[test]
+    #[should_panic(expected = "a branch path re-draws in order")]
+    fn reseeds_follow_the_branch_path_in_order() {
+        let mut streams = Streams::new(7);
+        streams.reseed(0, 1);
+        streams.reseed(1, 2);
+        streams.reseed(1, 3);
+    }
+
+    #[test]
+    fn a_node_rng_made_outside_a_run_refuses_to_draw_inside_one() {
+        let outside = std::cell::RefCell::new(Some(node_rng()));
+        let failure = crate::Sim::new(1)
+            .run(async move {
+                let mut rng = outside
+                    .borrow_mut()
+                    .take()
+                    .expect("the generator is moved in");
+                rng.next_u64();
+            })
+            .unwrap_err();
+        assert!(
+            failure.to_string().contains("would not replay"),
+            "{failure}"
+        );
+        assert!(
+            node_rng().with(|rng| rng.index(4)) < 4,
+            "outside a run it still draws"
+        );
     }
 }
