@@ -546,6 +546,13 @@ impl Trace {
             return self.record_note(time_ns, node, kind);
         }
         let (code, a, b) = kind.pack();
+        if crate::verify::enabled() {
+            assert_eq!(
+                EventKind::unpack(code, a, b).as_ref(),
+                Some(&kind),
+                "an event survives its packing into the ring"
+            );
+        }
         self.push(Packed {
             time_ns,
             a,
