@@ -356,8 +356,8 @@ impl Rng {
     /// ```
     #[inline]
     pub fn chance(&mut self, ratio: Ratio) -> bool {
-        // The pair of `Ratio::new`'s checks, where the ratio is read.
-        assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
+        // The pair of `Ratio::new`'s checks, where the ratio is read (every coin: debug only).
+        debug_assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
         self.below_inclusive(ratio.denominator - 1) < ratio.numerator
     }
 
