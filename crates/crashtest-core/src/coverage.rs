@@ -69,6 +69,7 @@ impl Site {
     /// assert_eq!(SITE.name(), "quorum lost");
     /// ```
     pub const fn new(kind: SiteKind, name: &'static str, file: &'static str, line: u32) -> Site {
+        assert!(line > 0, "source lines count from 1");
         Site {
             file,
             line,
@@ -224,12 +225,31 @@ pub(crate) struct RunCoverage {
 
 impl RunCoverage {
     pub(crate) fn count(&mut self, site: &Site, fired: bool) {
-        let counts = self.counts.entry(site.key()).or_default();
+        let counts = self.counts.entry(site.key()).or_insert_with(|| {
+            if crate::verify::enabled() {
+                // A site first reached in this run is one a sweep's report lists: linked in.
+                assert!(
+                    SITES.iter().any(|linked| linked == site),
+                    "{site} is counted but not linked into the list of sites"
+                );
+            }
+            Counts::default()
+        });
         counts.reached += 1;
         counts.fired += u64::from(fired);
+        assert!(
+            counts.fired <= counts.reached,
+            "{site} fired more often than it was reached"
+        );
     }
 
     pub(crate) fn snapshot(&self) -> Vec<(SiteKey, Counts)> {
+        if crate::verify::enabled() {
+            assert!(
+                self.counts.values().all(|c| c.reached > 0),
+                "a site is counted only once reached"
+            );
+        }
         self.counts.iter().map(|(k, c)| (k.clone(), *c)).collect()
     }
 }
@@ -291,6 +311,12 @@ impl CoverageReport {
     pub fn add(&mut self, run: &[(SiteKey, Counts)]) {
         self.runs += 1;
         for (key, counts) in run {
+            assert!(
+                counts.fired <= counts.reached,
+                "{key} fired {} times but was reached {} times",
+                counts.fired,
+                counts.reached
+            );
             let total = self.counts.entry(key.clone()).or_default();
             total.reached += counts.reached;
             total.fired += counts.fired;

@@ -98,5 +98,6 @@ pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Vec<(&'static str, u64)>) {
     let outer = OBSERVED.with(|observed| observed.borrow_mut().replace(BTreeSet::new()));
     let result = f();
     let seen = OBSERVED.with(|observed| std::mem::replace(&mut *observed.borrow_mut(), outer));
-    (result, seen.unwrap_or_default().into_iter().collect())
+    let seen = seen.expect("the observed set is this call's until it returns");
+    (result, seen.into_iter().collect())
 }

@@ -95,9 +95,18 @@ struct Drift {
     gained_before_ns: i64,
 }
 
+/// A drift rate's bound, exclusive: at a million ppm a clock would stop or run backwards.
+const DRIFT_LIMIT_PPM: i64 = 1_000_000;
+
 impl Drift {
     /// Nanoseconds the clock has gained (negative: lost) by virtual time `now`.
     fn gained_ns(&self, now: i64) -> i64 {
+        assert!(
+            now >= self.since_ns,
+            "virtual time went back from {} to {now} ns",
+            self.since_ns
+        );
+        assert!(self.ppm.abs() < DRIFT_LIMIT_PPM, "drift {} ppm", self.ppm);
         let span = i128::from(now - self.since_ns);
         let gained = span * i128::from(self.ppm) / 1_000_000;
         self.gained_before_ns + i64::try_from(gained).expect("drift fits in i64 nanoseconds")
@@ -136,9 +145,17 @@ impl fmt::Debug for NodeTable {
 const EPOCH_BASE_S: i64 = 1_767_225_600;
 const YEAR_S: u64 = 365 * 24 * 3600;
 
+// The latest epoch, in nanoseconds, fits in i64 with a century of virtual time to spare.
+const _: () =
+    assert!((EPOCH_BASE_S + YEAR_S as i64 + 100 * YEAR_S as i64) < i64::MAX / 1_000_000_000);
+
 impl NodeTable {
     pub(crate) fn new(streams: &mut Streams) -> NodeTable {
         let offset_s = streams.get(Stream::Clock).below_inclusive(YEAR_S - 1) as i64;
+        assert!(
+            (0..YEAR_S as i64).contains(&offset_s),
+            "the epoch lies within a year of the base"
+        );
         let supervisor = NodeRecord {
             name: "supervisor".to_owned(),
             status: NodeStatus::Running,
@@ -179,39 +196,118 @@ impl NodeTable {
 
     /// Nodes in the run, the supervisor included.
     pub(crate) fn len(&self) -> usize {
+        assert_eq!(
+            self.nodes.len(),
+            self.by_name.len(),
+            "every node is indexed by its name"
+        );
         self.nodes.len()
     }
 
     pub(crate) fn names(&self) -> Vec<String> {
+        if crate::verify::enabled() {
+            for (index, record) in self.nodes.iter().enumerate() {
+                assert_eq!(
+                    self.by_name.get(&record.name).map(|id| id.index()),
+                    Some(index),
+                    "node {:?} is indexed under its own id",
+                    record.name
+                );
+            }
+        }
         self.nodes.iter().map(|n| n.name.clone()).collect()
     }
 
     pub(crate) fn find(&self, name: &str) -> Option<NodeId> {
-        self.by_name.get(name).copied()
+        let found = self.by_name.get(name).copied();
+        if let Some(id) = found {
+            assert_eq!(self.get(id).name, name, "the name index points at its node");
+        }
+        found
     }
 
     pub(crate) fn park(&mut self, node: NodeId, task: TaskId) {
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor is never paused");
         let record = self.get_mut(node);
         assert_eq!(
             record.status,
             NodeStatus::Paused,
             "parked a task of a node not paused"
         );
+        if crate::verify::enabled() {
+            assert!(!record.parked.contains(&task), "task {task} parked twice");
+        }
         record.parked.push(task);
     }
 
     pub(crate) fn take_parked(&mut self, node: NodeId) -> Vec<TaskId> {
-        std::mem::take(&mut self.get_mut(node).parked)
+        let record = self.get_mut(node);
+        assert_eq!(
+            record.status,
+            NodeStatus::Running,
+            "parked tasks go back to the ready queue only once their node runs"
+        );
+        let parked = std::mem::take(&mut record.parked);
+        self.verify();
+        parked
     }
 
+    /// Pauses or resumes a live node: the only status changes that are not a death or a
+    /// start (see `mark_dead`, `mark_running`).
     pub(crate) fn set_status(&mut self, node: NodeId, status: NodeStatus) {
-        self.get_mut(node).status = status;
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor is never paused");
+        let record = self.get_mut(node);
+        assert!(
+            matches!(
+                (record.status, status),
+                (NodeStatus::Running, NodeStatus::Paused)
+                    | (NodeStatus::Paused, NodeStatus::Running)
+            ),
+            "node {node} cannot go from {:?} to {status:?}",
+            record.status
+        );
+        record.status = status;
+        if status == NodeStatus::Paused {
+            // A resumed node still holds its parked tasks until `take_parked`, which verifies.
+            self.verify();
+        }
+    }
+
+    /// Checks the whole table (O(n), under the verify switch): the supervisor is node 0 and
+    /// runs without a factory, every other node has one, only a paused node holds parked
+    /// tasks, and the name index maps each name to its own node.
+    fn verify(&self) {
+        if !crate::verify::enabled() {
+            return;
+        }
+        let supervisor = &self.nodes[NodeId::SUPERVISOR.index()];
+        assert!(
+            supervisor.status == NodeStatus::Running && supervisor.factory.is_none(),
+            "the supervisor runs the test body, from no factory"
+        );
+        for (index, record) in self.nodes.iter().enumerate().skip(1) {
+            assert!(record.factory.is_some(), "node {index} has no factory");
+            assert!(
+                record.parked.is_empty() || record.status == NodeStatus::Paused,
+                "node {index} is {:?} with parked tasks",
+                record.status
+            );
+            assert!(record.drift.ppm.abs() < DRIFT_LIMIT_PPM);
+        }
+        assert_eq!(
+            self.nodes.len(),
+            self.by_name.len(),
+            "node names are unique"
+        );
     }
 
     pub(crate) fn mark_dead(&mut self, node: NodeId) {
+        assert_ne!(node, NodeId::SUPERVISOR, "the supervisor is never killed");
         let record = self.get_mut(node);
+        assert_ne!(record.status, NodeStatus::Dead, "node {node} killed twice");
         record.status = NodeStatus::Dead;
         record.parked.clear();
+        self.verify();
     }
 
     pub(crate) fn mark_running(&mut self, node: NodeId) {
@@ -221,11 +317,24 @@ impl NodeTable {
             NodeStatus::Dead,
             "only a dead node starts again"
         );
+        assert!(
+            record.parked.is_empty(),
+            "a dead node keeps no parked tasks"
+        );
+        assert!(
+            record.factory.is_some(),
+            "node {node} has no factory to start from"
+        );
         record.status = NodeStatus::Running;
     }
 
     pub(crate) fn set_factory(&mut self, node: NodeId, factory: Factory) {
         let record = self.get_mut(node);
+        assert_eq!(
+            record.status,
+            NodeStatus::Dead,
+            "node {node} is upgraded between its kill and its start"
+        );
         record.factory = Some(factory);
         record.upgraded = true;
     }
@@ -233,6 +342,11 @@ impl NodeTable {
     /// The node's factory, and whether it was just replaced by an upgrade.
     pub(crate) fn factory(&mut self, node: NodeId) -> (Factory, bool) {
         let record = self.get_mut(node);
+        assert_eq!(
+            record.status,
+            NodeStatus::Running,
+            "node {node}'s factory is called once it is marked running"
+        );
         let upgraded = std::mem::take(&mut record.upgraded);
         (
             record
@@ -248,6 +362,7 @@ impl NodeTable {
             self.find(&name).is_none(),
             "a node named {name:?} already exists"
         );
+        assert!(drift_ppm.abs() < DRIFT_LIMIT_PPM, "drift {drift_ppm} ppm");
         // Task slots keep their node in 16 bits.
         let id = NodeId(
             u16::try_from(self.nodes.len())
@@ -267,6 +382,12 @@ impl NodeTable {
             },
             offset_ns,
         });
+        assert_eq!(id.index() + 1, self.nodes.len(), "node ids are dense");
+        assert_eq!(
+            self.nodes.len(),
+            self.by_name.len(),
+            "the new node is indexed"
+        );
         id
     }
 
@@ -278,6 +399,7 @@ impl NodeTable {
     }
 
     fn set_drift(&mut self, node: NodeId, ppm: i64, now_ns: u64) {
+        assert!(ppm.abs() < DRIFT_LIMIT_PPM, "drift {ppm} ppm");
         let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
         let drift = &mut self.get_mut(node).drift;
         drift.gained_before_ns = drift.gained_ns(now);
@@ -399,6 +521,11 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn kill(&self) {
+        assert_ne!(
+            self.id,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be killed"
+        );
         in_sim("Node::kill", |w| {
             w.note_fault(self.id, "kill".into());
             w.kill_node(self.id);
@@ -450,6 +577,11 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn pause(&self) {
+        assert_ne!(
+            self.id,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be paused"
+        );
         in_sim("Node::pause", |w| {
             w.note_fault(self.id, "pause".into());
             w.pause_node(self.id);
@@ -485,11 +617,19 @@ impl Node {
     /// ```
     pub fn set_clock_drift_ppm(&self, ppm: i64) {
         assert!(
-            ppm.abs() < 1_000_000,
+            ppm.abs() < DRIFT_LIMIT_PPM,
             "a drift of {ppm} ppm would stop or reverse the clock"
         );
         in_sim("Node::set_clock_drift_ppm", |w| {
-            w.nodes.borrow_mut().set_drift(self.id, ppm, w.now_ns());
+            let mut nodes = w.nodes.borrow_mut();
+            let before = nodes.wall_clock_ns(self.id, w.now_ns());
+            nodes.set_drift(self.id, ppm, w.now_ns());
+            assert_eq!(
+                nodes.wall_clock_ns(self.id, w.now_ns()),
+                before,
+                "a new drift rate skews the clock from now on; it does not jump"
+            );
+            drop(nodes);
             w.record(EventKind::ClockDrift { node: self.id, ppm });
         });
     }
@@ -506,7 +646,16 @@ impl Node {
     /// ```
     pub fn set_clock_offset_ns(&self, offset_ns: i64) {
         in_sim("Node::set_clock_offset_ns", |w| {
-            w.nodes.borrow_mut().set_offset(self.id, offset_ns);
+            let mut nodes = w.nodes.borrow_mut();
+            let before = nodes.wall_clock_ns(self.id, w.now_ns());
+            let jump = offset_ns.checked_sub(nodes.get(self.id).offset_ns);
+            nodes.set_offset(self.id, offset_ns);
+            assert_eq!(
+                jump.and_then(|jump| before.checked_add(jump)),
+                Some(nodes.wall_clock_ns(self.id, w.now_ns())),
+                "the wall clock moves by the change of offset, no more"
+            );
+            drop(nodes);
             w.record(EventKind::ClockOffset {
                 node: self.id,
                 offset_ns,
@@ -557,7 +706,7 @@ impl Builder {
     /// ```
     pub fn clock_drift_ppm(mut self, ppm: i64) -> Builder {
         assert!(
-            ppm.abs() < 1_000_000,
+            ppm.abs() < DRIFT_LIMIT_PPM,
             "a drift of {ppm} ppm would stop or reverse the clock"
         );
         self.drift_ppm = ppm;
@@ -608,6 +757,11 @@ impl Builder {
             w.open_node_stream(id, &name);
             w.record(EventKind::NodeCreate { node: id });
             w.spawn_on(id, Some("main".into()), factory());
+            assert_eq!(
+                w.nodes.borrow().find(&name),
+                Some(id),
+                "a new node is found by its name"
+            );
             Node { id }
         })
     }

@@ -356,6 +356,8 @@ impl Rng {
     /// ```
     #[inline]
     pub fn chance(&mut self, ratio: Ratio) -> bool {
+        // The pair of `Ratio::new`'s checks, where the ratio is read (every coin: debug only).
+        debug_assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
         self.below_inclusive(ratio.denominator - 1) < ratio.numerator
     }
 
@@ -520,6 +522,43 @@ impl Stream {
 /// How many streams are not a node's.
 const WORLD_STREAMS: usize = 13;
 
+/// Whether two labels are the same string (`==` on `str` is not `const`).
+const fn same_label(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+// The registry's layout: each world stream sits in the slot of its place in `Stream::WORLD`,
+// and no two streams share a seed label (they would draw the same numbers).
+const _: () = {
+    let mut i = 0;
+    while i < WORLD_STREAMS {
+        assert!(
+            Stream::WORLD[i].slot() == i,
+            "a world stream's slot is its index"
+        );
+        let mut j = i + 1;
+        while j < WORLD_STREAMS {
+            assert!(
+                !same_label(Stream::WORLD[i].label(), Stream::WORLD[j].label()),
+                "two world streams share a seed label"
+            );
+            j += 1;
+        }
+        i += 1;
+    }
+};
+
 impl fmt::Display for Stream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -546,6 +585,8 @@ pub(crate) struct Streams {
     world: [Rng; WORLD_STREAMS],
     /// Each node's seed label (`node:NAME`) and generator, indexed by `NodeId`.
     nodes: Vec<(Box<str>, Rng)>,
+    /// The depth of the last reseed: a branch path's points re-draw in path order.
+    reseeded_at: Option<usize>,
 }
 
 impl Streams {
@@ -557,9 +598,20 @@ impl Streams {
             root: seed,
             world,
             nodes: Vec::new(),
+            reseeded_at: None,
         };
         streams.add_node(NodeId::SUPERVISOR, "supervisor");
+        assert_eq!(
+            streams.node_count(),
+            1,
+            "a run starts with the supervisor's stream"
+        );
         streams
+    }
+
+    /// How many node streams are open (one per node of the run, the supervisor included).
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Opens the stream of the node `id`, called `name`; ids come in creation order.
@@ -605,6 +657,12 @@ impl Streams {
     /// point in a run's past). Every stream is re-drawn because the registry holds them all.
     /// `depth` counts the branch path's points before this one.
     pub(crate) fn reseed(&mut self, depth: usize, sub_seed: u64) {
+        assert!(
+            self.reseeded_at.is_none_or(|last| last < depth),
+            "reseed at depth {depth} after depth {:?}: a branch path re-draws in order",
+            self.reseeded_at
+        );
+        self.reseeded_at = Some(depth);
         let root = crate::explore::branch_root(self.seed, depth, sub_seed);
         assert_ne!(root, self.root, "a reseed draws a new root");
         self.root = root;
@@ -728,6 +786,11 @@ impl NodeRng {
     /// ```
     pub fn with<R>(&mut self, f: impl FnOnce(&mut Rng) -> R) -> R {
         if let Some(rng) = &mut self.fallback {
+            assert!(
+                !crate::world::is_simulation(),
+                "a NodeRng made outside a simulation is used inside one, where its draws would \
+                 not replay from the seed: call `node_rng()` inside the run"
+            );
             return f(rng);
         }
         // The generator is copied out while `f` runs, so that `f` may use the world (read the
@@ -739,7 +802,14 @@ impl NodeRng {
         .expect("a simulation's NodeRng was used after its run ended");
         let mut rng = taken;
         let result = f(&mut rng);
-        crate::world::with(|w| w.with_stream(stream, |own| *own = rng));
+        crate::world::with(|w| {
+            assert_eq!(
+                Stream::Node(w.current_node()),
+                stream,
+                "a node's generator goes back to the stream it was taken from"
+            );
+            w.with_stream(stream, |own| *own = rng);
+        });
         result
     }
 }
@@ -880,5 +950,36 @@ mod tests {
         streams.reseed(0, 9);
         streams.add_node(NodeId(1), "late");
         assert_ne!(streams.get(Stream::Node(NodeId(1))).next_u64(), before);
+    }
+
+    #[test]
+    #[should_panic(expected = "a branch path re-draws in order")]
+    fn reseeds_follow_the_branch_path_in_order() {
+        let mut streams = Streams::new(7);
+        streams.reseed(0, 1);
+        streams.reseed(1, 2);
+        streams.reseed(1, 3);
+    }
+
+    #[test]
+    fn a_node_rng_made_outside_a_run_refuses_to_draw_inside_one() {
+        let outside = std::cell::RefCell::new(Some(node_rng()));
+        let failure = crate::Sim::new(1)
+            .run(async move {
+                let mut rng = outside
+                    .borrow_mut()
+                    .take()
+                    .expect("the generator is moved in");
+                rng.next_u64();
+            })
+            .unwrap_err();
+        assert!(
+            failure.to_string().contains("would not replay"),
+            "{failure}"
+        );
+        assert!(
+            node_rng().with(|rng| rng.index(4)) < 4,
+            "outside a run it still draws"
+        );
     }
 }

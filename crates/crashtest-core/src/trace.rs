@@ -299,6 +299,38 @@ mod code {
     pub(super) const PANIC: u32 = 13;
     pub(super) const NOTE: u32 = 14;
     pub(super) const CLOCK_DRIFT: u32 = 15;
+
+    /// Every code: each is a distinct, nonzero value (a zero is an empty ring slot).
+    const ALL: [u32; 15] = [
+        SPAWN,
+        POLL,
+        COMPLETE,
+        CANCEL,
+        CLOCK_JUMP,
+        NODE_CREATE,
+        NODE_KILL,
+        NODE_RESTART,
+        NODE_UPGRADE,
+        NODE_PAUSE,
+        NODE_RESUME,
+        CLOCK_OFFSET,
+        PANIC,
+        NOTE,
+        CLOCK_DRIFT,
+    ];
+
+    const _: () = {
+        let mut i = 0;
+        while i < ALL.len() {
+            assert!(ALL[i] != 0, "code 0 marks an empty ring slot");
+            let mut j = i + 1;
+            while j < ALL.len() {
+                assert!(ALL[i] != ALL[j], "two event kinds share a code");
+                j += 1;
+            }
+            i += 1;
+        }
+    };
 }
 
 /// An event in 32 bytes with nothing to drop: what the tail ring holds, so that recording an
@@ -313,6 +345,11 @@ struct Packed {
     node: u32,
     code: u32,
 }
+
+// The ring's events are 32 bytes, two to a cache line, as the module docs promise; the
+// ring's length is a power of two, so that an event's slot is its index under a mask.
+const _: () = assert!(std::mem::size_of::<Packed>() == 32);
+const _: () = assert!(Trace::TAIL_LEN.is_power_of_two());
 
 impl EventKind {
     /// The event's code and integer facts. A note's text is hashed into `a` by the caller.
@@ -509,6 +546,13 @@ impl Trace {
             return self.record_note(time_ns, node, kind);
         }
         let (code, a, b) = kind.pack();
+        if crate::verify::enabled() {
+            assert_eq!(
+                EventKind::unpack(code, a, b).as_ref(),
+                Some(&kind),
+                "an event survives its packing into the ring"
+            );
+        }
         self.push(Packed {
             time_ns,
             a,
@@ -527,6 +571,11 @@ impl Trace {
     fn keep(&mut self, time_ns: u64, node: NodeId, kind: EventKind) {
         if let Some(hashes) = &mut self.hashes {
             hashes.push(self.fingerprint);
+            assert_eq!(
+                hashes.len() as u64,
+                self.events,
+                "one fingerprint kept per event, in order"
+            );
         }
         let event = Event {
             index: self.events - 1,
@@ -541,6 +590,16 @@ impl Trace {
             }
         }
         if let Some(full) = &mut self.full {
+            assert_eq!(
+                full.len() as u64,
+                event.index,
+                "the full trace keeps every event, in order"
+            );
+            assert!(
+                full.last().is_none_or(|last| last.time_ns <= event.time_ns),
+                "event #{} goes back in time",
+                event.index
+            );
             full.push(event);
         }
     }
@@ -599,6 +658,7 @@ impl Trace {
         words: [u64; 3],
         text: &str,
     ) -> usize {
+        assert!(!source.is_empty(), "a note names its source");
         let index = self.events;
         let source_hash = self.source_hash(source);
         self.push(Packed {
@@ -608,6 +668,7 @@ impl Trace {
             node: node.0,
             code: code::NOTE,
         });
+        assert_eq!(self.events, index + 1, "a note is one event");
         let slot = (index as usize) & (Self::TAIL_LEN - 1);
         let body = &mut self.notes[slot];
         body.source = source;
@@ -631,6 +692,13 @@ impl Trace {
     fn source_hash(&mut self, source: &'static str) -> u64 {
         let (last, hash) = self.last_source;
         if std::ptr::eq(last, source) {
+            if crate::verify::enabled() {
+                assert_eq!(
+                    hash,
+                    bytes_hash(0, source.as_bytes()),
+                    "the memo holds {source:?}'s hash"
+                );
+            }
             return hash;
         }
         let hash = bytes_hash(0, source.as_bytes());
@@ -641,6 +709,15 @@ impl Trace {
     /// Folds a packed event into the fingerprint and writes it into the ring.
     #[inline(always)]
     fn push(&mut self, packed: Packed) {
+        // A debug assertion: even one compare per event costs the executor's tightest loops
+        // several percent in release. `keep` checks it on recorded runs, `tail` on failed ones.
+        debug_assert!(
+            packed.time_ns
+                >= self.tail[(self.events.wrapping_sub(1) as usize) & (Self::TAIL_LEN - 1)].time_ns,
+            "event #{} at {} ns comes before the event before it",
+            self.events,
+            packed.time_ns
+        );
         let head = (u64::from(packed.code) << 32) | u64::from(packed.node);
         let hash = fold2(
             fold2(self.fingerprint, packed.time_ns, head),
@@ -663,12 +740,20 @@ impl Trace {
     /// The last events, oldest first.
     pub(crate) fn tail(&self) -> Vec<Event> {
         let first = self.events.saturating_sub(Self::TAIL_LEN as u64);
-        (first..self.events)
+        let events: Vec<Event> = (first..self.events)
             .map(|index| {
                 let slot = (index as usize) & (Self::TAIL_LEN - 1);
                 let packed = self.tail[slot];
-                let kind = EventKind::unpack(packed.code, packed.a, packed.b)
-                    .unwrap_or_else(|| self.notes[slot].to_kind());
+                assert_ne!(packed.code, 0, "slot of event #{index} was never written");
+                let kind = EventKind::unpack(packed.code, packed.a, packed.b);
+                if let Some(kind) = &kind {
+                    assert_eq!(
+                        kind.pack(),
+                        (packed.code, packed.a, packed.b),
+                        "event #{index} unpacks to what was packed"
+                    );
+                }
+                let kind = kind.unwrap_or_else(|| self.notes[slot].to_kind());
                 Event {
                     index,
                     time_ns: packed.time_ns,
@@ -676,15 +761,36 @@ impl Trace {
                     kind,
                 }
             })
-            .collect()
+            .collect();
+        assert!(
+            events.windows(2).all(|w| w[0].time_ns <= w[1].time_ns),
+            "the tail's times never go backwards"
+        );
+        events
     }
 
     pub(crate) fn take_full(&mut self) -> Option<Vec<Event>> {
-        self.full.take()
+        let full = self.full.take();
+        if let Some(full) = &full {
+            assert_eq!(
+                full.len() as u64,
+                self.events,
+                "the full trace has every event"
+            );
+        }
+        full
     }
 
     pub(crate) fn take_hashes(&mut self) -> Option<Vec<u64>> {
-        self.hashes.take()
+        let hashes = self.hashes.take();
+        if let Some(hashes) = &hashes {
+            assert_eq!(
+                hashes.last().copied(),
+                (self.events > 0).then_some(self.fingerprint),
+                "the last hash kept is the final fingerprint"
+            );
+        }
+        hashes
     }
 }
 

@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::coverage::{Site, SiteKey};
+use crate::coverage::{Site, SiteKey, SiteKind};
 use crate::fault::SITE_ENABLED;
 use crate::report::InjectedFault;
 use crate::rng::{Rng, derive_seed};
@@ -59,6 +59,9 @@ pub(crate) struct Ledger {
     kept: Option<BTreeSet<u64>>,
     /// How many numbered faults were masked, to check the subset invariant cheaply.
     masked_count: u64,
+    /// How many numbered faults were listed as applied: each numbered fault is masked or
+    /// listed, never both and never twice.
+    listed_count: u64,
     /// False once the run healed.
     enabled: bool,
     /// Whether `buggify!` is on for the run at all.
@@ -77,6 +80,7 @@ impl Ledger {
             masked: config.masked_faults.clone(),
             kept: config.kept_faults.clone(),
             masked_count: 0,
+            listed_count: 0,
             enabled: true,
             buggify: config.buggify,
             sites: BTreeMap::new(),
@@ -122,12 +126,34 @@ impl Ledger {
                 !self.masked.contains(&id),
                 "masked fault #{id} is listed as applied"
             );
+            self.listed_count += 1;
+            assert!(
+                self.listed_count + self.masked_count <= self.next_id,
+                "a numbered fault is masked or listed, once"
+            );
         }
         self.applied.push(fault);
     }
 
     /// Every fault applied so far.
     pub(crate) fn applied(&self) -> &[InjectedFault] {
+        if crate::verify::enabled() {
+            let ids: Vec<u64> = self.applied.iter().filter_map(|f| f.id).collect();
+            assert_eq!(
+                ids.len() as u64,
+                self.listed_count,
+                "the list holds every numbered fault listed, and only those"
+            );
+            assert!(
+                ids.windows(2).all(|pair| pair[0] < pair[1]),
+                "applied fault ids increase"
+            );
+            assert!(
+                ids.iter()
+                    .all(|id| !self.masked.contains(id) && *id < self.next_id),
+                "an applied fault was numbered and is not masked"
+            );
+        }
         &self.applied
     }
 
@@ -149,14 +175,28 @@ impl Ledger {
 
     /// Whether the `buggify!` site is on for this run (decided once per site and run).
     pub(crate) fn site_enabled(&mut self, site: &Site) -> bool {
+        assert_eq!(
+            site.kind(),
+            SiteKind::Buggify,
+            "only a buggify! site is enabled or not"
+        );
         if !self.buggify {
             return false;
         }
         let seed = self.seed;
-        *self.sites.entry(site.key()).or_insert_with(|| {
+        let decide = || {
             let mut rng = Rng::seed_from(derive_seed(seed ^ site.stable_hash(), "buggify-site"));
             rng.chance(SITE_ENABLED)
-        })
+        };
+        let enabled = *self.sites.entry(site.key()).or_insert_with(decide);
+        if crate::verify::enabled() {
+            assert_eq!(
+                enabled,
+                decide(),
+                "site {site}'s enablement depends on the seed and the site alone"
+            );
+        }
+        enabled
     }
 }
 

@@ -25,7 +25,7 @@ pub(crate) mod ledger;
 
 use std::time::Duration;
 
-use crate::coverage::{Site, reach};
+use crate::coverage::{Site, SiteKind, reach};
 use crate::node::NodeId;
 use crate::rng::{Ratio, Rng, Stream};
 use crate::world;
@@ -78,7 +78,12 @@ pub fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> 
 pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
         let coin = w.with_stream(stream, |rng| rng.chance(ratio));
-        coin && w.fault(stream, node, Cause::Drawn, describe)
+        let applied = coin && w.fault(stream, node, Cause::Drawn, describe);
+        assert!(
+            !applied || w.faults_enabled(),
+            "a drawn fault applies only before the heal"
+        );
+        applied
     })
     .unwrap_or(false)
 }
@@ -98,7 +103,15 @@ pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() 
 /// ```
 #[doc(hidden)]
 pub fn arise(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
-    world::with(|w| w.fault(stream, node, Cause::Drawn, describe)).unwrap_or(false)
+    world::with(|w| {
+        let applied = w.fault(stream, node, Cause::Drawn, describe);
+        assert!(
+            !applied || w.faults_enabled(),
+            "a fault that arises applies only before the heal"
+        );
+        applied
+    })
+    .unwrap_or(false)
 }
 
 /// A fault that is part of another event came up: `false` if the run masks its id, so that a
@@ -174,6 +187,11 @@ pub fn enabled() -> bool {
 /// Evaluates a `buggify!` site; see the module docs.
 #[doc(hidden)]
 pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
+    assert_eq!(
+        site.kind(),
+        SiteKind::Buggify,
+        "{site} is not a buggify! site"
+    );
     let fired = world::with(|w| {
         let enabled = w.buggify_site_enabled(site);
         let coin = w.with_stream(Stream::Buggify, |rng| rng.chance(ratio));
@@ -206,7 +224,12 @@ pub(crate) fn stretch(rng: &mut Rng, max: Duration) -> Duration {
     }
     assert!(power <= ONE);
     let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    Duration::from_nanos(((u128::from(max_ns) * u128::from(power)) >> 32) as u64)
+    let stretched = Duration::from_nanos(((u128::from(max_ns) * u128::from(power)) >> 32) as u64);
+    assert!(
+        stretched <= max,
+        "a stretch of {stretched:?} exceeds {max:?}"
+    );
+    stretched
 }
 
 /// True in some runs: an enabled site fires with `ratio` (default 1/4) per evaluation. Always

@@ -18,6 +18,11 @@ impl World {
             let due = {
                 let mut checks = self.step_checks.borrow_mut();
                 let c = &mut checks[index];
+                assert!(
+                    (1..=c.every).contains(&c.countdown),
+                    "step check {:?} counts down from its period",
+                    c.name
+                );
                 c.countdown -= 1;
                 (c.countdown == 0).then(|| {
                     c.countdown = c.every;

@@ -42,6 +42,13 @@ impl World {
         for healer in healers {
             healer.heal();
         }
+        if crate::verify::enabled() {
+            let table = self.nodes.borrow();
+            let down = (1..table.len())
+                .map(|i| NodeId(i as u32))
+                .find(|&n| table.status(n) != NodeStatus::Running);
+            assert!(down.is_none(), "node {down:?} is down after the heal");
+        }
     }
 
     /// A fault came up on `node`, drawn from `stream`: the ledger numbers it and decides; an
@@ -54,6 +61,10 @@ impl World {
         describe: impl FnOnce() -> String,
     ) -> bool {
         let verdict = self.ledger.borrow_mut().come_up(cause);
+        assert!(
+            verdict != Verdict::Healed || (cause == Cause::Drawn && !self.faults_enabled()),
+            "only a drawn fault is stopped, and only by the heal"
+        );
         match verdict {
             Verdict::Healed => false,
             Verdict::Masked(id) => {
@@ -80,6 +91,11 @@ impl World {
         stream: Option<Stream>,
         text: String,
     ) {
+        assert_eq!(
+            id.is_some(),
+            stream.is_some(),
+            "a numbered fault names its stream, an explicit one neither"
+        );
         let (source, words) = FaultNote::Applied { id }.encode();
         self.note(node, source, words, text.clone());
         let fault = InjectedFault {

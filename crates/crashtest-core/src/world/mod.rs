@@ -139,7 +139,15 @@ impl Enter {
 
 impl Drop for Enter {
     fn drop(&mut self) {
-        CURRENT.with(|current| current.set(std::ptr::null()));
+        CURRENT.with(|current| {
+            assert!(
+                self.world
+                    .as_ref()
+                    .is_some_and(|world| std::ptr::eq(current.get(), Rc::as_ptr(world))),
+                "the run that leaves is the one that entered"
+            );
+            current.set(std::ptr::null());
+        });
         drop(self.seam.take());
         // Dropping the world drops every remaining task, whose destructors may look for the
         // world: they find none and do nothing.
@@ -192,6 +200,11 @@ impl World {
             config.stream.clone(),
         );
         let nodes = NodeTable::new(&mut streams);
+        assert_eq!(
+            streams.node_count(),
+            nodes.len(),
+            "the node table and the stream registry start with the supervisor alone"
+        );
         trace.name_node(NodeId::SUPERVISOR, nodes.name(NodeId::SUPERVISOR));
         World {
             run_tag,
@@ -235,6 +248,10 @@ impl World {
         let body = world.spawn_on(NodeId::SUPERVISOR, Some("body".into()), body);
         world.body.set(Some(body));
         world.run_loop();
+        assert!(
+            world.body_done.get() || world.failure.borrow().is_some(),
+            "a run ends when its body is done or on a failure"
+        );
         let result = world.finish();
         world.trace.borrow().flush_stream();
         let hashes = world.trace.borrow_mut().take_hashes();
@@ -245,6 +262,10 @@ impl World {
     /// the future a fresh one (exploring from a point in a run's past). `depth` counts the
     /// branch path's points before this one.
     fn reseed(&self, depth: usize, sub_seed: u64) {
+        assert!(
+            depth <= self.config.explore.len(),
+            "reseed depth {depth} is past the branch path and its fork point"
+        );
         self.streams.borrow_mut().reseed(depth, sub_seed);
         let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
         self.record(EventKind::Note {
@@ -274,7 +295,13 @@ impl World {
 
     #[inline]
     pub(crate) fn current_node(&self) -> NodeId {
-        self.current_node.get()
+        let node = self.current_node.get();
+        // Read on every spawn: a debug assertion (it re-checks what the run loop sets).
+        debug_assert!(
+            self.current_task.get().is_some() || node == NodeId::SUPERVISOR,
+            "between polls the supervisor acts, not {node}"
+        );
+        node
     }
 
     /// Records an event on the current node. Always inlined: the kind is then known at each
@@ -289,6 +316,10 @@ impl World {
     /// Records a note on behalf of `node` (the network's hot path records two per message).
     #[inline]
     pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
+        assert!(
+            node.index() < self.nodes.borrow().len(),
+            "a note on behalf of {node}, which is not a node of the run"
+        );
         let mut trace = self.trace.borrow_mut();
         if text.is_empty() {
             trace.note_words(self.now_ns.get(), node, source, words);
@@ -312,6 +343,10 @@ impl World {
 
     fn summary(&self) -> RunSummary {
         let mut trace = self.trace.borrow_mut();
+        assert!(
+            trace.event_count() >= self.polls.get(),
+            "every poll is an event of the trace"
+        );
         RunSummary {
             seed: self.seed,
             elapsed: Duration::from_nanos(self.now_ns.get()),
@@ -331,6 +366,10 @@ impl World {
             return Ok(summary);
         };
         let nodes = self.nodes.borrow();
+        assert!(
+            node.is_none_or(|n| n.index() < nodes.len()),
+            "the failed node {node:?} is a node of the run"
+        );
         let task = task.map(|id| {
             let tasks = self.tasks.borrow();
             match tasks.name(id) {

@@ -9,7 +9,13 @@ use super::*;
 impl World {
     /// Opens the stream of a node just created.
     pub(crate) fn open_node_stream(&self, node: NodeId, name: &str) {
-        self.streams.borrow_mut().add_node(node, name);
+        let mut streams = self.streams.borrow_mut();
+        streams.add_node(node, name);
+        assert_eq!(
+            streams.node_count(),
+            self.nodes.borrow().len(),
+            "every node has its stream, and only nodes do"
+        );
     }
 
     pub(crate) fn add_hook(&self, hook: Rc<dyn NodeHook>) {
@@ -106,6 +112,18 @@ impl World {
             nodes.set_status(node, NodeStatus::Running);
             nodes.take_parked(node)
         };
+        if crate::verify::enabled() {
+            // A parked task was queued when its poll was put off; it stays queued until it
+            // runs, or ends if aborted meanwhile (its slot may then serve another task).
+            let tasks = self.tasks.borrow();
+            for &id in &parked {
+                assert!(
+                    tasks.get(id).is_none_or(|slot| slot.node() == node
+                        && matches!(slot.state, TaskState::Queued | TaskState::Done)),
+                    "parked task {id} is not a queued task of {node}"
+                );
+            }
+        }
         self.ready.borrow_mut().extend(parked);
         self.record(EventKind::NodeResume { node });
         for hook in self.hooks() {
