@@ -167,11 +167,19 @@ impl Config {
     ///
     /// # Panics
     ///
-    /// Panics if `at` is earlier than the path's last point.
+    /// Panics if `at` is earlier than the path's last point, or later than a fork point
+    /// already set with [`Config::fork_at`] (the fork comes after the whole path).
     pub fn explore_from(mut self, at: Duration, sub_seed: u64) -> Config {
         let at_ns = nanos(at);
         if let Some((last, _)) = self.explore.last() {
             assert!(at_ns >= *last, "a branch path's points are in time order");
+        }
+        if let Some(fork) = &self.fork {
+            assert!(
+                at_ns <= fork.at_ns,
+                "a branch path's point ({at_ns} ns) comes before the fork point ({} ns)",
+                fork.at_ns
+            );
         }
         self.explore.push((at_ns, sub_seed));
         self

@@ -66,3 +66,11 @@ fn a_fork_hook_branches_into_the_timeline_its_path_names() {
     let declined = path(&[(500, 1)]).fork_at(Duration::from_millis(1500), Arc::new(|| None));
     assert_eq!(fingerprint(4, declined), fingerprint(4, path(&[(500, 1)])));
 }
+
+#[test]
+#[should_panic(expected = "comes before the fork point")]
+fn a_branch_point_after_the_fork_point_is_refused_when_configured() {
+    let _ = Config::default()
+        .fork_at(Duration::from_millis(10), Arc::new(|| None))
+        .explore_from(Duration::from_millis(20), 1);
+}
