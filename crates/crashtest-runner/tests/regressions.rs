@@ -126,7 +126,7 @@ fn a_saved_seed_records_the_declared_environment_it_failed_in() {
         .unwrap();
     let line = text.lines().find(|l| l.starts_with("seed ")).unwrap();
     assert!(
-        line.starts_with("seed 11 PLANTED_BUG=on PLANTED_UNSET= # "),
+        line.starts_with("seed 11 PLANTED_BUG=on PLANTED_UNSET='' # "),
         "{line}"
     );
     // Under another value the saved seed stays out of the run; under the same it runs first.
