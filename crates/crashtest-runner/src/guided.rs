@@ -11,9 +11,14 @@
 //! abstraction (`crashtest::explore::state`), or two fault patterns in one run. A timeline's
 //! *rarity* sums `1 / runs that had it` over its features. Which entry to branch from is
 //! drawn with weight `(1 + rarity) / 2^(branchings since it last produced something new)`: a
-//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off, and a
-//! fifth of the runs go to fresh seeds so the search never stops looking elsewhere. Where to
-//! branch is drawn uniformly between the entry's last branch point and its end.
+//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off. Where
+//! to branch is drawn uniformly between the entry's last branch point and its end.
+//!
+//! Half the runs go to fresh seeds, in order from the first one, in batches alternating with
+//! the branch points: the fresh seeds are the very seeds a random search runs, so a bug that
+//! random seeds find at seed `n` the guided search finds by run `2n` plus one batch (a
+//! shallow bug costs it at most about twice what it costs random seeds), and the corpus
+//! keeps growing from new starting points instead of digging only where it began.
 //!
 //! Every choice comes from a generator seeded by the first seed, and the futures of a branch
 //! point do not depend on how many run at once, so a search is a function of `(first seed,
@@ -28,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crashtest_core::coverage::SiteKind;
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::Rng;
 use crashtest_protocol::env::{self, BranchPath, Explore};
 use crashtest_protocol::reproduce;
 use serde_json::{Value, json};
@@ -68,9 +73,6 @@ impl Default for Guide {
 
 /// Fresh seeds run in one batch (fixed, so that the search does not depend on `jobs`).
 const FRESH_BATCH: u64 = 8;
-
-/// The chance that a round runs fresh seeds rather than branching from the corpus.
-const FRESH: Ratio = Ratio::new(1, 5);
 
 /// A branch path as the search keeps it: `(virtual time in ns, sub-seed)` points.
 type Path = Vec<(u64, u64)>;
@@ -294,10 +296,10 @@ where
     let mut runs = 0;
     let mut next_seed = guide.start;
     let mut next_sub = 1;
-    let (mut fresh_seeds, mut branch_points) = (0, 0);
+    let (mut fresh_seeds, mut branch_points, mut branch_runs) = (0, 0, 0);
     let mut found: Option<(u64, Path, u64)> = None;
     while runs < guide.runs && found.is_none() {
-        if search.corpus.is_empty() || search.rng.chance(FRESH) {
+        if search.corpus.is_empty() || fresh_seeds <= branch_runs {
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
             next_seed += count;
@@ -324,6 +326,7 @@ where
         let subs: Vec<u64> = (next_sub..next_sub + count).collect();
         next_sub += count;
         branch_points += 1;
+        branch_runs += count;
         let digests = branch::branch(
             entry.seed,
             config.clone(),
