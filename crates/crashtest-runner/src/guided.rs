@@ -93,7 +93,8 @@ struct Entry {
 pub struct Guided {
     /// Runs spent, up to and including the failing one.
     pub runs: u64,
-    /// CPU time of the search and its branches' processes; `None` where not measured.
+    /// CPU time of the search and its branches' processes up to the first failure (not the
+    /// fresh replay that builds its report); `None` where not measured.
     pub cpu: Option<Duration>,
     /// Fresh seeds run.
     pub fresh_seeds: u64,
@@ -305,6 +306,7 @@ where
             next_seed += count;
             fresh_seeds += count;
             for (seed, digest) in seeds.iter().zip(run_fresh(&seeds, &config, jobs, body)) {
+                let digest = digest.expect("every fresh seed up to the first failure ran");
                 runs += 1;
                 if digest.failure.is_some() {
                     found = Some((*seed, Vec::new(), digest.fingerprint));
@@ -350,13 +352,14 @@ where
         let stale = &mut search.corpus[index].stale;
         *stale = if produced { 0 } else { stale.saturating_add(1) };
     }
+    let cpu = crate::hunt::cpu_time()
+        .zip(started)
+        .map(|(end, start)| end - start);
     let failure =
         found.map(|(seed, path, fingerprint)| replay(spec, seed, path, fingerprint, body));
     Guided {
         runs,
-        cpu: crate::hunt::cpu_time()
-            .zip(started)
-            .map(|(end, start)| end - start),
+        cpu,
         fresh_seeds,
         branch_points,
         corpus: search.corpus.len(),
@@ -381,19 +384,22 @@ fn keep(search: &mut Search, seed: u64, path: Path, digest: &Digest) -> bool {
     true
 }
 
-/// Runs fresh seeds on `jobs` threads; digests in the order of `seeds`.
+/// Runs fresh seeds on `jobs` threads; digests in the order of `seeds`. No seed after the
+/// first failing one (in that order) is started, so a batch costs no more than the seeds a
+/// random search would run; the digests of seeds not run are `None`.
 fn run_fresh<F, Fut>(
     seeds: &[u64],
     config: &crashtest_core::Config,
     jobs: usize,
     body: &F,
-) -> Vec<Digest>
+) -> Vec<Option<Digest>>
 where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
     let results: Mutex<Vec<Option<Digest>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
+    let first_failure = AtomicUsize::new(usize::MAX);
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(seeds.len()) {
             scope.spawn(|| {
@@ -402,18 +408,19 @@ where
                     let Some(&seed) = seeds.get(index) else {
                         break;
                     };
+                    if index > first_failure.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let digest = branch::run_one(seed, config.clone(), body);
+                    if digest.failure.is_some() {
+                        first_failure.fetch_min(index, Ordering::Relaxed);
+                    }
                     crate::lock(&results)[index] = Some(digest);
                 }
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|digest| digest.expect("every fresh seed ran"))
-        .collect()
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Replays a failing timeline fresh, through the runner, for its full report.
