@@ -274,7 +274,9 @@ fn bucket(hits: u64) -> u32 {
 /// let found = guided::guided(&spec, &guide, &body);
 /// let failure = found.failure.expect("found");
 /// assert!(failure.replayed);
-/// assert!(failure.report.command.contains("CRASHTEST_EXPLORE="));
+/// // A failure found by branching replays with its branch path; one of a fresh seed without.
+/// let branched = !failure.path.0.is_empty();
+/// assert_eq!(failure.report.command.contains("CRASHTEST_EXPLORE="), branched);
 /// ```
 pub fn guided<F, Fut>(spec: &TestSpec, guide: &Guide, body: &F) -> Guided
 where
