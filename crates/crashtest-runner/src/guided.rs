@@ -11,9 +11,14 @@
 //! abstraction (`crashtest::explore::state`), or two fault patterns in one run. A timeline's
 //! *rarity* sums `1 / runs that had it` over its features. Which entry to branch from is
 //! drawn with weight `(1 + rarity) / 2^(branchings since it last produced something new)`: a
-//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off, and a
-//! fifth of the runs go to fresh seeds so the search never stops looking elsewhere. Where to
-//! branch is drawn uniformly between the entry's last branch point and its end.
+//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off. Where
+//! to branch is drawn uniformly between the entry's last branch point and its end.
+//!
+//! Half the runs go to fresh seeds, in order from the first one, in batches alternating with
+//! the branch points: the fresh seeds are the very seeds a random search runs, so a bug that
+//! random seeds find at seed `n` the guided search finds by run `2n` plus one batch (a
+//! shallow bug costs it at most about twice what it costs random seeds), and the corpus
+//! keeps growing from new starting points instead of digging only where it began.
 //!
 //! Every choice comes from a generator seeded by the first seed, and the futures of a branch
 //! point do not depend on how many run at once, so a search is a function of `(first seed,
@@ -28,7 +33,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crashtest_core::coverage::SiteKind;
-use crashtest_core::rng::{Ratio, Rng};
+use crashtest_core::rng::Rng;
 use crashtest_protocol::env::{self, BranchPath, Explore};
 use crashtest_protocol::reproduce;
 use serde_json::{Value, json};
@@ -69,9 +74,6 @@ impl Default for Guide {
 /// Fresh seeds run in one batch (fixed, so that the search does not depend on `jobs`).
 const FRESH_BATCH: u64 = 8;
 
-/// The chance that a round runs fresh seeds rather than branching from the corpus.
-const FRESH: Ratio = Ratio::new(1, 5);
-
 /// A branch path as the search keeps it: `(virtual time in ns, sub-seed)` points.
 type Path = Vec<(u64, u64)>;
 
@@ -91,7 +93,8 @@ struct Entry {
 pub struct Guided {
     /// Runs spent, up to and including the failing one.
     pub runs: u64,
-    /// CPU time of the search and its branches' processes; `None` where not measured.
+    /// CPU time of the search and its branches' processes up to the first failure (not the
+    /// fresh replay that builds its report); `None` where not measured.
     pub cpu: Option<Duration>,
     /// Fresh seeds run.
     pub fresh_seeds: u64,
@@ -271,7 +274,9 @@ fn bucket(hits: u64) -> u32 {
 /// let found = guided::guided(&spec, &guide, &body);
 /// let failure = found.failure.expect("found");
 /// assert!(failure.replayed);
-/// assert!(failure.report.command.contains("CRASHTEST_EXPLORE="));
+/// // A failure found by branching replays with its branch path; one of a fresh seed without.
+/// let branched = !failure.path.0.is_empty();
+/// assert_eq!(failure.report.command.contains("CRASHTEST_EXPLORE="), branched);
 /// ```
 pub fn guided<F, Fut>(spec: &TestSpec, guide: &Guide, body: &F) -> Guided
 where
@@ -294,15 +299,16 @@ where
     let mut runs = 0;
     let mut next_seed = guide.start;
     let mut next_sub = 1;
-    let (mut fresh_seeds, mut branch_points) = (0, 0);
+    let (mut fresh_seeds, mut branch_points, mut branch_runs) = (0, 0, 0);
     let mut found: Option<(u64, Path, u64)> = None;
     while runs < guide.runs && found.is_none() {
-        if search.corpus.is_empty() || search.rng.chance(FRESH) {
+        if search.corpus.is_empty() || fresh_seeds <= branch_runs {
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
             next_seed += count;
             fresh_seeds += count;
             for (seed, digest) in seeds.iter().zip(run_fresh(&seeds, &config, jobs, body)) {
+                let digest = digest.expect("every fresh seed up to the first failure ran");
                 runs += 1;
                 if digest.failure.is_some() {
                     found = Some((*seed, Vec::new(), digest.fingerprint));
@@ -324,6 +330,7 @@ where
         let subs: Vec<u64> = (next_sub..next_sub + count).collect();
         next_sub += count;
         branch_points += 1;
+        branch_runs += count;
         let digests = branch::branch(
             entry.seed,
             config.clone(),
@@ -347,13 +354,14 @@ where
         let stale = &mut search.corpus[index].stale;
         *stale = if produced { 0 } else { stale.saturating_add(1) };
     }
+    let cpu = crate::hunt::cpu_time()
+        .zip(started)
+        .map(|(end, start)| end - start);
     let failure =
         found.map(|(seed, path, fingerprint)| replay(spec, seed, path, fingerprint, body));
     Guided {
         runs,
-        cpu: crate::hunt::cpu_time()
-            .zip(started)
-            .map(|(end, start)| end - start),
+        cpu,
         fresh_seeds,
         branch_points,
         corpus: search.corpus.len(),
@@ -378,19 +386,22 @@ fn keep(search: &mut Search, seed: u64, path: Path, digest: &Digest) -> bool {
     true
 }
 
-/// Runs fresh seeds on `jobs` threads; digests in the order of `seeds`.
+/// Runs fresh seeds on `jobs` threads; digests in the order of `seeds`. No seed after the
+/// first failing one (in that order) is started, so a batch costs no more than the seeds a
+/// random search would run; the digests of seeds not run are `None`.
 fn run_fresh<F, Fut>(
     seeds: &[u64],
     config: &crashtest_core::Config,
     jobs: usize,
     body: &F,
-) -> Vec<Digest>
+) -> Vec<Option<Digest>>
 where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
     let results: Mutex<Vec<Option<Digest>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
+    let first_failure = AtomicUsize::new(usize::MAX);
     std::thread::scope(|scope| {
         for _ in 0..jobs.min(seeds.len()) {
             scope.spawn(|| {
@@ -399,18 +410,19 @@ where
                     let Some(&seed) = seeds.get(index) else {
                         break;
                     };
+                    if index > first_failure.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let digest = branch::run_one(seed, config.clone(), body);
+                    if digest.failure.is_some() {
+                        first_failure.fetch_min(index, Ordering::Relaxed);
+                    }
                     crate::lock(&results)[index] = Some(digest);
                 }
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|digest| digest.expect("every fresh seed ran"))
-        .collect()
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Replays a failing timeline fresh, through the runner, for its full report.

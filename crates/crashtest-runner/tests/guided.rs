@@ -1,5 +1,6 @@
 //! Guided search: it finds a failure that needs rare events in a row, which independent
-//! seeds miss in the same budget; it is deterministic; a correct body passes it.
+//! seeds miss in the same budget; a shallow failure costs it at most about twice the runs it
+//! costs random seeds; it is deterministic; a correct body passes it.
 
 use std::time::Duration;
 
@@ -49,6 +50,40 @@ fn a_guided_search_finds_a_deep_failure_that_random_seeds_miss_in_the_same_budge
     assert!(failure.replayed, "the failure replays fresh");
     assert!(failure.report.detail().contains("6 deep draws in a row"));
     assert!(!failure.path.0.is_empty(), "found by branching");
+}
+
+/// Fails on one seed in 40, decided by a draw at time zero: no branch can change it, so
+/// every branched run is spent in vain, the worst case for a guided search.
+async fn decided_at_start() {
+    let doomed = crashtest::rand::rng().with(|r| r.range_inclusive(0, 39)) == 0;
+    crashtest::time::sleep(Duration::from_secs(1)).await;
+    let late = crashtest::rand::rng().with(|r| r.range_inclusive(0, 3));
+    crashtest::explore::state("late", late);
+    assert!(!doomed, "doomed from the start");
+}
+
+#[test]
+fn a_guided_search_finds_a_shallow_failure_within_twice_the_seeds_random_needs() {
+    let body = || decided_at_start();
+    for start in [0, 1000, 2000] {
+        let random = hunt::first_failure(&spec(), start..start + 1000, 2, &body)
+            .expect("one seed in 40 fails");
+        let seeds = random.seed - start + 1;
+        let guide = guided::Guide {
+            runs: 1000,
+            start,
+            jobs: 2,
+            ..Default::default()
+        };
+        let found = guided::guided(&spec(), &guide, &body);
+        assert!(found.failure.is_some(), "found from seed {start}");
+        let batch = 8;
+        assert!(
+            found.runs <= 2 * seeds + batch,
+            "from seed {start}: random needed {seeds} seeds, guided {} runs",
+            found.runs
+        );
+    }
 }
 
 #[test]

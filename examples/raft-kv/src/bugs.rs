@@ -44,11 +44,13 @@ pub enum Bug {
     /// Recovery reads disk records without checking their checksums: a record torn by a crash
     /// comes back as a log entry with garbage in it.
     TornRecordAccepted,
-    /// The Raft paper's Figure 8: a leader commits the highest index a majority holds even
-    /// when its entry is of an earlier term, by counting replicas. A later leader whose log
-    /// ends in a newer term can still win an election without that entry and overwrite it:
-    /// a committed entry is lost. The paper's rule (commit by counting only entries of the
-    /// leader's own term) is what the correct store does.
+    /// The Raft paper's Figure 8: a new leader appends no entry of its own term and commits
+    /// the highest index a majority holds whatever its term, by counting replicas. An entry
+    /// of an earlier term that the leader brings to a majority is then committed (and
+    /// applied) while a server whose log ends in a newer term can still win an election
+    /// without it and overwrite it: a committed entry is lost. The paper's rule, what the
+    /// correct store does, is to commit by counting only entries of the leader's own term,
+    /// with the no-op a new leader appends carrying the earlier ones.
     CommitByCountingOldTerm,
 }
 

@@ -68,6 +68,28 @@ impl Observer {
         self.state.borrow().leaders.len()
     }
 
+    /// The leader of the latest term that elected one, as `(term, server)`.
+    ///
+    /// ```
+    /// assert_eq!(raft_kv::observer::Observer::default().latest_leader(), None);
+    /// ```
+    pub fn latest_leader(&self) -> Option<(u64, usize)> {
+        let state = self.state.borrow();
+        state
+            .leaders
+            .last_key_value()
+            .map(|(term, id)| (*term, *id))
+    }
+
+    /// How many entries some server has applied (the length of the one applied log).
+    ///
+    /// ```
+    /// assert_eq!(raft_kv::observer::Observer::default().applied_entries(), 0);
+    /// ```
+    pub fn applied_entries(&self) -> u64 {
+        self.state.borrow().applied_log.len() as u64
+    }
+
     /// The servers that have applied fewer entries than another one, as "s1 applied 3 of 5".
     ///
     /// ```

@@ -17,6 +17,7 @@
 use std::ops::Range;
 
 use crashtest::Config;
+use crashtest::runner::guided::{self, Guide, Guided};
 use crashtest::runner::minimize::{self, Minimized};
 use crashtest::runner::{FailureReport, Settings, TestSpec, hunt};
 
@@ -47,6 +48,18 @@ pub fn first_failure(
     threads: usize,
 ) -> Option<Box<FailureReport>> {
     hunt::first_failure(&REPLAY_TEST, seeds, threads, &|| scenario::run(setup))
+}
+
+/// Runs a guided search of `runs` runs of `setup` from seed 0, `jobs` processes at once
+/// (`crashtest::runner::guided`): half its runs are the seeds a random search runs, the other
+/// half branch from the runs that reached something new.
+pub fn guided(setup: Setup, runs: u64, jobs: usize) -> Guided {
+    let guide = Guide {
+        runs,
+        jobs,
+        ..Guide::default()
+    };
+    guided::guided(&REPLAY_TEST, &guide, &|| scenario::run(setup))
 }
 
 /// What a run's failure says, in one word, so that a replay with fewer faults counts only if

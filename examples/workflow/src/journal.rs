@@ -182,10 +182,12 @@ impl Journal {
             fs::sync_dir(dir.parent().unwrap_or(Path::new("/"))).await?;
         }
         let mut segments = Vec::new();
+        let mut leftover_compaction = false;
         let mut entries = fs::read_dir(dir).await?;
         while let Some(entry) = entries.next_entry().await? {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.ends_with(".tmp") {
+                leftover_compaction = true;
                 fs::remove_file(entry.path()).await?;
             } else if let Some(number) = segment_number(&name) {
                 segments.push(number);
@@ -202,6 +204,19 @@ impl Journal {
         let path = segment_path(dir, newest);
         let bytes = fs::read(&path).await?;
         let (records, valid) = parse(&bytes, bug != Bug::NoChecksum);
+        // What a guided search counts as new behaviour (`crashtest::explore::state`): what
+        // recovery had to clean up (a torn tail, a compaction cut short, segments a
+        // compaction left behind) and, in powers of two, how much journal it found.
+        let found = usize::BITS - records.len().leading_zeros();
+        crashtest::explore::state(
+            "journal recovery",
+            (
+                valid < bytes.len(),
+                leftover_compaction,
+                !older.is_empty(),
+                found.min(8),
+            ),
+        );
         let file = OpenOptions::new()
             .read(true)
             .append(true)

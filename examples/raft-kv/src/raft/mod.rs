@@ -15,8 +15,8 @@
 //!
 //! Reads go through the log like writes, so a correct store is linearizable without leases.
 //! A new leader appends a no-op entry: entries of earlier terms commit only when an entry of
-//! the leader's own term does, and without one an idle cluster would never commit them. The [`Observer`] hears of every election won and entry applied, for
-//! the cluster-wide checks.
+//! the leader's own term does, and without one an idle cluster would never commit them. The
+//! [`Observer`] hears of every election won and entry applied, for the cluster-wide checks.
 //!
 //! [`wire`]: crate::wire
 
@@ -238,7 +238,9 @@ impl Core {
         self.waiters.clear();
     }
 
-    /// Takes the lead of the current term and appends its no-op.
+    /// Takes the lead of the current term and appends its no-op (not under
+    /// [`Bug::CommitByCountingOldTerm`], whose leader commits earlier terms' entries by
+    /// counting replicas instead, as in the Raft paper's Figure 8).
     async fn become_leader(&mut self) {
         assert!(matches!(self.role, Role::Candidate));
         let next = self.log.last_index() + 1;
@@ -249,6 +251,9 @@ impl Core {
         self.role = Role::Leader(progress);
         self.leader = Some(self.id);
         self.observer.became_leader(self.term, self.id);
+        if self.bug == Bug::CommitByCountingOldTerm {
+            return;
+        }
         let noop = Entry {
             term: self.term,
             command: None,

@@ -8,8 +8,9 @@
 //! written, and the entries are synced before the follower says it holds them. The leader
 //! commits the highest index that a majority holds *if that entry is of its own term*: an
 //! entry of an earlier term on a majority can still be overwritten (the Raft paper's Figure
-//! 8), so those commit through the no-op a new leader appends. A follower commits up to the leader's commit index but
-//! never past the entries this request proved it shares with the leader.
+//! 8), so those commit through the no-op a new leader appends. A follower commits up to the
+//! leader's commit index but never past the entries this request proved it shares with the
+//! leader.
 
 use std::rc::Rc;
 

@@ -12,8 +12,14 @@
 //! failure's faults are shrunk by delta debugging, and the line also holds the smallest
 //! failing fault set and its reproduce command.
 //!
+//! With `--guided`, each setup also gets a guided search (`crashtest::runner::guided`) of the
+//! same cap in runs, printed as a second line with `"search": "guided"`: its `runs` and
+//! `cpu_seconds` (the search's process and its branches' processes) to the first failure,
+//! beside the random search's `seeds_run`.
+//!
 //! ```sh
 //! cargo run --release -p workflow-example --bin workflow_bug_hunt -- --minimize
+//! cargo run --release -p workflow-example --bin workflow_bug_hunt -- --guided --rate-seeds 0
 //! ```
 
 use std::process::ExitCode;
@@ -46,6 +52,13 @@ struct Args {
     /// Shrink each failure's faults and print the smallest failing set.
     #[arg(long)]
     minimize: bool,
+    /// Also run a guided search (`crashtest::runner::guided`) with the same cap of runs,
+    /// one line per setup with `"search": "guided"` beside the random one.
+    #[arg(long)]
+    guided: bool,
+    /// With `--guided`, skip the random search (to measure the guided column alone).
+    #[arg(long, requires = "guided")]
+    guided_only: bool,
 }
 
 fn model_name(model: CrashModel) -> &'static str {
@@ -72,11 +85,22 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
         &body,
     );
     let mut line = found.json(&labels);
+    line["search"] = json!("random");
     if args.rate_seeds > 0 {
         let failed = hunt::failing_seeds(&REPLAY_TEST, 0..args.rate_seeds, args.threads, &body);
         line["failing_fraction"] = json!(format!("{failed}/{}", args.rate_seeds));
     }
     line
+}
+
+/// The guided search of one setup, as a JSON object.
+fn guided_one(setup: Setup, runs: u64, args: &Args) -> Value {
+    let labels = [
+        ("bug", setup.bug.name()),
+        ("model", model_name(setup.crash_model)),
+        ("search", "guided"),
+    ];
+    workflow::hunt::guided(setup, runs, args.threads).json(&labels, &setup.to_string())
 }
 
 fn main() -> ExitCode {
@@ -95,15 +119,23 @@ fn main() -> ExitCode {
             } else {
                 args.cap
             };
-            let line = hunt_one(setup, seeds, &args);
-            // A failure of the correct engine, or a bug the strong model misses, is news.
-            let found = line["found"] == json!(true);
-            if bug == Bug::None {
-                healthy &= !found;
-            } else if crash_model == CrashModel::Strong {
-                healthy &= found;
+            let mut lines = Vec::new();
+            if !args.guided_only {
+                lines.push(hunt_one(setup, seeds, &args));
             }
-            println!("{line}");
+            if args.guided {
+                lines.push(guided_one(setup, seeds, &args));
+            }
+            for line in lines {
+                // A failure of the correct engine, or a bug the strong model misses, is news.
+                let found = line["found"] == json!(true);
+                if bug == Bug::None {
+                    healthy &= !found;
+                } else if crash_model == CrashModel::Strong {
+                    healthy &= found;
+                }
+                println!("{line}");
+            }
         }
     }
     if healthy {
