@@ -632,6 +632,28 @@ impl Trace {
         self.keep_note(time_ns, node, slot);
     }
 
+    /// Appends a note whose text is formatted straight into its ring slot's string: the
+    /// same event, text and fingerprint as `note` with `text.to_string()`, without a string
+    /// allocated and freed per note (the disk model notes every read, write and sync). The
+    /// slot's string keeps its capacity from the note it held before.
+    pub(crate) fn note_fmt(
+        &mut self,
+        time_ns: u64,
+        node: NodeId,
+        source: &'static str,
+        words: [u64; 3],
+        text: fmt::Arguments<'_>,
+    ) {
+        let slot = (self.events as usize) & (Self::TAIL_LEN - 1);
+        let mut buf = std::mem::take(&mut self.notes[slot].text);
+        buf.clear();
+        fmt::Write::write_fmt(&mut buf, text).expect("formatting into a String cannot fail");
+        let pushed = self.push_note(time_ns, node, source, words, &buf);
+        assert_eq!(pushed, slot, "a note lands in the slot of its index");
+        self.notes[slot].text = buf;
+        self.keep_note(time_ns, node, slot);
+    }
+
     /// Appends a note with no text (the network's packet events): the same event as `note`
     /// with an empty string, without a string changing hands. Moving one in costs a stall:
     /// the caller has just stored its three words, and the move reads them back wider.
@@ -861,6 +883,37 @@ mod tests {
             format!("{:?}", with_string.tail()),
             format!("{:?}", words_only.tail())
         );
+    }
+
+    #[test]
+    fn a_note_formatted_in_place_is_the_same_event_as_one_formatted_first() {
+        let mut formatted_first = Trace::new(8, true, true, None);
+        let mut in_place = Trace::new(8, true, true, None);
+        // More steps than the ring holds, texts of varying length: a slot's old text must not
+        // show through a shorter new one.
+        for step in 0..100u64 {
+            let long = "x".repeat((step % 7) as usize * 9);
+            formatted_first.note(
+                step,
+                NodeId(1),
+                "disk",
+                [step, 2, 3],
+                format!("w {step} {long}"),
+            );
+            in_place.note_fmt(
+                step,
+                NodeId(1),
+                "disk",
+                [step, 2, 3],
+                format_args!("w {step} {long}"),
+            );
+            formatted_first.note_words(step, NodeId(2), "net", [step, 0, 0]);
+            in_place.note_words(step, NodeId(2), "net", [step, 0, 0]);
+        }
+        assert_eq!(formatted_first.fingerprint(), in_place.fingerprint());
+        assert_eq!(formatted_first.take_hashes(), in_place.take_hashes());
+        assert_eq!(formatted_first.take_full(), in_place.take_full());
+        assert_eq!(formatted_first.tail(), in_place.tail());
     }
 
     #[test]

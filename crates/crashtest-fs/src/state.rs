@@ -185,14 +185,16 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
     fault::draw(Stream::DiskFaults, node, ratio, describe)
 }
 
-fn record(node: NodeId, note: DiskNote, text: String) {
+/// Notes a disk event; the text is formatted into the trace's buffer, not a fresh string:
+/// the disk notes every read, write and sync.
+fn record(node: NodeId, note: DiskNote, text: std::fmt::Arguments<'_>) {
     let (source, words) = note.encode();
     assert_eq!(
         DiskNote::decode(source, words),
         Some(note),
         "the tool decodes every note as it was recorded"
     );
-    plumbing::notes::record_for(node, source, words, text);
+    plumbing::notes::record_for_fmt(node, source, words, text);
 }
 
 impl FsState {
@@ -372,8 +374,11 @@ impl FsState {
             );
             *self.handles.borrow_mut().entry(node).or_default() += 1;
             self.verify_handles(node);
-            let text = format!("open {} as inode {}", names.display(), handle.ino);
-            record(node, DiskNote::Open { ino: handle.ino }, text);
+            record(
+                node,
+                DiskNote::Open { ino: handle.ino },
+                format_args!("open {} as inode {}", names.display(), handle.ino),
+            );
         }
         result
     }
@@ -454,12 +459,16 @@ impl FsState {
             .apply_to_read(ino, offset, &mut buf[..n], len);
         drop(disks);
         if let Some(damage) = damage {
-            record(node, DiskNote::Fault { ino, offset }, damage);
+            record(
+                node,
+                DiskNote::Fault { ino, offset },
+                format_args!("{damage}"),
+            );
         }
         record(
             node,
             DiskNote::Read { ino, offset },
-            format!("read inode {ino}: {n} bytes at {offset}"),
+            format_args!("read inode {ino}: {n} bytes at {offset}"),
         );
         Ok(n)
     }
@@ -521,7 +530,7 @@ impl FsState {
                         ino,
                         offset: landed,
                     },
-                    text,
+                    format_args!("{text}"),
                 );
                 landed
             }
@@ -547,7 +556,7 @@ impl FsState {
         record(
             node,
             DiskNote::Write { ino, offset },
-            format!("write inode {ino}: {} bytes at {offset}", bytes.len()),
+            format_args!("write inode {ino}: {} bytes at {offset}", bytes.len()),
         );
         Ok(end)
     }
@@ -583,7 +592,7 @@ impl FsState {
         record(
             node,
             DiskNote::SetLen { ino, len },
-            format!("set_len inode {ino} to {len}"),
+            format_args!("set_len inode {ino} to {len}"),
         );
         Ok(())
     }
@@ -652,7 +661,7 @@ impl FsState {
         record(
             node,
             DiskNote::Sync { ino, dir: is_dir },
-            format!("sync {what} inode {ino}"),
+            format_args!("sync {what} inode {ino}"),
         );
         Ok(())
     }
@@ -668,7 +677,7 @@ impl FsState {
     ) -> io::Result<()> {
         let result = self.disk(node, f);
         if result.is_ok() {
-            record(node, DiskNote::Namespace, what.to_owned());
+            record(node, DiskNote::Namespace, format_args!("{what}"));
         }
         result
     }
@@ -787,7 +796,7 @@ impl FsState {
                 files: outcome.files.len() as u64,
                 dir_changes_dropped: outcome.dir_changes_dropped,
             },
-            format!(
+            format_args!(
                 "crash settled {} files and {} directory changes",
                 outcome.files.len(),
                 outcome.dir_changes_kept + outcome.dir_changes_dropped

@@ -45,6 +45,9 @@ struct State {
     /// Per node: the payloads its current life has applied, for the liveness phase's
     /// questions (asked every few milliseconds, of a log that may be thousands long).
     payloads: BTreeMap<u64, BTreeSet<Vec<u8>>>,
+    /// How many times any node's payload set changed (a boot empties one, an apply may add
+    /// to one): the liveness phase's answer stands while it does not move.
+    payload_changes: u64,
     /// Per node: the storage of its current life.
     storage: BTreeMap<u64, MemStorage>,
     election_violation: Option<String>,
@@ -82,6 +85,7 @@ impl Oracle {
         let mut state = self.state.borrow_mut();
         state.applied.insert(id, Vec::new());
         state.payloads.insert(id, BTreeSet::new());
+        state.payload_changes += 1;
         state.storage.insert(id, storage);
     }
 
@@ -103,6 +107,7 @@ impl Oracle {
             first_applied,
             applied,
             payloads,
+            payload_changes,
             apply_violation,
             ..
         } = &mut *state;
@@ -133,7 +138,14 @@ impl Oracle {
         let payloads = payloads.entry(id).or_default();
         if !payloads.contains(&entry.data[..]) {
             payloads.insert(entry.data.to_vec());
+            *payload_changes += 1;
         }
+    }
+
+    /// A counter that moves whenever some node's set of applied payloads changes: while it
+    /// stands still, every [`Oracle::not_applied`] answer stands too.
+    pub fn payload_changes(&self) -> u64 {
+        self.state.borrow().payload_changes
     }
 
     /// The node that most recently claimed to lead the highest term, if any.
@@ -298,7 +310,11 @@ mod tests {
                 oracle.apply(1, &entry(2, 1, b"c"));
                 oracle.apply(1, &entry(3, 1, b"a"));
                 assert_eq!(oracle.not_applied(1, &commands), [1]);
+                let before = oracle.payload_changes();
+                oracle.apply(1, &entry(4, 1, b"c"));
+                assert_eq!(oracle.payload_changes(), before, "a payload applied again");
                 oracle.boot(1, MemStorage::new());
+                assert!(oracle.payload_changes() > before, "a boot empties the set");
                 assert_eq!(oracle.not_applied(1, &commands), [0, 1, 2]);
             })
             .unwrap();

@@ -2,6 +2,8 @@
 //! behalf of the calling node or of a named one. The words are the note's identity (hashed);
 //! the text is for people and is kept only when the run records its full trace.
 
+use std::fmt;
+
 use crate::node::NodeId;
 use crate::world;
 
@@ -27,4 +29,24 @@ pub fn record(source: &'static str, words: [u64; 3], text: String) {
 /// ```
 pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: String) {
     world::with(|w| w.note(node, source, words, text));
+}
+
+/// Records an event on behalf of `node`, as [`record_for`] does with `text.to_string()`
+/// (the same event and fingerprint), but formats the text into the trace's own buffer: no
+/// string is allocated per note, for components that note every operation.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("a", || async {});
+///     let ino = 3;
+///     crashtest_core::plumbing::notes::record_for_fmt(n.id(), "disk", [0; 3], format_args!("sync inode {ino}"));
+/// }).unwrap();
+/// ```
+pub fn record_for_fmt(
+    node: NodeId,
+    source: &'static str,
+    words: [u64; 3],
+    text: fmt::Arguments<'_>,
+) {
+    world::with(|w| w.note_fmt(node, source, words, text));
 }

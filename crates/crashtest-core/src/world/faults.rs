@@ -69,7 +69,7 @@ impl World {
             Verdict::Healed => false,
             Verdict::Masked(id) => {
                 let (source, words) = FaultNote::Masked { id }.encode();
-                self.note(node, source, words, format!("masked fault #{id}"));
+                self.note_fmt(node, source, words, format_args!("masked fault #{id}"));
                 false
             }
             Verdict::Applied(id) => {
@@ -97,7 +97,7 @@ impl World {
             "a numbered fault names its stream, an explicit one neither"
         );
         let (source, words) = FaultNote::Applied { id }.encode();
-        self.note(node, source, words, text.clone());
+        self.note_fmt(node, source, words, format_args!("{text}"));
         let fault = InjectedFault {
             id,
             stream: stream.map(|s| s.to_string()),

@@ -328,6 +328,21 @@ impl World {
         }
     }
 
+    /// Records a note on behalf of `node` whose text is formatted into the trace's own
+    /// buffer (see `Trace::note_fmt`).
+    #[inline]
+    pub(crate) fn note_fmt(
+        &self,
+        node: NodeId,
+        source: &'static str,
+        words: [u64; 3],
+        text: std::fmt::Arguments<'_>,
+    ) {
+        self.trace
+            .borrow_mut()
+            .note_fmt(self.now_ns.get(), node, source, words, text);
+    }
+
     /// Tells a streamed trace the name of a node about to act.
     pub(crate) fn name_node_in_trace(&self, node: NodeId) {
         self.trace

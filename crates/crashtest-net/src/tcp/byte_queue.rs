@@ -3,19 +3,30 @@
 //! A `VecDeque<u8>` doubles and copies everything queued each time it fills, and a stream
 //! buffer fills from empty to its limit (256 KiB by default) at the start of every busy
 //! connection: in the fanout benchmark the copies were a twentieth of all instructions.
-//! Chunks never move: writing appends to the last chunk (or a new one), reading drains the
-//! first and hands an emptied chunk back for reuse.
+//! Chunks never move once full: writing appends to the last chunk (or a new one), reading
+//! drains the first and hands an emptied chunk back for reuse.
+//!
+//! A chunk is a `Vec<u8>` filled by appending, never a zeroed array: most connections carry
+//! a few small messages and close (raft-kv opens one per request), and zeroing a fresh 4 KiB
+//! chunk for each was a tenth of raft-kv's instructions. A chunk's capacity grows by
+//! doubling from what the first write needs up to `CHUNK`, so a short message costs a short
+//! allocation and a busy stream still settles on whole chunks.
 //!
 //! Invariant: the queued bytes are `len` bytes starting at offset `head` of the first chunk,
-//! running on through the following chunks; `head < CHUNK` and the chunks hold exactly the
-//! bytes from `head` to `head + len`, rounded out to whole chunks.
+//! running on through the following chunks; `head < CHUNK`, every chunk but the last holds
+//! exactly `CHUNK` bytes, and the last holds `head + len` rounded back to its chunk.
 
 use std::collections::VecDeque;
 
 /// Bytes per chunk.
 const CHUNK: usize = 4096;
 
-type Chunk = Box<[u8; CHUNK]>;
+/// The least capacity a fresh chunk starts with: below it, doubling costs more reallocations
+/// than it saves memory.
+const FIRST_CAPACITY: usize = 64;
+
+/// A chunk's bytes, written and not yet drained past (its length is how far it is filled).
+type Chunk = Vec<u8>;
 
 #[derive(Default)]
 pub(crate) struct ByteQueue {
@@ -48,11 +59,29 @@ impl ByteQueue {
             let end = self.head + self.len;
             let (chunk, offset) = (end / CHUNK, end % CHUNK);
             if chunk == self.chunks.len() {
-                let fresh = self.spare.take().unwrap_or_else(|| Box::new([0; CHUNK]));
+                let fresh = match self.spare.take() {
+                    Some(mut spare) => {
+                        spare.clear();
+                        spare
+                    }
+                    None => Vec::new(),
+                };
                 self.chunks.push_back(fresh);
             }
             let n = bytes.len().min(CHUNK - offset);
-            self.chunks[chunk][offset..offset + n].copy_from_slice(&bytes[..n]);
+            let last = &mut self.chunks[chunk];
+            assert_eq!(
+                last.len(),
+                offset,
+                "the last chunk is filled up to the queue's end"
+            );
+            if last.capacity() < offset + n {
+                let grown = (offset + n)
+                    .max(2 * last.capacity())
+                    .clamp(FIRST_CAPACITY, CHUNK);
+                last.reserve_exact(grown - offset);
+            }
+            last.extend_from_slice(&bytes[..n]);
             self.len += n;
             bytes = &bytes[n..];
         }
@@ -96,6 +125,8 @@ impl ByteQueue {
             // one, or at the start of this one if it is the last.
             if self.head == CHUNK || self.chunks.len() > 1 {
                 self.spare = self.chunks.pop_front();
+            } else {
+                self.chunks[0].clear();
             }
             self.head = 0;
         }
@@ -135,5 +166,22 @@ mod tests {
         }
         queue.clear();
         assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn a_short_stream_takes_a_short_chunk_and_a_long_one_whole_chunks() {
+        let mut queue = ByteQueue::default();
+        queue.extend(&[7; 100]);
+        assert!(
+            queue.chunks[0].capacity() < CHUNK,
+            "100 bytes took a whole chunk"
+        );
+        queue.extend(&[8; 2 * CHUNK]);
+        assert_eq!(queue.chunks.len(), 3);
+        assert!(queue.chunks.iter().all(|chunk| chunk.capacity() <= CHUNK));
+        let mut got = Vec::new();
+        queue.drain_into(queue.len(), |slice| got.extend_from_slice(slice));
+        assert_eq!(got.len(), 100 + 2 * CHUNK);
+        assert!(got[..100].iter().all(|&b| b == 7) && got[100..].iter().all(|&b| b == 8));
     }
 }
