@@ -15,7 +15,8 @@
 //! `disk-faults` stream like every other choice here, so they change with the seed and are
 //! re-drawn when exploration re-seeds the run. Every decision is drawn whether or not it can
 //! apply, so that masking a fault does not shift the draws after it: the corruption's coin
-//! always, its sector and bit on every non-empty read while the fault is enabled.
+//! always, its sector and bit on every non-empty read while the fault is enabled, and a
+//! misdirected write's landing on every non-empty write while that fault is enabled.
 //!
 //! Invariants: a corrupt sector always lies in a damaged zone (so healing the zone heals it),
 //! a damaged zone holds at least one damaged sector, every flipped bit lies inside its file
@@ -336,7 +337,9 @@ pub(crate) fn corrupt_on_read(
 
 /// If the misdirection fault `fires`, sends the write meant for `write` to another offset of
 /// the same zone (budget allowing); returns that offset and the fault's description. Only
-/// writes inside the file are sent astray.
+/// writes inside the file are sent astray. Where it lands is drawn from `rng` (one `u64`) on
+/// every non-empty write while the fault is enabled, fired or not, so that masking it leaves
+/// the draws after it where they were.
 pub(crate) fn misdirect(
     disks: &mut BTreeMap<NodeId, Disk>,
     node: NodeId,
@@ -346,7 +349,11 @@ pub(crate) fn misdirect(
     faults: &Faults,
     rng: &mut Rng,
 ) -> Option<(u64, String)> {
-    if !fires || write.is_empty() {
+    if faults.misdirected_write == Ratio::NEVER || write.is_empty() {
+        return None;
+    }
+    let pick = rng.next_u64();
+    if !fires {
         return None;
     }
     let disk = &disks[&node];
@@ -366,7 +373,9 @@ pub(crate) fn misdirect(
     if candidates.is_empty() {
         return None;
     }
-    let landed = candidates[rng.index(candidates.len())];
+    // The high half of pick x count: uniform over the candidates, whatever their number, from
+    // the one draw already made.
+    let landed = candidates[((u128::from(pick) * candidates.len() as u128) >> 64) as usize];
     assert!(
         landed.is_multiple_of(SECTOR_SIZE) && zone_start <= landed && landed + len <= zone_end,
         "a misdirected write lands on a sector boundary inside its zone and its file"
@@ -527,6 +536,20 @@ mod tests {
             .expect("the zone has room");
         assert!(landed + 512 <= 1024 || landed >= 1536);
         assert!(landed + 512 <= 4096 && landed % SECTOR_SIZE == 0);
+    }
+
+    #[test]
+    fn a_misdirection_draws_the_same_whether_it_fires_or_is_masked() {
+        let (mut disks, ids, _, b) = disks_with_files(1);
+        let mut fired = Rng::seed_from(5);
+        let mut masked = Rng::seed_from(5);
+        assert!(misdirect(&mut disks, ids[0], b, 0..512, false, &faults(), &mut masked).is_none());
+        assert!(misdirect(&mut disks, ids[0], b, 0..512, true, &faults(), &mut fired).is_some());
+        assert_eq!(
+            fired.next_u64(),
+            masked.next_u64(),
+            "the draws after a misdirection do not depend on whether it applied"
+        );
     }
 
     #[test]
