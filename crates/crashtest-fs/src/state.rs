@@ -482,7 +482,8 @@ impl FsState {
         }
         let node = handle.node;
         let ino = handle.ino;
-        let faults = self.config().faults;
+        let config = self.config();
+        let faults = config.faults;
         let error = inject(node, faults.write_error, || {
             format!("write error (EIO) on inode {ino}")
         });
@@ -500,7 +501,7 @@ impl FsState {
             offset
         };
         let end = match offset.checked_add(bytes.len() as u64) {
-            Some(end) if end <= self.config().max_file_size => end,
+            Some(end) if end <= config.max_file_size => end,
             _ => return Err(errors::file_too_large()),
         };
         if error {
@@ -568,11 +569,12 @@ impl FsState {
         }
         let node = handle.node;
         let ino = handle.ino;
-        let faults = self.config().faults;
+        let config = self.config();
+        let faults = config.faults;
         let full = inject(node, faults.disk_full, || {
             format!("disk full (ENOSPC) if inode {ino} grows")
         });
-        let max_file_size = self.config().max_file_size;
+        let max_file_size = config.max_file_size;
         self.disk(node, |disk| {
             disk.file(ino)?;
             if len > max_file_size {
