@@ -316,10 +316,7 @@ impl World {
     /// Records a note on behalf of `node` (the network's hot path records two per message).
     #[inline]
     pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
-        assert!(
-            node.index() < self.nodes.borrow().len(),
-            "a note on behalf of {node}, which is not a node of the run"
-        );
+        self.assert_note_node(node);
         let mut trace = self.trace.borrow_mut();
         if text.is_empty() {
             trace.note_words(self.now_ns.get(), node, source, words);
@@ -338,9 +335,19 @@ impl World {
         words: [u64; 3],
         text: std::fmt::Arguments<'_>,
     ) {
+        self.assert_note_node(node);
         self.trace
             .borrow_mut()
             .note_fmt(self.now_ns.get(), node, source, words, text);
+    }
+
+    /// A note is made on behalf of a node of the run, whichever way its text comes.
+    #[inline]
+    fn assert_note_node(&self, node: NodeId) {
+        assert!(
+            node.index() < self.nodes.borrow().len(),
+            "a note on behalf of {node}, which is not a node of the run"
+        );
     }
 
     /// Tells a streamed trace the name of a node about to act.
