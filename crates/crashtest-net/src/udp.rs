@@ -386,23 +386,7 @@ impl SimUdp {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<SocketAddr>> {
-        self.with_state(|socket| {
-            if socket.killed {
-                return Poll::Ready(Err(killed_error()));
-            }
-            let Some((from, payload)) = socket.queue.pop_front() else {
-                register(&mut socket.waker, cx.waker());
-                return Poll::Pending;
-            };
-            socket.queued_bytes -= payload.len();
-            assert!(
-                !socket.queue.is_empty() || socket.queued_bytes == 0,
-                "an empty queue holds no bytes"
-            );
-            let n = payload.len().min(buf.remaining());
-            buf.put_slice(&payload[..n]);
-            Poll::Ready(Ok(from))
-        })
+        self.poll_next_datagram(cx, buf, true)
     }
 
     /// As `poll_recv_from`, leaving the datagram queued.
@@ -410,6 +394,17 @@ impl SimUdp {
         &self,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<SocketAddr>> {
+        self.poll_next_datagram(cx, buf, false)
+    }
+
+    /// Copies the next queued datagram into `buf` (cut to fit, as a real socket does) and
+    /// gives its sender; `receive` takes it off the queue, else it stays for the next call.
+    fn poll_next_datagram(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+        receive: bool,
     ) -> Poll<io::Result<SocketAddr>> {
         self.with_state(|socket| {
             if socket.killed {
@@ -419,9 +414,18 @@ impl SimUdp {
                 register(&mut socket.waker, cx.waker());
                 return Poll::Pending;
             };
+            let from = *from;
             let n = payload.len().min(buf.remaining());
             buf.put_slice(&payload[..n]);
-            Poll::Ready(Ok(*from))
+            if receive {
+                let (_, payload) = socket.queue.pop_front().expect("the datagram just copied");
+                socket.queued_bytes -= payload.len();
+                assert!(
+                    !socket.queue.is_empty() || socket.queued_bytes == 0,
+                    "an empty queue holds no bytes"
+                );
+            }
+            Poll::Ready(Ok(from))
         })
     }
 
