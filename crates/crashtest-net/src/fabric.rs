@@ -141,6 +141,57 @@ pub(crate) fn register(slot: &mut Option<Waker>, waker: &Waker) {
     }
 }
 
+/// The tasks waiting on one socket for the same event: a datagram to receive, a connection
+/// to accept. tokio lets any number of tasks await one socket through a shared reference
+/// (`recv_from` or `accept` on an `Arc`), so each waiting task keeps its own entry; the event
+/// wakes them all and the first to poll takes it, the others wait again, as tokio's readiness
+/// does. A task already listed is not listed twice, so a task that polls again (a `select!`
+/// loop) costs no clone and no entry; an entry left by a future that was dropped costs its
+/// task one spurious wake, which a future must tolerate anyway.
+#[derive(Debug, Default)]
+pub(crate) struct WaitList {
+    /// Inline, so that one waiting task (the common case) does not allocate.
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl WaitList {
+    /// Lists `waker`'s task, unless it is listed already.
+    #[inline]
+    pub(crate) fn register(&mut self, waker: &Waker) {
+        match &self.first {
+            None => {
+                debug_assert!(self.rest.is_empty(), "the inline entry fills first");
+                self.first = Some(waker.clone());
+            }
+            Some(first) if first.will_wake(waker) => {}
+            Some(_) => {
+                if !self.rest.iter().any(|listed| listed.will_wake(waker)) {
+                    self.rest.push(waker.clone());
+                }
+            }
+        }
+    }
+
+    /// Moves every listed waker to `wakers`, to be woken once no borrow is held.
+    #[inline]
+    pub(crate) fn take_into(&mut self, wakers: &mut Wakers) {
+        wakers.push(self.first.take());
+        if !self.rest.is_empty() {
+            wakers.rest.append(&mut self.rest);
+        }
+        assert!(
+            self.is_empty(),
+            "a wait list hands over every waker it lists"
+        );
+    }
+
+    /// True when no task waits.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none() && self.rest.is_empty()
+    }
+}
+
 /// Records a network note on behalf of `node`: integer words, no text.
 #[inline]
 pub(crate) fn trace(node: NodeId, note: NetNote) {

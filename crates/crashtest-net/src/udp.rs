@@ -14,7 +14,7 @@ use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crashtest_core::node::NodeId;
@@ -27,7 +27,7 @@ use tokio::io::ReadBuf;
 use crate::addr::{self, Place, ToSocketAddrs, check_bind_ip, place_of, resolve_all, v4_of};
 use crate::config::nanos;
 use crate::fabric::{
-    self, Net, State, Wakers, applies, current_node, drawn, latency_ns, now, pack, register, trace,
+    self, Net, State, WaitList, Wakers, applies, current_node, drawn, latency_ns, now, pack, trace,
 };
 use crate::id_map::IdMap;
 use crate::links::Verdict;
@@ -52,7 +52,8 @@ struct SocketState {
     peer: Option<SocketAddr>,
     queue: VecDeque<(SocketAddr, Vec<u8>)>,
     queued_bytes: usize,
-    waker: Option<Waker>,
+    /// The tasks waiting for a datagram.
+    waiters: WaitList,
     /// Its node was killed: the port is free and every call fails.
     killed: bool,
 }
@@ -230,6 +231,11 @@ impl UdpSocket {
     /// # }).unwrap();
     /// ```
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let SimOrReal::Real(socket) = &self.inner {
+            // tokio's `poll_recv_from` wakes only the last task to poll; its `recv_from` wakes
+            // every task that awaits one.
+            return socket.recv_from(buf).await;
+        }
         let mut buf = ReadBuf::new(buf);
         let from = poll_fn(|cx| self.poll_recv_from(cx, &mut buf)).await?;
         Ok((buf.filled().len(), from))
@@ -411,7 +417,7 @@ impl SimUdp {
                 return Poll::Ready(Err(killed_error()));
             }
             let Some((from, payload)) = socket.queue.front() else {
-                register(&mut socket.waker, cx.waker());
+                socket.waiters.register(cx.waker());
                 return Poll::Pending;
             };
             let from = *from;
@@ -462,7 +468,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
             peer: None,
             queue: VecDeque::new(),
             queued_bytes: 0,
-            waker: None,
+            waiters: WaitList::default(),
             killed: false,
         },
     );
@@ -604,7 +610,8 @@ impl Net {
 
     /// A datagram is due at its destination.
     fn udp_arrive(self: &Rc<Net>, datagram: Box<Datagram>) {
-        let waker = {
+        let mut wakers = Wakers::default();
+        {
             let mut guard = self.state.borrow_mut();
             let st = &mut *guard;
             let now = now();
@@ -619,11 +626,9 @@ impl Net {
                 }
                 Verdict::Open => {}
             }
-            st.udp_deliver(datagram)
-        };
-        if let Some(waker) = waker {
-            waker.wake();
+            st.udp_deliver(datagram, &mut wakers);
         }
+        wakers.wake();
     }
 
     /// Holds a datagram until a clog lifts.
@@ -680,7 +685,7 @@ impl Net {
                 socket.killed = true;
                 socket.queue.clear();
                 socket.queued_bytes = 0;
-                wakers.push(socket.waker.take());
+                socket.waiters.take_into(wakers);
                 st.ports
                     .release(node.index() as u32, Proto::Udp, socket.local.port(), id);
             }
@@ -708,11 +713,11 @@ impl State {
             .expect("a datagram's sender is a known node")
     }
 
-    /// Puts an arrived datagram in its socket's queue; returns the receiver to wake.
-    fn udp_deliver(&mut self, datagram: Box<Datagram>) -> Option<Waker> {
+    /// Puts an arrived datagram in its socket's queue; adds the receivers to wake.
+    fn udp_deliver(&mut self, datagram: Box<Datagram>, wakers: &mut Wakers) {
         if self.is_dead(datagram.to_node) {
             self.udp_drop(&datagram, UdpDrop::Dead);
-            return None;
+            return;
         }
         let owner = self
             .ports
@@ -728,11 +733,11 @@ impl State {
             });
         let Some(socket) = socket else {
             self.udp_drop(&datagram, UdpDrop::Unbound);
-            return None;
+            return;
         };
         if socket.queued_bytes + datagram.payload.len() > capacity {
             self.udp_drop(&datagram, UdpDrop::Overflow);
-            return None;
+            return;
         }
         assert!(
             socket.peer.is_none_or(|peer| peer == datagram.from),
@@ -756,6 +761,6 @@ impl State {
             socket.queued_bytes <= capacity,
             "a socket queues at most its receive buffer"
         );
-        socket.waker.take()
+        socket.waiters.take_into(wakers);
     }
 }

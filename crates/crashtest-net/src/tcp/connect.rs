@@ -279,7 +279,7 @@ impl Net {
                             };
                             st.tcp.conns.insert(id, conn);
                             let listener = st.tcp.listeners.get_mut(&lid).expect("found above");
-                            wakers.push(listener.enqueue(id));
+                            listener.enqueue(id, &mut wakers);
                             assert!(
                                 listener.queue_len() <= st.config.accept_backlog,
                                 "a listener queues at most its backlog"

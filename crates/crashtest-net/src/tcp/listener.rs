@@ -10,7 +10,7 @@ use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use crashtest_core::node::NodeId;
 
@@ -21,7 +21,7 @@ use delegate::delegate;
 use super::conn::{Handle, error};
 use super::stream::{Shared, TcpStream};
 use crate::addr::{self, ToSocketAddrs, check_bind_ip};
-use crate::fabric::{self, Net, State, Wakers, current_node, pack, register, trace};
+use crate::fabric::{self, Net, State, WaitList, Wakers, current_node, pack, trace};
 use crate::ports::Proto;
 
 /// A listener's state in the network.
@@ -30,7 +30,8 @@ pub(crate) struct ListenerState {
     node: NodeId,
     local: SocketAddr,
     queue: VecDeque<u64>,
-    waker: Option<Waker>,
+    /// The tasks waiting to accept.
+    waiters: WaitList,
     /// Its node was killed: the port is free and `accept` fails.
     killed: bool,
 }
@@ -48,10 +49,10 @@ impl ListenerState {
         self.queue.len()
     }
 
-    /// Queues connection `id`; returns the acceptor to wake.
-    pub(super) fn enqueue(&mut self, id: u64) -> Option<Waker> {
+    /// Queues connection `id`; adds the acceptors to wake.
+    pub(super) fn enqueue(&mut self, id: u64, wakers: &mut Wakers) {
         self.queue.push_back(id);
-        self.waker.take()
+        self.waiters.take_into(wakers);
     }
 }
 
@@ -151,7 +152,15 @@ impl TcpListener {
     /// # }).unwrap();
     /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        match &self.inner {
+            // tokio's `poll_accept` wakes only the last task to poll; its `accept` wakes every
+            // task that awaits one.
+            SimOrReal::Real(listener) => {
+                let (stream, peer) = listener.accept().await?;
+                Ok((TcpStream::from_tokio(stream), peer))
+            }
+            SimOrReal::Sim(_) => poll_fn(|cx| self.poll_accept(cx)).await,
+        }
     }
 
     /// Polls for a connection: the poll form of [`TcpListener::accept`].
@@ -215,7 +224,7 @@ impl SimListener {
             return Poll::Ready(Err(error(io::ErrorKind::ConnectionAborted)));
         }
         let Some(id) = listener.queue.pop_front() else {
-            register(&mut listener.waker, cx.waker());
+            listener.waiters.register(cx.waker());
             return Poll::Pending;
         };
         let conn = st
@@ -254,7 +263,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
             node,
             local,
             queue: VecDeque::new(),
-            waker: None,
+            waiters: WaitList::default(),
             killed: false,
         },
     );
@@ -304,7 +313,8 @@ impl State {
         for conn in listener.queue {
             self.tcp_abort(net, conn, 1, io::ErrorKind::ConnectionAborted, wakers);
         }
-        wakers.push(listener.waker);
+        let mut waiters = listener.waiters;
+        waiters.take_into(wakers);
     }
 
     /// A node was killed: its listeners close.
@@ -328,7 +338,7 @@ impl State {
                 node: listener.node,
                 local: listener.local,
                 queue: std::mem::take(&mut listener.queue),
-                waker: listener.waker.take(),
+                waiters: std::mem::take(&mut listener.waiters),
                 killed: true,
             };
             self.tcp_close_listener(net, id, closing, wakers);

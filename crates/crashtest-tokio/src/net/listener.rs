@@ -74,7 +74,15 @@ impl TcpListener {
     ///
     /// `ConnectionAborted` once the listener's node was killed, and tokio's.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        match &self.inner {
+            // tokio's `poll_accept` wakes only the last task to poll; its `accept` wakes every
+            // task that awaits one.
+            Inner::Real(listener) => {
+                let (stream, peer) = listener.accept().await?;
+                Ok((TcpStream::from_real(stream), peer))
+            }
+            Inner::Sim(_) => poll_fn(|cx| self.poll_accept(cx)).await,
+        }
     }
 
     /// Polls for a connection.

@@ -220,7 +220,10 @@ impl UdpSocket {
     /// tokio's, and the network's (a datagram too large).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = resolve_some(&target).await?[0];
-        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+        match &self.inner {
+            Inner::Real(socket) => socket.send_to(buf, target).await,
+            Inner::Sim { socket, .. } => socket.send_to(buf, target),
+        }
     }
 
     /// Polls to send a datagram to `target`.
@@ -258,7 +261,10 @@ impl UdpSocket {
     ///
     /// `NotConnected` without one, and as [`UdpSocket::send_to`].
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_send(cx, buf)).await
+        match &self.inner {
+            Inner::Real(socket) => socket.send(buf).await,
+            Inner::Sim { .. } => poll_fn(|cx| self.poll_send(cx, buf)).await,
+        }
     }
 
     /// Polls to send a datagram to the default peer.
@@ -292,6 +298,9 @@ impl UdpSocket {
     ///
     /// tokio's, and the network's (the node was killed).
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Inner::Real(socket) = &self.inner {
+            return socket.recv_from(buf).await;
+        }
         let mut buf = ReadBuf::new(buf);
         let from = poll_fn(|cx| self.poll_recv_from(cx, &mut buf)).await?;
         Ok((buf.filled().len(), from))
@@ -337,6 +346,9 @@ impl UdpSocket {
     ///
     /// As [`UdpSocket::recv_from`].
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Inner::Real(socket) = &self.inner {
+            return socket.recv(buf).await;
+        }
         let mut buf = ReadBuf::new(buf);
         poll_fn(|cx| self.poll_recv(cx, &mut buf)).await?;
         Ok(buf.filled().len())
@@ -461,6 +473,9 @@ impl UdpSocket {
     ///
     /// As [`UdpSocket::recv_from`].
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Inner::Real(socket) = &self.inner {
+            return socket.peek_from(buf).await;
+        }
         let mut buf = ReadBuf::new(buf);
         let from = poll_fn(|cx| self.poll_peek_from(cx, &mut buf)).await?;
         Ok((buf.filled().len(), from))
@@ -506,6 +521,9 @@ impl UdpSocket {
     ///
     /// As [`UdpSocket::recv_from`].
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Inner::Real(socket) = &self.inner {
+            return socket.peek(buf).await;
+        }
         self.peek_from(buf).await.map(|(n, _)| n)
     }
 
@@ -537,7 +555,10 @@ impl UdpSocket {
     ///
     /// As [`UdpSocket::recv_from`].
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
-        poll_fn(|cx| self.poll_peek_sender(cx)).await
+        match &self.inner {
+            Inner::Real(socket) => socket.peek_sender().await,
+            Inner::Sim { .. } => poll_fn(|cx| self.poll_peek_sender(cx)).await,
+        }
     }
 
     /// Polls for the sender of the next datagram, which stays queued.
@@ -606,6 +627,9 @@ impl UdpSocket {
     ///
     /// As [`UdpSocket::recv_from`].
     pub async fn recv_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        if let Inner::Real(socket) = &self.inner {
+            return socket.recv_buf(buf).await;
+        }
         self.recv_buf_from(buf).await.map(|(n, _)| n)
     }
 

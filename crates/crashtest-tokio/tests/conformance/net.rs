@@ -207,3 +207,57 @@ macro_rules! datagram_readiness {
 fn a_datagram_socket_is_writable_readable_once_one_is_queued_and_peeks_without_receiving() {
     conform!(datagram_readiness);
 }
+
+macro_rules! shared_socket_waiters {
+    ($tokio:ident) => {
+        async move {
+            use std::sync::Arc;
+            use std::time::Duration;
+            use $tokio as tokio;
+            // Two tasks await one datagram socket, two await one listener: every datagram
+            // and every connection reaches a waiting task, none is left waiting.
+            let socket = Arc::new(tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap());
+            let listener = Arc::new(tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap());
+            let (to_socket, to_listener) =
+                (socket.local_addr().unwrap(), listener.local_addr().unwrap());
+            let receivers: Vec<_> = (0..2)
+                .map(|_| {
+                    let socket = Arc::clone(&socket);
+                    tokio::spawn(async move {
+                        let mut buf = [0; 8];
+                        let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+                        buf[..n].to_vec()
+                    })
+                })
+                .collect();
+            let acceptors: Vec<_> = (0..2)
+                .map(|_| {
+                    let listener = Arc::clone(&listener);
+                    tokio::spawn(async move { listener.accept().await.is_ok() })
+                })
+                .collect();
+            // Both of each pair are waiting before anything arrives.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let sender = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            sender.send_to(b"one", to_socket).await.unwrap();
+            sender.send_to(b"two", to_socket).await.unwrap();
+            let _first = tokio::net::TcpStream::connect(to_listener).await.unwrap();
+            let _second = tokio::net::TcpStream::connect(to_listener).await.unwrap();
+            let mut received = Vec::new();
+            for receiver in receivers {
+                received.push(receiver.await.unwrap());
+            }
+            received.sort();
+            let mut accepted = Vec::new();
+            for acceptor in acceptors {
+                accepted.push(acceptor.await.unwrap());
+            }
+            (received, accepted)
+        }
+    };
+}
+
+#[test]
+fn tasks_sharing_a_socket_or_a_listener_each_get_a_datagram_or_a_connection() {
+    conform!(shared_socket_waiters);
+}
