@@ -27,3 +27,12 @@ pub use stream::TcpStream;
 pub use udp::UdpSocket;
 #[cfg(unix)]
 pub use unix_socket::{UnixDatagram, UnixListener, UnixStream};
+
+/// tokio's `net::unix`, with the owned halves of this crate's [`UnixStream`], which reunite
+/// into it.
+#[cfg(unix)]
+pub mod unix {
+    pub use real::net::unix::*;
+
+    pub use super::unix_socket::{OwnedReadHalf, OwnedWriteHalf, ReuniteError};
+}

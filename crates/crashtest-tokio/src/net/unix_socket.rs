@@ -9,7 +9,8 @@
 //!
 //! The wrappers dereference to tokio's sockets, so every method that borrows the socket
 //! (readiness, `try_read`, addresses, credentials, `split`) is tokio's own, unchanged; the
-//! ones that take or make a socket by value are written out here.
+//! ones that take or make a socket by value are written out here, `into_split` included: its
+//! owned halves are wrappers too, so that `reunite` gives back this module's `UnixStream`.
 
 use std::fmt;
 use std::io;
@@ -33,6 +34,59 @@ fn refuse_inside(call: &str) {
     if seam::sim().is_some() {
         seam::refuse(call, INSTEAD);
     }
+}
+
+/// Implements tokio's `AsyncRead` or `AsyncWrite` for a wrapper by handing each call to the
+/// tokio type in its `real` field.
+macro_rules! forward_io {
+    ($ty:ident: $($io:ident),+) => {
+        $( forward_io!(@one $io, $ty); )+
+    };
+    (@one AsyncRead, $ty:ident) => {
+        impl AsyncRead for $ty {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut ReadBuf<'_>,
+            ) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.get_mut().real).poll_read(cx, buf)
+            }
+        }
+    };
+    (@one AsyncWrite, $ty:ident) => {
+        impl AsyncWrite for $ty {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                Pin::new(&mut self.get_mut().real).poll_write(cx, buf)
+            }
+
+            fn poll_write_vectored(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                bufs: &[io::IoSlice<'_>],
+            ) -> Poll<io::Result<usize>> {
+                Pin::new(&mut self.get_mut().real).poll_write_vectored(cx, bufs)
+            }
+
+            fn is_write_vectored(&self) -> bool {
+                self.real.is_write_vectored()
+            }
+
+            fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.get_mut().real).poll_flush(cx)
+            }
+
+            fn poll_shutdown(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<io::Result<()>> {
+                Pin::new(&mut self.get_mut().real).poll_shutdown(cx)
+            }
+        }
+    };
 }
 
 /// Wraps tokio's socket type `$real` as `$ty`, dereferencing to it.
@@ -134,16 +188,106 @@ impl UnixStream {
         self.real.into_std()
     }
 
-    /// Splits the stream into owned halves (tokio's).
-    pub fn into_split(
-        self,
-    ) -> (
-        real::net::unix::OwnedReadHalf,
-        real::net::unix::OwnedWriteHalf,
-    ) {
-        self.real.into_split()
+    /// Splits the stream into owned halves, which [`OwnedReadHalf::reunite`] puts back
+    /// together into this type.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let (a, _b) = tokio::net::UnixStream::pair().unwrap();
+    /// let (read, write) = a.into_split();
+    /// let a: tokio::net::UnixStream = read.reunite(write).unwrap();
+    /// assert!(a.peer_addr().is_ok());
+    /// # });
+    /// ```
+    pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
+        let (read, write) = self.real.into_split();
+        (OwnedReadHalf { real: read }, OwnedWriteHalf { real: write })
     }
 }
+
+/// The reading half of a [`UnixStream`], like `tokio::net::unix::OwnedReadHalf`.
+pub struct OwnedReadHalf {
+    real: real::net::unix::OwnedReadHalf,
+}
+
+/// The writing half of a [`UnixStream`], like `tokio::net::unix::OwnedWriteHalf`; dropping
+/// it shuts the stream down for writing.
+pub struct OwnedWriteHalf {
+    real: real::net::unix::OwnedWriteHalf,
+}
+
+/// Two halves that are not from the same stream, handed back, as tokio's
+/// `net::unix::ReuniteError`.
+#[derive(Debug)]
+pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+impl fmt::Display for ReuniteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tried to reunite halves that are not from the same socket")
+    }
+}
+
+impl std::error::Error for ReuniteError {}
+
+impl OwnedReadHalf {
+    /// Puts the halves back together into the stream they were split from.
+    ///
+    /// # Errors
+    ///
+    /// [`ReuniteError`], holding both halves, if they are not from the same stream.
+    pub fn reunite(self, other: OwnedWriteHalf) -> Result<UnixStream, ReuniteError> {
+        match self.real.reunite(other.real) {
+            Ok(real) => Ok(UnixStream { real }),
+            Err(real::net::unix::ReuniteError(read, write)) => Err(ReuniteError(
+                OwnedReadHalf { real: read },
+                OwnedWriteHalf { real: write },
+            )),
+        }
+    }
+}
+
+impl OwnedWriteHalf {
+    /// Puts the halves back together into the stream they were split from.
+    ///
+    /// # Errors
+    ///
+    /// As [`OwnedReadHalf::reunite`].
+    pub fn reunite(self, other: OwnedReadHalf) -> Result<UnixStream, ReuniteError> {
+        other.reunite(self)
+    }
+}
+
+/// The halves dereference to tokio's, for the calls that borrow them (readiness, `try_read`,
+/// `try_write`, addresses).
+macro_rules! deref_half {
+    ($ty:ident, $real:ty) => {
+        impl Deref for $ty {
+            type Target = $real;
+
+            fn deref(&self) -> &$real {
+                &self.real
+            }
+        }
+
+        impl DerefMut for $ty {
+            fn deref_mut(&mut self) -> &mut $real {
+                &mut self.real
+            }
+        }
+
+        impl fmt::Debug for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.real.fmt(f)
+            }
+        }
+    };
+}
+
+deref_half!(OwnedReadHalf, real::net::unix::OwnedReadHalf);
+deref_half!(OwnedWriteHalf, real::net::unix::OwnedWriteHalf);
+forward_io!(OwnedReadHalf: AsyncRead);
+forward_io!(OwnedWriteHalf: AsyncWrite);
 
 impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
     type Error = io::Error;
@@ -154,45 +298,7 @@ impl TryFrom<std::os::unix::net::UnixStream> for UnixStream {
     }
 }
 
-impl AsyncRead for UnixStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().real).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for UnixStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().real).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().real).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.real.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().real).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().real).poll_shutdown(cx)
-    }
-}
+forward_io!(UnixStream: AsyncRead, AsyncWrite);
 
 /// A Unix-domain listener, like `tokio::net::UnixListener`; refused inside a simulation.
 ///
