@@ -16,12 +16,14 @@
 //! A *state abstraction* is a value the program declares as what matters about its state
 //! (a Raft node's role, how far its term is ahead, whether its log diverges): [`state`]
 //! records the value's hash, and a guided search counts a value never seen before as new
-//! behaviour worth branching from. The record lives in a thread-local set only while a driver
-//! [`observe`]s the run, so it costs nothing otherwise and never feeds back into the run: it
-//! is output, never a source of choices.
+//! behaviour worth branching from, and the virtual time it was first reached as a place to
+//! branch from: right after it, the state is in the prefix and everything that follows is
+//! re-drawn. The record lives in a thread-local map only while a driver [`observe`]s the run,
+//! so it costs nothing otherwise and never feeds back into the run: it is output, never a
+//! source of choices.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -52,8 +54,21 @@ pub(crate) fn branch_root(seed: u64, depth: usize, sub_seed: u64) -> u64 {
 }
 
 thread_local! {
-    /// The state values recorded while a driver observes the run on this thread.
-    static OBSERVED: RefCell<Option<BTreeSet<(&'static str, u64)>>> = const { RefCell::new(None) };
+    /// The state values recorded while a driver observes the run on this thread, each with
+    /// the virtual time it was first declared.
+    static OBSERVED: RefCell<Option<BTreeMap<(&'static str, u64), u64>>> =
+        const { RefCell::new(None) };
+}
+
+/// A value of a state abstraction that a run reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Reached {
+    /// The abstraction's name.
+    pub name: &'static str,
+    /// The value's hash.
+    pub value: u64,
+    /// Virtual time, in nanoseconds, when the run first declared it (0 outside a simulation).
+    pub first_ns: u64,
 }
 
 /// Declares a value of the abstraction `name` of the program's state. A guided search
@@ -73,31 +88,51 @@ thread_local! {
 ///     })
 /// });
 /// assert_eq!(seen.len(), 2, "two distinct values");
-/// assert!(seen.iter().all(|(name, _)| *name == "raft"));
+/// assert!(seen.iter().all(|reached| reached.name == "raft"));
 /// ```
 pub fn state(name: &'static str, value: impl Hash) {
     OBSERVED.with(|observed| {
-        if let Some(set) = observed.borrow_mut().as_mut() {
+        if let Some(map) = observed.borrow_mut().as_mut() {
             // `DefaultHasher::new` has fixed keys: the same value hashes the same in every
             // process of one build, whatever the thread's `RandomState`.
             let mut hasher = std::hash::DefaultHasher::new();
             value.hash(&mut hasher);
-            set.insert((name, hasher.finish()));
+            let now = crate::plumbing::timers::now_ns().unwrap_or(0);
+            let first = *map.entry((name, hasher.finish())).or_insert(now);
+            assert!(first <= now, "virtual time never goes back");
         }
     });
 }
 
 /// Runs `f` (typically one simulation) and returns what it returned with the distinct
-/// `(name, value hash)` pairs that [`state`] recorded on this thread meanwhile, in order.
+/// values that [`state`] recorded on this thread meanwhile, ordered by name and hash.
 ///
 /// ```
-/// let (n, seen) = crashtest_core::explore::observe(|| 7);
-/// assert_eq!((n, seen.len()), (7, 0));
+/// use std::time::Duration;
+/// use crashtest_core::{explore, time, Sim};
+/// let (_, seen) = explore::observe(|| {
+///     Sim::new(1).run(async {
+///         time::sleep(Duration::from_millis(3)).await;
+///         explore::state("phase", 1);
+///         time::sleep(Duration::from_millis(2)).await;
+///         explore::state("phase", 1);
+///     })
+/// });
+/// assert_eq!(seen.len(), 1);
+/// assert_eq!(seen[0].first_ns, 3_000_000, "the time it was first declared");
 /// ```
-pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Vec<(&'static str, u64)>) {
-    let outer = OBSERVED.with(|observed| observed.borrow_mut().replace(BTreeSet::new()));
+pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Vec<Reached>) {
+    let outer = OBSERVED.with(|observed| observed.borrow_mut().replace(BTreeMap::new()));
     let result = f();
     let seen = OBSERVED.with(|observed| std::mem::replace(&mut *observed.borrow_mut(), outer));
-    let seen = seen.expect("the observed set is this call's until it returns");
-    (result, seen.into_iter().collect())
+    let seen = seen.expect("the observed map is this call's until it returns");
+    let reached = seen
+        .into_iter()
+        .map(|((name, value), first_ns)| Reached {
+            name,
+            value,
+            first_ns,
+        })
+        .collect();
+    (result, reached)
 }

@@ -24,6 +24,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crashtest_core::coverage::SiteKind;
+use crashtest_core::explore::Reached;
 use crashtest_core::{Config, RunFailure, RunSummary, explore};
 use serde::{Deserialize, Serialize};
 
@@ -40,13 +41,14 @@ pub struct Digest {
     pub failure: Option<String>,
     /// Every coverage site it reached: `kind name at file:line`, times reached, times fired.
     pub sites: Vec<(String, u64, u64)>,
-    /// The state abstractions' values it reached (`crashtest_core::explore::state`), hashed.
-    pub states: Vec<(String, u64)>,
+    /// The state abstractions' values it reached (`crashtest_core::explore::state`): name,
+    /// value hash, and the virtual time in nanoseconds when the run first reached it.
+    pub states: Vec<(String, u64, u64)>,
 }
 
 impl Digest {
     /// The digest of a finished run and the states it declared.
-    pub fn of(result: &Result<RunSummary, Box<RunFailure>>, states: &[(&str, u64)]) -> Digest {
+    pub fn of(result: &Result<RunSummary, Box<RunFailure>>, states: &[Reached]) -> Digest {
         let (summary, failure) = match result {
             Ok(summary) => (summary, None),
             Err(failure) => (&failure.summary, Some(failure.kind.to_string())),
@@ -63,7 +65,7 @@ impl Digest {
                 .collect(),
             states: states
                 .iter()
-                .map(|(name, value)| ((*name).to_owned(), *value))
+                .map(|reached| (reached.name.to_owned(), reached.value, reached.first_ns))
                 .collect(),
         }
     }

@@ -11,8 +11,14 @@
 //! abstraction (`crashtest::explore::state`), or two fault patterns in one run. A timeline's
 //! *rarity* sums `1 / runs that had it` over its features. Which entry to branch from is
 //! drawn with weight `(1 + rarity) / 2^(branchings since it last produced something new)`: a
-//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off. Where
-//! to branch is drawn uniformly between the entry's last branch point and its end.
+//! fuzzer's power schedule, so the budget goes to the timelines that recently paid off.
+//!
+//! Where to branch: half the time just after a state the entry reached first (a value of a
+//! state abstraction no earlier run had, at the virtual time the run first declared it, plus
+//! up to a 32nd of what was left of the run), so that the prefix holds the new state and all
+//! that follows it is re-drawn: a rare state is what a deep bug builds on, and it is often
+//! brief (a leader holding an old entry until its next heartbeat). Otherwise, and for an entry
+//! kept for anything else, uniformly between the entry's last branch point and its end.
 //!
 //! Half the runs go to fresh seeds, in order from the first one, in batches alternating with
 //! the branch points: the fresh seeds are the very seeds a random search runs, so a bug that
@@ -84,8 +90,35 @@ struct Entry {
     path: Path,
     elapsed_ns: u64,
     features: Vec<String>,
+    /// The virtual times at which it first reached the states that were new when it was
+    /// kept, each after its last branch point and before its end.
+    novel_ns: Vec<u64>,
     /// Branchings from it since one produced something new.
     stale: u32,
+}
+
+impl Entry {
+    /// Where to branch from this entry next, after its last branch point and before its end;
+    /// `None` if no point lies between.
+    fn branch_point(&self, rng: &mut Rng) -> Option<u64> {
+        let after = self.path.last().map_or(0, |(at, _)| *at);
+        if self.elapsed_ns <= after + 1 {
+            return None;
+        }
+        let at = if !self.novel_ns.is_empty() && rng.next_u64() & 1 == 0 {
+            let pick = rng.below_inclusive(self.novel_ns.len() as u64 - 1);
+            let first = self.novel_ns[usize::try_from(pick).expect("an index of the list")];
+            let span = (self.elapsed_ns - first) / 32;
+            first + 1 + rng.below_inclusive(span.saturating_sub(2))
+        } else {
+            rng.range_inclusive(after + 1, self.elapsed_ns - 1)
+        };
+        assert!(
+            after < at && at < self.elapsed_ns,
+            "a branch point lies after the entry's last one and before its end"
+        );
+        Some(at)
+    }
 }
 
 /// What a guided search found, and what it cost.
@@ -166,14 +199,17 @@ struct Search {
     corpus: Vec<Entry>,
 }
 
+/// A feature of a run, and when the run first had it, where that is known (a state's).
+type Feature = (String, Option<u64>);
+
 impl Search {
-    /// Counts a run's features; returns how many were new.
-    fn learn(&mut self, features: &[String]) -> usize {
-        let mut new = 0;
+    /// Counts a run's features; returns those that were new.
+    fn learn<'f>(&mut self, features: &'f [Feature]) -> Vec<&'f Feature> {
+        let mut new = Vec::new();
         for feature in features {
-            let count = self.seen.entry(feature.clone()).or_insert(0);
+            let count = self.seen.entry(feature.0.clone()).or_insert(0);
             if *count == 0 {
-                new += 1;
+                new.push(feature);
             }
             *count += 1;
         }
@@ -207,19 +243,20 @@ impl Search {
     }
 }
 
-/// The features of one run, as strings (ordered, deduplicated).
-fn features(digest: &Digest) -> Vec<String> {
+/// The features of one run (ordered by name, deduplicated), with the time the run first
+/// had each state.
+fn features(digest: &Digest) -> Vec<Feature> {
     let mut out = Vec::new();
     let mut patterns = Vec::new();
     for (site, reached, fired) in &digest.sites {
         let kind_fires = site.starts_with(&SiteKind::Sometimes.to_string())
             || site.starts_with(&SiteKind::Buggify.to_string());
         if *reached > 0 {
-            out.push(format!("reached {site}"));
-            out.push(format!("bucket {} {site}", bucket(*reached)));
+            out.push((format!("reached {site}"), None));
+            out.push((format!("bucket {} {site}", bucket(*reached)), None));
         }
         if kind_fires && *fired > 0 {
-            out.push(format!("fired {site}"));
+            out.push((format!("fired {site}"), None));
         }
         if *reached > 0 && site.contains("\"nemesis: ") {
             patterns.push(site.as_str());
@@ -227,14 +264,14 @@ fn features(digest: &Digest) -> Vec<String> {
     }
     for (i, a) in patterns.iter().enumerate() {
         for b in &patterns[i + 1..] {
-            out.push(format!("patterns {a} + {b}"));
+            out.push((format!("patterns {a} + {b}"), None));
         }
     }
-    for (name, value) in &digest.states {
-        out.push(format!("state {name} {value:016x}"));
+    for (name, value, first_ns) in &digest.states {
+        out.push((format!("state {name} {value:016x}"), Some(*first_ns)));
     }
     out.sort();
-    out.dedup();
+    out.dedup_by(|a, b| a.0 == b.0);
     out
 }
 
@@ -320,12 +357,10 @@ where
         }
         let index = search.pick();
         let entry = search.corpus[index].clone();
-        let after = entry.path.last().map_or(0, |(at, _)| *at);
-        if entry.elapsed_ns <= after + 1 {
+        let Some(at) = entry.branch_point(&mut search.rng) else {
             search.corpus[index].stale = u32::MAX / 2;
             continue;
-        }
-        let at = search.rng.range_inclusive(after + 1, entry.elapsed_ns - 1);
+        };
         let count = (futures as u64).min(guide.runs - runs);
         let subs: Vec<u64> = (next_sub..next_sub + count).collect();
         next_sub += count;
@@ -373,14 +408,23 @@ where
 /// Learns a passing run's features; keeps it in the corpus if it had a new one.
 fn keep(search: &mut Search, seed: u64, path: Path, digest: &Digest) -> bool {
     let features = features(digest);
-    if search.learn(&features) == 0 {
+    let new = search.learn(&features);
+    if new.is_empty() {
         return false;
     }
+    let after = path.last().map_or(0, |(at, _)| *at);
+    let mut novel_ns: Vec<u64> = new
+        .iter()
+        .filter_map(|(_, first)| *first)
+        .filter(|&first| after <= first && first + 1 < digest.elapsed_ns)
+        .collect();
+    novel_ns.dedup();
     search.corpus.push(Entry {
         seed,
         path,
         elapsed_ns: digest.elapsed_ns,
-        features,
+        features: features.into_iter().map(|(name, _)| name).collect(),
+        novel_ns,
         stale: 0,
     });
     true
