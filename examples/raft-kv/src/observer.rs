@@ -8,6 +8,14 @@
 //! invariant is kept as a violation, and [`Observer::install`] registers a step check that
 //! fails the run with it right after the step that broke it. The observer also tells the
 //! liveness phase which servers have not caught up yet.
+//!
+//! Seeing every server, the observer also declares the cluster's state to a guided search
+//! (`crashtest::explore::state("raft cluster", ...)`): what no single server knows, whether
+//! the leader's first uncommitted entry is of an earlier term, how many servers hold it,
+//! whether another server holds a different entry of a newer term at that index, and whether
+//! that server could still win an election. Those are the steps of the Raft paper's Figure 8,
+//! where the commit rule decides whether an entry is lost; each is rare on its own, and a
+//! search that branches right after one reaches the next far sooner than fresh seeds do.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -31,6 +39,57 @@ struct State {
     applied: BTreeMap<usize, u64>,
     /// The first invariant found broken.
     violation: Option<String>,
+    /// What each server last reported of its log.
+    views: BTreeMap<usize, LogView>,
+}
+
+/// How many entries past its commit index a server reports: the cluster's abstraction looks
+/// only at the first one of the leader's, and the others' at that index.
+const WINDOW: usize = 8;
+
+/// What a server last reported of its term and log.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LogView {
+    /// Its current term.
+    pub(crate) term: u64,
+    /// Whether it leads that term.
+    pub(crate) leader: bool,
+    /// Its commit index.
+    pub(crate) commit: u64,
+    /// Its last entry's term and index.
+    pub(crate) last: (u64, u64),
+    /// The terms of its entries just past its commit index, at most [`WINDOW`].
+    pub(crate) window: Vec<u64>,
+}
+
+impl LogView {
+    /// The view of a log, given its commit index and the term of its entry at each index.
+    pub(crate) fn of(
+        term: u64,
+        leader: bool,
+        commit: u64,
+        last: (u64, u64),
+        term_at: impl Fn(u64) -> Option<u64>,
+    ) -> LogView {
+        let window: Vec<u64> = (commit + 1..).map_while(&term_at).take(WINDOW).collect();
+        assert!(
+            window.len() as u64 <= last.1.saturating_sub(commit),
+            "a window lies within the log"
+        );
+        LogView {
+            term,
+            leader,
+            commit,
+            last,
+            window,
+        }
+    }
+
+    /// The term of its entry at `index`, if it reported it (uncommitted and in its window).
+    fn term_at(&self, index: u64) -> Option<u64> {
+        let offset = index.checked_sub(self.commit + 1)?;
+        self.window.get(usize::try_from(offset).ok()?).copied()
+    }
 }
 
 impl Observer {
@@ -106,6 +165,13 @@ impl Observer {
             .collect()
     }
 
+    /// Server `id` reported its log: declares the cluster's state abstraction.
+    pub(crate) fn report(&self, id: usize, view: LogView) {
+        let mut state = self.state.borrow_mut();
+        state.views.insert(id, view);
+        crashtest::explore::state("raft cluster", cluster_state(&state.views));
+    }
+
     fn violated(state: &mut State, violation: String) {
         state.violation.get_or_insert(violation);
     }
@@ -148,6 +214,46 @@ impl Observer {
     }
 }
 
+/// The cluster's state abstraction (see the module docs): for the leader of the highest
+/// term, whether its first uncommitted entry is of an earlier term, how many servers hold
+/// that entry, whether another holds a newer-term entry there, and whether such a rival's
+/// log is up to date enough to win another server's vote. `None` with no leader.
+fn cluster_state(views: &BTreeMap<usize, LogView>) -> Option<(bool, usize, bool, bool)> {
+    let (&leader, view) = views
+        .iter()
+        .filter(|(_, view)| view.leader)
+        .max_by_key(|(_, view)| view.term)?;
+    let index = view.commit + 1;
+    let Some(entry_term) = view.term_at(index) else {
+        return Some((false, 1, false, false));
+    };
+    let old = entry_term < view.term;
+    let holders = views
+        .values()
+        .filter(|other| other.term_at(index) == Some(entry_term))
+        .count();
+    let rivals: Vec<(usize, &LogView)> = views
+        .iter()
+        .filter(|(id, other)| {
+            **id != leader
+                && other
+                    .term_at(index)
+                    .is_some_and(|term| entry_term < term && term < view.term)
+        })
+        .map(|(id, other)| (*id, other))
+        .collect();
+    let rival_could_win = rivals.iter().any(|(rival, rival_view)| {
+        views
+            .iter()
+            .any(|(voter, voter_view)| voter != rival && rival_view.last >= voter_view.last)
+    });
+    assert!(
+        (1..=views.len()).contains(&holders),
+        "the leader holds its own entry"
+    );
+    Some((old, holders, !rivals.is_empty(), rival_could_win))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +291,33 @@ mod tests {
         observer.applied(0, 2, &entry(1, 8));
         assert!(observer.check().unwrap_err().contains("at index 2"));
         assert!(observer.lagging().is_empty());
+    }
+
+    fn view(term: u64, leader: bool, commit: u64, log: &[u64]) -> LogView {
+        let last = (*log.last().unwrap_or(&0), log.len() as u64);
+        LogView::of(term, leader, commit, last, |index| {
+            log.get(index as usize - 1).copied()
+        })
+    }
+
+    #[test]
+    fn the_cluster_state_follows_the_steps_of_figure_8() {
+        let mut views = BTreeMap::new();
+        // s0 leads term 4 holding an entry of term 2 at index 2 that s1 overwrote in term 3.
+        views.insert(0, view(4, true, 1, &[1, 2]));
+        views.insert(1, view(3, false, 1, &[1, 3]));
+        views.insert(2, view(4, false, 1, &[1]));
+        assert_eq!(cluster_state(&views), Some((true, 1, true, true)));
+        // s0 brings it to s2: a majority holds it, and s1 (log ending in term 3) can still
+        // win s2's vote.
+        views.insert(2, view(4, false, 1, &[1, 2]));
+        assert_eq!(cluster_state(&views), Some((true, 2, true, true)));
+        // The leader's own entry of term 4 follows: its first uncommitted one is still old.
+        views.insert(0, view(4, true, 1, &[1, 2, 4]));
+        views.insert(2, view(4, false, 1, &[1, 2, 4]));
+        assert_eq!(cluster_state(&views), Some((true, 2, true, false)));
+        views.insert(0, view(4, true, 3, &[1, 2, 4]));
+        assert_eq!(cluster_state(&views), Some((false, 1, false, false)));
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crashtest::time::{self, Instant};
 
 use crate::bugs::Bug;
 use crate::kv::{Command, Kv, Output};
-use crate::observer::Observer;
+use crate::observer::{LogView, Observer};
 use crate::wire::{ClientReply, Connection, PORT, Reply, Request};
 use log::{Entry, Log};
 use storage::Storage;
@@ -197,6 +197,11 @@ impl Core {
             .take(3)
             .count();
         crashtest::explore::state("raft", (role, term_gap, divergence));
+        let last = (self.log.last_term(), self.log.last_index());
+        let view = LogView::of(self.term, self.is_leader(), self.commit, last, |index| {
+            self.log.term_at(index)
+        });
+        self.observer.report(self.id, view);
     }
 
     fn reset_election_timer(&mut self) {
@@ -251,6 +256,7 @@ impl Core {
         self.role = Role::Leader(progress);
         self.leader = Some(self.id);
         self.observer.became_leader(self.term, self.id);
+        self.declare_state();
         if self.bug == Bug::CommitByCountingOldTerm {
             return;
         }
