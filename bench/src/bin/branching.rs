@@ -18,6 +18,17 @@
 //! deterministic work every time, so its fastest time is the one least disturbed by the rest
 //! of the machine, and all four sides are measured alike.
 //!
+//! Each side is also timed in CPU time (this process's threads and the branch processes it
+//! reaped: `CLOCK_PROCESS_CPUTIME_ID` plus `RUSAGE_CHILDREN`), reported beside the wall
+//! figures as `cpu_*`. On a busy machine each forked branch also waits for a core before it
+//! starts, a wait the other sides, which run on a thread already scheduled, never pay: the
+//! CPU figures leave it out, the wall figures keep it.
+//!
+//! A branch's process costs about 0.4 ms of CPU on top of its future: the fork, and the
+//! child's first touch of the few megabytes of simulation state it shares copy-on-write with
+//! its parent (faulted in and copied, into caches that do not hold them yet), which a run
+//! going on in its own thread has at hand.
+//!
 //! `cargo run --release -p crashtest-bench --bin branching [-- --rounds N]`
 
 use std::time::Duration;
@@ -36,8 +47,11 @@ struct Args {
     /// Futures drawn from the point.
     #[arg(long, default_value_t = 64)]
     futures: u64,
-    /// Virtual length of the run, in seconds.
-    #[arg(long, default_value_t = 120)]
+    /// Virtual length of the run, in seconds. The default, 600 s, makes a long run (about
+    /// 20 ms of CPU, more than a whole raft-kv seed) whose futures (60 s each) cost a few
+    /// times the fixed cost of starting a branch's process; `--virtual-secs 120` shows that
+    /// fixed cost against futures that cost about as much.
+    #[arg(long, default_value_t = 600)]
     virtual_secs: u64,
     /// Timings of each side per round; the round counts the fastest.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -64,6 +78,43 @@ struct Line {
     forked_over_ideal_max: f64,
     replayed_over_ideal_median: f64,
     replayed_over_forked_median: f64,
+    /// The CPU-time medians of the sides, in seconds.
+    cpu_prefix_median_s: f64,
+    cpu_whole_median_s: f64,
+    cpu_forked_median_s: f64,
+    /// forked / ideal in CPU time, per round: median, min, max.
+    cpu_forked_over_ideal_median: f64,
+    cpu_forked_over_ideal_min: f64,
+    cpu_forked_over_ideal_max: f64,
+    /// The load average over the last minute when the benchmark ended.
+    load_average: f64,
+}
+
+/// CPU time so far of this process's threads and of the child processes it reaped.
+fn cpu_now() -> f64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec and the clock id is one Linux defines.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_CHILDREN is always a valid target.
+    let status = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    assert_eq!(status, 0, "getrusage(RUSAGE_CHILDREN) failed");
+    // SAFETY: getrusage returned 0, so it initialized `usage`.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    now.tv_sec as f64 + now.tv_nsec as f64 / 1e9 + seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The load average over the last minute.
+fn load_average() -> f64 {
+    let mut loads = [0.0f64; 3];
+    // SAFETY: `loads` has room for the three averages asked for.
+    let got = unsafe { libc::getloadavg(loads.as_mut_ptr(), 3) };
+    if got < 1 { f64::NAN } else { loads[0] }
 }
 
 /// Nodes doing timed work at random intervals for `secs` of virtual time.
@@ -97,6 +148,7 @@ fn main() {
     let seed = 11;
     let body = move || cluster(secs);
     let prefix_body = move || cluster(at_ns / 1_000_000_000);
+    // The fastest of `reps` runs, in wall time and in CPU time.
     let timed = |f: &dyn Fn()| {
         (0..args.reps)
             .map(|_| {
@@ -105,10 +157,13 @@ fn main() {
                     reason = "a benchmark measures wall time, outside any simulation"
                 )]
                 let start = std::time::Instant::now();
+                let cpu = cpu_now();
                 f();
-                start.elapsed().as_secs_f64()
+                (start.elapsed().as_secs_f64(), cpu_now() - cpu)
             })
-            .fold(f64::INFINITY, f64::min)
+            .fold((f64::INFINITY, f64::INFINITY), |(wall, cpu), (w, c)| {
+                (wall.min(w), cpu.min(c))
+            })
     };
     let sides: [Side<'_>; 4] = [
         (
@@ -147,19 +202,23 @@ fn main() {
         ),
     ];
     let mut times = vec![Vec::new(); sides.len()];
+    let mut cpu_times = vec![Vec::new(); sides.len()];
     let mut forked_ratio = Vec::new();
+    let mut cpu_forked_ratio = Vec::new();
     let mut replayed_ratio = Vec::new();
     let mut replayed_over_forked = Vec::new();
+    let ideal = |t: &[f64; 4]| t[0] + args.futures as f64 * (t[1] - t[0]).max(0.0);
     for round in 0..args.rounds as usize {
-        let mut this = [0.0; 4];
+        let (mut this, mut cpu) = ([0.0; 4], [0.0; 4]);
         for k in 0..sides.len() {
             let i = (round + k) % sides.len();
-            this[i] = timed(&*sides[i].1);
+            (this[i], cpu[i]) = timed(&*sides[i].1);
             times[i].push(this[i]);
+            cpu_times[i].push(cpu[i]);
         }
-        let ideal = this[0] + args.futures as f64 * (this[1] - this[0]).max(0.0);
-        forked_ratio.push(this[2] / ideal);
-        replayed_ratio.push(this[3] / ideal);
+        forked_ratio.push(this[2] / ideal(&this));
+        cpu_forked_ratio.push(cpu[2] / ideal(&cpu));
+        replayed_ratio.push(this[3] / ideal(&this));
         replayed_over_forked.push(this[3] / this[2]);
     }
     let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -183,6 +242,13 @@ fn main() {
         forked_over_ideal_max: max(&forked_ratio),
         replayed_over_ideal_median: median(&mut replayed_ratio),
         replayed_over_forked_median: median(&mut replayed_over_forked),
+        cpu_prefix_median_s: median(&mut cpu_times[0]),
+        cpu_whole_median_s: median(&mut cpu_times[1]),
+        cpu_forked_median_s: median(&mut cpu_times[2]),
+        cpu_forked_over_ideal_median: median(&mut cpu_forked_ratio.clone()),
+        cpu_forked_over_ideal_min: min(&cpu_forked_ratio),
+        cpu_forked_over_ideal_max: max(&cpu_forked_ratio),
+        load_average: load_average(),
     };
     println!(
         "{}",
