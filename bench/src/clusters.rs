@@ -103,3 +103,81 @@ pub(crate) fn process_cpu_time() -> Duration {
     assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
     Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
+
+/// examples/tonic-kv, run where its tokio is the stand-in: its own workspace. Sets the
+/// stand-in up (`crashtest tokio setup`, which is quick when it is current), then runs that
+/// workspace's `seeds` benchmark, which measures itself in its own process and prints one
+/// JSON line; returns that measurement.
+pub(crate) fn tonic_kv() -> crate::workloads::Measured {
+    /// The `seeds` benchmark's line (examples/tonic-kv/benches/seeds.rs).
+    #[derive(serde::Deserialize)]
+    struct Line {
+        seeds: u64,
+        wall_s: f64,
+        cpu_s: f64,
+        virtual_s: f64,
+        fingerprints: String,
+        peak_rss_mib: Option<f64>,
+    }
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let example = root.join("examples/tonic-kv");
+    let manifest = example.join("Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // The nested workspace builds in its own target directory, where its manifest's
+    // `[patch]` finds the stand-in: a target directory set for this workspace is not its.
+    let run = |command: &mut std::process::Command, what: &str| {
+        let output = command
+            .env_remove("CARGO_TARGET_DIR")
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .unwrap_or_else(|error| panic!("{what}: cannot run cargo: {error}"));
+        assert!(
+            output.status.success(),
+            "{what} failed (its errors are above)"
+        );
+        String::from_utf8(output.stdout).expect("cargo prints UTF-8")
+    };
+    run(
+        std::process::Command::new(&cargo)
+            .current_dir(&root)
+            .args(["run", "--release", "-q", "-p", "crashtest-cli", "--"])
+            .args(["tokio", "setup", "--manifest-path"])
+            .arg(&manifest)
+            .arg("--dir")
+            .arg(example.join("target/crashtest-tokio")),
+        "crashtest tokio setup on examples/tonic-kv",
+    );
+    let printed = run(
+        std::process::Command::new(&cargo)
+            .args(["bench", "-q", "--bench", "seeds", "--manifest-path"])
+            .arg(&manifest),
+        "examples/tonic-kv's seeds benchmark",
+    );
+    let line = printed
+        .lines()
+        .rev()
+        .find(|line| line.starts_with('{'))
+        .unwrap_or_else(|| panic!("the seeds benchmark printed no JSON line:\n{printed}"));
+    let line: Line = serde_json::from_str(line)
+        .unwrap_or_else(|error| panic!("the seeds benchmark's line {line:?}: {error}"));
+    assert_eq!(
+        line.seeds, 300,
+        "the seeds benchmark runs the seeds `what` names"
+    );
+    crate::workloads::Measured {
+        wall: Duration::from_secs_f64(line.wall_s),
+        cpu: Duration::from_secs_f64(line.cpu_s),
+        virtual_time: Duration::from_secs_f64(line.virtual_s),
+        units: line.seeds,
+        unit: "seeds/CPU-s",
+        what: "examples/tonic-kv through the tokio stand-in (a tonic and an axum server, \
+               tonic and reqwest clients, under kills, partitions and clogs): seeds 0..300, \
+               each on a fresh thread, in its own workspace's process",
+        per_cpu: true,
+        fingerprints: Some(
+            u64::from_str_radix(&line.fingerprints, 16).expect("the digest is hexadecimal"),
+        ),
+        peak_rss_mib: line.peak_rss_mib,
+    }
+}

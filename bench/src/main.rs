@@ -3,8 +3,8 @@
 //!
 //! The workloads are the figures users compare simulators by: request/reply round trips,
 //! timer events, task spawns, whole simulations per second, and how long an hour of virtual
-//! sleeping takes; and the whole-cluster tests users live in (the raft-kv, redb-crash and
-//! raft-rs-cluster examples), in seeds per CPU-second. Run in release:
+//! sleeping takes; and the whole-cluster tests users live in (the raft-kv, redb-crash,
+//! raft-rs-cluster and tonic-kv examples), in seeds per CPU-second. Run in release:
 //! `cargo run --release -p crashtest-bench`.
 //!
 //! The first run of a workload in a process is cold: the thread's simulation buffers, the
@@ -110,7 +110,11 @@ fn main() -> ExitCode {
             cold_rate: first.units as f64 / cold_s,
             virtual_s: first.virtual_time.as_secs_f64(),
             virtual_per_wall: first.virtual_time.as_secs_f64() / wall_s,
-            peak_rss_mib: peak_rss_mib(),
+            peak_rss_mib: runs
+                .iter()
+                .filter_map(|run| run.peak_rss_mib)
+                .reduce(f64::max)
+                .or_else(peak_rss_mib),
             fingerprints: first.fingerprints.map(|digest| format!("{digest:016x}")),
         };
         println!(

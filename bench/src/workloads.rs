@@ -49,6 +49,9 @@ pub(crate) enum Workload {
     RedbCrash,
     /// examples/raft-rs-cluster's default plan, in seeds per CPU-second.
     RaftRsCluster,
+    /// examples/tonic-kv (tonic, axum and reqwest through the tokio stand-in), in seeds per
+    /// CPU-second.
+    TonicKv,
 }
 
 /// What one run of a workload did and how long it took.
@@ -65,10 +68,12 @@ pub(crate) struct Measured {
     /// For a cluster example, a digest of every seed's fingerprint in seed order: equal
     /// digests before and after a change say it left every run as it was.
     pub(crate) fingerprints: Option<u64>,
+    /// The peak resident memory of the process that ran it, when that was not this one.
+    pub(crate) peak_rss_mib: Option<f64>,
 }
 
 impl Workload {
-    pub(crate) const ALL: [Workload; 12] = [
+    pub(crate) const ALL: [Workload; 13] = [
         Workload::Pingpong,
         Workload::Timers,
         Workload::Spawn,
@@ -81,6 +86,7 @@ impl Workload {
         Workload::RaftKv,
         Workload::RedbCrash,
         Workload::RaftRsCluster,
+        Workload::TonicKv,
     ];
 
     pub(crate) fn name(self) -> &'static str {
@@ -97,6 +103,7 @@ impl Workload {
             Workload::RaftKv => "raft-kv",
             Workload::RedbCrash => "redb-crash",
             Workload::RaftRsCluster => "raft-rs-cluster",
+            Workload::TonicKv => "tonic-kv",
         }
     }
 
@@ -173,6 +180,7 @@ impl Workload {
             Workload::RaftKv => return run_example(Example::RaftKv),
             Workload::RedbCrash => return run_example(Example::RedbCrash),
             Workload::RaftRsCluster => return run_example(Example::RaftRsCluster),
+            Workload::TonicKv => return crate::clusters::tonic_kv(),
         };
         let (wall, cpu, virtual_time) = timed(body);
         Measured {
@@ -184,6 +192,7 @@ impl Workload {
             what,
             per_cpu: false,
             fingerprints: None,
+            peak_rss_mib: None,
         }
     }
 }
@@ -208,6 +217,7 @@ fn run_example(example: Example) -> Measured {
         what: example.what(),
         per_cpu: true,
         fingerprints: Some(digest),
+        peak_rss_mib: None,
     }
 }
 
