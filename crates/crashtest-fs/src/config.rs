@@ -201,6 +201,16 @@ impl DiskConfig {
             latency.sync_min,
             latency.sync_max
         );
+        // The sync's jitter is drawn in whole nanoseconds of a u64.
+        assert!(
+            u64::try_from(latency.sync_max.as_nanos()).is_ok(),
+            "a sync latency of {:?} is too long: at most 2^64 - 1 ns",
+            latency.sync_max
+        );
+        assert!(
+            self.max_file_size > 0,
+            "a disk whose files can hold nothing is not a disk"
+        );
         let faults = &self.faults;
         assert!(
             faults.zone_size > 0 && faults.zone_size.is_multiple_of(crate::page::SECTOR_SIZE),

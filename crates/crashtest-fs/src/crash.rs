@@ -87,6 +87,12 @@ pub(crate) struct Sampled<'a> {
 
 impl Choices for Sampled<'_> {
     fn all_survive(&mut self) -> bool {
+        // A draw of the wrong model would shift every later draw of the stream.
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model walks a file"
+        );
         self.rng.chance(self.config.all_survive)
     }
 
@@ -112,7 +118,10 @@ impl Choices for Sampled<'_> {
     }
 
     fn sector(&mut self, len: u64) -> SectorFate {
-        assert!(len > 0, "a sector piece holds at least one byte");
+        assert!(
+            (1..=SECTOR_SIZE).contains(&len),
+            "a sector piece holds at least one byte and at most a sector"
+        );
         match self.rng.index(4) {
             0 => SectorFate::Kept,
             3 => SectorFate::Dropped,
@@ -149,10 +158,20 @@ impl Choices for Sampled<'_> {
     }
 
     fn dir_change_survives(&mut self) -> bool {
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model draws each directory change"
+        );
         self.rng.chance(self.config.dir_change_survives)
     }
 
     fn weak_cut(&mut self, pending: usize) -> usize {
+        assert_eq!(
+            self.config.model,
+            CrashModel::Weak,
+            "only the weak model cuts the unsynced operations"
+        );
         let cut = self.rng.below_inclusive(pending as u64) as usize;
         assert!(
             cut <= pending,
@@ -162,6 +181,11 @@ impl Choices for Sampled<'_> {
     }
 
     fn garbage(&mut self, bytes: &mut [u8]) {
+        assert!(
+            (1..=SECTOR_SIZE).contains(&(bytes.len() as u64)),
+            "garbage fills one torn sector, not {} bytes",
+            bytes.len()
+        );
         self.rng.fill_bytes(bytes);
     }
 }
@@ -393,6 +417,10 @@ fn crash_strong(
     for ino in files_with_pending(disk) {
         let file = disk.file_mut(ino).expect("listed as a file");
         let ops = std::mem::take(&mut file.pending);
+        assert!(
+            !ops.is_empty(),
+            "a file listed as pending has operations to settle"
+        );
         if choices.all_survive() {
             outcome
                 .files
@@ -550,6 +578,16 @@ fn survive_whole(ino: Ino, ops: &[DataOp], durable: &mut Vec<u8>) -> FileOutcome
         !result.lost_data(),
         "a file that survives whole lost nothing"
     );
+    // The last operation decides the length: a truncate sets it, a write reaches its end.
+    assert!(
+        ops.last().is_none_or(|op| match op {
+            DataOp::SetLen { len, .. } => durable.len() as u64 == *len,
+            DataOp::Write { offset, bytes, .. } => {
+                durable.len() as u64 >= offset + bytes.len() as u64
+            }
+        }),
+        "inode {ino}: a file that survives whole has the length its last operation gave it"
+    );
     assert!(
         result.truncates_kept <= ops.len() as u64,
         "at most one truncate per operation"
@@ -649,6 +687,10 @@ fn tear_sector(
     choices: &mut dyn Choices,
 ) {
     let len = data.len() as u64;
+    assert!(
+        len > 0 && start / SECTOR_SIZE == (start + len - 1) / SECTOR_SIZE,
+        "a torn piece lies inside one sector"
+    );
     let (good_start, good_end) = tear.good;
     assert!(
         good_start <= good_end && good_end <= len,
@@ -772,6 +814,10 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
     assert!(
         files.windows(2).all(|w| w[0].ino < w[1].ino),
         "one outcome per file"
+    );
+    assert!(
+        outcome.dir_changes_kept as usize <= cut,
+        "the weak model keeps directory changes only inside its prefix"
     );
     outcome.files = files;
     outcome

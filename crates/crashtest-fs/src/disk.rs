@@ -255,11 +255,18 @@ impl OpenFlags {
             return Err(errors::invalid_input());
         }
         let creates = self.truncate || self.create || self.create_new;
-        match (self.write, self.append) {
+        let checked = match (self.write, self.append) {
             (false, false) if creates => Err(errors::invalid_input()),
             (_, true) if self.truncate && !self.create_new => Err(errors::invalid_input()),
             _ => Ok(()),
-        }
+        };
+        // The rule, stated the other way round: an accepted open may create or cut a file
+        // only if it may write it.
+        assert!(
+            checked.is_err() || !creates || self.writes(),
+            "open accepted flags that create or truncate without writing"
+        );
+        checked
     }
 
     pub(crate) fn writes(&self) -> bool {
@@ -365,7 +372,12 @@ impl Disk {
     // ----- names -----
 
     fn lookup(&self, dir: Ino, name: &str) -> io::Result<Option<Ino>> {
-        Ok(self.dir(dir)?.live.get(name).copied())
+        let found = self.dir(dir)?.live.get(name).copied();
+        assert!(
+            found.is_none_or(|ino| ino != ROOT && ino < self.next_ino),
+            "a live name names an inode this disk made, never the root"
+        );
+        Ok(found)
     }
 
     /// The inode `names` leads to in the live tree.
@@ -501,6 +513,12 @@ impl Disk {
                 let name = name.to_owned();
                 self.change(vec![Part::Link { dir, name, ino }]);
                 assert!(
+                    self.dir_log
+                        .last()
+                        .is_some_and(|change| change.touches(dir)),
+                    "a new file's name is pending until its directory is synced"
+                );
+                assert!(
                     self.file(ino).is_ok_and(|file| file.cache.is_empty()
                         && file.durable.is_empty()
                         && file.pending.is_empty()),
@@ -534,6 +552,10 @@ impl Disk {
 
     /// Writes into the page cache; the write is pending until the file is synced.
     pub(crate) fn write(&mut self, ino: Ino, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        assert!(
+            offset.checked_add(bytes.len() as u64).is_some(),
+            "a write's end fits in a u64: the caller bounds it by the largest file"
+        );
         self.file(ino)?;
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
@@ -650,6 +672,7 @@ impl Disk {
     /// Makes durable every pending change to directory `dir`, and every earlier change it
     /// depends on (an earlier change to another directory that a rename also touched).
     pub(crate) fn sync_dir(&mut self, dir: Ino) {
+        assert!(self.is_dir(dir), "a directory sync is asked of a directory");
         let mut forced: BTreeSet<usize> = BTreeSet::new();
         let mut frontier: Vec<usize> = Vec::new();
         for (i, change) in self.dir_log.iter().enumerate() {
@@ -685,6 +708,13 @@ impl Disk {
             self.dir_log.iter().all(|change| !change.touches(dir)),
             "after a directory sync nothing pending touches it"
         );
+        if verify::enabled() {
+            let synced = self.dir(dir).expect("asserted a directory above");
+            assert!(
+                synced.durable == synced.live,
+                "after a directory sync the device holds the names the program sees"
+            );
+        }
         self.collect();
         self.verify();
     }
@@ -735,6 +765,12 @@ impl Disk {
             Some(ino),
             "the new directory is there"
         );
+        assert!(
+            self.dir_log
+                .last()
+                .is_some_and(|change| change.touches(dir)),
+            "a new directory's name is pending until its parent is synced"
+        );
         Ok(())
     }
 
@@ -769,6 +805,12 @@ impl Disk {
         let name = name.to_owned();
         self.change(vec![Part::Unlink { dir, name, ino }]);
         assert!(self.resolve(names).is_err(), "a removed file has no name");
+        assert!(
+            self.dir_log
+                .last()
+                .is_some_and(|change| change.touches(dir)),
+            "a removal is pending until its directory is synced"
+        );
         Ok(())
     }
 
@@ -783,6 +825,12 @@ impl Disk {
         assert!(
             self.resolve(names).is_err(),
             "a removed directory has no name"
+        );
+        assert!(
+            self.dir_log
+                .last()
+                .is_some_and(|change| change.touches(dir)),
+            "a removal is pending until its parent is synced"
         );
         Ok(())
     }
@@ -829,6 +877,12 @@ impl Disk {
             "the renamed entry is at its new name"
         );
         assert!(self.resolve(from).is_err(), "and no longer at its old one");
+        assert!(
+            self.dir_log
+                .last()
+                .is_some_and(|change| change.touches(from_dir) && change.touches(to_dir)),
+            "a rename is one pending change to both its directories"
+        );
         Ok(())
     }
 
@@ -1091,7 +1145,17 @@ impl Disk {
             {
                 assert_eq!(from, to, "a rename moves one inode");
             }
+            // A crash replays a rename's parts in order: the old name goes, then the new one
+            // comes (which may replace what it named).
+            assert!(
+                matches!(
+                    &change.parts[..],
+                    [_] | [Part::Unlink { .. }, Part::Link { .. }]
+                ),
+                "a change is one link, one unlink, or a rename's unlink then link"
+            );
             for part in &change.parts {
+                assert!(part.ino() != ROOT, "the root is never linked or unlinked");
                 assert!(self.is_dir(part.dir()), "a change is made in a directory");
                 assert!(
                     self.inodes.contains_key(&part.ino()),

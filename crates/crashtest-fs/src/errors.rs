@@ -11,6 +11,7 @@ use std::io::{self, ErrorKind};
 /// (asserted, so that a platform whose kinds differ is caught rather than lied to).
 #[cfg(unix)]
 fn os_error(code: i32, kind: ErrorKind, _message: &str) -> io::Error {
+    assert!(code > 0, "an errno is positive");
     let error = io::Error::from_raw_os_error(code);
     assert_eq!(
         error.raw_os_error(),
@@ -21,6 +22,12 @@ fn os_error(code: i32, kind: ErrorKind, _message: &str) -> io::Error {
         kind == ErrorKind::Other || error.kind() == kind,
         "errno {code} has kind {:?} here, not {kind:?}",
         error.kind()
+    );
+    // `write_all`, `read_exact` and most retry loops retry these: an injected fault that
+    // looked like one would be retried forever instead of reaching the program.
+    assert!(
+        !matches!(error.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock),
+        "errno {code} would read as a transient condition, not a failure"
     );
     error
 }

@@ -32,6 +32,7 @@ use crashtest_core::rng::Rng;
 use crashtest_core::{Config, RunFailure, Sim, plumbing};
 
 use crate::crash::{Choices, PageFate, SectorFate, Tear};
+use crate::page::SECTOR_SIZE;
 use crate::state;
 
 /// Enumerates every sequence of bounded choices, one sequence per case (exhaustigen).
@@ -56,7 +57,12 @@ impl Enumerator {
 
     /// The value of the next choice, in `0..=bound`.
     fn choose(&mut self, bound: u64) -> u64 {
-        if self.cursor == self.made.len() {
+        assert!(
+            self.started,
+            "a choice is made inside a case, once `done` has started the enumeration"
+        );
+        let fresh = self.cursor == self.made.len();
+        if fresh {
             if self.made.len() == self.max_choices {
                 self.overflowed = true;
                 return 0;
@@ -64,6 +70,14 @@ impl Enumerator {
             self.made.push((0, 0));
         }
         let slot = &mut self.made[self.cursor];
+        // A replayed choice follows the same prefix of values as when it was recorded, so a
+        // deterministic scenario asks it with the same bound.
+        assert!(
+            fresh || slot.1 == bound,
+            "the scenario is not deterministic: choice {} replayed with bound {bound}, not {}",
+            self.cursor,
+            slot.1
+        );
         assert!(
             slot.0 <= bound,
             "the scenario is not deterministic: choice {} replayed with bound {bound} below the \
@@ -85,6 +99,10 @@ impl Enumerator {
     /// Moves to the next sequence; true when there is none left.
     fn done(&mut self) -> bool {
         if !self.started {
+            assert!(
+                self.made.is_empty() && self.cursor == 0,
+                "the first case starts with no choice made"
+            );
             self.started = true;
             return false;
         }
@@ -165,11 +183,12 @@ impl Explore {
         if self.crashed.get() {
             return false;
         }
-        let in_scope = self
-            .scopes
-            .borrow()
-            .get(&node)
-            .is_some_and(|&(scope_boot, count)| scope_boot == boot && count > 0);
+        let scope = self.scopes.borrow().get(&node).copied();
+        assert!(
+            scope.is_none_or(|(scope_boot, _)| scope_boot <= boot),
+            "a node's crash scope comes from its current boot or an earlier one"
+        );
+        let in_scope = scope.is_some_and(|(scope_boot, count)| scope_boot == boot && count > 0);
         if !in_scope {
             return false;
         }
@@ -183,6 +202,10 @@ impl Explore {
         let mut scopes = self.scopes.borrow_mut();
         let scope = scopes.entry(node).or_insert((boot, 0));
         if scope.0 != boot {
+            assert!(
+                scope.0 < boot,
+                "a node's boot only grows: its scopes were opened before its crash"
+            );
             *scope = (boot, 0);
         }
         assert!(
@@ -197,11 +220,15 @@ impl Explore {
     }
 
     fn leave(&self, node: NodeId, boot: u64) {
-        if let Some(scope) = self.scopes.borrow_mut().get_mut(&node)
-            && scope.0 == boot
-        {
-            assert!(scope.1 > 0, "a scope is left only after it was entered");
-            scope.1 -= 1;
+        if let Some(scope) = self.scopes.borrow_mut().get_mut(&node) {
+            assert!(
+                scope.0 >= boot,
+                "a guard's boot is the node's latest scope's or an earlier one"
+            );
+            if scope.0 == boot {
+                assert!(scope.1 > 0, "a scope is left only after it was entered");
+                scope.1 -= 1;
+            }
         }
     }
 
@@ -236,7 +263,13 @@ impl Choices for Enumerated<'_> {
         false
     }
 
-    fn page(&mut self, _drop_only: bool) -> PageFate {
+    fn page(&mut self, drop_only: bool) -> PageFate {
+        // The enumeration walks every sector through all its fates; the sampler's drop-only
+        // shortcut would leave the torn ones out.
+        assert!(
+            !drop_only,
+            "an enumerated crash never draws a drop-only file"
+        );
         PageFate::Corrupted
     }
 
@@ -247,16 +280,26 @@ impl Choices for Enumerated<'_> {
                 _ => SectorFate::Dropped,
             };
         }
-        assert!(len > 0, "a sector piece holds at least one byte");
+        assert!(
+            (1..=SECTOR_SIZE).contains(&len),
+            "a sector piece holds at least one byte and at most a sector"
+        );
         let half = len / 2;
         let torn = |good, garbage| SectorFate::Torn(Tear { good, garbage });
         if !self.garbage {
-            return match self.choices.choose(3) {
+            let fate = match self.choices.choose(3) {
                 0 => SectorFate::Kept,
                 1 => SectorFate::Dropped,
                 2 => torn((0, half), false),
                 _ => torn((half.max(1), len), false),
             };
+            if let SectorFate::Torn(Tear { good, .. }) = fate {
+                assert!(
+                    good.0 <= good.1 && good.1 <= len && good.1 - good.0 < len,
+                    "an enumerated tear lies inside its sector and leaves a bad byte"
+                );
+            }
+            return fate;
         }
         let fate = match self.choices.choose(6) {
             0 => SectorFate::Kept,
@@ -294,6 +337,10 @@ impl Choices for Enumerated<'_> {
     }
 
     fn garbage(&mut self, bytes: &mut [u8]) {
+        assert!(
+            self.tears,
+            "garbage is drawn only for a torn sector, and tears are enumerated only when on"
+        );
         self.rng.fill_bytes(bytes);
     }
 }
@@ -508,6 +555,10 @@ impl Explorer {
                 body.await;
             });
             let choices = explore.choices.borrow();
+            assert!(
+                !explore.crashed.get() || !choices.made.is_empty(),
+                "an injected crash is one of the case's choices"
+            );
             assert!(
                 !choices.overflowed,
                 "a case made more than {} choices: narrow the crash scope, turn tears off, or \

@@ -56,6 +56,11 @@ struct Zone {
 const SECTOR_BITS: u64 = SECTOR_SIZE * 8;
 
 fn sectors_of(range: Range<u64>) -> Range<u64> {
+    // An inverted range is empty too, and would hide an offset computed wrongly.
+    assert!(
+        range.start <= range.end,
+        "the sectors of a well-formed range: {range:?}"
+    );
     if range.is_empty() {
         return 0..0;
     }
@@ -73,6 +78,11 @@ impl Damage {
         if self.zones.is_empty() {
             return;
         }
+        // Zones are whole sectors, so each sector lies in exactly one zone.
+        assert!(
+            zone_size > 0 && zone_size.is_multiple_of(SECTOR_SIZE),
+            "a zone is a non-zero number of sectors, not {zone_size} bytes"
+        );
         for sector in sectors_of(range.clone()) {
             self.corrupt.remove(&(ino, sector));
             let key = (ino, sector * SECTOR_SIZE / zone_size);
@@ -103,6 +113,10 @@ impl Damage {
             return;
         }
         let end = offset + buf.len() as u64;
+        assert!(
+            buf.is_empty() || end <= file_len,
+            "a read returns bytes of the file only"
+        );
         for sector in sectors_of(offset..end) {
             let Some(&bit) = self.corrupt.get(&(ino, sector)) else {
                 continue;
@@ -167,6 +181,10 @@ impl Damage {
     }
 
     fn mark(&mut self, ino: Ino, zone: u64, path: &str, sectors: impl Iterator<Item = u64>) {
+        assert!(
+            path.starts_with('/'),
+            "a zone is named by its file's path, not {path:?}"
+        );
         let damaged = &mut self
             .zones
             .entry((ino, zone))
@@ -187,6 +205,12 @@ impl Damage {
             self.zones.keys().all(|(ino, _)| existing.contains(ino)),
             "no damage outlives its file"
         );
+        if verify::enabled() {
+            assert!(
+                self.corrupt.keys().all(|(ino, _)| existing.contains(ino)),
+                "no corrupt sector outlives its file"
+            );
+        }
     }
 
     /// The inodes that hold damage.
@@ -362,6 +386,10 @@ pub(crate) fn misdirect(
     let zone = write.start / faults.zone_size;
     let zone_start = zone * faults.zone_size;
     let zone_end = (zone_start + faults.zone_size).min(file_len);
+    assert!(
+        zone_start.is_multiple_of(SECTOR_SIZE) && zone_start <= write.start,
+        "a write's zone starts on a sector boundary, at or before the write"
+    );
     if write.end > zone_end {
         return None;
     }

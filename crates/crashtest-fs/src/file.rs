@@ -143,7 +143,15 @@ impl SimFile {
             !(writing && self.seek.is_some()),
             "a seek is started only once the write before it has finished"
         );
+        assert!(
+            !(matches!(self.busy, Some(Busy::Read(_))) && self.seek.is_some()),
+            "a read waits only once the seek before it has taken effect"
+        );
         if matches!(self.busy, Some(Busy::Crashed)) {
+            assert!(
+                self.write_error.is_none() && self.seek.is_none(),
+                "a file stopped at a crash point holds no result for a later operation"
+            );
             assert_node_dead(self.handle.node);
         }
     }
@@ -351,6 +359,10 @@ impl AsyncWrite for SimFile {
             return Poll::Ready(Err(error));
         }
         this.settle_seek();
+        assert!(
+            !matches!(this.busy, Some(Busy::Write(..) | Busy::Crashed)),
+            "a write starts only once the write before it has finished"
+        );
         // A read still waiting out its latency has not happened: the write replaces it.
         this.busy = None;
         if state::crash_before_mutation() {

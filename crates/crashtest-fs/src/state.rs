@@ -33,11 +33,12 @@ use crashtest_protocol::DiskNote;
 
 use crate::config::{DiskConfig, Faults, Latency};
 use crate::crash::{self, Damage, Sampled};
-use crate::disk::{Disk, Ino, OpenFlags};
+use crate::disk::{Disk, Ino, Kind, OpenFlags};
 use crate::errors;
 use crate::exhaustive::Explore;
 use crate::faults;
 use crate::metadata::Metadata;
+use crate::page::SECTOR_SIZE;
 use crate::path::Names;
 
 /// An open file or directory of a node's disk. Plain data, so that the synchronous handle
@@ -126,8 +127,9 @@ pub(crate) fn crash_before_mutation() -> bool {
     let state = state();
     let crash = state.as_ref().is_some_and(|state| state.crash_point(node));
     if crash {
+        let state = state.expect("only the file system of the run offers crash points");
         assert!(
-            state.is_some_and(|state| state.disks.try_borrow_mut().is_ok()),
+            state.disks.try_borrow_mut().is_ok(),
             "no borrow of the disks is held while a crash point kills its node"
         );
         assert_ne!(
@@ -141,6 +143,7 @@ pub(crate) fn crash_before_mutation() -> bool {
             "crash points are only offered to nodes"
         );
         let name = plumbing::life::node_name(node).expect("a node of the run has a name");
+        let boot = state.boot(node);
         crashtest_core::node::lookup(&name)
             .expect("the node exists")
             .kill();
@@ -148,6 +151,10 @@ pub(crate) fn crash_before_mutation() -> bool {
             plumbing::life::node_status(node),
             Some(NodeStatus::Dead),
             "a crash point kills its node before the operation"
+        );
+        assert!(
+            state.boot(node) > boot,
+            "a crash point's kill crashes its node's disk before the operation"
         );
     }
     crash
@@ -182,7 +189,12 @@ pub(crate) async fn latency(node: NodeId, bytes: u64, sync: bool) {
 /// Draws a running fault from the `"disk-faults"` stream (drawn always, so that masking one
 /// leaves the later draws aligned); noted on `node` if it applies.
 fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
-    fault::draw(Stream::DiskFaults, node, ratio, describe)
+    let fired = fault::draw(Stream::DiskFaults, node, ratio, describe);
+    assert!(
+        !fired || ratio != Ratio::NEVER,
+        "a fault configured never to happen fired"
+    );
+    fired
 }
 
 /// Notes a disk event; the text is formatted into the trace's buffer, not a fresh string:
@@ -219,6 +231,11 @@ impl FsState {
     }
 
     pub(crate) fn set_explore(&self, explore: Rc<Explore>) {
+        assert!(
+            self.disks.borrow().is_empty(),
+            "an exploration is installed before any disk is used, so that every crash of the \
+             case is enumerated"
+        );
         let previous = self.explore.borrow_mut().replace(explore);
         assert!(previous.is_none(), "a run is one case of one exploration");
     }
@@ -228,6 +245,10 @@ impl FsState {
     }
 
     fn disk<R>(&self, node: NodeId, f: impl FnOnce(&mut Disk) -> R) -> R {
+        assert!(
+            self.hooked.get(),
+            "a disk is used only once the crash hook is registered: a kill must crash it"
+        );
         f(self.disks.borrow_mut().entry(node).or_default())
     }
 
@@ -254,11 +275,15 @@ impl FsState {
             "a handle holds flags that open accepted"
         );
         self.disk(handle.node, |disk| {
+            let inode = disk.inodes.get(&handle.ino);
             assert!(
-                disk.inodes
-                    .get(&handle.ino)
-                    .is_some_and(|inode| inode.open > 0),
+                inode.is_some_and(|inode| inode.open > 0),
                 "a handle of the current boot keeps its inode open"
+            );
+            assert!(
+                !(handle.flags.writes()
+                    && inode.is_some_and(|inode| matches!(inode.kind, Kind::Dir(_)))),
+                "a handle open for writing is a file's"
             );
         });
         Ok(())
@@ -283,6 +308,7 @@ impl FsState {
             *traps = others;
             mine.into_iter().map(|(_, trap)| trap).collect()
         };
+        let boot = self.boot(node);
         for trap in sprung {
             assert!(
                 self.disks.try_borrow_mut().is_ok(),
@@ -290,6 +316,12 @@ impl FsState {
             );
             trap();
         }
+        // A trap that kills the node must crash its disk now, so that the sync it falls in
+        // finds the handle stale.
+        assert!(
+            plumbing::life::node_status(node) != Some(NodeStatus::Dead) || self.boot(node) > boot,
+            "a sync trap that killed its node left the disk uncrashed"
+        );
     }
 
     // ----- exhaustive exploration -----
@@ -457,6 +489,22 @@ impl FsState {
         disks[&node]
             .damage
             .apply_to_read(ino, offset, &mut buf[..n], len);
+        if crashtest_core::verify::enabled() && n > 0 {
+            // Sticky corruption flips one bit of a sector: a read differs from the page cache
+            // by at most one bit per sector it covers.
+            let start = usize::try_from(offset).expect("a read inside the file fits in memory");
+            let cache = &disks[&node].file(ino)?.cache[start..start + n];
+            let flipped: u64 = buf[..n]
+                .iter()
+                .zip(cache)
+                .map(|(got, held)| u64::from((got ^ held).count_ones()))
+                .sum();
+            let sectors = (offset + n as u64 - 1) / SECTOR_SIZE - offset / SECTOR_SIZE + 1;
+            assert!(
+                flipped <= sectors,
+                "a read of inode {ino} returned {flipped} flipped bits over {sectors} sectors"
+            );
+        }
         drop(disks);
         if let Some(damage) = damage {
             record(
@@ -522,6 +570,15 @@ impl FsState {
             !misdirected || astray,
             "a write goes astray only when its fault fired"
         );
+        // The bytes a misdirected write should have replaced (inside the file, as it only
+        // strays from there), to check that they stay stale.
+        let stale = if crashtest_core::verify::enabled() && misdirected {
+            let meant = usize::try_from(offset).expect("a file offset fits in memory")
+                ..usize::try_from(end).expect("a file offset fits in memory");
+            Some((disk.file(ino)?.cache[meant.clone()].to_vec(), meant))
+        } else {
+            None
+        };
         let target = match landed {
             Some((landed, text)) => {
                 assert_ne!(landed, offset, "a misdirected write lands elsewhere");
@@ -542,6 +599,12 @@ impl FsState {
             disk.len(ino)? >= target + bytes.len() as u64,
             "the file holds the bytes written"
         );
+        if let Some((stale, meant)) = stale {
+            assert!(
+                disk.file(ino)?.cache[meant] == stale[..],
+                "a misdirected write leaves its target with the old bytes"
+            );
+        }
         let expected_len = if misdirected {
             len_before
         } else {
@@ -553,6 +616,14 @@ impl FsState {
             "a write grows its file to its end, and a misdirected one (inside the file) never \
              grows it"
         );
+        if crashtest_core::verify::enabled()
+            && let Some(capacity) = faults.capacity
+        {
+            assert!(
+                expected_len <= len_before || disk.used_bytes() <= capacity,
+                "a write grew a file past the disk's capacity"
+            );
+        }
         drop(disks);
         record(
             node,
@@ -587,8 +658,15 @@ impl FsState {
                 );
                 return Err(errors::no_space());
             }
+            let grows = crashtest_core::verify::enabled() && len > disk.len(ino)?;
             disk.set_len(ino, len)?;
             assert_eq!(disk.len(ino)?, len, "set_len sets what reads see");
+            if grows && let Some(capacity) = faults.capacity {
+                assert!(
+                    disk.used_bytes() <= capacity,
+                    "set_len grew a file past the disk's capacity"
+                );
+            }
             Ok(())
         })?;
         record(
@@ -677,7 +755,15 @@ impl FsState {
         what: &str,
         f: impl FnOnce(&mut Disk) -> io::Result<()>,
     ) -> io::Result<()> {
-        let result = self.disk(node, f);
+        let result = self.disk(node, |disk| {
+            let logged = disk.dir_log.len();
+            let result = f(disk);
+            assert!(
+                result.is_ok() || disk.dir_log.len() == logged,
+                "a failed change of the namespace changes nothing"
+            );
+            result
+        });
         if result.is_ok() {
             record(node, DiskNote::Namespace, format_args!("{what}"));
         }
@@ -742,6 +828,10 @@ impl FsState {
     /// what that part would have lost survives whole, and every draw stays as it was.
     /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
+        assert!(
+            self.disks.try_borrow_mut().is_ok(),
+            "no borrow of the disks is held while a kill crashes a disk"
+        );
         assert_eq!(
             plumbing::life::node_status(node),
             Some(NodeStatus::Dead),

@@ -121,7 +121,12 @@ impl SimHandle {
     }
 
     fn metadata(&self) -> io::Result<Metadata> {
-        state::with_io(|s| s.handle_metadata(&self.0))
+        let metadata = state::with_io(|s| s.handle_metadata(&self.0))?;
+        assert!(
+            metadata.is_file() || !self.0.flags.writes(),
+            "a file opened for writing is a file"
+        );
+        Ok(metadata)
     }
 }
 
