@@ -423,6 +423,13 @@ impl AsyncSeek for SimFile {
     fn start_seek(self: Pin<&mut Self>, position: SeekFrom) -> io::Result<()> {
         let this = self.get_mut();
         this.assert_consistent();
+        if this.seek.is_some() {
+            // As tokio's: one seek at a time, each completed before the next starts.
+            return Err(io::Error::other(
+                "a seek of this file is already pending: complete it (poll_complete) before \
+                 starting another",
+            ));
+        }
         match this.busy {
             Some(Busy::Write(..)) => {
                 return Err(io::Error::other(

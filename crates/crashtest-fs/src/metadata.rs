@@ -21,6 +21,9 @@ pub(crate) enum Type {
     File,
     Dir,
     Symlink,
+    /// A real entry that is none of the above (a FIFO, a socket, a device): only outside a
+    /// simulation, where, as std says, it is no file, directory or link.
+    Other,
 }
 
 impl FileType {
@@ -32,8 +35,10 @@ impl FileType {
             FileType::DIR
         } else if ty.is_symlink() {
             FileType(Type::Symlink)
-        } else {
+        } else if ty.is_file() {
             FileType::FILE
+        } else {
+            FileType(Type::Other)
         }
     }
 
@@ -149,5 +154,22 @@ impl Metadata {
     /// ```
     pub fn file_type(&self) -> FileType {
         self.file_type
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_real_device_is_neither_a_file_nor_a_directory_nor_a_link_as_std_says() {
+        let real = std::fs::metadata("/dev/null").unwrap();
+        let ours = Metadata::from_std(&real).file_type();
+        assert_eq!(
+            (ours.is_file(), ours.is_dir(), ours.is_symlink()),
+            (real.is_file(), real.is_dir(), real.file_type().is_symlink())
+        );
+        assert!(!ours.is_file(), "a character device is no regular file");
     }
 }

@@ -161,6 +161,21 @@ impl RealFile {
         Ok(n)
     }
 
+    /// Writes `buf` at `offset`, as a cursor's write does; returns how many bytes were
+    /// written and the cursor after them: where the OS left the file's position, which for
+    /// a file opened to append is its end, not `offset` plus the bytes.
+    fn write_from(&self, buf: &[u8], offset: u64) -> io::Result<(usize, u64)> {
+        let mut file = self.lock();
+        assert_eq!(
+            file.seek(SeekFrom::Start(offset))?,
+            offset,
+            "a seek goes where asked"
+        );
+        let n = file.write(buf)?;
+        assert!(n <= buf.len(), "a write takes at most its buffer");
+        Ok((n, file.stream_position()?))
+    }
+
     fn len(&self) -> io::Result<u64> {
         Ok(self.lock().metadata()?.len())
     }
@@ -405,23 +420,27 @@ impl Read for File {
 
 impl Write for File {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let append = matches!(&self.inner, SimOrReal::Sim(handle) if handle.0.flags.append);
-        let offset = if append {
-            self.len()?
-        } else {
-            *self.cursor.get_mut()
+        let cursor = *self.cursor.get_mut();
+        let (n, after) = match &self.inner {
+            SimOrReal::Sim(handle) if handle.0.flags.append => {
+                let end = handle.len()?;
+                let n = handle.write_at(buf, end)?;
+                // Only this node's tasks touch its simulated disk, and not during this call.
+                assert_eq!(
+                    handle.len()?,
+                    end + n as u64,
+                    "an append ends at the end of the file"
+                );
+                (n, end + n as u64)
+            }
+            SimOrReal::Sim(handle) => {
+                let n = handle.write_at(buf, cursor)?;
+                (n, cursor + n as u64)
+            }
+            SimOrReal::Real(file) => file.write_from(buf, cursor)?,
         };
-        let n = self.write_at(buf, offset)?;
         assert!(n <= buf.len(), "a write takes at most its buffer");
-        *self.cursor.get_mut() = offset + n as u64;
-        if append {
-            // Only this node's tasks touch its simulated disk, and not during this call.
-            assert_eq!(
-                self.len()?,
-                offset + n as u64,
-                "an append ends at the end of the file"
-            );
-        }
+        *self.cursor.get_mut() = after;
         Ok(n)
     }
 
@@ -523,6 +542,31 @@ mod tests {
         assert_eq!(&buf, b"real");
         assert_eq!(file.len().unwrap(), 6);
         drop(file);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn outside_a_simulation_an_append_leaves_the_cursor_at_the_end_as_std_does() {
+        let dir =
+            std::env::temp_dir().join(format!("crashtest-fs-sync-append-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let mut ours = File::options().append(true).read(true).open(&path).unwrap();
+        let mut std_file = std::fs::OpenOptions::new()
+            .append(true)
+            .read(true)
+            .open(&path)
+            .unwrap();
+        ours.write_all(b"ab").unwrap();
+        std_file.write_all(b"cd").unwrap();
+        assert_eq!(ours.stream_position().unwrap(), 12);
+        assert_eq!(std_file.stream_position().unwrap(), 14);
+        // The next append lands at the end either way; the cursor follows it, as std's does.
+        ours.write_all(b"ef").unwrap();
+        assert_eq!(ours.stream_position().unwrap(), 16);
+        assert_eq!(std::fs::read(&path).unwrap(), b"0123456789abcdef");
+        drop((ours, std_file));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -78,3 +78,67 @@ fn a_sync_reports_no_failed_write_and_the_next_flush_does_as_on_tokio() {
         "the script exercises a failed write: {real:?}"
     );
 }
+
+/// A second `start_seek` before the first is completed is refused, and the first still
+/// completes where it was asked to.
+async fn seek_twice(dir: &Path) -> Vec<String> {
+    use std::io::SeekFrom;
+    use std::pin::Pin;
+    use tokio::io::{AsyncReadExt, AsyncSeek, AsyncSeekExt};
+
+    let path = dir.join("s");
+    crashtest_fs::write(&path, b"0123456789").await.unwrap();
+    let mut file = File::open(&path).await.unwrap();
+    let mut log = vec![
+        outcome(
+            "start_seek 2",
+            Pin::new(&mut file).start_seek(SeekFrom::Start(2)),
+        ),
+        outcome(
+            "start_seek 5",
+            Pin::new(&mut file).start_seek(SeekFrom::Start(5)),
+        ),
+    ];
+    log.push(outcome(
+        "poll_complete",
+        std::future::poll_fn(|cx| Pin::new(&mut file).poll_complete(cx)).await,
+    ));
+    let mut two = [0; 2];
+    log.push(outcome(
+        "read",
+        file.read_exact(&mut two).await.map(|_| two),
+    ));
+    log.push(outcome("seek 8", file.seek(SeekFrom::Start(8)).await));
+    let mut rest = String::new();
+    log.push(outcome(
+        "read rest",
+        file.read_to_string(&mut rest).await.map(|_| rest),
+    ));
+    log
+}
+
+#[test]
+fn a_second_seek_before_the_first_completes_is_refused_as_on_tokio() {
+    let simulated = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let out = simulated.clone();
+    Sim::new(1)
+        .run(async move {
+            *out.borrow_mut() = seek_twice(Path::new("/")).await;
+        })
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("crashtest-fs-seek-{}", std::process::id()));
+    let real = runtime.block_on(async {
+        crashtest_fs::create_dir_all(&dir).await.unwrap();
+        let log = seek_twice(&dir).await;
+        std::fs::remove_dir_all(&dir).unwrap();
+        log
+    });
+    assert_eq!(*simulated.borrow(), real);
+    assert!(
+        real[1].starts_with("start_seek 5: Other"),
+        "tokio refuses the second seek: {real:?}"
+    );
+}
