@@ -70,6 +70,9 @@ impl Site {
     /// ```
     pub const fn new(kind: SiteKind, name: &'static str, file: &'static str, line: u32) -> Site {
         assert!(line > 0, "source lines count from 1");
+        // A sweep's report names the sites that never fired: each must have a name and a file.
+        assert!(!name.is_empty(), "a coverage site has a name");
+        assert!(!file.is_empty(), "a coverage site is in a source file");
         Site {
             file,
             line,
@@ -235,11 +238,20 @@ impl RunCoverage {
             }
             Counts::default()
         });
+        let reached_before = counts.reached;
         counts.reached += 1;
         counts.fired += u64::from(fired);
         assert!(
+            counts.reached > reached_before,
+            "{site}'s count wrapped around"
+        );
+        assert!(
             counts.fired <= counts.reached,
             "{site} fired more often than it was reached"
+        );
+        assert!(
+            site.kind() != SiteKind::Probe || counts.fired == counts.reached,
+            "{site} is a probe, which fires whenever it is reached"
         );
     }
 
@@ -248,6 +260,16 @@ impl RunCoverage {
             assert!(
                 self.counts.values().all(|c| c.reached > 0),
                 "a site is counted only once reached"
+            );
+            assert!(
+                self.counts.values().all(|c| c.fired <= c.reached),
+                "a site fired more often than it was reached"
+            );
+            assert!(
+                self.counts
+                    .iter()
+                    .all(|(key, c)| key.kind != SiteKind::Probe || c.fired == c.reached),
+                "a probe fires whenever it is reached"
             );
         }
         self.counts.iter().map(|(k, c)| (k.clone(), *c)).collect()
@@ -258,6 +280,10 @@ impl RunCoverage {
 #[doc(hidden)]
 #[inline]
 pub fn reach(site: &'static Site, fired: bool) -> bool {
+    assert!(
+        fired || site.kind() != SiteKind::Probe,
+        "{site} is a probe: reaching it fires it"
+    );
     world::with(|w| w.coverage.borrow_mut().count(site, fired));
     fired
 }
@@ -309,6 +335,14 @@ impl CoverageReport {
     /// assert_eq!(report.runs(), 1);
     /// ```
     pub fn add(&mut self, run: &[(SiteKey, Counts)]) {
+        if crate::verify::enabled() {
+            // A run's counts come from a map: each site once, in order. A site listed twice
+            // would be counted twice.
+            assert!(
+                run.windows(2).all(|pair| pair[0].0 < pair[1].0),
+                "a run's coverage lists each site once, in order"
+            );
+        }
         self.runs += 1;
         for (key, counts) in run {
             assert!(
@@ -320,6 +354,10 @@ impl CoverageReport {
             let total = self.counts.entry(key.clone()).or_default();
             total.reached += counts.reached;
             total.fired += counts.fired;
+            assert!(
+                total.fired <= total.reached && total.reached >= counts.reached,
+                "{key}'s summed counts wrapped around"
+            );
         }
     }
 

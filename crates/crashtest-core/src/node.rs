@@ -109,6 +109,12 @@ impl Drift {
         assert!(self.ppm.abs() < DRIFT_LIMIT_PPM, "drift {} ppm", self.ppm);
         let span = i128::from(now - self.since_ns);
         let gained = span * i128::from(self.ppm) / 1_000_000;
+        // Under a million ppm a clock gains or loses less than the time that passed: it never
+        // stops or runs backwards.
+        assert!(
+            gained.abs() <= span,
+            "a drift gained {gained} ns in {span} ns"
+        );
         self.gained_before_ns + i64::try_from(gained).expect("drift fits in i64 nanoseconds")
     }
 }
@@ -187,11 +193,20 @@ impl NodeTable {
 
     #[inline]
     pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
-        self.get(node).status
+        let status = self.get(node).status;
+        assert!(
+            node != NodeId::SUPERVISOR || status == NodeStatus::Running,
+            "the supervisor is {status:?}: it always runs"
+        );
+        status
     }
 
     pub(crate) fn name(&self, node: NodeId) -> &str {
-        &self.get(node).name
+        let name = &self.get(node).name;
+        if crate::verify::enabled() {
+            assert_eq!(self.find(name), Some(node), "{name:?} names its node");
+        }
+        name
     }
 
     /// Nodes in the run, the supervisor included.
@@ -329,6 +344,11 @@ impl NodeTable {
     }
 
     pub(crate) fn set_factory(&mut self, node: NodeId, factory: Factory) {
+        assert_ne!(
+            node,
+            NodeId::SUPERVISOR,
+            "the supervisor runs the test body, never a factory"
+        );
         let record = self.get_mut(node);
         assert_eq!(
             record.status,
@@ -395,7 +415,11 @@ impl NodeTable {
     pub(crate) fn wall_clock_ns(&self, node: NodeId, now_ns: u64) -> i64 {
         let record = self.get(node);
         let now = i64::try_from(now_ns).expect("virtual time fits in i64 nanoseconds");
-        self.epoch_ns + now + record.drift.gained_ns(now) + record.offset_ns
+        let local = now + record.drift.gained_ns(now);
+        // Each rate gains less than the time it ran for, so the node's own time since the
+        // epoch is never negative, however its drift changed.
+        assert!(local >= 0, "node {node}'s clock ran back past its start");
+        self.epoch_ns + local + record.offset_ns
     }
 
     fn set_drift(&mut self, node: NodeId, ppm: i64, now_ns: u64) {
@@ -544,6 +568,11 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn restart(&self) {
+        assert_ne!(
+            self.id,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be restarted"
+        );
         in_sim("Node::restart", |w| w.restart_node(self.id, None));
     }
 
@@ -561,6 +590,11 @@ impl Node {
         F: Fn() -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
+        assert_ne!(
+            self.id,
+            NodeId::SUPERVISOR,
+            "the supervisor (test body) cannot be upgraded"
+        );
         in_sim("Node::upgrade", |w| {
             w.restart_node(self.id, Some(factory_of(factory)))
         });
@@ -798,9 +832,15 @@ where
 /// # }).unwrap();
 /// ```
 pub fn current() -> Node {
-    Node {
-        id: in_sim("node::current", |w| w.current_node()),
-    }
+    let id = in_sim("node::current", |w| {
+        let id = w.current_node();
+        assert!(
+            id.index() < w.nodes.borrow().len(),
+            "the current node {id} is a node of the run"
+        );
+        id
+    });
+    Node { id }
 }
 
 /// The node the calling task runs on, or `None` outside a simulation (tokio's
@@ -813,8 +853,13 @@ pub fn current() -> Node {
 /// # }).unwrap();
 /// ```
 pub fn try_current() -> Option<Node> {
-    world::with(|w| Node {
-        id: w.current_node(),
+    world::with(|w| {
+        let id = w.current_node();
+        assert!(
+            id.index() < w.nodes.borrow().len(),
+            "the current node {id} is a node of the run"
+        );
+        Node { id }
     })
 }
 

@@ -9,6 +9,9 @@ use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
+/// Replaces the panic hook once per process (see [`install`]).
+static INSTALL: Once = Once::new();
+
 thread_local! {
     static CAPTURING: Cell<bool> = const { Cell::new(false) };
     static CAPTURED: RefCell<Option<Captured>> = const { RefCell::new(None) };
@@ -23,7 +26,6 @@ pub(crate) struct Captured {
 
 /// Installs the hook; later calls do nothing.
 pub(crate) fn install() {
-    static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
@@ -56,6 +58,11 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
     result.map_err(|payload| {
+        // Without the hook the panic went to stderr and its location is lost.
+        assert!(
+            INSTALL.is_completed(),
+            "a panic was caught before the panic hook was installed"
+        );
         CAPTURED
             .with(|c| c.borrow_mut().take())
             .unwrap_or_else(|| Captured {

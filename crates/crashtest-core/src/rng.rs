@@ -90,6 +90,8 @@ impl Ratio {
     /// assert_eq!(crashtest::rand::Ratio::new(1, 8).numerator(), 1);
     /// ```
     pub const fn numerator(self) -> u64 {
+        // The constants are built without `new`: each read re-checks what `new` checks.
+        assert!(self.numerator <= self.denominator, "a ratio above one");
         self.numerator
     }
 
@@ -100,6 +102,7 @@ impl Ratio {
     /// assert_eq!(crashtest::rand::Ratio::new(1, 8).denominator(), 8);
     /// ```
     pub const fn denominator(self) -> u64 {
+        assert!(self.denominator != 0, "a ratio over zero");
         self.denominator
     }
 }
@@ -323,7 +326,9 @@ impl Rng {
     #[inline]
     pub fn index(&mut self, len: usize) -> usize {
         assert!(len > 0, "cannot draw an index into an empty collection");
-        self.below_inclusive(len as u64 - 1) as usize
+        let index = self.below_inclusive(len as u64 - 1) as usize;
+        assert!(index < len, "index {index} drawn out of 0..{len}");
+        index
     }
 
     /// A uniform integer in `min..=max`.
@@ -341,7 +346,12 @@ impl Rng {
     #[inline]
     pub fn range_inclusive(&mut self, min: u64, max: u64) -> u64 {
         assert!(min <= max, "empty range {min}..={max}");
-        min + self.below_inclusive(max - min)
+        let value = min + self.below_inclusive(max - min);
+        assert!(
+            min <= value && value <= max,
+            "{value} drawn out of {min}..={max}"
+        );
+        value
     }
 
     /// True with probability `ratio`; draws exactly once whatever the ratio, so that masking
@@ -358,7 +368,19 @@ impl Rng {
     pub fn chance(&mut self, ratio: Ratio) -> bool {
         // The pair of `Ratio::new`'s checks, where the ratio is read (every coin: debug only).
         debug_assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
-        self.below_inclusive(ratio.denominator - 1) < ratio.numerator
+        let hit = self.below_inclusive(ratio.denominator - 1) < ratio.numerator;
+        // A draw within `0..denominator` never misses a sure coin nor hits an impossible one.
+        assert!(
+            if hit {
+                ratio.numerator > 0
+            } else {
+                ratio.numerator < ratio.denominator
+            },
+            "a coin of {}/{} came up {hit}",
+            ratio.numerator,
+            ratio.denominator
+        );
+        hit
     }
 
     /// A fair coin.
@@ -402,6 +424,8 @@ impl Rng {
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
             let j = self.below_inclusive(i as u64) as usize;
+            // Fisher–Yates swaps each item with one at or before it, never after.
+            assert!(j <= i, "shuffle drew {j} for the item at {i}");
             items.swap(i, j);
         }
     }
@@ -539,7 +563,8 @@ const fn same_label(a: &str, b: &str) -> bool {
 }
 
 // The registry's layout: each world stream sits in the slot of its place in `Stream::WORLD`,
-// and no two streams share a seed label (they would draw the same numbers).
+// and no two streams share a seed label (they would draw the same numbers). Node streams are
+// labelled `node:NAME`, so a world label has no colon: no node's name can take it.
 const _: () = {
     let mut i = 0;
     while i < WORLD_STREAMS {
@@ -547,6 +572,15 @@ const _: () = {
             Stream::WORLD[i].slot() == i,
             "a world stream's slot is its index"
         );
+        let label = Stream::WORLD[i].label().as_bytes();
+        let mut k = 0;
+        while k < label.len() {
+            assert!(
+                label[k] != b':',
+                "a world stream's seed label could be a node's"
+            );
+            k += 1;
+        }
         let mut j = i + 1;
         while j < WORLD_STREAMS {
             assert!(
@@ -611,6 +645,10 @@ impl Streams {
 
     /// How many node streams are open (one per node of the run, the supervisor included).
     pub(crate) fn node_count(&self) -> usize {
+        assert!(
+            !self.nodes.is_empty(),
+            "the supervisor's stream opens with the registry"
+        );
         self.nodes.len()
     }
 

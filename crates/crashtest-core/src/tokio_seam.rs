@@ -16,6 +16,7 @@ use std::task::{Context, Poll, Waker};
 
 use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
 
+use crate::node::NodeStatus;
 use crate::report::FailureKind;
 use crate::task::{RawOutput, TaskId};
 use crate::time::timer_heap::TimerKey;
@@ -29,10 +30,12 @@ pub(crate) struct Seam;
 
 fn task_id(task: TaskRef) -> TaskId {
     let id = task.id();
-    TaskId {
+    let task = TaskId {
         slot: id as u32,
         serial: (id >> 32) as u32,
-    }
+    };
+    assert_eq!(task.to_u64(), id, "a task id crosses the seam intact");
+    task
 }
 
 /// Runs `f` on the world of the run going on on this thread.
@@ -47,27 +50,56 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 
 impl Simulator for Seam {
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
+        if crate::verify::enabled() {
+            // The class picks the slab the task's bytes move into; the handle reports it.
+            assert_eq!(
+                task.class,
+                crashtest_hooks::storage_class(task.layout),
+                "a raw task's storage class is not its layout's"
+            );
+        }
         with_world(|w| {
-            let id = w.spawn_raw_on(w.current_node(), name.map(Box::from), &task);
+            let node = w.current_node();
+            let id = w.spawn_raw_on(node, name.map(Box::from), &task);
+            // Only a dead node's task is cancelled at birth.
+            assert!(
+                !w.is_finished(id) || w.nodes.borrow().status(node) == NodeStatus::Dead,
+                "task {id} finished before its first poll"
+            );
             TaskRef::new(w.run_tag(), id.to_u64(), task.class)
         })
     }
 
     unsafe fn poll_join(&self, task: TaskRef, cx: &mut Context<'_>, out: *mut ()) -> Poll<bool> {
         with_run(task.run(), |w| {
-            w.poll_join_with(task_id(task), cx, |output| {
-                let raw = output.downcast_mut::<RawOutput>()?;
-                // SAFETY: the caller passes the output slot of this task's type.
-                unsafe { raw.take(out) };
-                Some(())
-            })
-            .map(|taken| taken.is_some())
+            let id = task_id(task);
+            let joined = w
+                .poll_join_with(id, cx, |output| {
+                    let raw = output.downcast_mut::<RawOutput>()?;
+                    // SAFETY: the caller passes the output slot of this task's type.
+                    unsafe { raw.take(out) };
+                    Some(())
+                })
+                .map(|taken| taken.is_some());
+            assert!(
+                joined.is_pending() || w.is_finished(id),
+                "task {id} joined before it finished"
+            );
+            joined
         })
         .expect("a simulated task's JoinHandle was awaited outside its simulation")
     }
 
     fn abort(&self, task: TaskRef) {
-        with_run(task.run(), |w| w.abort(task_id(task)));
+        with_run(task.run(), |w| {
+            let id = task_id(task);
+            w.abort(id);
+            // A task that aborts itself ends when its poll returns; any other ends now.
+            assert!(
+                w.is_finished(id) || w.current_task() == Some(id),
+                "task {id} outlived its abort"
+            );
+        });
     }
 
     fn detach(&self, task: TaskRef) {
@@ -83,17 +115,33 @@ impl Simulator for Seam {
     }
 
     fn now_ns(&self) -> u64 {
-        with_world(World::now_ns)
+        let now_ns = with_world(World::now_ns);
+        // The stand-in also reads the clock straight through the hooks (a due sleep's fast
+        // path): both ways must read this run's clock.
+        assert_eq!(
+            crashtest_hooks::now_ns(),
+            Some(now_ns),
+            "the hooks' clock is not the world's"
+        );
+        now_ns
     }
 
     fn fire_time(&self, deadline_ns: u64) -> u64 {
-        with_world(|w| w.stretched_deadline(deadline_ns))
+        let fire_ns = with_world(|w| w.stretched_deadline(deadline_ns));
+        assert!(fire_ns >= deadline_ns, "a stretch brought a sleep forward");
+        fire_ns
     }
 
     fn sleep_for(&self, delay_ns: u64) -> (u64, u64) {
         with_world(|w| {
-            let deadline_ns = w.now_ns().saturating_add(delay_ns);
-            (deadline_ns, w.stretched_deadline(deadline_ns))
+            let now_ns = w.now_ns();
+            let deadline_ns = now_ns.saturating_add(delay_ns);
+            let fire_ns = w.stretched_deadline(deadline_ns);
+            assert!(
+                now_ns <= deadline_ns && deadline_ns <= fire_ns,
+                "a sleep ends after it starts, and a stretch only delays it"
+            );
+            (deadline_ns, fire_ns)
         })
     }
 
@@ -102,6 +150,13 @@ impl Simulator for Seam {
         with_world(|w| {
             if w.now_ns() >= at_ns {
                 // Due timers fire before any task is polled: nothing is left armed.
+                if crate::verify::enabled() {
+                    assert!(
+                        armed.is_none_or(|timer| !w.same_run(timer.run())
+                            || !w.timer_armed(TimerKey::from_bits(timer.key()))),
+                        "a due sleep's timer is still armed"
+                    );
+                }
                 *armed = None;
                 return Poll::Ready(());
             }
@@ -111,6 +166,14 @@ impl Simulator for Seam {
             if !refreshed {
                 let key = w.arm_timer(at_ns, waker.clone());
                 *armed = Some(TimerRef::new(w.run_tag(), key.to_bits()));
+            }
+            if crate::verify::enabled() {
+                // A pending sleep is woken by its timer: one must be armed, in this run.
+                assert!(
+                    armed.is_some_and(|timer| w.same_run(timer.run())
+                        && w.timer_armed(TimerKey::from_bits(timer.key()))),
+                    "a pending sleep has no armed timer"
+                );
             }
             Poll::Pending
         })
@@ -124,14 +187,17 @@ impl Simulator for Seam {
 
     fn draw_below(&self, bound: u64) -> u64 {
         assert!(bound > 0, "a draw below zero");
-        with_world(|w| {
+        let draw = with_world(|w| {
             w.with_stream(crate::rng::Stream::Tokio, |rng| {
                 rng.below_inclusive(bound - 1)
             })
-        })
+        });
+        assert!(draw < bound, "{draw} drawn out of 0..{bound}");
+        draw
     }
 
     fn fail(&self, message: String) {
+        assert!(!message.is_empty(), "a failure says what broke");
         with_world(|w| w.fail(FailureKind::Check { message }));
     }
 }

@@ -20,6 +20,7 @@
 //! still leaves every event up to that point: a trace kept only in memory dies with it.
 //! Streaming sits behind the same flag as recording, so runs that keep no trace pay nothing.
 
+use std::cell::Cell;
 use std::fmt;
 use std::sync::Arc;
 
@@ -381,16 +382,42 @@ impl EventKind {
 
     /// The kind a packed event stands for; `None` for a note (its text lives elsewhere).
     fn unpack(code: u32, a: u64, b: u64) -> Option<EventKind> {
+        // `pack` leaves the facts a kind does not have at zero: a nonzero one means the slot
+        // holds some other kind's event, or was torn.
+        assert!(
+            b == 0 || matches!(code, code::SPAWN | code::CLOCK_OFFSET | code::CLOCK_DRIFT),
+            "event code {code} carries a second fact {b}"
+        );
+        assert!(
+            a == 0 || code != code::CLOCK_JUMP,
+            "a clock jump carries a fact {a}"
+        );
+        assert!(
+            a <= u64::from(u32::MAX)
+                || matches!(
+                    code,
+                    code::SPAWN
+                        | code::POLL
+                        | code::COMPLETE
+                        | code::CANCEL
+                        | code::PANIC
+                        | code::NOTE
+                ),
+            "event code {code} names a node by the fact {a}"
+        );
         let task = TaskId {
             slot: a as u32,
             serial: (a >> 32) as u32,
         };
         let node = NodeId(a as u32);
         Some(match code {
-            code::SPAWN => EventKind::Spawn {
-                task,
-                node: NodeId(b as u32),
-            },
+            code::SPAWN => {
+                assert!(b <= u64::from(u32::MAX), "spawn on node fact {b}");
+                EventKind::Spawn {
+                    task,
+                    node: NodeId(b as u32),
+                }
+            }
             code::POLL => EventKind::Poll { task },
             code::COMPLETE => EventKind::Complete { task },
             code::CANCEL => EventKind::Cancel { task },
@@ -426,6 +453,11 @@ struct NoteBody {
 
 impl NoteBody {
     fn to_kind(&self) -> EventKind {
+        // A slot's body is written with its note (the default's source is empty).
+        assert!(
+            !self.source.is_empty(),
+            "a note slot read before it held a note"
+        );
         EventKind::Note {
             source: self.source,
             words: self.words,
@@ -488,6 +520,9 @@ pub(crate) struct Trace {
     /// Whether `full`, `hashes` or `stream` was asked for: one flag for the hot path to
     /// test, since most runs keep none of them.
     recording: bool,
+    /// How many nodes got their names (`name_node`), which come in id order: a kept event's
+    /// nodes are all below it, as a stream's consumer is promised.
+    named: Cell<u32>,
 }
 
 impl fmt::Debug for Trace {
@@ -512,6 +547,15 @@ impl Trace {
         record_hashes: bool,
         stream: Option<Arc<dyn TraceStream>>,
     ) -> Trace {
+        // `may_precede_death` knows a fault by its note's source: the one the protocol notes
+        // faults under, or a streamed trace is not flushed after them.
+        assert_eq!(
+            crashtest_protocol::FaultNote::Applied { id: None }
+                .encode()
+                .0,
+            "fault",
+            "fault notes changed their source"
+        );
         Trace {
             fingerprint: fold(0x6372_6173_6874_6573, seed),
             events: 0,
@@ -522,11 +566,18 @@ impl Trace {
             hashes: record_hashes.then(Vec::new),
             recording: record_events || record_hashes || stream.is_some(),
             stream,
+            named: Cell::new(0),
         }
     }
 
     /// Tells the stream, if any, a node's name.
     pub(crate) fn name_node(&self, node: NodeId, name: &str) {
+        assert_eq!(
+            node.0,
+            self.named.get(),
+            "nodes get their names once each, in id order"
+        );
+        self.named.set(node.0 + 1);
         if let Some(stream) = &self.stream {
             stream.name_node(node, name);
         }
@@ -569,6 +620,18 @@ impl Trace {
     #[cold]
     #[inline(never)]
     fn keep(&mut self, time_ns: u64, node: NodeId, kind: EventKind) {
+        assert!(self.events > 0, "an event is kept after it is pushed");
+        let pushed = self.tail[((self.events - 1) as usize) & (Self::TAIL_LEN - 1)];
+        assert!(
+            pushed.time_ns == time_ns && pushed.node == node.0,
+            "the event kept is the one just pushed"
+        );
+        let named = self.named.get();
+        assert!(
+            node.0 < named && kind.target().is_none_or(|target| target.0 < named),
+            "event #{} ({kind}) names a node before its name",
+            self.events - 1
+        );
         if let Some(hashes) = &mut self.hashes {
             hashes.push(self.fingerprint);
             assert_eq!(
@@ -701,6 +764,11 @@ impl Trace {
     /// Keeps the note just pushed in the records asked for (see `keep`).
     #[inline]
     fn keep_note(&mut self, time_ns: u64, node: NodeId, slot: usize) {
+        assert_eq!(
+            slot,
+            (self.events.wrapping_sub(1) as usize) & (Self::TAIL_LEN - 1),
+            "the note kept is the one just pushed"
+        );
         if self.recording {
             let kind = self.notes[slot].to_kind();
             self.keep(time_ns, node, kind);
@@ -731,8 +799,10 @@ impl Trace {
     /// Folds a packed event into the fingerprint and writes it into the ring.
     #[inline(always)]
     fn push(&mut self, packed: Packed) {
-        // A debug assertion: even one compare per event costs the executor's tightest loops
-        // several percent in release. `keep` checks it on recorded runs, `tail` on failed ones.
+        // Debug assertions: even one compare per event costs the executor's tightest loops
+        // several percent in release. `keep` checks these on recorded runs, `tail` on failed
+        // ones.
+        debug_assert_ne!(packed.code, 0, "code 0 marks an empty ring slot");
         debug_assert!(
             packed.time_ns
                 >= self.tail[(self.events.wrapping_sub(1) as usize) & (Self::TAIL_LEN - 1)].time_ns,
@@ -756,6 +826,18 @@ impl Trace {
     }
 
     pub(crate) fn event_count(&self) -> u64 {
+        assert!(
+            self.full
+                .as_ref()
+                .is_none_or(|full| full.len() as u64 == self.events),
+            "the full trace keeps every event"
+        );
+        assert!(
+            self.hashes
+                .as_ref()
+                .is_none_or(|hashes| hashes.len() as u64 == self.events),
+            "one fingerprint kept per event"
+        );
         self.events
     }
 
@@ -788,6 +870,15 @@ impl Trace {
             events.windows(2).all(|w| w[0].time_ns <= w[1].time_ns),
             "the tail's times never go backwards"
         );
+        assert!(
+            events.len() <= Self::TAIL_LEN,
+            "the tail holds at most the ring's length"
+        );
+        assert_eq!(
+            events.last().map(|e| e.index + 1),
+            (self.events > 0).then_some(self.events),
+            "the tail ends at the last event"
+        );
         events
     }
 
@@ -799,6 +890,14 @@ impl Trace {
                 self.events,
                 "the full trace has every event"
             );
+            if crate::verify::enabled() {
+                assert!(
+                    full.iter()
+                        .zip(0..)
+                        .all(|(event, index)| event.index == index),
+                    "the full trace numbers its events in order"
+                );
+            }
         }
         full
     }
@@ -806,6 +905,11 @@ impl Trace {
     pub(crate) fn take_hashes(&mut self) -> Option<Vec<u64>> {
         let hashes = self.hashes.take();
         if let Some(hashes) = &hashes {
+            assert_eq!(
+                hashes.len() as u64,
+                self.events,
+                "one fingerprint kept per event"
+            );
             assert_eq!(
                 hashes.last().copied(),
                 (self.events > 0).then_some(self.fingerprint),
@@ -820,6 +924,15 @@ impl Trace {
 mod tests {
     use super::*;
 
+    /// A trace whose nodes n0 to n2 are named, as a run names its nodes before their events.
+    fn trace(seed: u64, record_events: bool, record_hashes: bool) -> Trace {
+        let t = Trace::new(seed, record_events, record_hashes, None);
+        for node in 0..3 {
+            t.name_node(NodeId(node), "node");
+        }
+        t
+    }
+
     fn note(text: &str) -> EventKind {
         EventKind::Note {
             source: "test",
@@ -831,7 +944,7 @@ mod tests {
     #[test]
     fn both_records_keep_every_event_and_the_fingerprint_after_it() {
         let task = TaskId { slot: 3, serial: 9 };
-        let mut t = Trace::new(4, true, true, None);
+        let mut t = trace(4, true, true);
         let mut after = Vec::new();
         for step in 0..5u64 {
             t.record(step, NodeId(1), EventKind::Poll { task });
@@ -861,8 +974,8 @@ mod tests {
 
     #[test]
     fn a_note_without_text_is_the_same_event_as_one_with_empty_text() {
-        let mut with_string = Trace::new(6, true, true, None);
-        let mut words_only = Trace::new(6, true, true, None);
+        let mut with_string = trace(6, true, true);
+        let mut words_only = trace(6, true, true);
         // Three notes a step, one with text, over more steps than the ring holds: empty notes
         // land in ring slots that held text.
         for step in 0..40u64 {
@@ -887,8 +1000,8 @@ mod tests {
 
     #[test]
     fn a_note_formatted_in_place_is_the_same_event_as_one_formatted_first() {
-        let mut formatted_first = Trace::new(8, true, true, None);
-        let mut in_place = Trace::new(8, true, true, None);
+        let mut formatted_first = trace(8, true, true);
+        let mut in_place = trace(8, true, true);
         // More steps than the ring holds, texts of varying length: a slot's old text must not
         // show through a shorter new one.
         for step in 0..100u64 {
@@ -977,7 +1090,7 @@ mod tests {
             EventKind::Panic { task },
             note("second"),
         ];
-        let mut t = Trace::new(0, true, false, None);
+        let mut t = trace(0, true, false);
         for _ in 0..Trace::TAIL_LEN {
             t.record(1, NodeId(0), note("pushed out"));
         }

@@ -105,6 +105,10 @@ impl Ledger {
             "masked faults are a subset of the numbered ones"
         );
         assert_eq!(self.next_id, id + 1, "fault ids increase one by one");
+        assert!(
+            self.kept.is_some() || self.masked_count <= self.masked.len() as u64,
+            "only the ids asked for are masked"
+        );
         if masked {
             Verdict::Masked(id)
         } else {
@@ -115,6 +119,17 @@ impl Ledger {
     /// Lists an applied fault for the failure report: one numbered by [`Ledger::come_up`]
     /// and applied, or one the test applied itself (no id).
     pub(crate) fn list(&mut self, fault: InjectedFault) {
+        assert_eq!(
+            fault.id.is_some(),
+            fault.stream.is_some(),
+            "a numbered fault names its stream, an explicit one neither"
+        );
+        assert!(
+            self.applied
+                .last()
+                .is_none_or(|last| last.time <= fault.time),
+            "fault {fault} is listed before the one applied ahead of it"
+        );
         if let Some(id) = fault.id {
             assert!(id < self.next_id, "fault #{id} is listed before it came up");
             let last = self.applied.iter().rev().find_map(|f| f.id);
@@ -149,6 +164,12 @@ impl Ledger {
                 "applied fault ids increase"
             );
             assert!(
+                self.applied
+                    .windows(2)
+                    .all(|pair| pair[0].time <= pair[1].time),
+                "applied faults are listed in time order"
+            );
+            assert!(
                 ids.iter()
                     .all(|id| !self.masked.contains(id) && *id < self.next_id),
                 "an applied fault was numbered and is not masked"
@@ -166,6 +187,10 @@ impl Ledger {
     /// Stops drawn faults for the rest of the run (the liveness phase).
     pub(crate) fn heal(&mut self) {
         self.enabled = false;
+        assert!(
+            self.listed_count + self.masked_count <= self.next_id,
+            "a numbered fault is masked or listed, once"
+        );
     }
 
     /// False once the run healed.
@@ -181,6 +206,10 @@ impl Ledger {
             "only a buggify! site is enabled or not"
         );
         if !self.buggify {
+            assert!(
+                self.sites.is_empty(),
+                "a run without buggify! decides no site"
+            );
             return false;
         }
         let seed = self.seed;

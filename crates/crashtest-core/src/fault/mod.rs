@@ -77,6 +77,11 @@ pub fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> 
 #[doc(hidden)]
 pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
+        // Checked before the coin: a fault that does not come up would hide a bad node.
+        assert!(
+            node.index() < w.nodes.borrow().len(),
+            "a fault drawn on {node}, which is not a node of the run"
+        );
         let coin = w.with_stream(stream, |rng| rng.chance(ratio));
         let applied = coin && w.fault(stream, node, Cause::Drawn, describe);
         assert!(
@@ -104,6 +109,11 @@ pub fn draw(stream: Stream, node: NodeId, ratio: Ratio, describe: impl FnOnce() 
 #[doc(hidden)]
 pub fn arise(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -> bool {
     world::with(|w| {
+        // Checked first: after the heal the fault stops before anything looks at the node.
+        assert!(
+            node.index() < w.nodes.borrow().len(),
+            "a fault arises on {node}, which is not a node of the run"
+        );
         let applied = w.fault(stream, node, Cause::Drawn, describe);
         assert!(
             !applied || w.faults_enabled(),
@@ -152,6 +162,7 @@ pub fn follow(stream: Stream, node: NodeId, describe: impl FnOnce() -> String) -
 /// ```
 #[doc(hidden)]
 pub fn note(node: NodeId, text: String) {
+    assert!(!text.is_empty(), "a fault says what it was");
     world::with(|w| w.note_fault(node, text));
 }
 
@@ -169,7 +180,13 @@ pub fn note(node: NodeId, text: String) {
 /// }).unwrap();
 /// ```
 pub fn heal_all() {
-    world::with(|w| w.heal());
+    world::with(|w| {
+        w.heal();
+        assert!(
+            !w.faults_enabled(),
+            "a healed run applies no more drawn faults"
+        );
+    });
 }
 
 /// False once the run has healed (and outside a simulation): a test's own fault injectors
@@ -195,11 +212,16 @@ pub fn buggify(site: &'static Site, ratio: Ratio) -> bool {
     let fired = world::with(|w| {
         let enabled = w.buggify_site_enabled(site);
         let coin = w.with_stream(Stream::Buggify, |rng| rng.chance(ratio));
-        enabled
+        let fired = enabled
             && coin
             && w.fault(Stream::Buggify, w.current_node(), Cause::Drawn, || {
                 format!("buggify {site}")
-            })
+            });
+        assert!(
+            !fired || w.faults_enabled(),
+            "a buggify! site fires only before the heal"
+        );
+        fired
     });
     match fired {
         Some(fired) => reach(site, fired),

@@ -28,6 +28,7 @@ pub fn add_step_check(
     every: u64,
     check: impl Fn() -> Result<(), String> + 'static,
 ) {
+    assert!(every > 0, "a step check runs at least every poll");
     world::with(|w| w.add_step_check(name.into(), every, Rc::new(check)))
         .expect("plumbing::checks::add_step_check is only available inside a simulation");
 }
@@ -43,6 +44,7 @@ pub fn add_step_check(
 /// assert!(failed.unwrap_err().to_string().contains("replicas diverged"));
 /// ```
 pub fn fail(message: String) {
+    assert!(!message.is_empty(), "a failure says what broke");
     world::with(|w| w.fail(FailureKind::Check { message }));
 }
 
@@ -60,5 +62,11 @@ pub fn fail(message: String) {
 /// }).unwrap();
 /// ```
 pub fn extension<T: Any + Default>() -> Option<Rc<T>> {
-    world::with(|w| w.extension::<T>())
+    let extension = world::with(|w| w.extension::<T>())?;
+    // The world keeps its own handle: a second call must find this same value.
+    assert!(
+        Rc::strong_count(&extension) >= 2,
+        "an extension handed out is not kept by the run"
+    );
+    Some(extension)
 }

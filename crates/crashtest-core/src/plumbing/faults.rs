@@ -46,5 +46,9 @@ pub trait Healer {
 /// }).unwrap();
 /// ```
 pub fn add_healer(healer: Rc<dyn Healer>) {
-    world::with(|w| w.add_healer(healer));
+    let added = world::with(|w| w.add_healer(healer));
+    assert!(
+        added.is_some(),
+        "a healer is added for the rest of a run: inside a simulation"
+    );
 }

@@ -64,7 +64,11 @@ pub trait NodeHook {
 /// }).unwrap();
 /// ```
 pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
-    world::with(|w| w.add_hook(hook));
+    let added = world::with(|w| w.add_hook(hook));
+    assert!(
+        added.is_some(),
+        "a node hook is added for the rest of a run: inside a simulation"
+    );
 }
 
 /// Kills `node` without noting a fault: for a component that drew the kill through
@@ -81,6 +85,7 @@ pub fn add_node_hook(hook: Rc<dyn NodeHook>) {
 /// }).unwrap();
 /// ```
 pub fn kill(node: NodeId) {
+    assert_ne!(node, NodeId::SUPERVISOR, "the supervisor cannot be killed");
     world::with(|w| w.kill_node(node));
 }
 
@@ -95,6 +100,11 @@ pub fn kill(node: NodeId) {
 /// }).unwrap();
 /// ```
 pub fn restart(node: NodeId) {
+    assert_ne!(
+        node,
+        NodeId::SUPERVISOR,
+        "the supervisor cannot be restarted"
+    );
     world::with(|w| w.restart_node(node, None));
 }
 
@@ -111,6 +121,7 @@ pub fn restart(node: NodeId) {
 /// }).unwrap();
 /// ```
 pub fn pause(node: NodeId) {
+    assert_ne!(node, NodeId::SUPERVISOR, "the supervisor cannot be paused");
     world::with(|w| w.pause_node(node));
 }
 

@@ -41,7 +41,14 @@ pub fn is_simulation() -> bool {
 /// }).unwrap();
 /// ```
 pub fn current_node() -> Option<NodeId> {
-    world::with(|w| w.current_node())
+    world::with(|w| {
+        let node = w.current_node();
+        assert!(
+            node.index() < w.nodes.borrow().len(),
+            "the current node {node} is a node of the run"
+        );
+        node
+    })
 }
 
 /// Draws from `stream` of the running simulation's registry; `None` outside a simulation.
@@ -80,5 +87,7 @@ pub fn with_stream<R>(stream: Stream, f: impl FnOnce(&mut Rng) -> R) -> Option<R
 /// }).unwrap();
 /// ```
 pub fn set_scheduling_window(tasks: usize) {
+    // Checked here too, so that a bad window panics outside a simulation as documented.
+    assert!(tasks > 0, "the scheduling window holds at least one task");
     world::with(|w| w.set_scheduling_window(tasks));
 }

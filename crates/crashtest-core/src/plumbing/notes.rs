@@ -15,6 +15,7 @@ use crate::world;
 /// }).unwrap();
 /// ```
 pub fn record(source: &'static str, words: [u64; 3], text: String) {
+    assert!(!source.is_empty(), "a note names its source");
     world::with(|w| w.note(w.current_node(), source, words, text));
 }
 
@@ -28,6 +29,7 @@ pub fn record(source: &'static str, words: [u64; 3], text: String) {
 /// }).unwrap();
 /// ```
 pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: String) {
+    assert!(!source.is_empty(), "a note names its source");
     world::with(|w| w.note(node, source, words, text));
 }
 
@@ -48,5 +50,6 @@ pub fn record_for_fmt(
     words: [u64; 3],
     text: fmt::Arguments<'_>,
 ) {
+    assert!(!source.is_empty(), "a note names its source");
     world::with(|w| w.note_fmt(node, source, words, text));
 }
