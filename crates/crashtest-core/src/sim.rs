@@ -549,7 +549,7 @@ where
     let (first, first_hashes) = run(hashing.clone());
     // Only the first run streams: a stream holds one run's events.
     hashing.stream = None;
-    let (_, second_hashes) = run(hashing);
+    let (second, second_hashes) = run(hashing);
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
     // The hashes are the fingerprint after each event: as many as the run's events, the
@@ -563,6 +563,16 @@ where
         first_hashes
             .last()
             .is_none_or(|&last| last == summary.fingerprint)
+    );
+    // The second run's hashes are its own events' too, however the two runs differ.
+    let second_summary = match &second {
+        Ok(summary) => summary,
+        Err(failure) => &failure.summary,
+    };
+    assert_eq!(
+        second_hashes.len() as u64,
+        second_summary.events,
+        "the second run's hashes miss some of its events"
     );
     let parted = first_hashes
         .iter()
@@ -581,13 +591,21 @@ where
             Ok(summary) => summary,
             Err(failure) => failure.summary,
         };
+        // Recorded on purpose: a missing trace would show an empty divergence.
+        assert!(summary.trace.is_some(), "a recording run kept no trace");
         let events = summary.trace.unwrap_or_default();
         let start = index.saturating_sub(DIVERGENCE_CONTEXT) as usize;
         let end = (index as usize + 1).min(events.len());
-        events
+        let shown = events
             .get(start..end)
             .map(<[Event]>::to_vec)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // The stretch shown is the one that leads up to the divergence, and no later.
+        assert!(
+            shown.iter().all(|event| event.index <= index),
+            "a divergence shows events past the one that differs"
+        );
+        shown
     };
     let first = window(run(recording.clone()).0);
     let second = window(run(recording).0);

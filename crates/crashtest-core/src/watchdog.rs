@@ -111,6 +111,8 @@ pub fn stuck_before(test: &str) -> Option<String> {
 const UNIT: char = '\u{1f}';
 /// Separates one stuck test from the next in `CRASHTEST_STUCK` (ASCII record separator).
 const RECORD: char = '\u{1e}';
+// A name ends at the first unit separator and an entry at the first record separator.
+const _: () = assert!(UNIT as u32 != RECORD as u32);
 
 /// `list` (a `CRASHTEST_STUCK` value) with `test` and its `report` added.
 fn encode_stuck(list: &str, test: &str, report: &str) -> String {
@@ -170,6 +172,8 @@ impl Watch {
 
     /// Records the name of node `index` (at its creation; rare, so a lock is cheap).
     pub(crate) fn name_node(&self, index: u32, name: &str) {
+        // The supervisor is named as the simulation registers; created nodes come after it.
+        assert!(index > 0, "node 0 is the supervisor, named at registration");
         // The node table holds at most 2^16 nodes, which bounds the list grown here.
         assert!(
             index <= u32::from(u16::MAX),
@@ -244,6 +248,8 @@ fn watch_forever() {
                     continue;
                 }
             };
+            // One writer counts the polls up: a smaller count is not the same simulation.
+            assert!(polls >= entry.1, "a simulation's poll count went backwards");
             if entry.1 != polls || !watch.in_poll.load(Ordering::Acquire) {
                 *entry = (weak.clone(), polls, Duration::ZERO);
                 continue;
@@ -257,6 +263,11 @@ fn watch_forever() {
 }
 
 fn report_and_end(watch: &Watch, stuck: Duration) -> ! {
+    // The report says the poll ran past the limit; ending a process for less would be wrong.
+    assert!(
+        stuck >= watch.limit,
+        "a poll reported stuck within its limit"
+    );
     let reproduce = watch.caller.as_ref().map_or_else(
         || format!("CRASHTEST_SEED={}", watch.seed),
         |caller| caller.reproduce.clone(),

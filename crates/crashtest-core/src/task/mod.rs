@@ -41,6 +41,9 @@ pub struct TaskId {
     pub(crate) serial: u32,
 }
 
+// `TaskId::to_u64` packs the slot and the serial into one word, losing nothing.
+const _: () = assert!(std::mem::size_of::<TaskId>() == std::mem::size_of::<u64>());
+
 impl TaskId {
     /// The id as one integer (for hashing and output formats).
     ///
@@ -258,6 +261,11 @@ impl<T: 'static> Future for JoinHandle<T> {
                     let polled = w.poll_join::<T>(*id, cx);
                     // A handle that took its outcome freed its task: the id is stale now.
                     debug_assert!(polled.is_pending() || w.is_finished(*id));
+                    // And one that waits, waits for a task that has not finished.
+                    assert!(
+                        polled.is_ready() || !w.is_finished(*id),
+                        "JoinHandle of finished task {id} is pending"
+                    );
                     polled
                 })
                 .expect("a simulated task's JoinHandle was awaited outside its simulation");

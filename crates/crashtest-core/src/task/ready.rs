@@ -24,6 +24,7 @@ use crate::rng::Rng;
 /// simulation fits in it (each pick uniform over all ready tasks), small enough that a window
 /// of tasks and their futures stays in the CPU's L1/L2 caches.
 pub(crate) const DEFAULT_WINDOW: usize = 256;
+const _: () = assert!(DEFAULT_WINDOW > 0, "the default window refuses every task");
 
 /// Ready task ids in readiness order, with a seeded windowed pick.
 ///
@@ -111,6 +112,8 @@ impl ReadyQueue {
         } else {
             // The chosen task's place goes to the oldest, and the front moves on.
             let index = self.start + scheduler.index(self.window);
+            // The draw stays in the window: past it, a newer task could jump the queue.
+            debug_assert!(index < self.start + self.window);
             self.queue.swap(index, self.start);
             self.start += 1;
             let picked = self.queue[self.start - 1];

@@ -128,6 +128,8 @@ impl Interval {
         }
         let due = self.next;
         let now = Instant::now();
+        // A tick is never early: its sleep ends at its due time or later.
+        assert!(now >= due, "an interval ticked before its tick was due");
         let next = match self.behavior {
             MissedTickBehavior::Burst => due + self.period,
             MissedTickBehavior::Delay => now + self.period,
@@ -135,11 +137,25 @@ impl Interval {
                 let late = now.saturating_duration_since(due).as_nanos();
                 let period = self.period.as_nanos();
                 let periods = u32::try_from(late / period + 1).unwrap_or(u32::MAX);
-                due + self.period * periods
+                let next = due + self.period * periods;
+                // Skipping lands on the first tick still ahead, unless the count of periods
+                // skipped saturated.
+                assert!(
+                    next > now || periods == u32::MAX,
+                    "a skipping interval's next tick is already due"
+                );
+                next
             }
         };
         // The schedule moves forward by at least a period (never zero, see `interval_at`).
         assert!(next > due, "an interval's next tick is not after its last");
+        // Burst and Skip keep the original schedule: the next tick is whole periods on.
+        assert!(
+            self.behavior == MissedTickBehavior::Delay
+                || next.duration_since(due).as_nanos() % self.period.as_nanos() == 0,
+            "a {:?} interval left its schedule",
+            self.behavior
+        );
         self.next = next;
         self.sleep.as_mut().reset(next);
         Poll::Ready(due)

@@ -208,6 +208,11 @@ impl Future for Sleep {
                 "a Sleep was awaited in another simulation run"
             );
             if w.now_ns() >= this.fire_at_ns {
+                // What the caller sees: the sleep ends once its deadline is reached.
+                assert!(
+                    w.now_ns() >= this.deadline.as_nanos_since_start(),
+                    "a sleep completed before its deadline"
+                );
                 // The run loop fires every due timer before it polls a task, so this sleep's
                 // timer has fired already: there is nothing to cancel.
                 if let Some(key) = this.key.take() {
@@ -217,7 +222,15 @@ impl Future for Sleep {
             }
             match this.key {
                 Some(armed) if w.refresh_timer(armed, cx.waker()) => {}
-                _ => this.key = Some(w.arm_timer(this.fire_at_ns, cx.waker().clone())),
+                _ => {
+                    // The timer fires at `fire_at_ns`, still ahead: a key whose timer is gone
+                    // means it went off early (or was cancelled behind the sleep's back).
+                    assert!(
+                        this.key.is_none(),
+                        "a sleep's timer went off before its time"
+                    );
+                    this.key = Some(w.arm_timer(this.fire_at_ns, cx.waker().clone()));
+                }
             }
             Poll::Pending
         })

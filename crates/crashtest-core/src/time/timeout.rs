@@ -116,6 +116,11 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(output) = this.future.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        Pin::new(this.sleep).poll(cx).map(|()| Err(Elapsed(())))
+        let sleep = this.sleep;
+        Pin::new(&mut *sleep).poll(cx).map(|()| {
+            // A timeout elapses at its deadline, not before.
+            assert!(sleep.is_elapsed(), "a timeout elapsed before its deadline");
+            Err(Elapsed(()))
+        })
     }
 }

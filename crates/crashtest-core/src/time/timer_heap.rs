@@ -54,7 +54,10 @@ pub struct TimerKey {
 impl TimerKey {
     /// The key as one word, for seams that cannot name this type (the tokio stand-in's).
     pub(crate) fn to_bits(self) -> u64 {
-        (u64::from(self.generation) << 32) | u64::from(self.slot)
+        let bits = (u64::from(self.generation) << 32) | u64::from(self.slot);
+        // The seam hands the word back as it got it: it must name this very timer.
+        debug_assert_eq!(TimerKey::from_bits(bits), self);
+        bits
     }
 
     /// The key [`TimerKey::to_bits`] gave.
@@ -96,6 +99,8 @@ const SLOTS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+// `TimerKey::to_bits` packs the key into one word, losing nothing.
+const _: () = assert!(std::mem::size_of::<TimerKey>() == std::mem::size_of::<u64>());
 // A level's occupied slots are the bits of one `u64`, and the levels the bits of one `u32`.
 const _: () = assert!(SLOTS <= 64 && LEVELS <= 32);
 
@@ -193,7 +198,12 @@ impl<T> TimerHeap<T> {
         let floor = self.floor;
         loop {
             self.drop_stale_due();
-            if !self.due.is_empty() {
+            if let Some(first) = self.due.front() {
+                // What is returned is a live timer's deadline, not a cancelled one's.
+                assert!(
+                    first.is_live(&self.slots),
+                    "the earliest timer is a cancelled one"
+                );
                 return Some(self.floor);
             }
             if !self.spread_lowest(u64::MAX) {
@@ -256,6 +266,12 @@ impl<T> TimerHeap<T> {
         });
         self.entries += 1;
         self.quiet_until = self.quiet_until.min(deadline_ns);
+        // Live entries and armed slots are counted apart and must agree.
+        assert_eq!(
+            self.entries - self.stale,
+            self.slots.len() - self.free.len(),
+            "the timer queue's live entries and armed slots differ"
+        );
         TimerKey { slot, generation }
     }
 
@@ -314,12 +330,24 @@ impl<T> TimerHeap<T> {
         if self.stale > STALE_FLOOR && self.stale * 2 > self.entries {
             self.drop_all_stale();
         }
+        assert_eq!(
+            self.entries - self.stale,
+            self.slots.len() - self.free.len(),
+            "the timer queue's live entries and armed slots differ"
+        );
         Some(alarm)
     }
 
     /// Removes and returns the alarm of the earliest timer if its deadline is `<= now_ns`.
     #[inline]
     pub(crate) fn pop_due(&mut self, now_ns: u64) -> Option<T> {
+        // The clock never lags the floor: `next_deadline` moves the floor only to where the
+        // run loop then moves the clock.
+        assert!(
+            self.floor <= now_ns,
+            "the clock at {now_ns} ns is behind the timer queue's floor {} ns",
+            self.floor
+        );
         loop {
             self.drop_stale_due();
             if let Some(first) = self.due.front() {
@@ -327,10 +355,18 @@ impl<T> TimerHeap<T> {
                     return None;
                 }
                 let entry = self.due.pop_front().expect("looked at the front");
+                // A stale entry's slot may hold a newer timer, whose alarm this would hand out.
+                debug_assert!(entry.is_live(&self.slots), "a cancelled timer fired");
                 // `due` holds the entries at the floor (placed there, or spread there).
                 assert_eq!(entry.deadline_ns, self.floor);
                 self.entries -= 1;
-                return Some(self.release(entry.slot));
+                let alarm = self.release(entry.slot);
+                assert_eq!(
+                    self.entries - self.stale,
+                    self.slots.len() - self.free.len(),
+                    "the timer queue's live entries and armed slots differ"
+                );
+                return Some(alarm);
             }
             if now_ns < self.quiet_until || !self.spread_lowest(now_ns) {
                 return None;
@@ -396,6 +432,12 @@ impl<T> TimerHeap<T> {
         for &entry in &spread {
             self.place(entry);
         }
+        // The bucket's allocation goes back below: an entry placed into it meanwhile would be
+        // overwritten, its timer lost.
+        assert!(
+            self.buckets[bucket].is_empty(),
+            "spreading bucket {level}/{slot} put an entry back into it"
+        );
         // The new floor is the earliest deadline spread, unless `limit` came first: either
         // an entry sits in `due` now, or none is due by `limit`.
         assert!(
@@ -431,6 +473,12 @@ impl<T> TimerHeap<T> {
         }
         self.entries -= self.stale;
         self.stale = 0;
+        // Without stale entries, every entry is an armed timer.
+        assert_eq!(
+            self.entries,
+            self.slots.len() - self.free.len(),
+            "a live timer was dropped with the stale ones"
+        );
         // Already a walk of every bucket, so counting what is left costs no more.
         let queued = self.due.len() + self.buckets.iter().map(Vec::len).sum::<usize>();
         assert_eq!(
@@ -478,6 +526,18 @@ impl<T> TimerHeap<T> {
             "armed slots and live entries differ"
         );
         assert_eq!(armed + self.free.len(), self.slots.len(), "a slot is lost");
+        // The free list is exactly the unarmed slots, each once (a slot freed twice would
+        // be handed to two timers).
+        assert!(
+            self.free
+                .iter()
+                .all(|&slot| self.slots[slot as usize].alarm.is_none()),
+            "an armed timer's slot is on the free list"
+        );
+        let mut free = self.free.clone();
+        free.sort_unstable();
+        free.dedup();
+        assert_eq!(free.len(), self.free.len(), "a timer slot is free twice");
     }
 
     /// Frees an armed slot and returns its alarm; the slot's generation moves on, so entries

@@ -14,6 +14,11 @@ impl World {
     /// first counts down from the next step, as the list's length is taken first).
     pub(super) fn run_step_checks(&self) {
         let count = self.step_checks.borrow().len();
+        // Checks run between polls, on the supervisor's behalf.
+        assert!(
+            self.current_task.get().is_none(),
+            "step checks ran inside a poll"
+        );
         for index in 0..count {
             let due = {
                 let mut checks = self.step_checks.borrow_mut();
@@ -30,6 +35,11 @@ impl World {
                 })
             };
             let Some((name, check)) = due else { continue };
+            // A check may register another: the list is not borrowed while it runs.
+            assert!(
+                self.step_checks.try_borrow_mut().is_ok(),
+                "step check {name:?} ran under the list's borrow"
+            );
             match panic_capture::catch(|| check()) {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => self.fail(FailureKind::Check {
@@ -41,6 +51,11 @@ impl World {
                 }),
             }
         }
+        // A check may register others, never remove one: every index visited still exists.
+        assert!(
+            self.step_checks.borrow().len() >= count,
+            "a step check was removed while the checks ran"
+        );
     }
 
     pub(crate) fn add_step_check(&self, name: String, every: u64, check: Check) {
@@ -61,6 +76,12 @@ impl World {
     pub(crate) fn fail(&self, kind: FailureKind) {
         let mut failure = self.failure.borrow_mut();
         if failure.is_none() {
+            // Between polls the supervisor acts (see `current_node`).
+            assert!(
+                self.current_task.get().is_some() || self.current_node.get() == NodeId::SUPERVISOR,
+                "a failure between polls, on node {}",
+                self.current_node.get()
+            );
             let node = self.current_task.get().map(|_| self.current_node.get());
             *failure = Some((kind, node, self.current_task.get()));
         }
@@ -75,10 +96,25 @@ impl World {
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.clone());
         let any = found.unwrap_or_else(|| {
+            // `T::default()` is a component's code, which may ask for other extensions.
+            assert!(
+                self.extensions.try_borrow_mut().is_ok(),
+                "an extension is made under the extensions' borrow"
+            );
             let value: Rc<dyn Any> = Rc::new(T::default());
             self.extensions.borrow_mut().push((key, value.clone()));
             value
         });
+        if crate::verify::enabled() {
+            // Made once per type: a `T::default()` that asked for its own type would make two.
+            let stored = self
+                .extensions
+                .borrow()
+                .iter()
+                .filter(|(k, _)| *k == key)
+                .count();
+            assert_eq!(stored, 1, "extension stored {stored} times under one type");
+        }
         any.downcast::<T>()
             .unwrap_or_else(|_| unreachable!("extension stored under its TypeId"))
     }

@@ -17,6 +17,11 @@ impl World {
         loop {
             let alarm = self.timers.borrow_mut().pop_due(now);
             let Some(alarm) = alarm else { break };
+            // A waker or a callback may arm timers again: the heap is not borrowed now.
+            assert!(
+                self.timers.try_borrow_mut().is_ok(),
+                "a timer went off under the timer heap's borrow"
+            );
             self.polls_since_clock_moved.set(0);
             match alarm {
                 // A simulator waker names its task: wake it here, without the call through
@@ -44,12 +49,21 @@ impl World {
         let (min, max) = self.config.poll_cost_ns;
         // `Config::poll_cost` refuses an empty range.
         debug_assert!(min <= max, "poll cost range {min}..={max} ns is empty");
+        // Charged once the poll is over, by the run loop's side.
+        assert!(
+            self.current_task.get().is_none(),
+            "a poll's cost was charged inside a poll"
+        );
         if max > 0 {
             let cost = self
                 .streams
                 .borrow_mut()
                 .scheduler()
                 .range_inclusive(min, max);
+            assert!(
+                (min..=max).contains(&cost),
+                "a poll cost {cost} ns outside {min}..={max} ns"
+            );
             let now = self.now_ns.get();
             self.now_ns
                 .set(now.checked_add(cost).expect("virtual time overflowed"));
@@ -89,9 +103,16 @@ impl World {
 
     pub(crate) fn call_at(&self, deadline_ns: u64, callback: Box<dyn FnOnce()>) -> TimerKey {
         let deadline_ns = deadline_ns.max(self.now_ns.get());
-        self.timers
+        let key = self
+            .timers
             .borrow_mut()
-            .insert_with(deadline_ns, || Alarm::Call(callback))
+            .insert_with(deadline_ns, || Alarm::Call(callback));
+        // The key handed back names the timer just armed, which a cancel must find.
+        debug_assert!(
+            self.timer_armed(key),
+            "a callback timer's new key names no timer"
+        );
+        key
     }
 
     /// Whether `key` names a timer still armed (not fired, not disarmed).
@@ -111,14 +132,23 @@ impl World {
     /// The deadline a sleep really fires at: stretched now and then when the run says so.
     #[inline]
     pub(crate) fn stretched_deadline(&self, deadline_ns: u64) -> u64 {
-        match self.config.sleep_stretch {
+        let fire_at_ns = match self.config.sleep_stretch {
             None => deadline_ns,
             Some(max) => self.stretch(deadline_ns, max),
-        }
+        };
+        // A stretch only delays: the sleeps of the core and of the tokio stand-in rely on
+        // never firing before their deadline.
+        assert!(fire_at_ns >= deadline_ns, "a sleep stretched to fire early");
+        fire_at_ns
     }
 
     #[cold]
     pub(super) fn stretch(&self, deadline_ns: u64, max: Duration) -> u64 {
+        // Only a run configured to stretch sleeps draws for it.
+        assert!(
+            self.config.sleep_stretch == Some(max),
+            "a sleep stretched by a bound the run did not set"
+        );
         let extra = self.with_stream(Stream::Buggify, |rng| {
             rng.chance(crate::fault::STRETCH_CHANCE)
                 .then(|| crate::fault::stretch(rng, max))

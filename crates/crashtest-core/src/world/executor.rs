@@ -15,6 +15,12 @@ use super::*;
 
 impl World {
     pub(super) fn run_loop(&self) {
+        // Once per world, with its body spawned and nothing polled yet.
+        assert_eq!(self.polls.get(), 0, "the run loop ran twice");
+        assert!(
+            self.body.get().is_some(),
+            "the run loop started without a body"
+        );
         let limit_ns = u64::try_from(self.config.time_limit.as_nanos()).unwrap_or(u64::MAX);
         let path = self.config.explore.clone();
         let mut next_point = 0;
@@ -29,11 +35,18 @@ impl World {
             if let Some(point) = &fork
                 && self.now_ns.get() >= point.at_ns
             {
+                // The fork comes after the whole path, whose points were all reached first.
+                assert_eq!(
+                    next_point,
+                    path.len(),
+                    "the fork point was reached before the branch path's end"
+                );
                 if let Some(sub_seed) = (point.hook)() {
                     self.reseed(path.len(), sub_seed);
                 }
                 fork = None;
             }
+            let before_ns = self.now_ns.get();
             self.fire_due_timers();
             let next = self
                 .ready
@@ -41,6 +54,10 @@ impl World {
                 .pick(self.streams.borrow_mut().scheduler());
             if let Some(id) = next {
                 self.poll_task(id);
+                assert!(
+                    self.now_ns.get() >= before_ns,
+                    "virtual time went backwards over a poll"
+                );
                 if crate::verify::enabled() && self.polls.get().is_multiple_of(1024) {
                     self.verify_queues();
                 }
@@ -49,6 +66,11 @@ impl World {
             let next_deadline = self.timers.borrow_mut().next_deadline();
             match next_deadline {
                 Some(deadline) if deadline > limit_ns => {
+                    // Every timer due by now has fired: the one left is in the future.
+                    assert!(
+                        deadline > self.now_ns.get(),
+                        "a timer due at {deadline} ns was left unfired"
+                    );
                     self.now_ns.set(limit_ns.max(self.now_ns.get()));
                     self.fail(FailureKind::TimeLimit {
                         limit: self.config.time_limit,
@@ -64,11 +86,21 @@ impl World {
                     self.record(EventKind::ClockJump);
                 }
                 None => {
+                    // Nothing is ready and nothing is armed: whatever waits, waits forever.
+                    assert!(
+                        self.ready.borrow().waiting().is_empty(),
+                        "a deadlock declared with tasks ready"
+                    );
                     let waiting = self.describe_waiting();
                     self.fail(FailureKind::Deadlock { waiting });
                 }
             }
         }
+        // The run ends between polls, on the supervisor.
+        assert!(
+            self.current_task.get().is_none() && self.current_node.get() == NodeId::SUPERVISOR,
+            "the run loop ended inside a poll"
+        );
         if crate::verify::enabled() {
             self.verify_queues();
         }
@@ -91,6 +123,14 @@ impl World {
                 Some(state) => panic!("task {id} waits in the ready queue in state {state:?}"),
             }
         }
+        // The body has no handle, so its slot stays until the run ends: done exactly when the
+        // run says its body is.
+        assert!(
+            self.body.get().is_some_and(|body| tasks
+                .get(body)
+                .is_some_and(|slot| (slot.state == TaskState::Done) == self.body_done.get())),
+            "the body's task and the run disagree on whether it finished"
+        );
         let listed = queued.len();
         queued.sort_unstable();
         queued.dedup();
@@ -100,6 +140,12 @@ impl World {
             "a task waits in the ready queue twice"
         );
         for (id, slot) in tasks.iter_unfinished() {
+            // A kill finishes its node's tasks, and a task spawned on a dead node dies at once.
+            assert!(
+                failed || nodes.status(slot.node()) != NodeStatus::Dead,
+                "task {id} of dead node {} lives on",
+                slot.node()
+            );
             match slot.state {
                 TaskState::Running | TaskState::RunningWoken => {
                     assert!(failed, "task {id} is running between polls");
@@ -163,12 +209,20 @@ impl World {
             self.ready.try_borrow_mut().is_ok() && self.timers.try_borrow_mut().is_ok(),
             "a task was polled under a borrow of the ready queue or the timers"
         );
+        debug_assert!(
+            self.nodes.try_borrow_mut().is_ok() && self.streams.try_borrow_mut().is_ok(),
+            "a task was polled under a borrow of the nodes or the random streams"
+        );
         self.watch.enter_poll(node.0, id.serial);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
         self.polls.set(self.polls.get() + 1);
         let since = self.polls_since_clock_moved.get() + 1;
         self.polls_since_clock_moved.set(since);
+        assert!(
+            since <= self.polls.get(),
+            "more polls since the clock moved than in the whole run"
+        );
         match polled {
             Ok(Poll::Ready(())) => {
                 let leftover = self.finish_task(id, Outcome::Output(future));
@@ -236,6 +290,12 @@ impl World {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id).expect("a running task keeps its slot");
             if slot.cancel_requested() {
+                // A cancel is only requested of a running task (any other ends at once).
+                assert!(
+                    matches!(slot.state, TaskState::Running | TaskState::RunningWoken),
+                    "cancelled task {id} left its poll in state {:?}",
+                    slot.state
+                );
                 slot.node()
             } else {
                 match slot.state {
@@ -280,12 +340,30 @@ impl World {
         let mut tasks = self.tasks.borrow_mut();
         let slot = tasks.get_mut(id).expect("finishing a live task");
         assert_ne!(slot.state, TaskState::Done, "task {id} finished twice");
+        // Only a poll completes a task: the task polled now, which is running.
+        if matches!(outcome, Outcome::Output(_)) {
+            assert_eq!(
+                self.current_task.get(),
+                Some(id),
+                "task {id} completed outside its own poll"
+            );
+            assert!(
+                matches!(slot.state, TaskState::Running | TaskState::RunningWoken),
+                "task {id} completed in state {:?}",
+                slot.state
+            );
+        }
         slot.state = TaskState::Done;
         if slot.handle_alive() {
             slot.set_outcome(outcome);
             let waker = tasks.take_join_waker(id);
             drop(tasks);
             if let Some(waker) = waker {
+                // The handle's waker may be anyone's (a combinator's), and wake anything.
+                assert!(
+                    self.tasks.try_borrow_mut().is_ok(),
+                    "a join waker was woken under the task table's borrow"
+                );
                 waker.wake();
             }
             None
@@ -388,6 +466,12 @@ impl World {
     pub(super) fn wake_slot(&self, id: TaskId, slot: &mut TaskSlot) {
         match slot.state {
             TaskState::Idle => {
+                // The task being polled is running, not idle.
+                assert_ne!(
+                    self.current_task.get(),
+                    Some(id),
+                    "the running task is idle"
+                );
                 slot.state = TaskState::Queued;
                 slot.prefetch_future();
                 self.ready.borrow_mut().push(id);
@@ -397,7 +481,10 @@ impl World {
                 assert_eq!(self.current_task.get(), Some(id), "two tasks running");
                 slot.state = TaskState::RunningWoken;
             }
-            TaskState::Queued | TaskState::RunningWoken | TaskState::Done => {}
+            TaskState::RunningWoken => {
+                assert_eq!(self.current_task.get(), Some(id), "two tasks running");
+            }
+            TaskState::Queued | TaskState::Done => {}
         }
     }
 
@@ -427,6 +514,8 @@ impl World {
         let leftover = self.finish_task(id, Outcome::Cancelled);
         self.drop_cell(future, node);
         self.drop_outcome(leftover, node);
+        // Whatever the destructor did (it may spawn into the freed slot), this task is over.
+        assert!(self.is_finished(id), "aborted task {id} is not finished");
     }
 
     /// The output of a finished task (`None` if it was cancelled), or `Pending` after
@@ -508,6 +597,8 @@ impl World {
     }
 
     pub(super) fn describe_waiting(&self) -> Vec<String> {
+        // The run loop goes on only while its body is unfinished.
+        assert!(!self.body_done.get(), "a deadlock after the body finished");
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
         let waiting: Vec<String> = tasks

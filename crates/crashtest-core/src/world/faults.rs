@@ -19,6 +19,8 @@ impl World {
     /// each healer ends its own (partitions, clogs).
     pub(crate) fn heal(&self) {
         self.ledger.borrow_mut().heal();
+        // From here on no drawn fault applies (`fault` answers `Healed`).
+        assert!(!self.faults_enabled(), "faults are still on after the heal");
         self.record(EventKind::Note {
             source: "heal",
             words: [0; 3],
@@ -39,6 +41,11 @@ impl World {
             }
         }
         let healers = self.healers.borrow().clone();
+        // A healer ends its faults through the world (a partition's links, its notes).
+        assert!(
+            self.healers.try_borrow_mut().is_ok() && self.nodes.try_borrow_mut().is_ok(),
+            "the healers were told under a borrow of the world"
+        );
         for healer in healers {
             healer.heal();
         }
@@ -60,6 +67,12 @@ impl World {
         cause: Cause,
         describe: impl FnOnce() -> String,
     ) -> bool {
+        // The executor's and the epoch's streams are not the faults': a coin drawn there
+        // would move the schedule, so masking the fault could not replay the run.
+        assert!(
+            !matches!(stream, Stream::Scheduler | Stream::Clock),
+            "a fault drawn from the {stream} stream"
+        );
         let verdict = self.ledger.borrow_mut().come_up(cause);
         assert!(
             verdict != Verdict::Healed || (cause == Cause::Drawn && !self.faults_enabled()),
@@ -68,11 +81,21 @@ impl World {
         match verdict {
             Verdict::Healed => false,
             Verdict::Masked(id) => {
+                // Only a replay masks faults: by id, or by keeping only some.
+                assert!(
+                    !self.config.masked_faults.is_empty() || self.config.kept_faults.is_some(),
+                    "fault #{id} masked in a run that masks none"
+                );
                 let (source, words) = FaultNote::Masked { id }.encode();
                 self.note_fmt(node, source, words, format_args!("masked fault #{id}"));
                 false
             }
             Verdict::Applied(id) => {
+                // `describe` is the caller's code, which may draw another fault.
+                assert!(
+                    self.ledger.try_borrow_mut().is_ok(),
+                    "fault #{id} is described under the ledger's borrow"
+                );
                 self.list_fault(node, Some(id), Some(stream), describe());
                 true
             }
@@ -110,6 +133,12 @@ impl World {
 
     /// Whether a `buggify!` site is on for this run (decided once per site and run).
     pub(crate) fn buggify_site_enabled(&self, site: &Site) -> bool {
-        self.ledger.borrow_mut().site_enabled(site)
+        let enabled = self.ledger.borrow_mut().site_enabled(site);
+        // `Config::buggify(false)` turns every site off.
+        assert!(
+            !enabled || self.config.buggify,
+            "buggify! site {site} is on in a run without buggify"
+        );
+        enabled
     }
 }

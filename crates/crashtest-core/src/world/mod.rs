@@ -130,6 +130,11 @@ impl Enter {
         // SAFETY: the world, and so its clock, lives until this guard drops, which drops the
         // seam's guard first; a world never leaves its thread.
         let seam = unsafe { crashtest_hooks::enter(&crate::tokio_seam::SEAM, &world.now_ns) };
+        // A world runs once: entered fresh, before its body is spawned.
+        assert!(
+            world.polls.get() == 0 && world.body.get().is_none(),
+            "a world was entered a second time"
+        );
         Enter {
             world: Some(world),
             seam: Some(seam),
@@ -139,6 +144,15 @@ impl Enter {
 
 impl Drop for Enter {
     fn drop(&mut self) {
+        // A run leaves between polls (not while a panic unwinds: the panic says what broke).
+        assert!(
+            std::thread::panicking()
+                || self
+                    .world
+                    .as_ref()
+                    .is_some_and(|world| world.current_task.get().is_none()),
+            "a run was left inside a poll"
+        );
         CURRENT.with(|current| {
             assert!(
                 self.world
@@ -191,6 +205,31 @@ pub(crate) struct World {
 
 impl World {
     fn new(seed: u64, config: Config) -> World {
+        // What the run loop and the clock assume of the configuration (its setters refuse the
+        // rest, but the fields are the crate's to write).
+        assert!(
+            config.poll_cost_ns.0 <= config.poll_cost_ns.1,
+            "the poll cost range is empty"
+        );
+        assert!(
+            config.livelock_polls > 0,
+            "the livelock bound allows no poll"
+        );
+        // The fork point comes after the whole branch path (`run_loop` reseeds the fork at
+        // the path's length).
+        assert!(
+            config.fork.as_ref().is_none_or(|fork| config
+                .explore
+                .last()
+                .is_none_or(|&(at_ns, _)| at_ns <= fork.at_ns)),
+            "the fork point comes before the branch path's end"
+        );
+        if crate::verify::enabled() {
+            assert!(
+                config.explore.windows(2).all(|pair| pair[0].0 <= pair[1].0),
+                "a branch path's points are out of time order"
+            );
+        }
         let run_tag = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
         let mut streams = Streams::new(seed);
         let trace = Trace::new(
@@ -200,6 +239,7 @@ impl World {
             config.stream.clone(),
         );
         let nodes = NodeTable::new(&mut streams);
+        assert_eq!(nodes.len(), 1, "a run starts with the supervisor alone");
         assert_eq!(
             streams.node_count(),
             nodes.len(),
@@ -246,6 +286,8 @@ impl World {
         let world = Rc::new(World::new(seed, config));
         let _enter = Enter::new(world.clone());
         let body = world.spawn_on(NodeId::SUPERVISOR, Some("body".into()), body);
+        // Task ids count spawns from the run's start, and the body is the first (`t0`).
+        assert_eq!(body.serial, 0, "the run's body is not its first task");
         world.body.set(Some(body));
         world.run_loop();
         assert!(
@@ -255,6 +297,12 @@ impl World {
         let result = world.finish();
         world.trace.borrow().flush_stream();
         let hashes = world.trace.borrow_mut().take_hashes();
+        // A determinism check compares the hashes of two runs: asked for, they are there.
+        assert_eq!(
+            hashes.is_some(),
+            world.config.record_hashes,
+            "the per-event hashes are kept exactly when asked for"
+        );
         (result, hashes)
     }
 
@@ -265,6 +313,11 @@ impl World {
         assert!(
             depth <= self.config.explore.len(),
             "reseed depth {depth} is past the branch path and its fork point"
+        );
+        // The future is re-drawn between polls, by the run loop, not by a task.
+        assert!(
+            self.current_task.get().is_none(),
+            "the streams were re-drawn inside a poll"
         );
         self.streams.borrow_mut().reseed(depth, sub_seed);
         let text = format!("explore: future re-drawn from sub-seed {sub_seed}");
@@ -391,6 +444,12 @@ impl World {
         assert!(
             node.is_none_or(|n| n.index() < nodes.len()),
             "the failed node {node:?} is a node of the run"
+        );
+        // A failure inside a poll names the task and its node, one between polls neither.
+        assert_eq!(
+            node.is_some(),
+            task.is_some(),
+            "a failure names a task without its node, or a node without its task"
         );
         let task = task.map(|id| {
             let tasks = self.tasks.borrow();

@@ -9,6 +9,12 @@ use super::*;
 impl World {
     /// Opens the stream of a node just created.
     pub(crate) fn open_node_stream(&self, node: NodeId, name: &str) {
+        // Opened as the node is created: it is the newest node of the table.
+        assert_eq!(
+            node.index() + 1,
+            self.nodes.borrow().len(),
+            "a stream opened for {node}, which is not the node just created"
+        );
         let mut streams = self.streams.borrow_mut();
         streams.add_node(node, name);
         assert_eq!(
@@ -54,7 +60,21 @@ impl World {
                 "task {id} outlived the kill of its node"
             );
         }
+        if crate::verify::enabled() && self.nodes.borrow().status(node) == NodeStatus::Dead {
+            // Not only the victims: no task at all of the still dead node may run again.
+            for (id, slot) in tasks.iter_unfinished() {
+                assert!(
+                    slot.node() != node || slot.cancel_requested(),
+                    "task {id} of dead node {node} can still run"
+                );
+            }
+        }
         drop(tasks);
+        // A hook may act on the world (spawn, kill, note): nothing of it is borrowed now.
+        assert!(
+            self.nodes.try_borrow_mut().is_ok() && self.tasks.try_borrow_mut().is_ok(),
+            "node hooks were told under a borrow of the world"
+        );
         for hook in self.hooks() {
             hook.node_killed(node);
         }
@@ -81,10 +101,22 @@ impl World {
             EventKind::NodeRestart { node }
         };
         self.record(kind);
+        // A hook may act on the world (spawn, kill, note): nothing of it is borrowed now.
+        assert!(
+            self.nodes.try_borrow_mut().is_ok() && self.tasks.try_borrow_mut().is_ok(),
+            "node hooks were told under a borrow of the world"
+        );
         for hook in self.hooks() {
             hook.node_restarted(node);
         }
-        self.spawn_on(node, Some("main".into()), (factory.0)());
+        let main = self.spawn_on(node, Some("main".into()), (factory.0)());
+        // The new process runs its main task, unless a hook or the factory killed it again
+        // (its task then died at birth).
+        assert_eq!(
+            self.is_finished(main),
+            self.nodes.borrow().status(node) == NodeStatus::Dead,
+            "the main task of restarted {node} does not match its life"
+        );
     }
 
     pub(crate) fn pause_node(&self, node: NodeId) {
@@ -98,6 +130,11 @@ impl World {
         }
         self.nodes.borrow_mut().set_status(node, NodeStatus::Paused);
         self.record(EventKind::NodePause { node });
+        // A hook may act on the world (spawn, kill, note): nothing of it is borrowed now.
+        assert!(
+            self.nodes.try_borrow_mut().is_ok() && self.tasks.try_borrow_mut().is_ok(),
+            "node hooks were told under a borrow of the world"
+        );
         for hook in self.hooks() {
             hook.node_paused(node);
         }
@@ -124,8 +161,20 @@ impl World {
                 );
             }
         }
+        let (waiting, resumed) = (self.ready.borrow().waiting().len(), parked.len());
         self.ready.borrow_mut().extend(parked);
+        // Every parked task goes back to the queue, none lost on the way.
+        assert_eq!(
+            self.ready.borrow().waiting().len(),
+            waiting + resumed,
+            "parked tasks of {node} were lost as it resumed"
+        );
         self.record(EventKind::NodeResume { node });
+        // A hook may act on the world (spawn, kill, note): nothing of it is borrowed now.
+        assert!(
+            self.nodes.try_borrow_mut().is_ok() && self.tasks.try_borrow_mut().is_ok(),
+            "node hooks were told under a borrow of the world"
+        );
         for hook in self.hooks() {
             hook.node_resumed(node);
         }

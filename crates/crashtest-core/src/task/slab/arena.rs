@@ -151,6 +151,9 @@ impl CellArena {
                 ptr: NonNull::new(ptr).expect("a box is never null"),
             };
         };
+        // The block must cover the cell, as in `alloc` (a constant per cell type).
+        let (size, align) = block_layout(class);
+        assert!(size >= size_of::<C>() && align >= align_of::<C>());
         let block = self.block(class).cast::<C>();
         // `block` is fresh or reused arena memory of the size and alignment of `class`'s
         // blocks, which cover `C`'s, and no other `CellBox` points to it (invariant).
@@ -170,6 +173,14 @@ impl CellArena {
             self.free[class] = unsafe { block.cast::<Option<NonNull<u8>>>().read() };
             // A block on the list of its class was carved for it: aligned as the class is.
             debug_assert!((block.as_ptr() as usize).is_multiple_of(block_layout(class).1));
+            // So is the next one its first word names, unless a cell wrote to its block after
+            // giving it back (a use after free).
+            debug_assert!(
+                self.free[class].is_none_or(
+                    |next| (next.as_ptr() as usize).is_multiple_of(block_layout(class).1)
+                ),
+                "the free list of class {class} is corrupt"
+            );
             return block;
         }
         let (size, align) = block_layout(class);
@@ -195,6 +206,8 @@ impl CellArena {
 
     #[cold]
     fn new_chunk(&mut self) {
+        // A new chunk is taken only when the newest cannot fit the largest block asked for.
+        assert!(self.left < spare::CHUNK, "a fresh chunk was left unused");
         let chunk = spare::new_chunk();
         // Blocks are carved at the cursor, aligned only by the chunk's own alignment.
         assert!((chunk.as_ptr() as usize).is_multiple_of(spare::CHUNK_ALIGN));
@@ -249,6 +262,16 @@ impl CellArena {
     /// of this arena, aligned as its class is, and no block is free twice (it would be handed
     /// to two cells).
     fn verify(&self) {
+        // Blocks are carved at the cursor, which lies in the newest chunk with `left` bytes
+        // to its end.
+        if let (Some(next), Some(newest)) = (self.next, self.chunks.last()) {
+            let (next, start) = (next.as_ptr() as usize, newest.as_ptr() as usize);
+            assert_eq!(
+                next + self.left,
+                start + spare::CHUNK,
+                "the arena's cursor left its chunk"
+            );
+        }
         let mut starts: Vec<usize> = self.chunks.iter().map(|c| c.as_ptr() as usize).collect();
         starts.sort_unstable();
         let mut free = Vec::new();

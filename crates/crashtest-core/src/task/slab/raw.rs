@@ -65,6 +65,13 @@ impl RawOutput {
             Stage::Finished,
             "a raw task's output is taken once"
         );
+        // The bytes are located when the output is asked for (`output`), before any take.
+        assert!(
+            !self.bytes.is_null(),
+            "a raw task's output was taken before it was asked for"
+        );
+        // The output is written through `out`: a null slot is no `Option<T>`.
+        assert!(!out.is_null(), "a raw task's output taken into no slot");
         self.stage = Stage::Over;
         // SAFETY: the task completed and its bytes are live (checked), `out` is its output's
         // slot (the caller's promise); the stage now says the task is over.
@@ -126,6 +133,13 @@ impl<const WORDS: usize> Raw<WORDS> {
             task.layout.size() <= WORDS * 8 && task.layout.align() <= 8,
             "a raw task stored in a class it does not fit"
         );
+        // And in its own class, not a larger one: the class names the cell type.
+        debug_assert_eq!(
+            STORAGE_WORDS.get(task.class as usize),
+            Some(&WORDS),
+            "a raw task of class {} stored in a cell of {WORDS} words",
+            task.class
+        );
         // SAFETY: `cell` is writable (the caller's promise); the task is live and moved once,
         // into the words, which fit it (checked) and do not overlap it.
         unsafe {
@@ -182,6 +196,11 @@ impl RawOnHeap {
             task.layout.size() > 0,
             "a task has at least its state's tag"
         );
+        // Only a task that no class holds pays for a heap block of its own.
+        assert!(
+            task.layout.align() > 8 || task.layout.size() > STORAGE_WORDS[HEAP as usize - 1] * 8,
+            "a raw task that fits a storage class went to the heap"
+        );
         // SAFETY: the layout's size is not zero.
         let raw = unsafe { std::alloc::alloc(task.layout) };
         let block =
@@ -236,6 +255,8 @@ pub(crate) fn alloc(arena: &mut CellArena, task: &RawTask) -> CellBox {
         // writable; the task is live (the `RawTask` contract) and fits its class's words.
         unsafe { arena.alloc_in_place(|cell| Raw::<WORDS>::write(cell, task)) }
     }
+    // The class the seam computed is the one its layout names (`storage_class`).
+    debug_assert_eq!(task.class, crashtest_hooks::storage_class(task.layout));
     match task.class {
         0 => inline::<{ STORAGE_WORDS[0] }>(arena, task),
         1 => inline::<{ STORAGE_WORDS[1] }>(arena, task),

@@ -211,6 +211,8 @@ impl TaskSlot {
     #[inline]
     pub(crate) fn take_outcome(&mut self) -> Outcome {
         debug_assert_eq!(self.state, TaskState::Done, "the outcome of a running task");
+        // Taken by the handle, as it joins or as it is dropped: it is still there.
+        assert!(self.handle_alive(), "the outcome of a task nobody joins");
         if self.flag(CANCELLED) {
             self.set_flag(CANCELLED, false);
             return Outcome::Cancelled;
@@ -357,9 +359,18 @@ impl TaskTable {
             self.free_top = next;
             self.vacant -= 1;
         }
+        debug_assert!(
+            self.vacant < self.slots.len(),
+            "a task was added to a full count"
+        );
         if let Some(name) = name {
             let earlier = self.names.insert(slot, name);
             assert!(earlier.is_none(), "a freed task's name outlived it");
+            // Names are kept only for tasks in the table (`free` forgets them).
+            assert!(
+                self.names.len() <= self.slots.len() - self.vacant,
+                "more task names than tasks"
+            );
         }
         TaskId { slot, serial }
     }
@@ -443,6 +454,11 @@ impl TaskTable {
                 self.join_wakers.insert(id.slot, waker.clone());
             }
         }
+        // Join wakers are kept only for tasks in the table (`free` forgets them).
+        assert!(
+            self.join_wakers.len() <= self.slots.len() - self.vacant,
+            "more join wakers than tasks"
+        );
     }
 
     /// Takes the waker of the join handle waiting for the live task `id`, if one waits.
@@ -514,10 +530,29 @@ impl TaskTable {
             self.join_wakers.keys().all(|slot| occupied(slot).is_some()),
             "a join waker outlived its task"
         );
-        for entry in &self.slots {
+        let (mut vacant, mut running) = (0, 0);
+        for (slot, entry) in self.slots.iter().enumerate() {
             let SlotEntry::Occupied(task) = entry else {
+                vacant += 1;
                 continue;
             };
+            if matches!(task.state, TaskState::Running | TaskState::RunningWoken) {
+                running += 1;
+            }
+            assert!(
+                !task.flag(NAMED) || self.names.contains_key(&(slot as u32)),
+                "named task in place {slot} lost its name"
+            );
+            // A cancel is asked only of a running task, which then finishes.
+            assert!(
+                !task.flag(CANCEL_REQUESTED)
+                    || matches!(
+                        task.state,
+                        TaskState::Running | TaskState::RunningWoken | TaskState::Done
+                    ),
+                "a task in state {:?} has a cancel pending",
+                task.state
+            );
             let holds_cell = task.future.is_some();
             match task.state {
                 TaskState::Idle | TaskState::Queued => assert!(holds_cell),
@@ -532,6 +567,13 @@ impl TaskTable {
                 "an unfinished task is marked cancelled"
             );
         }
+        // Every vacant place is on the free stack (one off it would never be reused).
+        assert_eq!(
+            vacant, self.vacant,
+            "a vacant task place is off the free stack"
+        );
+        // One task runs at a time (one that panicked stays running as its run ends).
+        assert!(running <= 1, "{running} tasks running at once");
     }
 
     /// The ids of the unfinished tasks of `node`, in slot order.
