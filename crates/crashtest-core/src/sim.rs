@@ -454,7 +454,68 @@ impl Sim {
              #[crashtest::test] instead of #[tokio::test], or call it on a thread of its own \
              with crashtest::on_fresh_thread(|| Sim::new(seed).run(body))."
         );
-        World::run(self.seed, self.config.clone(), Box::pin(body)).0
+        let result = World::run(self.seed, self.config.clone(), Box::pin(body)).0;
+        self.assert_reported(&result);
+        result
+    }
+
+    /// The postconditions of a run's report: it is of this seed and this configuration, and
+    /// its figures agree with one another (a report that disagrees with itself sends whoever
+    /// replays it after a run that never happened).
+    fn assert_reported(&self, result: &Result<RunSummary, Box<RunFailure>>) {
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(failure) => &failure.summary,
+        };
+        assert_eq!(summary.seed, self.seed, "a run reports the seed it ran");
+        assert!(
+            summary.polls <= summary.events,
+            "every poll is an event: {} polls in {} events",
+            summary.polls,
+            summary.events
+        );
+        assert_eq!(
+            summary.node_names.first().map(String::as_str),
+            Some("supervisor"),
+            "node 0 of every run is the supervisor"
+        );
+        assert_eq!(
+            summary.trace.is_some(),
+            self.config.record_trace,
+            "a run keeps its full trace exactly when asked to"
+        );
+        let Err(failure) = result else {
+            assert!(
+                summary.elapsed <= self.config.time_limit,
+                "a passing run ended within its time limit"
+            );
+            return;
+        };
+        assert!(
+            failure
+                .tail
+                .last()
+                .is_none_or(|last| last.index < summary.events),
+            "a failure's tail goes past the run's {} events",
+            summary.events
+        );
+        assert!(
+            failure.faults.iter().all(|f| f.time <= summary.elapsed),
+            "a fault applied after the run ended"
+        );
+        if crate::verify::enabled() {
+            assert!(
+                failure
+                    .tail
+                    .windows(2)
+                    .all(|w| w[0].index + 1 == w[1].index),
+                "a failure's tail is the run's last events, in order"
+            );
+            assert!(
+                failure.faults.windows(2).all(|w| w[0].time <= w[1].time),
+                "a failure's faults are listed in the order they were applied"
+            );
+        }
     }
 }
 

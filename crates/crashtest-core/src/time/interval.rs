@@ -134,15 +134,19 @@ impl Interval {
             MissedTickBehavior::Burst => due + self.period,
             MissedTickBehavior::Delay => now + self.period,
             MissedTickBehavior::Skip => {
+                // Whole periods in nanoseconds, not `Duration * u32`: a short period far
+                // behind skips more than `u32::MAX` of them.
                 let late = now.saturating_duration_since(due).as_nanos();
                 let period = self.period.as_nanos();
-                let periods = u32::try_from(late / period + 1).unwrap_or(u32::MAX);
-                let next = due + self.period * periods;
-                // Skipping lands on the first tick still ahead, unless the count of periods
-                // skipped saturated.
+                let skipped = (late / period + 1) * period;
+                let next = due
+                    + Duration::from_nanos(
+                        u64::try_from(skipped).expect("virtual time fits in u64 nanoseconds"),
+                    );
+                assert!(next > now, "a skipping interval's next tick is already due");
                 assert!(
-                    next > now || periods == u32::MAX,
-                    "a skipping interval's next tick is already due"
+                    next <= now + self.period,
+                    "a skipping interval skipped a tick still ahead"
                 );
                 next
             }
@@ -215,5 +219,35 @@ impl Interval {
     /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.behavior = behavior;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skipping_more_than_u32_max_periods_lands_on_the_next_tick_ahead() {
+        crate::Sim::new(1)
+            .run(async {
+                let period = Duration::from_micros(1);
+                let mut ticks = interval(period);
+                ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                ticks.tick().await;
+                // More than u32::MAX periods late.
+                let late = Duration::from_secs(4_400);
+                crate::time::sleep(late).await;
+                let start = crate::time::Instant::now() - late;
+                let due = ticks.tick().await;
+                assert_eq!(due, start + period, "the late tick is the one missed first");
+                let next = ticks.tick().await;
+                assert_eq!(
+                    next,
+                    start + late + period,
+                    "the next tick is the schedule's first one ahead, not an immediate one"
+                );
+                assert_eq!(crate::time::Instant::now(), next);
+            })
+            .unwrap();
     }
 }
