@@ -166,19 +166,6 @@ pub fn node_name(node: NodeId) -> Option<String> {
     world::with(|w| w.nodes.borrow().name(node).to_owned())
 }
 
-/// The node with index `index` in the running simulation (0 is the supervisor), if it exists.
-///
-/// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     let n = crashtest_core::node::create("a", std::future::pending);
-///     assert_eq!(crashtest_core::plumbing::life::node_by_index(1), Some(n.id()));
-///     assert_eq!(crashtest_core::plumbing::life::node_by_index(2), None);
-/// }).unwrap();
-/// ```
-pub fn node_by_index(index: usize) -> Option<NodeId> {
-    world::with(|w| (index < w.nodes.borrow().len()).then_some(NodeId(index as u32))).flatten()
-}
-
 /// Spawns a task on `node` (a simulator component's helper task, such as a connection's
 /// reader on the node that owns it). The task dies with the node.
 ///
