@@ -18,7 +18,7 @@ use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
 
 use crate::node::NodeStatus;
 use crate::report::FailureKind;
-use crate::task::{RawOutput, TaskId};
+use crate::task::TaskId;
 use crate::time::timer_heap::TimerKey;
 use crate::world::{self, World};
 
@@ -66,7 +66,7 @@ impl Simulator for Seam {
                 !w.is_finished(id) || w.nodes.borrow().status(node) == NodeStatus::Dead,
                 "task {id} finished before its first poll"
             );
-            TaskRef::new(w.run_tag(), id.to_u64(), task.class)
+            TaskRef::new(w.run_tag(), id.to_u64())
         })
     }
 
@@ -74,11 +74,10 @@ impl Simulator for Seam {
         with_run(task.run(), |w| {
             let id = task_id(task);
             let joined = w
-                .poll_join_with(id, cx, |output| {
-                    let raw = output.downcast_mut::<RawOutput>()?;
-                    // SAFETY: the caller passes the output slot of this task's type.
-                    unsafe { raw.take(out) };
-                    Some(())
+                .poll_join_with(id, cx, |cell| {
+                    // SAFETY: the task finished (the executor takes only a finished task's
+                    // output, once) and the caller passes the output slot of its type.
+                    unsafe { cell.take_raw_output(out) }.then_some(())
                 })
                 .map(|taken| taken.is_some());
             assert!(
@@ -231,9 +230,10 @@ mod tests {
     }
 
     unsafe fn take_output<const PAD: usize>(bytes: *mut u8, out: *mut ()) {
-        // SAFETY: as above; the task is read out once, its output moved to `out` (an
-        // `Option<u32>`) and the rest dropped.
-        let mut task = unsafe { bytes.cast::<Ready<PAD>>().read() };
+        // SAFETY: as above; the output is moved to `out` (an `Option<u32>`, the caller's
+        // promise) and the task left in place, for its drop.
+        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
+        assert!(task.output.is_some(), "the output is taken once");
         // SAFETY: the caller passes an `Option<u32>`.
         unsafe { *out.cast::<Option<u32>>() = task.output.take() };
     }
@@ -315,10 +315,15 @@ mod tests {
                 let small = spawn_ready::<0>(1, &counted);
                 let inline = spawn_ready::<300>(2, &counted);
                 let heap = spawn_ready::<1000>(3, &counted);
+                let class = |layout| crashtest_hooks::storage_class(layout);
                 let heap_class = crashtest_hooks::STORAGE_WORDS.len() as u32;
-                assert!(small.storage() < inline.storage());
-                assert!(inline.storage() > 0 && inline.storage() < heap_class);
-                assert_eq!(heap.storage(), heap_class);
+                let (small_class, inline_class) = (
+                    class(std::alloc::Layout::new::<Ready<0>>()),
+                    class(std::alloc::Layout::new::<Ready<300>>()),
+                );
+                // The three kinds of storage: a small class, a larger one, the heap.
+                assert!(small_class < inline_class && inline_class < heap_class);
+                assert_eq!(class(std::alloc::Layout::new::<Ready<1000>>()), heap_class);
                 assert_eq!(join(small).await, Some(1));
                 assert_eq!(join(inline).await, Some(2));
                 assert_eq!(join(heap).await, Some(3));

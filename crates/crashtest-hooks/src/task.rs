@@ -19,10 +19,11 @@ use std::task::{Context, Poll};
 ///
 /// Each function is called only with a pointer to bytes that a [`RawTask`] carrying this vtable
 /// handed over, moved but otherwise untouched, aligned as the task's layout says; `poll` only
-/// while the task has not been dropped; then either `take_output` (once `poll` returned
-/// `Ready`) or `drop`, exactly once: either ends the task. After `poll` first returns `Ready`
-/// the bytes may be moved again (the task has dropped its future and holds only its output),
-/// before that never.
+/// until it returns `Ready`; `take_output` at most once, after that; and `drop` exactly once,
+/// last, which ends the task. The task keeps its own stage (the simulator keeps none), so
+/// each function checks the stage it needs. After `poll` first returns `Ready` the bytes may
+/// be moved again (the task has dropped its future and holds only its output), before that
+/// never.
 #[derive(Debug)]
 pub struct TaskVtable {
     /// Moves the task's bytes from the first pointer to the second (a `RawTask`'s bytes into
@@ -32,25 +33,26 @@ pub struct TaskVtable {
     /// Polls the task's future; once it completes, the task drops the future and keeps its
     /// output.
     pub poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<()>,
-    /// Moves a completed task's output into the second pointer, an `Option<T>`; the task is
-    /// then over (nothing of it is left to drop).
+    /// Moves a completed task's output into the second pointer, an `Option<T>`, leaving the
+    /// task finished with nothing in it (its `drop` still runs, and drops nothing).
     pub take_output: unsafe fn(*mut u8, *mut ()),
-    /// Drops the task in place (its future, or its output).
+    /// Drops the task in place (its future, its output, or nothing once it was taken).
     pub drop: unsafe fn(*mut u8),
 }
 
 /// The words of the simulator's inline task storage sizes, smallest first: storage class `i`
 /// holds a task of up to `STORAGE_WORDS[i]` 8-byte words, aligned to at most 8; the class after
 /// the last (`STORAGE_WORDS.len()`) is the heap.
-pub const STORAGE_WORDS: [usize; 10] = [2, 4, 6, 8, 12, 16, 24, 32, 48, 64];
+pub const STORAGE_WORDS: [usize; 14] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64];
 
 /// The smallest storage class that holds a task of `layout` (see [`STORAGE_WORDS`]).
 ///
 /// ```
 /// use std::alloc::Layout;
 /// use crashtest_hooks::{STORAGE_WORDS, storage_class};
-/// assert_eq!(storage_class(Layout::new::<[u64; 2]>()), 0);
-/// assert_eq!(storage_class(Layout::new::<[u64; 3]>()), 1);
+/// assert_eq!(storage_class(Layout::new::<u64>()), 0);
+/// assert_eq!(storage_class(Layout::new::<[u64; 3]>()), 2);
+/// assert_eq!(storage_class(Layout::new::<[u64; 7]>()), 6);
 /// assert_eq!(storage_class(Layout::new::<[u64; 65]>()), STORAGE_WORDS.len() as u32);
 /// ```
 pub const fn storage_class(layout: Layout) -> u32 {
@@ -91,20 +93,26 @@ pub struct RawTask {
 /// storage the simulator keeps it in.
 ///
 /// ```
-/// let task = crashtest_hooks::TaskRef::new(3, 7, 1);
-/// assert_eq!((task.run(), task.id(), task.storage()), (3, 7, 1));
+/// let task = crashtest_hooks::TaskRef::new(3, 7);
+/// assert_eq!((task.run(), task.id()), (3, 7));
+/// assert_eq!(size_of::<crashtest_hooks::TaskRef>(), 12);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TaskRef {
     run: u32,
-    storage: u32,
-    id: u64,
+    /// The id's low and high halves: 4-byte aligned, so that a join handle holding a
+    /// `TaskRef`, a flag and an enum tag fits in 16 bytes (a simulation may keep a great
+    /// many of them).
+    id: [u32; 2],
 }
 
 impl TaskRef {
-    /// A task of run `run` that the simulator calls `id` and keeps in storage `storage`.
-    pub fn new(run: u32, id: u64, storage: u32) -> TaskRef {
-        TaskRef { run, storage, id }
+    /// A task of run `run` that the simulator calls `id`.
+    pub fn new(run: u32, id: u64) -> TaskRef {
+        TaskRef {
+            run,
+            id: [id as u32, (id >> 32) as u32],
+        }
     }
 
     /// The run the task belongs to.
@@ -114,12 +122,7 @@ impl TaskRef {
 
     /// The simulator's id of the task (unique among the run's live tasks).
     pub fn id(self) -> u64 {
-        self.id
-    }
-
-    /// The simulator's word for where it keeps the task.
-    pub fn storage(self) -> u32 {
-        self.storage
+        u64::from(self.id[0]) | (u64::from(self.id[1]) << 32)
     }
 }
 

@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
-pub(crate) use slab::{Outcome, RawOutput, TaskFuture, TaskSlot, TaskState, TaskTable};
+pub(crate) use slab::{Outcome, TaskCell, TaskFuture, TaskSlot, TaskState, TaskTable};
 
 use crate::world;
 

@@ -525,19 +525,21 @@ impl World {
         id: TaskId,
         cx: &mut Context<'_>,
     ) -> Poll<Option<T>> {
-        self.poll_join_with(id, cx, |output| {
-            output.downcast_mut::<Option<T>>().and_then(Option::take)
+        self.poll_join_with(id, cx, |cell| {
+            cell.output()?
+                .downcast_mut::<Option<T>>()
+                .and_then(Option::take)
         })
     }
 
-    /// As [`World::poll_join`], with `take` moving the output out of the cell's `&mut dyn
-    /// Any` (`None` if the cell's output is not what the handle expects).
+    /// As [`World::poll_join`], with `take` moving the output out of the finished task's
+    /// cell (`None` if the cell's output is not what the handle expects).
     #[inline(always)]
     pub(crate) fn poll_join_with<R>(
         &self,
         id: TaskId,
         cx: &mut Context<'_>,
-        take: impl FnOnce(&mut dyn Any) -> Option<R>,
+        take: impl FnOnce(std::pin::Pin<&mut dyn crate::task::TaskCell>) -> Option<R>,
     ) -> Poll<Option<R>> {
         let mut tasks = self.tasks.borrow_mut();
         let slot = tasks
@@ -552,7 +554,7 @@ impl World {
             let Outcome::Output(mut cell) = outcome else {
                 return Poll::Ready(None);
             };
-            let output = take(cell.as_mut().output());
+            let output = take(cell.as_mut());
             if output.is_some() {
                 // The future is gone and its output taken: dropping the cell runs no user code.
                 tasks.recycle(cell);

@@ -83,17 +83,21 @@ unsafe fn poll_task<F: Future>(bytes: *mut u8, cx: &mut Context<'_>) -> Poll<()>
     Poll::Ready(())
 }
 
-/// Moves the output of the finished `SimTask<F>` at `bytes` into `out`; the task is over.
+/// Moves the output of the finished `SimTask<F>` at `bytes` into `out`, leaving the task
+/// finished and empty (its drop then drops nothing).
 ///
 /// # Safety
 ///
-/// `bytes` is a live `SimTask<F>`, not used again; `out` is a live `Option<F::Output>`.
+/// `bytes` is a live `SimTask<F>`; `out` is a live `Option<F::Output>`.
 unsafe fn take_output<F: Future>(bytes: *mut u8, out: *mut ()) {
-    // SAFETY: the caller gives a live `SimTask<F>` and never uses it again: it is read out
-    // (its finished form holds no pinned data), and its output moved to `out`.
-    match unsafe { bytes.cast::<SimTask<F>>().read() } {
-        // SAFETY: `out` is an `Option<F::Output>`, as the caller promises.
-        SimTask::Finished { output } => unsafe { *out.cast::<Option<F::Output>>() = output },
+    // SAFETY: the caller gives a live `SimTask<F>`, pinned in place; its finished form holds
+    // no pinned data, so its output may be moved out of it.
+    match unsafe { &mut *bytes.cast::<SimTask<F>>() } {
+        SimTask::Finished { output } => {
+            assert!(output.is_some(), "a task's output is taken once");
+            // SAFETY: `out` is an `Option<F::Output>`, as the caller promises.
+            unsafe { *out.cast::<Option<F::Output>>() = output.take() };
+        }
         SimTask::Running { .. } => panic!("a running task has no output yet"),
     }
 }
@@ -144,6 +148,9 @@ where
 pub struct JoinHandle<T> {
     inner: Join<T>,
 }
+
+// Two words, as tokio's own handle is one: a simulation may hold a great many.
+const _: () = assert!(size_of::<JoinHandle<()>>() == 16);
 
 enum Join<T> {
     Real(real::task::JoinHandle<T>),

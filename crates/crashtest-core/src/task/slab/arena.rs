@@ -426,9 +426,17 @@ mod tests {
         assert!(small.class().is_some() && large.class().is_none());
         assert!(poll(&mut small).is_ready() && poll(&mut large).is_ready());
         assert_eq!(Rc::strong_count(&drops), 1, "completing drops the futures");
-        let out = small.as_mut().output().downcast_mut::<Option<u8>>();
+        let out = small
+            .as_mut()
+            .output()
+            .unwrap()
+            .downcast_mut::<Option<u8>>();
         assert_eq!(out.unwrap().take(), Some(7));
-        let out = large.as_mut().output().downcast_mut::<Option<[u64; 200]>>();
+        let out = large
+            .as_mut()
+            .output()
+            .unwrap()
+            .downcast_mut::<Option<[u64; 200]>>();
         assert_eq!(out.unwrap().take(), Some([9; 200]));
         arena.recycle(small);
         arena.recycle(large);
@@ -459,7 +467,11 @@ mod tests {
             let mut wide = arena.alloc(Cell::new(ready(u128::from(i), &drops)));
             assert!((wide.ptr.cast::<u8>().as_ptr() as usize).is_multiple_of(16));
             assert!(poll(&mut wide).is_ready());
-            let out = wide.as_mut().output().downcast_mut::<Option<u128>>();
+            let out = wide
+                .as_mut()
+                .output()
+                .unwrap()
+                .downcast_mut::<Option<u128>>();
             assert_eq!(out.unwrap().take(), Some(u128::from(i)));
             cells.push(wide);
         }

@@ -3,7 +3,8 @@
 //! The cell is generic over the future, so a spawn costs one allocation and the output needs
 //! none of its own: when the future completes, the cell drops it in place and keeps the
 //! output where the future was, until the join handle takes it through `&mut dyn Any` (an
-//! `Option<T>` it downcasts). The executor sees cells only as `dyn TaskCell`.
+//! `Option<T>` it downcasts). The executor sees cells only as `dyn TaskCell`, which the raw
+//! cells of the tokio stand-in's tasks (`raw`) implement too.
 
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -48,12 +49,29 @@ pub(crate) trait TaskCell {
     /// Polls the future; when it completes, drops it and keeps its output.
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
 
-    /// The output, as `&mut Option<F::Output>`, for the join handle to take.
+    /// The output, as `&mut Option<F::Output>`, for the join handle to take; a raw cell
+    /// (`raw`) has none to give this way, and answers `None`.
     ///
     /// # Panics
     ///
     /// Panics if the future has not completed.
-    fn output(self: Pin<&mut Self>) -> &mut dyn Any;
+    fn output(self: Pin<&mut Self>) -> Option<&mut dyn Any> {
+        None
+    }
+
+    /// For a raw cell: moves the finished task's output into `out` through the task's vtable
+    /// and returns true. A typed cell returns false: its output is reached by [`output`].
+    ///
+    /// # Safety
+    ///
+    /// The task finished and its output was not taken; `out` is a live `Option<T>`, `T` the
+    /// task's output type.
+    ///
+    /// [`output`]: TaskCell::output
+    unsafe fn take_raw_output(self: Pin<&mut Self>, out: *mut ()) -> bool {
+        let _ = out;
+        false
+    }
 }
 
 impl<F> TaskCell for Cell<F>
@@ -79,7 +97,7 @@ where
         Poll::Ready(())
     }
 
-    fn output(self: Pin<&mut Self>) -> &mut dyn Any {
+    fn output(self: Pin<&mut Self>) -> Option<&mut dyn Any> {
         match self.stage() {
             Stage::Finished(output) => {
                 // The join handle takes the output once, then the cell is dropped.
@@ -87,7 +105,7 @@ where
                     output.is_some(),
                     "a task's output was asked for after it was taken"
                 );
-                output
+                Some(output)
             }
             Stage::Running(_) => panic!("a running task has no output yet"),
         }

@@ -24,6 +24,6 @@ mod raw;
 mod spare;
 mod table;
 
-pub(crate) use raw::RawOutput;
+pub(crate) use cell::TaskCell;
 pub(super) use spare::{keep_ready, take_ready};
 pub(crate) use table::{Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};

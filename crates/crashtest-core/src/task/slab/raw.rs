@@ -4,21 +4,24 @@
 //! The task table's cells are generic over the future type, which the stand-in cannot name
 //! across the seam; boxing each task instead would cost an allocation per spawn that the
 //! core's own spawns do not pay. So a raw task is moved once, straight from the spawner's
-//! stack into an arena block (by its vtable's `move_to`, a copy of its own type), inside a [`Raw`] cell of one of a few fixed sizes
-//! (`crashtest_hooks::STORAGE_WORDS`, chosen by the task's storage class), and polled there in
-//! place through the task's vtable. Only a task larger than the largest size, or aligned to
-//! more than 8 bytes, goes to a heap block of its own ([`RawOnHeap`]).
+//! stack into an arena block (by its vtable's `move_to`, a copy of its own type), inside a
+//! [`Raw`] cell of one of a few fixed sizes (`crashtest_hooks::STORAGE_WORDS`, chosen by the
+//! task's storage class), and polled there in place through the task's vtable. Only a task
+//! larger than the largest size, or aligned to more than 8 bytes, goes to a heap block of its
+//! own ([`RawOnHeap`]).
 //!
-//! A raw task keeps its output where its future was (the stand-in's task type does that), so
-//! completing copies nothing; the join handle's side moves the output out through the
-//! vtable's `take_output`, reaching the cell through [`RawTask`]'s `&mut dyn Any` (see
-//! [`RawOutput`]) as a typed cell's output is reached.
+//! A raw cell is its vtable pointer and the task's bytes, nothing more: a simulation with
+//! many live tasks streams through their cells, and each word of header is a word of every
+//! cell. The task's own type keeps its stage (running, finished with its output, output
+//! taken), so the cell keeps none: completing copies nothing, the join handle's side moves the
+//! output out through the vtable's `take_output` ([`TaskCell::take_raw_output`]), and the
+//! cell's drop always ends the task through the vtable's `drop`.
 //!
-//! Invariant: a raw task is ended through its vtable exactly once: by `take_output` (the
-//! join), or by `drop` when the cell is dropped first (aborted, detached, or never joined).
+//! Invariant: a raw task's bytes are ended through its vtable exactly once, by `drop` when
+//! its cell is dropped (joined, aborted, detached, or never joined); the executor polls it
+//! only while its slot says it runs and takes its output at most once, after it finished.
 
 use std::alloc::Layout;
-use std::any::Any;
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
 use std::pin::Pin;
@@ -30,96 +33,16 @@ use crashtest_hooks::{RawTask, STORAGE_WORDS, TaskVtable};
 use super::arena::{CellArena, CellBox};
 use super::cell::TaskCell;
 
-/// Where a raw task is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    Running,
-    /// Completed: the task's bytes hold its output.
-    Finished,
-    /// The output was moved out: nothing of the task is left.
-    Over,
-}
-
-/// What a raw cell gives the join handle's side, as `&mut dyn Any`: the task's bytes and
-/// what may be done with them.
-pub(crate) struct RawOutput {
-    vtable: &'static TaskVtable,
-    /// The task's bytes; set when the output is asked for (the cell does not move then).
-    bytes: *mut u8,
-    stage: Stage,
-}
-
-impl RawOutput {
-    /// Moves the completed task's output into `out`, which ends the task.
-    ///
-    /// # Safety
-    ///
-    /// `out` is a live `Option<T>`, `T` the output type of the task's vtable.
-    ///
-    /// # Panics
-    ///
-    /// Panics if the task did not complete or its output was taken.
-    pub(crate) unsafe fn take(&mut self, out: *mut ()) {
-        assert_eq!(
-            self.stage,
-            Stage::Finished,
-            "a raw task's output is taken once"
-        );
-        // The bytes are located when the output is asked for (`output`), before any take.
-        assert!(
-            !self.bytes.is_null(),
-            "a raw task's output was taken before it was asked for"
-        );
-        // The output is written through `out`: a null slot is no `Option<T>`.
-        assert!(!out.is_null(), "a raw task's output taken into no slot");
-        self.stage = Stage::Over;
-        // SAFETY: the task completed and its bytes are live (checked), `out` is its output's
-        // slot (the caller's promise); the stage now says the task is over.
-        unsafe { (self.vtable.take_output)(self.bytes, out) };
-    }
-
-    fn poll(&mut self, bytes: *mut u8, cx: &mut Context<'_>) -> Poll<()> {
-        assert_eq!(
-            self.stage,
-            Stage::Running,
-            "a completed raw task is not polled again"
-        );
-        // SAFETY: `bytes` are the running task's, in place since they were stored, aligned
-        // as its layout says (the cell's contract).
-        let polled = unsafe { (self.vtable.poll)(bytes, cx) };
-        if polled.is_ready() {
-            self.stage = Stage::Finished;
-        }
-        polled
-    }
-
-    fn output(&mut self, bytes: *mut u8) -> &mut dyn Any {
-        assert_eq!(
-            self.stage,
-            Stage::Finished,
-            "a running task has no output yet"
-        );
-        self.bytes = bytes;
-        self
-    }
-
-    /// Ends the task through its vtable unless its output was taken.
-    fn end(&mut self, bytes: *mut u8) {
-        if self.stage != Stage::Over {
-            self.stage = Stage::Over;
-            // SAFETY: the task's bytes are live and not ended yet (its stage said so).
-            unsafe { (self.vtable.drop)(bytes) };
-        }
-    }
-}
-
-/// A raw task's bytes in `WORDS` words of its cell.
+/// A raw task's bytes in `WORDS` words of its cell, after its vtable.
 pub(crate) struct Raw<const WORDS: usize> {
-    task: RawOutput,
+    vtable: &'static TaskVtable,
     /// In an `UnsafeCell`: the task's future keeps references into its own state, which a
     /// shared reference to the cell (the arena reads its size through one) must not freeze.
     words: UnsafeCell<[MaybeUninit<u64>; WORDS]>,
 }
+
+// One word of header: the vtable (see the module docs).
+const _: () = assert!(size_of::<Raw<2>>() == 3 * size_of::<u64>());
 
 impl<const WORDS: usize> Raw<WORDS> {
     /// Builds the cell for `task` at `cell`, copying the task's bytes there.
@@ -143,44 +66,41 @@ impl<const WORDS: usize> Raw<WORDS> {
         // SAFETY: `cell` is writable (the caller's promise); the task is live and moved once,
         // into the words, which fit it (checked) and do not overlap it.
         unsafe {
-            (&raw mut (*cell).task).write(RawOutput {
-                vtable: task.vtable,
-                bytes: std::ptr::null_mut(),
-                stage: Stage::Running,
-            });
+            (&raw mut (*cell).vtable).write(task.vtable);
             (task.vtable.move_to)(task.bytes, (&raw mut (*cell).words).cast::<u8>());
         }
     }
 
-    fn parts(self: Pin<&mut Self>) -> (&mut RawOutput, *mut u8) {
-        // SAFETY: the task's bytes are never moved out of the words; only the header is
-        // handed out by reference.
-        let this = unsafe { self.get_unchecked_mut() };
-        (&mut this.task, this.words.get().cast())
+    fn bytes(&self) -> *mut u8 {
+        self.words.get().cast()
     }
 }
 
 impl<const WORDS: usize> TaskCell for Raw<WORDS> {
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let (task, bytes) = self.parts();
-        task.poll(bytes, cx)
+        // SAFETY: the task's bytes stay in the pinned cell, in place since they were stored
+        // and aligned as their layout says; the executor polls only a running task.
+        unsafe { (self.vtable.poll)(self.bytes(), cx) }
     }
 
-    fn output(self: Pin<&mut Self>) -> &mut dyn Any {
-        let (task, bytes) = self.parts();
-        task.output(bytes)
+    unsafe fn take_raw_output(self: Pin<&mut Self>, out: *mut ()) -> bool {
+        // SAFETY: the task finished (the executor takes only a finished task's output, once)
+        // and `out` is its output's slot (the caller's promise).
+        unsafe { (self.vtable.take_output)(self.bytes(), out) };
+        true
     }
 }
 
 impl<const WORDS: usize> Drop for Raw<WORDS> {
     fn drop(&mut self) {
-        self.task.end(self.words.get().cast());
+        // SAFETY: the task's bytes are live (written by `write`) and dropped once, here.
+        unsafe { (self.vtable.drop)(self.bytes()) };
     }
 }
 
 /// A raw task's bytes in a heap block of their own.
 pub(crate) struct RawOnHeap {
-    task: RawOutput,
+    vtable: &'static TaskVtable,
     block: NonNull<u8>,
     layout: Layout,
 }
@@ -210,11 +130,7 @@ impl RawOnHeap {
         unsafe {
             (task.vtable.move_to)(task.bytes, block.as_ptr());
             cell.write(RawOnHeap {
-                task: RawOutput {
-                    vtable: task.vtable,
-                    bytes: std::ptr::null_mut(),
-                    stage: Stage::Running,
-                },
+                vtable: task.vtable,
                 block,
                 layout: task.layout,
             });
@@ -224,27 +140,31 @@ impl RawOnHeap {
 
 impl TaskCell for RawOnHeap {
     fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // The task lives in its block, which never moves; the cell itself is not pinned data.
-        let this = self.get_mut();
-        this.task.poll(this.block.as_ptr(), cx)
+        // SAFETY: the task lives in its block, which never moves; the executor polls only a
+        // running task.
+        unsafe { (self.vtable.poll)(self.block.as_ptr(), cx) }
     }
 
-    fn output(self: Pin<&mut Self>) -> &mut dyn Any {
-        let this = self.get_mut();
-        this.task.output(this.block.as_ptr())
+    unsafe fn take_raw_output(self: Pin<&mut Self>, out: *mut ()) -> bool {
+        // SAFETY: as for an inline raw cell.
+        unsafe { (self.vtable.take_output)(self.block.as_ptr(), out) };
+        true
     }
 }
 
 impl Drop for RawOnHeap {
     fn drop(&mut self) {
-        self.task.end(self.block.as_ptr());
-        // SAFETY: the block was allocated with this layout and the task in it is over.
-        unsafe { std::alloc::dealloc(self.block.as_ptr(), self.layout) };
+        // SAFETY: the task in the block is live and dropped once, here; the block was
+        // allocated with this layout and is freed after it.
+        unsafe {
+            (self.vtable.drop)(self.block.as_ptr());
+            std::alloc::dealloc(self.block.as_ptr(), self.layout);
+        }
     }
 }
 
 const HEAP: u32 = STORAGE_WORDS.len() as u32;
-const _: () = assert!(HEAP == 10, "alloc names one cell type per storage class");
+const _: () = assert!(HEAP == 14, "alloc names one cell type per storage class");
 
 /// Moves `task`'s bytes into a cell of its storage class in `arena`: one copy, no allocation
 /// unless the task is too large or too aligned for the arena's classes.
@@ -268,6 +188,10 @@ pub(crate) fn alloc(arena: &mut CellArena, task: &RawTask) -> CellBox {
         7 => inline::<{ STORAGE_WORDS[7] }>(arena, task),
         8 => inline::<{ STORAGE_WORDS[8] }>(arena, task),
         9 => inline::<{ STORAGE_WORDS[9] }>(arena, task),
+        10 => inline::<{ STORAGE_WORDS[10] }>(arena, task),
+        11 => inline::<{ STORAGE_WORDS[11] }>(arena, task),
+        12 => inline::<{ STORAGE_WORDS[12] }>(arena, task),
+        13 => inline::<{ STORAGE_WORDS[13] }>(arena, task),
         // SAFETY: as above.
         HEAP => unsafe { arena.alloc_in_place(|cell| RawOnHeap::write(cell, task)) },
         other => panic!("no storage class {other}"),
