@@ -434,7 +434,8 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
         .iter()
         .any(|(action, w)| *w > 0 && !nemesis.victims(*action, &nodes).is_empty());
     let down: Rc<RefCell<BTreeSet<NodeId>>> = Rc::default();
-    let striker = nemesis.patterns.map(|patterns| {
+    // The patterns act on their own (at restarts and hints) once installed.
+    if let Some(patterns) = nemesis.patterns {
         let protected = nodes
             .iter()
             .filter(|n| nemesis.protected.contains(&n.name()))
@@ -448,8 +449,8 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
             nemesis.max_down,
             nemesis.down,
             nemesis.max_clock_jump,
-        )
-    });
+        );
+    }
     if !can_act {
         return;
     }
@@ -474,16 +475,7 @@ async fn run(nemesis: Nemesis, nodes: Vec<Node>) {
             (action, targets, victim, duration_in(rng, nemesis.down))
         });
         if let Some(victim) = victim {
-            let striker = striker.clone();
-            apply(
-                &nemesis,
-                action,
-                &targets,
-                targets[victim],
-                lasting,
-                &down,
-                striker,
-            );
+            apply(&nemesis, action, &targets, targets[victim], lasting, &down);
         }
     }
 }
@@ -495,7 +487,6 @@ fn apply(
     victim: Node,
     lasting: Duration,
     down: &Rc<RefCell<BTreeSet<NodeId>>>,
-    striker: Option<Rc<Striker>>,
 ) {
     let id = victim.id();
     let takes_down = matches!(action, Action::Kill | Action::Pause);
@@ -519,20 +510,10 @@ fn apply(
             let down = down.clone();
             task::spawn_local(async move {
                 time::sleep(lasting).await;
-                let restarted = match victim.status() {
-                    NodeStatus::Dead => {
-                        plumbing::life::restart(id);
-                        true
-                    }
-                    NodeStatus::Paused => {
-                        plumbing::life::resume(id);
-                        false
-                    }
-                    NodeStatus::Running => false,
-                };
-                // The recovery patterns strike while the node is still counted as down.
-                if let Some(striker) = striker.filter(|_| restarted) {
-                    striker.after_restart(id).await;
+                match victim.status() {
+                    NodeStatus::Dead => plumbing::life::restart(id),
+                    NodeStatus::Paused => plumbing::life::resume(id),
+                    NodeStatus::Running => {}
                 }
                 down.borrow_mut().remove(&id);
             });

@@ -4,10 +4,11 @@
 //! a leader election is under way, needs two rare events to line up; independent faults at
 //! random times multiply their rarities. A nemesis with [`Patterns`] draws them together:
 //!
-//! - **crash during recovery**: after a kill's restart, the node is killed again while it
-//!   recovers: at the program's hint ([`hint`] with [`Hint::Recovery`], from the code that
-//!   replays a log or repairs a disk) or, failing one, at a drawn moment shortly after the
-//!   restart;
+//! - **crash during recovery**: after a restart of a node the nemesis may touch (whoever
+//!   restarted it: the nemesis, the program's own power failures, another pattern), the node
+//!   is killed again while it recovers: at the program's hint ([`hint`] with
+//!   [`Hint::Recovery`], from the code that replays a log or repairs a disk) or, failing one,
+//!   at a drawn moment shortly after the restart;
 //! - **crash during the first sync after a restart**: the disk kills the node inside its
 //!   next sync (`crashtest_fs::on_next_sync`), so its recovery's own writes are torn;
 //! - **partition during an election**: when a node hints [`Hint::Election`] (it became a
@@ -16,6 +17,11 @@
 //!   lease, or arms a timeout it relies on), its wall clock jumps;
 //! - **swizzle-clog** is the nemesis's swizzle action (clog nodes one by one, unclog in
 //!   another order); it is probed like the others.
+//!
+//! The restart patterns follow every restart, not only the nemesis's own: a program that
+//! also crashes its nodes itself (whole-cluster power failures, say) restarts them too, and
+//! a restart the nemesis did not make recovers from a crash all the same. A kill of a
+//! pattern still keeps the nemesis's bound on nodes down.
 //!
 //! Each pattern is a fault in the ledger (numbered, maskable) and a coverage probe named
 //! `nemesis: ...`, so a sweep shows how often it happened. Hints cost one thread-local look
@@ -117,6 +123,8 @@ pub(crate) struct Striker {
     max_clock_jump: Duration,
     /// Nodes restarted and waiting for their second kill.
     recovering: RefCell<BTreeSet<NodeId>>,
+    /// Nodes a pattern's kill counts in `down` until it restarts them.
+    held: RefCell<BTreeSet<NodeId>>,
     /// Nodes cut off by an election partition, not yet healed.
     cut_off: Rc<RefCell<BTreeSet<NodeId>>>,
 }
@@ -141,17 +149,27 @@ impl Striker {
             lasting,
             max_clock_jump,
             recovering: RefCell::default(),
+            held: RefCell::default(),
             cut_off: Rc::default(),
         });
         if let Some(slot) = plumbing::checks::extension::<HintSlot>() {
             *slot.0.borrow_mut() = Some(striker.clone());
         }
+        plumbing::life::add_node_hook(Rc::new(Restarts(striker.clone())));
         striker
     }
 
-    /// Called when the nemesis restarted `id` after a kill (the node stays counted as down
-    /// until this returns): arms the recovery patterns.
-    pub(crate) async fn after_restart(self: Rc<Self>, id: NodeId) {
+    /// Whether a pattern may kill `id`: a node of the nemesis, not protected.
+    fn may_kill(&self, id: NodeId) -> bool {
+        !self.protected.contains(&id) && self.nodes.iter().any(|n| n.id() == id)
+    }
+
+    /// Called after any restart of `id` (see [`Restarts`]): arms the recovery patterns.
+    async fn after_restart(self: Rc<Self>, id: NodeId) {
+        assert!(
+            self.may_kill(id),
+            "recovery patterns armed for {id}, which they may not kill"
+        );
         if !fault::enabled() {
             return;
         }
@@ -179,20 +197,57 @@ impl Striker {
             let max = u64::try_from(window.as_nanos()).unwrap_or(u64::MAX);
             Duration::from_nanos(rng.below_inclusive(max))
         });
-        self.recovering.borrow_mut().insert(id);
-        time::sleep(delay).await;
-        if self.recovering.borrow_mut().remove(&id) && node_status(id) == NodeStatus::Running {
-            kill_in_recovery(id);
+        if !self.recovering.borrow_mut().insert(id) {
+            // A recovery already waits for its second kill: one is enough.
+            return;
         }
-        // Killed now or at its hint meanwhile: it restarts from here, still counted as down.
-        if node_status(id) == NodeStatus::Dead {
+        time::sleep(delay).await;
+        if self.recovering.borrow_mut().remove(&id) {
+            self.kill_in_recovery(id);
+        }
+        // Killed by this pattern (now or at its hint meanwhile): it restarts from here, counted
+        // as down until then.
+        if self.held.borrow().contains(&id) {
             let lasting =
                 crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
             time::sleep(lasting).await;
-            if node_status(id) == NodeStatus::Dead {
+            // Unless another restart came first (and released it).
+            if self.release(id) && node_status(id) == NodeStatus::Dead {
                 plumbing::life::restart(id);
             }
         }
+    }
+
+    /// Stops counting `id` as down for a pattern's kill; false if it was not.
+    fn release(&self, id: NodeId) -> bool {
+        let held = self.held.borrow_mut().remove(&id);
+        if held {
+            let counted = self.down.borrow_mut().remove(&id);
+            assert!(
+                counted,
+                "a node held down by a pattern was not counted as down"
+            );
+        }
+        held
+    }
+
+    /// The second kill, if the node still runs and the bound on nodes down leaves room (the
+    /// node then counts as down until [`Striker::after_restart`] restarts it).
+    fn kill_in_recovery(&self, id: NodeId) {
+        let room = self.down.borrow().len() < self.max_down || self.down.borrow().contains(&id);
+        if node_status(id) != NodeStatus::Running || !room {
+            return;
+        }
+        probe!("nemesis: crash during recovery");
+        plumbing::life::kill(id);
+        if self.down.borrow_mut().insert(id) {
+            self.held.borrow_mut().insert(id);
+        }
+        assert!(
+            self.down.borrow().len() <= self.max_down,
+            "a crash during recovery took more than {} nodes down",
+            self.max_down
+        );
     }
 
     /// Which pattern a hint may trigger, and triggers it.
@@ -203,7 +258,7 @@ impl Striker {
         match moment {
             Hint::Recovery => {
                 if self.recovering.borrow_mut().remove(&node) {
-                    kill_in_recovery(node);
+                    self.kill_in_recovery(node);
                 }
             }
             Hint::Election => self.partition_in_election(node),
@@ -289,10 +344,22 @@ impl Striker {
     }
 }
 
-/// The second kill: the node is still counted as down, so `max_down` holds.
-fn kill_in_recovery(id: NodeId) {
-    probe!("nemesis: crash during recovery");
-    plumbing::life::kill(id);
+/// Tells the patterns of every restart of a node they may kill.
+struct Restarts(Rc<Striker>);
+
+impl plumbing::life::NodeHook for Restarts {
+    fn node_restarted(&self, node: NodeId) {
+        // Up again, whoever restarted it: a pattern's kill no longer holds it down.
+        self.0.release(node);
+        if self.0.may_kill(node) && fault::enabled() {
+            let striker = self.0.clone();
+            plumbing::life::spawn_on(
+                NodeId::SUPERVISOR,
+                "nemesis recovery patterns",
+                striker.after_restart(node),
+            );
+        }
+    }
 }
 
 fn node_status(id: NodeId) -> NodeStatus {

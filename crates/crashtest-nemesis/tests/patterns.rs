@@ -143,3 +143,40 @@ fn patterns_replay_by_seed_and_differ_across_seeds() {
         .collect();
     assert_eq!(prints.len(), 5);
 }
+
+#[test]
+fn a_restart_the_nemesis_did_not_make_arms_the_recovery_patterns_too() {
+    // The nemesis only partitions; the program crashes and restarts a node itself, as a
+    // whole-cluster power failure would.
+    let in_recovery = Patterns {
+        crash_in_recovery: Ratio::ALWAYS,
+        ..NONE
+    };
+    let summary = Sim::new(1)
+        .run(async move {
+            let nodes: Vec<Node> = (0..3)
+                .map(|i| node::create(format!("n{i}"), replica))
+                .collect();
+            Nemesis::default()
+                .weights(0, 0, 1, 0, 0, 0)
+                .max_down(1)
+                .patterns(in_recovery)
+                .start(&nodes);
+            time::sleep(Duration::from_secs(1)).await;
+            nodes[1].kill();
+            time::sleep(Duration::from_millis(100)).await;
+            nodes[1].restart();
+            // The second kill comes at the node's recovery hint.
+            time::sleep(Duration::from_millis(1)).await;
+            assert_eq!(
+                nodes[1].status(),
+                NodeStatus::Dead,
+                "killed in its recovery"
+            );
+            time::sleep(Duration::from_secs(30)).await;
+        })
+        .unwrap();
+    // The pattern restarts the node it killed, and that restart (a restart too) is struck
+    // again: every one is, at this ratio.
+    assert!(reached(&summary, "nemesis: crash during recovery") >= 2);
+}
