@@ -37,7 +37,7 @@ struct Args {
     /// Most seeds tried per bug and model.
     #[arg(long, default_value_t = 100_000)]
     cap: u64,
-    /// Seeds the correct engine runs per model.
+    /// Seeds the correct engine runs per model (0: skip it).
     #[arg(long, default_value_t = 10_000)]
     correct_seeds: u64,
     /// Seeds over which each line counts the failing ones (0: skip).
@@ -119,6 +119,10 @@ fn main() -> ExitCode {
             } else {
                 args.cap
             };
+            if seeds == 0 {
+                // `--correct-seeds 0` (or `--cap 0`) skips the setup.
+                continue;
+            }
             let mut lines = Vec::new();
             if !args.guided_only {
                 lines.push(hunt_one(setup, seeds, &args));
