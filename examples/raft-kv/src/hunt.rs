@@ -3,7 +3,7 @@
 //!
 //! Seeds run through crashtest's runner (`crashtest::runner::hunt`), so a failure comes with the command
 //! that replays it: the test of `tests/replay.rs`, which runs the setup that `RAFT_BUG`,
-//! `RAFT_CRASH_MODEL` and `RAFT_WORKLOAD` name.
+//! `RAFT_CRASH_MODEL`, `RAFT_WORKLOAD` and `RAFT_PATTERNS` name.
 //!
 //! Minimization is crashtest's own (`crashtest::runner::minimize`, the search `crashtest
 //! minimize` runs): delta debugging over the ids of the faults the failing run applied, each

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crashtest::check::KvMap;
 use crashtest::fs::{CrashModel, DiskConfig};
-use crashtest::nemesis::Nemesis;
+use crashtest::nemesis::{Nemesis, Patterns};
 use crashtest::net::NetConfig;
 use crashtest::node::{self, Node, NodeId, NodeStatus};
 use crashtest::rand::Ratio;
@@ -98,6 +98,11 @@ pub struct Setup {
     pub crash_model: CrashModel,
     /// The workload.
     pub workload: Workload,
+    /// Whether the nemesis also draws, on purpose, the fault patterns random draws rarely
+    /// combine (`crashtest::nemesis::Patterns`): a second crash while a restarted server
+    /// recovers its log, a crash in its first sync after a restart, a partition when a server
+    /// stands for election. The store hints those moments (`crashtest::nemesis::hint`).
+    pub patterns: bool,
 }
 
 /// The name `RAFT_CRASH_MODEL` takes for a crash model.
@@ -114,7 +119,8 @@ pub fn model_name(model: CrashModel) -> &'static str {
 
 impl Setup {
     /// The setup that `RAFT_BUG` (see [`Bug::from_env`]), `RAFT_CRASH_MODEL` (`strong`, the
-    /// default, or `weak`) and `RAFT_WORKLOAD` (`linearizable`, the default, or `cycle`) name.
+    /// default, or `weak`), `RAFT_WORKLOAD` (`linearizable`, the default, or `cycle`) and
+    /// `RAFT_PATTERNS` (`off`, the default, or `on`) name.
     ///
     /// # Panics
     ///
@@ -135,10 +141,16 @@ impl Setup {
                 .parse()
                 .unwrap_or_else(|e| panic!("RAFT_WORKLOAD: {e}")),
         };
+        let patterns = match std::env::var("RAFT_PATTERNS").as_deref() {
+            Err(_) | Ok("off") => false,
+            Ok("on") => true,
+            Ok(other) => panic!("RAFT_PATTERNS={other:?}: expected on or off"),
+        };
         Setup {
             bug: Bug::from_env(),
             crash_model,
             workload,
+            patterns,
         }
     }
 }
@@ -151,7 +163,12 @@ impl fmt::Display for Setup {
             self.bug,
             model_name(self.crash_model),
             self.workload.name()
-        )
+        )?;
+        // Off is the default, and the lines of setups without patterns stay as they were.
+        if self.patterns {
+            write!(f, " RAFT_PATTERNS=on")?;
+        }
+        Ok(())
     }
 }
 
@@ -165,12 +182,18 @@ fn network() -> NetConfig {
     }
 }
 
-/// The nemesis: an action every 0.5 to 2 s, each lasting up to 3 s, one server down at most.
-fn nemesis() -> Nemesis {
-    Nemesis::default()
+/// The nemesis: an action every 0.5 to 2 s, each lasting up to 3 s, one server down at most;
+/// with `patterns`, the fault patterns too.
+fn nemesis(patterns: bool) -> Nemesis {
+    let nemesis = Nemesis::default()
         .every(Duration::from_millis(500), Duration::from_secs(2))
         .lasting(Duration::from_millis(100), Duration::from_secs(3))
-        .max_down(SERVERS / 2)
+        .max_down(SERVERS / 2);
+    if patterns {
+        nemesis.patterns(Patterns::default())
+    } else {
+        nemesis
+    }
 }
 
 /// Now and then, every server loses power at once and comes back a moment later. Each
@@ -239,7 +262,7 @@ pub async fn run(setup: Setup) {
             })
         })
         .collect();
-    nemesis().start(&servers);
+    nemesis(setup.patterns).start(&servers);
     task::spawn_local(power_failures(servers));
     let until = Instant::now() + FAULT_PHASE;
     match setup.workload {

@@ -37,7 +37,7 @@ struct Args {
     /// Most seeds tried per bug and model.
     #[arg(long, default_value_t = 100_000)]
     cap: u64,
-    /// Seeds the correct store runs per model.
+    /// Seeds the correct store runs per model (0: skip it).
     #[arg(long, default_value_t = 10_000)]
     correct_seeds: u64,
     /// Threads running seeds at once (CPU time is summed over them).
@@ -49,6 +49,9 @@ struct Args {
     /// The workload: `linearizable` or `cycle`.
     #[arg(long, default_value = "linearizable")]
     workload: Workload,
+    /// Let the nemesis draw the fault patterns too (`RAFT_PATTERNS=on`).
+    #[arg(long)]
+    patterns: bool,
     /// Shrink each failure's faults and print the smallest failing set.
     #[arg(long)]
     minimize: bool,
@@ -67,6 +70,7 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
         ("bug", setup.bug.name()),
         ("model", model_name(setup.crash_model)),
         ("workload", setup.workload.name()),
+        ("patterns", if setup.patterns { "on" } else { "off" }),
     ];
     let (env, body) = (setup.to_string(), || raft_kv::run(setup));
     let mut line = hunt::hunt(
@@ -88,6 +92,7 @@ fn guided_one(setup: Setup, runs: u64, args: &Args) -> Value {
         ("bug", setup.bug.name()),
         ("model", model_name(setup.crash_model)),
         ("workload", setup.workload.name()),
+        ("patterns", if setup.patterns { "on" } else { "off" }),
         ("search", "guided"),
     ];
     raft_kv::hunt::guided(setup, runs, args.threads).json(&labels, &setup.to_string())
@@ -107,12 +112,17 @@ fn main() -> ExitCode {
                 bug,
                 crash_model,
                 workload: args.workload,
+                patterns: args.patterns,
             };
             let seeds = if bug == Bug::None {
                 args.correct_seeds
             } else {
                 args.cap
             };
+            if seeds == 0 {
+                // `--correct-seeds 0` (or `--cap 0`) skips the setup.
+                continue;
+            }
             let mut lines = Vec::new();
             if !args.guided_only {
                 lines.push(hunt_one(setup, seeds, &args));
