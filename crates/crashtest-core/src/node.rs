@@ -194,7 +194,7 @@ impl NodeTable {
     #[inline]
     pub(crate) fn status(&self, node: NodeId) -> NodeStatus {
         let status = self.get(node).status;
-        assert!(
+        debug_assert!(
             node != NodeId::SUPERVISOR || status == NodeStatus::Running,
             "the supervisor is {status:?}: it always runs"
         );
@@ -834,7 +834,8 @@ where
 pub fn current() -> Node {
     let id = in_sim("node::current", |w| {
         let id = w.current_node();
-        assert!(
+        // A borrow of the node table on every call of a hot path: debug builds only.
+        debug_assert!(
             id.index() < w.nodes.borrow().len(),
             "the current node {id} is a node of the run"
         );
@@ -855,7 +856,8 @@ pub fn current() -> Node {
 pub fn try_current() -> Option<Node> {
     world::with(|w| {
         let id = w.current_node();
-        assert!(
+        // A borrow of the node table on every call of a hot path: debug builds only.
+        debug_assert!(
             id.index() < w.nodes.borrow().len(),
             "the current node {id} is a node of the run"
         );

@@ -327,7 +327,9 @@ impl Rng {
     pub fn index(&mut self, len: usize) -> usize {
         assert!(len > 0, "cannot draw an index into an empty collection");
         let index = self.below_inclusive(len as u64 - 1) as usize;
-        assert!(index < len, "index {index} drawn out of 0..{len}");
+        // The scheduler draws one every step: checked where the rest of a draw's bounds are
+        // (`below_inclusive`), in debug builds.
+        debug_assert!(index < len, "index {index} drawn out of 0..{len}");
         index
     }
 
@@ -347,7 +349,7 @@ impl Rng {
     pub fn range_inclusive(&mut self, min: u64, max: u64) -> u64 {
         assert!(min <= max, "empty range {min}..={max}");
         let value = min + self.below_inclusive(max - min);
-        assert!(
+        debug_assert!(
             min <= value && value <= max,
             "{value} drawn out of {min}..={max}"
         );
@@ -369,8 +371,9 @@ impl Rng {
         // The pair of `Ratio::new`'s checks, where the ratio is read (every coin: debug only).
         debug_assert!(ratio.numerator <= ratio.denominator && ratio.denominator != 0);
         let hit = self.below_inclusive(ratio.denominator - 1) < ratio.numerator;
-        // A draw within `0..denominator` never misses a sure coin nor hits an impossible one.
-        assert!(
+        // A draw within `0..denominator` never misses a sure coin nor hits an impossible one
+        // (every coin, as above: debug only).
+        debug_assert!(
             if hit {
                 ratio.numerator > 0
             } else {
@@ -425,7 +428,7 @@ impl Rng {
         for i in (1..items.len()).rev() {
             let j = self.below_inclusive(i as u64) as usize;
             // Fisher–Yates swaps each item with one at or before it, never after.
-            assert!(j <= i, "shuffle drew {j} for the item at {i}");
+            debug_assert!(j <= i, "shuffle drew {j} for the item at {i}");
             items.swap(i, j);
         }
     }
