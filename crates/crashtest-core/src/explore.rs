@@ -126,6 +126,15 @@ pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Vec<Reached>) {
     let result = f();
     let seen = OBSERVED.with(|observed| std::mem::replace(&mut *observed.borrow_mut(), outer));
     let seen = seen.expect("the observed map is this call's until it returns");
+    // Observed inside a simulation, nothing was reached after the clock's present.
+    if crate::verify::enabled()
+        && let Some(now) = crate::plumbing::timers::now_ns()
+    {
+        assert!(
+            seen.values().all(|&first_ns| first_ns <= now),
+            "a state was reached after virtual time {now} ns"
+        );
+    }
     let reached = seen
         .into_iter()
         .map(|((name, value), first_ns)| Reached {

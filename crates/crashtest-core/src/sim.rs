@@ -635,13 +635,26 @@ where
         second_summary.events,
         "the second run's hashes miss some of its events"
     );
+    assert!(
+        second_hashes
+            .last()
+            .is_none_or(|&last| last == second_summary.fingerprint),
+        "the second run's last hash is not its fingerprint"
+    );
     let parted = first_hashes
         .iter()
         .zip(&second_hashes)
         .position(|(a, b)| a != b);
     let index = match parted {
         Some(index) => index as u64,
-        None if first_hashes.len() == second_hashes.len() => return Ok(first),
+        None if first_hashes.len() == second_hashes.len() => {
+            // The same events, so the same polls (each poll is an event).
+            assert_eq!(
+                summary.polls, second_summary.polls,
+                "two runs with the same events polled differently"
+            );
+            return Ok(first);
+        }
         None => first_hashes.len().min(second_hashes.len()) as u64,
     };
     // Run both again keeping every event, and show the stretch up to the divergence.

@@ -73,7 +73,14 @@ pub(crate) fn waker_for(run: u16, id: TaskId) -> Waker {
     // integer, not a pointer), clone returns the same word with the same vtable, and all four
     // functions are safe to call from any thread: waking from a thread without a simulation
     // does nothing.
-    unsafe { Waker::from_raw(raw) }
+    let waker = unsafe { Waker::from_raw(raw) };
+    // The waker is recognised as a simulator one and names this task (the timers wake
+    // through `task_of`, not the vtable).
+    debug_assert_eq!(
+        task_of(&waker),
+        Some((run, id.slot, id.serial & SERIAL_MASK))
+    );
+    waker
 }
 
 #[cfg(test)]

@@ -449,6 +449,12 @@ impl World {
         } else {
             self.ready.borrow_mut().push(id);
         }
+        // A new task waits to run, unless its node is dead and it died at birth.
+        debug_assert_eq!(
+            self.is_finished(id),
+            status == NodeStatus::Dead,
+            "task {id} spawned on {node} does not match its node's life"
+        );
         id
     }
 
@@ -589,6 +595,15 @@ impl World {
                 (None, node)
             }
         };
+        // Whichever way, no handle waits for the task any more (checked before the outcome's
+        // drop runs user code, which may spawn into the freed slot).
+        assert!(
+            self.tasks
+                .borrow()
+                .get(id)
+                .is_none_or(|slot| !slot.handle_alive()),
+            "task {id} still has a handle after its handle was dropped"
+        );
         self.drop_outcome(leftover, node);
     }
 
