@@ -75,6 +75,31 @@ impl fmt::Display for InjectedFault {
     }
 }
 
+impl RunSummary {
+    /// How many times the run reached the coverage sites named `name` (a `probe!`, a
+    /// `sometimes!`, a `buggify!`), wherever in the code they sit.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
+    /// let summary = crashtest::Sim::new(1)
+    ///     .run(async {
+    ///         for _ in 0..3 {
+    ///             crashtest::probe!("a retry");
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(summary.reached("a retry"), 3);
+    /// assert_eq!(summary.reached("never placed"), 0);
+    /// ```
+    pub fn reached(&self, name: &str) -> u64 {
+        self.coverage
+            .iter()
+            .filter(|(key, _)| key.name == name)
+            .map(|(_, counts)| counts.reached)
+            .sum()
+    }
+}
+
 impl fmt::Display for RunSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

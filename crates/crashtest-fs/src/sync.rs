@@ -137,26 +137,25 @@ impl RealFile {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    /// The file, locked and positioned at `offset`.
+    fn at(&self, offset: u64) -> io::Result<std::sync::MutexGuard<'_, std::fs::File>> {
         let mut file = self.lock();
         assert_eq!(
             file.seek(SeekFrom::Start(offset))?,
             offset,
             "a seek goes where asked"
         );
-        let n = file.read(buf)?;
+        Ok(file)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let n = self.at(offset)?.read(buf)?;
         assert!(n <= buf.len(), "a read fills at most its buffer");
         Ok(n)
     }
 
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        let mut file = self.lock();
-        assert_eq!(
-            file.seek(SeekFrom::Start(offset))?,
-            offset,
-            "a seek goes where asked"
-        );
-        let n = file.write(buf)?;
+        let n = self.at(offset)?.write(buf)?;
         assert!(n <= buf.len(), "a write takes at most its buffer");
         Ok(n)
     }
@@ -165,12 +164,7 @@ impl RealFile {
     /// written and the cursor after them: where the OS left the file's position, which for
     /// a file opened to append is its end, not `offset` plus the bytes.
     fn write_from(&self, buf: &[u8], offset: u64) -> io::Result<(usize, u64)> {
-        let mut file = self.lock();
-        assert_eq!(
-            file.seek(SeekFrom::Start(offset))?,
-            offset,
-            "a seek goes where asked"
-        );
+        let mut file = self.at(offset)?;
         let n = file.write(buf)?;
         assert!(n <= buf.len(), "a write takes at most its buffer");
         Ok((n, file.stream_position()?))

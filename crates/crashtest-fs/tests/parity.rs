@@ -2,7 +2,7 @@
 //! real file system outside one (where `crashtest_fs::File` is `tokio::fs::File`), must see
 //! the same results call by call.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crashtest_core::Sim;
 use crashtest_fs::{File, OpenOptions};
@@ -52,26 +52,36 @@ async fn sync_after_writes(dir: &Path) -> Vec<String> {
     log
 }
 
-#[test]
-fn a_sync_reports_no_failed_write_and_the_next_flush_does_as_on_tokio() {
+/// Runs `script` inside a simulation (in the node's root) and on tokio (in a fresh directory
+/// of the real file system), asserts both logged the same, and returns the log.
+fn on_both<Fut: Future<Output = Vec<String>> + 'static>(
+    name: &str,
+    script: fn(PathBuf) -> Fut,
+) -> Vec<String> {
     let simulated = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let out = simulated.clone();
     Sim::new(1)
         .run(async move {
-            *out.borrow_mut() = sync_after_writes(Path::new("/")).await;
+            *out.borrow_mut() = script(PathBuf::from("/")).await;
         })
         .unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let dir = std::env::temp_dir().join(format!("crashtest-fs-parity-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("crashtest-fs-{name}-{}", std::process::id()));
     let real = runtime.block_on(async {
         crashtest_fs::create_dir_all(&dir).await.unwrap();
-        let log = sync_after_writes(&dir).await;
+        let log = script(dir.clone()).await;
         std::fs::remove_dir_all(&dir).unwrap();
         log
     });
     assert_eq!(*simulated.borrow(), real);
+    real
+}
+
+#[test]
+fn a_sync_reports_no_failed_write_and_the_next_flush_does_as_on_tokio() {
+    let real = on_both("parity", |dir| async move { sync_after_writes(&dir).await });
     assert!(
         real.iter()
             .any(|line| line.starts_with("flush: Uncategorized")),
@@ -119,24 +129,7 @@ async fn seek_twice(dir: &Path) -> Vec<String> {
 
 #[test]
 fn a_second_seek_before_the_first_completes_is_refused_as_on_tokio() {
-    let simulated = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let out = simulated.clone();
-    Sim::new(1)
-        .run(async move {
-            *out.borrow_mut() = seek_twice(Path::new("/")).await;
-        })
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let dir = std::env::temp_dir().join(format!("crashtest-fs-seek-{}", std::process::id()));
-    let real = runtime.block_on(async {
-        crashtest_fs::create_dir_all(&dir).await.unwrap();
-        let log = seek_twice(&dir).await;
-        std::fs::remove_dir_all(&dir).unwrap();
-        log
-    });
-    assert_eq!(*simulated.borrow(), real);
+    let real = on_both("seek", |dir| async move { seek_twice(&dir).await });
     assert!(
         real[1].starts_with("start_seek 5: Other"),
         "tokio refuses the second seek: {real:?}"

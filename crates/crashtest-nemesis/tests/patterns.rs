@@ -57,15 +57,6 @@ async fn run_with(patterns: Patterns, weights: [u32; 6]) {
     time::sleep(Duration::from_secs(60)).await;
 }
 
-fn reached(summary: &RunSummary, probe: &str) -> u64 {
-    summary
-        .coverage
-        .iter()
-        .filter(|(key, _)| key.name == probe)
-        .map(|(_, counts)| counts.reached)
-        .sum()
-}
-
 fn summary(seed: u64, patterns: Patterns, weights: [u32; 6]) -> RunSummary {
     Sim::new(seed).run(run_with(patterns, weights)).unwrap()
 }
@@ -110,10 +101,10 @@ fn each_pattern_happens_when_drawn_and_is_probed() {
     ];
     for (probe, patterns, weights) in cases {
         let on = summary(1, patterns, weights);
-        assert!(reached(&on, probe) > 0, "{probe} never happened");
+        assert!(on.reached(probe) > 0, "{probe} never happened");
         if probe != "nemesis: swizzle-clog" {
             let off = summary(1, NONE, weights);
-            assert_eq!(reached(&off, probe), 0, "{probe} happened while off");
+            assert_eq!(off.reached(probe), 0, "{probe} happened while off");
         }
     }
 }
@@ -178,5 +169,5 @@ fn a_restart_the_nemesis_did_not_make_arms_the_recovery_patterns_too() {
         .unwrap();
     // The pattern restarts the node it killed, and that restart (a restart too) is struck
     // again: every one is, at this ratio.
-    assert!(reached(&summary, "nemesis: crash during recovery") >= 2);
+    assert!(summary.reached("nemesis: crash during recovery") >= 2);
 }

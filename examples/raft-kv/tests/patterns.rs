@@ -18,15 +18,6 @@ fn run(seed: u64, setup: Setup) -> RunSummary {
         .unwrap_or_else(|failure| panic!("the correct store failed seed {seed}: {failure}"))
 }
 
-fn reached(summary: &RunSummary, probe: &str) -> u64 {
-    summary
-        .coverage
-        .iter()
-        .filter(|(key, _)| key.name == probe)
-        .map(|(_, counts)| counts.reached)
-        .sum()
-}
-
 #[test]
 fn the_correct_store_survives_the_fault_patterns_and_each_is_probed() {
     let runs: Vec<RunSummary> = (0..24).map(|seed| run(seed, PATTERNS)).collect();
@@ -35,12 +26,12 @@ fn the_correct_store_survives_the_fault_patterns_and_each_is_probed() {
         "nemesis: crash during the first sync after a restart",
         "nemesis: partition during an election",
     ] {
-        let hits: u64 = runs.iter().map(|summary| reached(summary, probe)).sum();
+        let hits: u64 = runs.iter().map(|summary| summary.reached(probe)).sum();
         assert!(hits > 0, "{probe:?} never struck in 24 seeds");
     }
     let plain = run(0, Setup::default());
     assert_eq!(
-        reached(&plain, "nemesis: crash during recovery"),
+        plain.reached("nemesis: crash during recovery"),
         0,
         "without RAFT_PATTERNS the nemesis draws no patterns"
     );
