@@ -31,4 +31,11 @@ fn the_tonic_kv_example_passes_through_the_stand_in() {
     ] {
         assert!(out.contains(name), "{name} did not run:\n{out}");
     }
+    // The seeds benchmark (`crashtest-bench --workload tonic-kv` runs it in release) passes
+    // every seed and prints its line; here in the test profile, which `cargo test` builds.
+    let bench = nested::cargo_test_with(&manifest, &["--bench", "seeds"]);
+    assert!(
+        bench.contains("{\"seeds\":300,"),
+        "the seeds benchmark printed no line:\n{bench}"
+    );
 }

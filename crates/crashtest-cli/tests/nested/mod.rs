@@ -40,10 +40,17 @@ pub fn setup(manifest: &Path, extra: &[&std::ffi::OsStr]) -> String {
 /// Runs `cargo test` on the workspace of `manifest` and returns its output; panics with it if
 /// the tests failed.
 pub fn cargo_test(manifest: &Path) -> String {
+    cargo_test_with(manifest, &[])
+}
+
+/// Runs `cargo test` with `extra` arguments (which targets) on the workspace of `manifest`,
+/// as [`cargo_test`] does.
+pub fn cargo_test_with(manifest: &Path, extra: &[&str]) -> String {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args(["test", "--manifest-path"])
         .arg(manifest)
+        .args(extra)
         .env("CARGO_TARGET_DIR", fixtures())
         .env("CARGO_INCREMENTAL", "0")
         .env_remove("TONIC_KV_BUG")
