@@ -568,11 +568,6 @@ impl Node {
     /// # }).unwrap();
     /// ```
     pub fn restart(&self) {
-        assert_ne!(
-            self.id,
-            NodeId::SUPERVISOR,
-            "the supervisor (test body) cannot be restarted"
-        );
         in_sim("Node::restart", |w| w.restart_node(self.id, None));
     }
 
@@ -590,11 +585,6 @@ impl Node {
         F: Fn() -> Fut + 'static,
         Fut: Future<Output = ()> + 'static,
     {
-        assert_ne!(
-            self.id,
-            NodeId::SUPERVISOR,
-            "the supervisor (test body) cannot be upgraded"
-        );
         in_sim("Node::upgrade", |w| {
             w.restart_node(self.id, Some(factory_of(factory)))
         });
@@ -832,16 +822,7 @@ where
 /// # }).unwrap();
 /// ```
 pub fn current() -> Node {
-    let id = in_sim("node::current", |w| {
-        let id = w.current_node();
-        // A borrow of the node table on every call of a hot path: debug builds only.
-        debug_assert!(
-            id.index() < w.nodes.borrow().len(),
-            "the current node {id} is a node of the run"
-        );
-        id
-    });
-    Node { id }
+    in_sim("node::current", current_in)
 }
 
 /// The node the calling task runs on, or `None` outside a simulation (tokio's
@@ -854,15 +835,18 @@ pub fn current() -> Node {
 /// # }).unwrap();
 /// ```
 pub fn try_current() -> Option<Node> {
-    world::with(|w| {
-        let id = w.current_node();
-        // A borrow of the node table on every call of a hot path: debug builds only.
-        debug_assert!(
-            id.index() < w.nodes.borrow().len(),
-            "the current node {id} is a node of the run"
-        );
-        Node { id }
-    })
+    world::with(current_in)
+}
+
+/// The node the world's current task runs on.
+fn current_in(w: &world::World) -> Node {
+    let id = w.current_node();
+    // A borrow of the node table on every call of a hot path: debug builds only.
+    debug_assert!(
+        id.index() < w.nodes.borrow().len(),
+        "the current node {id} is a node of the run"
+    );
+    Node { id }
 }
 
 /// The node called `name`, if there is one.

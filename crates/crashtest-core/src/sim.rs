@@ -463,10 +463,7 @@ impl Sim {
     /// its figures agree with one another (a report that disagrees with itself sends whoever
     /// replays it after a run that never happened).
     fn assert_reported(&self, result: &Result<RunSummary, Box<RunFailure>>) {
-        let summary = match result {
-            Ok(summary) => summary,
-            Err(failure) => &failure.summary,
-        };
+        let summary = summary_of(result);
         assert_eq!(summary.seed, self.seed, "a run reports the seed it ran");
         assert!(
             summary.polls <= summary.events,
@@ -614,33 +611,24 @@ where
     let first_hashes = first_hashes.expect("hashes were recorded");
     let second_hashes = second_hashes.expect("hashes were recorded");
     // The hashes are the fingerprint after each event: as many as the run's events, the
-    // last one the run's fingerprint.
-    let summary = match &first {
-        Ok(summary) => summary,
-        Err(failure) => &failure.summary,
-    };
-    assert_eq!(first_hashes.len() as u64, summary.events);
-    assert!(
-        first_hashes
-            .last()
-            .is_none_or(|&last| last == summary.fingerprint)
-    );
-    // The second run's hashes are its own events' too, however the two runs differ.
-    let second_summary = match &second {
-        Ok(summary) => summary,
-        Err(failure) => &failure.summary,
-    };
-    assert_eq!(
-        second_hashes.len() as u64,
-        second_summary.events,
-        "the second run's hashes miss some of its events"
-    );
-    assert!(
-        second_hashes
-            .last()
-            .is_none_or(|&last| last == second_summary.fingerprint),
-        "the second run's last hash is not its fingerprint"
-    );
+    // last one the run's fingerprint, for each run however the two differ.
+    let (summary, second_summary) = (summary_of(&first), summary_of(&second));
+    for (run, hashes, summary) in [
+        ("first", &first_hashes, summary),
+        ("second", &second_hashes, second_summary),
+    ] {
+        assert_eq!(
+            hashes.len() as u64,
+            summary.events,
+            "the {run} run's hashes miss some of its events"
+        );
+        assert!(
+            hashes
+                .last()
+                .is_none_or(|&last| last == summary.fingerprint),
+            "the {run} run's last hash is not its fingerprint"
+        );
+    }
     let parted = first_hashes
         .iter()
         .zip(&second_hashes)
@@ -666,8 +654,7 @@ where
             Err(failure) => failure.summary,
         };
         // Recorded on purpose: a missing trace would show an empty divergence.
-        assert!(summary.trace.is_some(), "a recording run kept no trace");
-        let events = summary.trace.unwrap_or_default();
+        let events = summary.trace.expect("a recording run kept no trace");
         let start = index.saturating_sub(DIVERGENCE_CONTEXT) as usize;
         let end = (index as usize + 1).min(events.len());
         let shown = events
@@ -692,6 +679,14 @@ where
 }
 
 /// A virtual time in nanoseconds.
+/// A run's figures, whether it passed or failed.
+fn summary_of(result: &Result<RunSummary, Box<RunFailure>>) -> &RunSummary {
+    match result {
+        Ok(summary) => summary,
+        Err(failure) => &failure.summary,
+    }
+}
+
 fn nanos(at: Duration) -> u64 {
     u64::try_from(at.as_nanos()).expect("explore time fits in u64 nanoseconds")
 }

@@ -347,6 +347,13 @@ impl Disk {
         }
     }
 
+    /// Whether the newest pending namespace change (the one just logged) touches `dir`.
+    fn last_change_touches(&self, dir: Ino) -> bool {
+        self.dir_log
+            .last()
+            .is_some_and(|change| change.touches(dir))
+    }
+
     pub(crate) fn is_dir(&self, ino: Ino) -> bool {
         matches!(self.inode(ino).kind, Kind::Dir(_))
     }
@@ -513,9 +520,7 @@ impl Disk {
                 let name = name.to_owned();
                 self.change(vec![Part::Link { dir, name, ino }]);
                 assert!(
-                    self.dir_log
-                        .last()
-                        .is_some_and(|change| change.touches(dir)),
+                    self.last_change_touches(dir),
                     "a new file's name is pending until its directory is synced"
                 );
                 assert!(
@@ -766,9 +771,7 @@ impl Disk {
             "the new directory is there"
         );
         assert!(
-            self.dir_log
-                .last()
-                .is_some_and(|change| change.touches(dir)),
+            self.last_change_touches(dir),
             "a new directory's name is pending until its parent is synced"
         );
         Ok(())
@@ -806,9 +809,7 @@ impl Disk {
         self.change(vec![Part::Unlink { dir, name, ino }]);
         assert!(self.resolve(names).is_err(), "a removed file has no name");
         assert!(
-            self.dir_log
-                .last()
-                .is_some_and(|change| change.touches(dir)),
+            self.last_change_touches(dir),
             "a removal is pending until its directory is synced"
         );
         Ok(())
@@ -827,9 +828,7 @@ impl Disk {
             "a removed directory has no name"
         );
         assert!(
-            self.dir_log
-                .last()
-                .is_some_and(|change| change.touches(dir)),
+            self.last_change_touches(dir),
             "a removal is pending until its parent is synced"
         );
         Ok(())
@@ -878,9 +877,7 @@ impl Disk {
         );
         assert!(self.resolve(from).is_err(), "and no longer at its old one");
         assert!(
-            self.dir_log
-                .last()
-                .is_some_and(|change| change.touches(from_dir) && change.touches(to_dir)),
+            self.last_change_touches(from_dir) && self.last_change_touches(to_dir),
             "a rename is one pending change to both its directories"
         );
         Ok(())

@@ -130,7 +130,8 @@ pub(crate) struct Striker {
 }
 
 impl Striker {
-    /// Registers the patterns for the run's hints.
+    /// Registers the patterns for the run's hints and restarts; they act on their own from
+    /// then on.
     pub(crate) fn install(
         patterns: Patterns,
         nodes: &[Node],
@@ -139,7 +140,7 @@ impl Striker {
         max_down: usize,
         lasting: (Duration, Duration),
         max_clock_jump: Duration,
-    ) -> Rc<Striker> {
+    ) {
         let striker = Rc::new(Striker {
             patterns,
             nodes: nodes.to_vec(),
@@ -155,8 +156,14 @@ impl Striker {
         if let Some(slot) = plumbing::checks::extension::<HintSlot>() {
             *slot.0.borrow_mut() = Some(striker.clone());
         }
-        plumbing::life::add_node_hook(Rc::new(Restarts(striker.clone())));
-        striker
+        plumbing::life::add_node_hook(Rc::new(Restarts(striker)));
+    }
+
+    /// Whether one more node may go down for a pattern: the bound leaves room, or `id` is
+    /// already counted as down.
+    fn has_room(&self, id: NodeId) -> bool {
+        let down = self.down.borrow();
+        down.len() < self.max_down || down.contains(&id)
     }
 
     /// Whether a pattern may kill `id`: a node of the nemesis, not protected.
@@ -234,8 +241,7 @@ impl Striker {
     /// The second kill, if the node still runs and the bound on nodes down leaves room (the
     /// node then counts as down until [`Striker::after_restart`] restarts it).
     fn kill_in_recovery(&self, id: NodeId) {
-        let room = self.down.borrow().len() < self.max_down || self.down.borrow().contains(&id);
-        if node_status(id) != NodeStatus::Running || !room {
+        if node_status(id) != NodeStatus::Running || !self.has_room(id) {
             return;
         }
         probe!("nemesis: crash during recovery");
@@ -268,8 +274,7 @@ impl Striker {
 
     /// The disk's trap at the node's first sync after its restart.
     fn crash_in_sync(self: Rc<Self>, id: NodeId) {
-        let room = self.down.borrow().len() < self.max_down || self.down.borrow().contains(&id);
-        if node_status(id) != NodeStatus::Running || !room || !fault::enabled() {
+        if node_status(id) != NodeStatus::Running || !self.has_room(id) || !fault::enabled() {
             return;
         }
         probe!("nemesis: crash during the first sync after a restart");

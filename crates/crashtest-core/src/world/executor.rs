@@ -483,13 +483,10 @@ impl World {
                 slot.prefetch_future();
                 self.ready.borrow_mut().push(id);
             }
-            TaskState::Running => {
+            TaskState::Running | TaskState::RunningWoken => {
                 // One task runs at a time: the one being polled.
                 assert_eq!(self.current_task.get(), Some(id), "two tasks running");
                 slot.state = TaskState::RunningWoken;
-            }
-            TaskState::RunningWoken => {
-                assert_eq!(self.current_task.get(), Some(id), "two tasks running");
             }
             TaskState::Queued | TaskState::Done => {}
         }
