@@ -212,17 +212,6 @@ impl Striker {
         if self.recovering.borrow_mut().remove(&id) {
             self.kill_in_recovery(id);
         }
-        // Killed by this pattern (now or at its hint meanwhile): it restarts from here, counted
-        // as down until then.
-        if self.held.borrow().contains(&id) {
-            let lasting =
-                crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
-            time::sleep(lasting).await;
-            // Unless another restart came first (and released it).
-            if self.release(id) && node_status(id) == NodeStatus::Dead {
-                plumbing::life::restart(id);
-            }
-        }
     }
 
     /// Stops counting `id` as down for a pattern's kill; false if it was not.
@@ -238,22 +227,40 @@ impl Striker {
         held
     }
 
-    /// The second kill, if the node still runs and the bound on nodes down leaves room (the
-    /// node then counts as down until [`Striker::after_restart`] restarts it).
-    fn kill_in_recovery(&self, id: NodeId) {
+    /// The second kill, if the node still runs and the bound on nodes down leaves room.
+    fn kill_in_recovery(self: Rc<Self>, id: NodeId) {
         if node_status(id) != NodeStatus::Running || !self.has_room(id) {
             return;
         }
         probe!("nemesis: crash during recovery");
+        self.kill_and_hold(id);
+    }
+
+    /// Kills `id` for a pattern and counts it as down until it restarts: by the supervisor
+    /// task spawned here after a drawn while, or by any restart that comes first (the
+    /// [`Restarts`] hook releases it then, and the task finds nothing left to restart).
+    fn kill_and_hold(self: Rc<Self>, id: NodeId) {
+        assert!(
+            node_status(id) == NodeStatus::Running && self.has_room(id),
+            "a pattern kills {id} without room for it or while it is not running"
+        );
         plumbing::life::kill(id);
         if self.down.borrow_mut().insert(id) {
             self.held.borrow_mut().insert(id);
         }
         assert!(
             self.down.borrow().len() <= self.max_down,
-            "a crash during recovery took more than {} nodes down",
+            "a pattern's kill took more than {} nodes down",
             self.max_down
         );
+        // Restarted from a supervisor task: the node's own tasks died with it.
+        let lasting = crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
+        plumbing::life::spawn_on(NodeId::SUPERVISOR, "nemesis restart", async move {
+            time::sleep(lasting).await;
+            if self.release(id) && node_status(id) == NodeStatus::Dead {
+                plumbing::life::restart(id);
+            }
+        });
     }
 
     /// Which pattern a hint may trigger, and triggers it.
@@ -278,20 +285,7 @@ impl Striker {
             return;
         }
         probe!("nemesis: crash during the first sync after a restart");
-        plumbing::life::kill(id);
-        let release = self.down.borrow_mut().insert(id);
-        // Restarted from a supervisor task: the node's own tasks died with it.
-        let lasting = crate::nemesis::draw(|rng| crate::nemesis::duration_in(rng, self.lasting));
-        let down = self.down.clone();
-        plumbing::life::spawn_on(NodeId::SUPERVISOR, "nemesis restart", async move {
-            time::sleep(lasting).await;
-            if release {
-                down.borrow_mut().remove(&id);
-            }
-            if node_status(id) == NodeStatus::Dead {
-                plumbing::life::restart(id);
-            }
-        });
+        self.kill_and_hold(id);
     }
 
     fn partition_in_election(&self, id: NodeId) {

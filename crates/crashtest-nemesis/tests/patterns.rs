@@ -171,3 +171,53 @@ fn a_restart_the_nemesis_did_not_make_arms_the_recovery_patterns_too() {
     // again: every one is, at this ratio.
     assert!(summary.reached("nemesis: crash during recovery") >= 2);
 }
+
+#[test]
+fn a_restart_by_the_program_frees_the_room_a_first_sync_kill_took() {
+    // n1 is killed at its first sync after a restart and counts as the one node down; the
+    // program restarts it before the pattern would (and it then stays idle, so no further
+    // sync strikes it). The room is free again: n2's first sync after its own restart is
+    // struck while the pattern's restart of n1 is still pending.
+    let at_first_sync = Patterns {
+        crash_at_first_sync: Ratio::ALWAYS,
+        ..NONE
+    };
+    Sim::new(1)
+        .run(async move {
+            let boots = std::rc::Rc::new(std::cell::Cell::new(0));
+            let n1_boots = boots.clone();
+            let n1 = node::create("n1", move || {
+                n1_boots.set(n1_boots.get() + 1);
+                let idle = n1_boots.get() > 2;
+                async move {
+                    if idle {
+                        std::future::pending::<()>().await;
+                    }
+                    replica().await;
+                }
+            });
+            let nodes = [node::create("n0", replica), n1, node::create("n2", replica)];
+            Nemesis::default()
+                .weights(0, 0, 1, 0, 0, 0)
+                .lasting(Duration::from_secs(10), Duration::from_secs(10))
+                .max_down(1)
+                .patterns(at_first_sync)
+                .start(&nodes);
+            time::sleep(Duration::from_secs(1)).await;
+            nodes[1].kill();
+            nodes[1].restart();
+            time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(nodes[1].status(), NodeStatus::Dead, "struck at its sync");
+            nodes[1].restart();
+            assert_eq!(boots.get(), 3);
+            nodes[2].kill();
+            nodes[2].restart();
+            time::sleep(Duration::from_millis(100)).await;
+            assert_eq!(
+                nodes[2].status(),
+                NodeStatus::Dead,
+                "n1 still counted as down after the program restarted it"
+            );
+        })
+        .unwrap();
+}
