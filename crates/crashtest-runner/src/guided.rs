@@ -20,11 +20,14 @@
 //! brief (a leader holding an old entry until its next heartbeat). Otherwise, and for an entry
 //! kept for anything else, uniformly between the entry's last branch point and its end.
 //!
-//! Half the runs go to fresh seeds, in order from the first one, in batches alternating with
-//! the branch points: the fresh seeds are the very seeds a random search runs, so a bug that
-//! random seeds find at seed `n` the guided search finds by run `2n` plus one batch (a
-//! shallow bug costs it at most about twice what it costs random seeds), and the corpus
-//! keeps growing from new starting points instead of digging only where it began.
+//! Fresh seeds, in order from the first one, run in batches between the branch points: they
+//! are the very seeds a random search runs, and the corpus keeps growing from new starting
+//! points instead of digging only where it began. The branches' share ramps up: after `f`
+//! fresh seeds the branch points may have spent `f * f / (f + RAMP)` runs, so early on almost
+//! every run is a fresh seed and the share tends to half as the search goes on. A bug that
+//! random seeds find at seed `n` the guided search therefore finds by run `n + n * n / (n +
+//! RAMP)` plus a batch: close to random's cost on the bugs the first seeds find, never twice
+//! it, while a deep bug, which only branching reaches, gets nearly half of a long search.
 //!
 //! Every choice comes from a generator seeded by the first seed, and the futures of a branch
 //! point do not depend on how many run at once, so a search is a function of `(first seed,
@@ -79,6 +82,22 @@ impl Default for Guide {
 
 /// Fresh seeds run in one batch (fixed, so that the search does not depend on `jobs`).
 const FRESH_BATCH: u64 = 8;
+
+/// How fast the branches' share of the runs ramps up with the fresh seeds run: a quarter of
+/// the runs after `RAMP / 2` fresh seeds, a third after `RAMP`, 48% after `10 * RAMP`.
+const RAMP: u64 = 256;
+
+/// Runs the branch points may have spent after `fresh` fresh seeds: `fresh² / (fresh +
+/// RAMP)`, always fewer than `fresh`.
+fn branch_allowance(fresh: u64) -> u64 {
+    let allowance = u128::from(fresh) * u128::from(fresh) / u128::from(fresh + RAMP);
+    let allowance = u64::try_from(allowance).expect("fewer than the fresh seeds");
+    assert!(
+        allowance < fresh || fresh == 0,
+        "branches never get as many runs as fresh seeds"
+    );
+    allowance
+}
 
 /// A branch path as the search keeps it: `(virtual time in ns, sub-seed)` points.
 type Path = Vec<(u64, u64)>;
@@ -321,7 +340,7 @@ where
     Fut: Future<Output = ()> + 'static,
 {
     crashtest_guard::install();
-    let started = crate::hunt::cpu_time();
+    let started = crate::usage::cpu_time_with_children();
     let config = (spec.config)();
     let jobs = guide.jobs.max(1);
     let futures = guide.futures.max(1);
@@ -339,7 +358,7 @@ where
     let (mut fresh_seeds, mut branch_points, mut branch_runs) = (0, 0, 0);
     let mut found: Option<(u64, Path, u64)> = None;
     while runs < guide.runs && found.is_none() {
-        if search.corpus.is_empty() || fresh_seeds <= branch_runs {
+        if search.corpus.is_empty() || branch_runs >= branch_allowance(fresh_seeds) {
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
             next_seed += count;
@@ -389,7 +408,7 @@ where
         let stale = &mut search.corpus[index].stale;
         *stale = if produced { 0 } else { stale.saturating_add(1) };
     }
-    let cpu = crate::hunt::cpu_time()
+    let cpu = crate::usage::cpu_time_with_children()
         .zip(started)
         .map(|(end, start)| end - start);
     let failure =

@@ -1,5 +1,5 @@
 //! Guided search: it finds a failure that needs rare events in a row, which independent
-//! seeds miss in the same budget; a shallow failure costs it at most about twice the runs it
+//! seeds miss in the same budget; a shallow failure costs it little more than the runs it
 //! costs random seeds; it is deterministic; a correct body passes it.
 
 use std::time::Duration;
@@ -63,7 +63,7 @@ async fn decided_at_start() {
 }
 
 #[test]
-fn a_guided_search_finds_a_shallow_failure_within_twice_the_seeds_random_needs() {
+fn a_guided_search_finds_a_shallow_failure_within_half_again_the_seeds_random_needs() {
     let body = || decided_at_start();
     for start in [0, 1000, 2000] {
         let random = hunt::first_failure(&spec(), start..start + 1000, 2, &body)
@@ -77,9 +77,11 @@ fn a_guided_search_finds_a_shallow_failure_within_twice_the_seeds_random_needs()
         };
         let found = guided::guided(&spec(), &guide, &body);
         assert!(found.failure.is_some(), "found from seed {start}");
+        // Up to a batch of fresh seeds past the failing one, and one branch point's futures
+        // past the branches' allowance.
         let batch = 8;
         assert!(
-            found.runs <= 2 * seeds + batch,
+            found.runs <= seeds + seeds / 2 + 2 * batch,
             "from seed {start}: random needed {seeds} seeds, guided {} runs",
             found.runs
         );

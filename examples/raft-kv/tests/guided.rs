@@ -5,11 +5,11 @@ use raft_kv::{Setup, hunt};
 
 #[test]
 fn the_correct_store_passes_a_guided_search_that_branches() {
-    let found = hunt::guided(Setup::default(), 24, 2);
+    let found = hunt::guided(Setup::default(), 32, 2);
     if let Some(failure) = &found.failure {
         panic!("{}", failure.report.detail());
     }
-    assert_eq!(found.runs, 24);
+    assert_eq!(found.runs, 32);
     assert!(found.branch_points > 0, "it branched");
     assert!(found.features > 0, "the servers declared their states");
 }
