@@ -91,6 +91,8 @@ pub struct Reached {
 /// assert!(seen.iter().all(|reached| reached.name == "raft"));
 /// ```
 pub fn state(name: &'static str, value: impl Hash) {
+    // A search reports what it reached by abstraction: each has a name.
+    assert!(!name.is_empty(), "a state abstraction has a name");
     OBSERVED.with(|observed| {
         if let Some(map) = observed.borrow_mut().as_mut() {
             // `DefaultHasher::new` has fixed keys: the same value hashes the same in every

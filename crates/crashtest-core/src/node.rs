@@ -52,6 +52,13 @@ impl NodeId {
     /// assert_eq!(crashtest::node::NodeId::SUPERVISOR.index(), 0);
     /// ```
     pub fn index(self) -> usize {
+        // Only the node table makes ids, within the 16 bits a task slot keeps its node in (a
+        // re-check of `NodeTable::add`, on every node lookup: debug builds only).
+        debug_assert!(
+            self.0 <= u32::from(u16::MAX),
+            "node id {} was not made by a node table",
+            self.0
+        );
         self.0 as usize
     }
 }
@@ -280,6 +287,12 @@ impl NodeTable {
             ),
             "node {node} cannot go from {:?} to {status:?}",
             record.status
+        );
+        // A resume takes back every parked task before the node can pause again: one left
+        // over would be queued twice by the next resume.
+        assert!(
+            status != NodeStatus::Paused || record.parked.is_empty(),
+            "node {node} starts a pause still holding parked tasks"
         );
         record.status = status;
         if status == NodeStatus::Paused {

@@ -39,6 +39,8 @@ pub(crate) fn install() {
             CAPTURED.with(|c| *c.borrow_mut() = Some(Captured { message, location }));
         }));
     });
+    // Every later catch relies on the hook being in place once this returns.
+    assert!(INSTALL.is_completed(), "the panic hook is not installed");
 }
 
 fn payload_message(payload: &dyn std::any::Any) -> String {

@@ -95,7 +95,16 @@ impl RunSummary {
         self.coverage
             .iter()
             .filter(|(key, _)| key.name == name)
-            .map(|(_, counts)| counts.reached)
+            .map(|(key, counts)| {
+                // A site fires only when reached: a count above that is a corrupt summary.
+                assert!(
+                    counts.fired <= counts.reached,
+                    "{key} fired {} times but was reached {} times",
+                    counts.fired,
+                    counts.reached
+                );
+                counts.reached
+            })
             .sum()
     }
 }
@@ -323,5 +332,11 @@ impl std::error::Error for RunFailure {}
 /// assert!(failed.unwrap_err().to_string().contains("swarm: packet loss on"));
 /// ```
 pub fn add_context(line: String) {
+    // The report prints each context line indented under the failure: one that is empty or
+    // spans lines would break its layout.
+    assert!(
+        !line.is_empty() && !line.contains('\n'),
+        "a context line is one line of text: {line:?}"
+    );
     crate::world::with(|w| w.add_context(line));
 }

@@ -269,6 +269,12 @@ impl Rng {
         s[0] ^= s[3];
         s[2] ^= t;
         s[3] = s[3].rotate_left(45);
+        // The step is invertible and maps zero to zero, so from a state seeded non-zero it
+        // never reaches the all-zero fixed point (every draw: debug builds only).
+        debug_assert!(
+            s.iter().any(|&word| word != 0),
+            "xoshiro's state fell into its all-zero fixed point"
+        );
         result
     }
 
@@ -637,6 +643,13 @@ impl Streams {
             nodes: Vec::new(),
             reseeded_at: None,
         };
+        // Two world streams with one generator would draw the same numbers: one stream twice.
+        assert!(
+            (0..WORLD_STREAMS).all(|i| streams.world[i + 1..]
+                .iter()
+                .all(|other| *other != streams.world[i])),
+            "two world streams of seed {seed} start from the same state"
+        );
         streams.add_node(NodeId::SUPERVISOR, "supervisor");
         assert_eq!(
             streams.node_count(),
@@ -663,6 +676,12 @@ impl Streams {
             "node streams open in node creation order"
         );
         let label: Box<str> = format!("node:{name}").into();
+        // Two nodes under one label would draw the same numbers: the node table keeps names
+        // unique, and this is where a repeat would silently cost a stream.
+        assert!(
+            self.nodes.iter().all(|(other, _)| *other != label),
+            "two node streams are labelled {label}"
+        );
         let rng = Rng::seed_from(derive_seed(self.root, &label));
         self.nodes.push((label, rng));
     }
@@ -706,12 +725,26 @@ impl Streams {
         self.reseeded_at = Some(depth);
         let root = crate::explore::branch_root(self.seed, depth, sub_seed);
         assert_ne!(root, self.root, "a reseed draws a new root");
-        self.root = root;
+        let previous = std::mem::replace(&mut self.root, root);
+        // SplitMix64 is a bijection, so a new root derives a new seed for every stream: the
+        // reseed re-draws each of them, none keeps its old future.
         for stream in Stream::WORLD {
-            self.world[stream.slot()] = Rng::seed_from(derive_seed(root, stream.label()));
+            let seed = derive_seed(root, stream.label());
+            assert_ne!(
+                seed,
+                derive_seed(previous, stream.label()),
+                "a reseed kept the {stream} stream's seed"
+            );
+            self.world[stream.slot()] = Rng::seed_from(seed);
         }
         for (label, rng) in &mut self.nodes {
-            *rng = Rng::seed_from(derive_seed(root, label));
+            let seed = derive_seed(root, label);
+            assert_ne!(
+                seed,
+                derive_seed(previous, label),
+                "a reseed kept the {label} stream's seed"
+            );
+            *rng = Rng::seed_from(seed);
         }
     }
 
@@ -731,7 +764,11 @@ impl Streams {
 /// }).unwrap();
 /// ```
 pub fn seed() -> Option<u64> {
-    crate::world::with(|w| w.seed())
+    let seed = crate::world::with(|w| w.seed());
+    // The seed is there exactly when a simulation runs on this thread: the two are read from
+    // one world.
+    debug_assert_eq!(seed.is_some(), crate::world::is_simulation());
+    seed
 }
 
 /// The random source of user code: the calling node's own stream inside a simulation, a

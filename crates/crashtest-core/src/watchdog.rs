@@ -82,6 +82,12 @@ thread_local! {
 /// assert!(crashtest_core::Sim::new(4).run(async {}).is_ok());
 /// ```
 pub fn reproduce_with(test: &str, command: String) {
+    // A stuck test is found again by its name in the binary's next run (`stuck_before`), and
+    // the report tells how to run it alone.
+    assert!(
+        !test.is_empty() && !command.is_empty(),
+        "a stuck test is named, with a command to reproduce it"
+    );
     let caller = Caller {
         test: test.to_owned(),
         reproduce: command,

@@ -97,6 +97,11 @@ impl Choices for Sampled<'_> {
     }
 
     fn drop_only(&mut self) -> bool {
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model draws how a file's pages fail"
+        );
         self.rng.boolean()
     }
 
@@ -154,6 +159,11 @@ impl Choices for Sampled<'_> {
     }
 
     fn truncate_survives(&mut self) -> bool {
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model draws each truncate"
+        );
         self.rng.chance(self.config.truncate_survives)
     }
 
@@ -185,6 +195,12 @@ impl Choices for Sampled<'_> {
             (1..=SECTOR_SIZE).contains(&(bytes.len() as u64)),
             "garbage fills one torn sector, not {} bytes",
             bytes.len()
+        );
+        // The weak model keeps whole operations: it tears nothing.
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model tears a sector"
         );
         self.rng.fill_bytes(bytes);
     }

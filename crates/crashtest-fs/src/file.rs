@@ -470,6 +470,11 @@ impl AsyncSeek for SimFile {
             None => Ok(this.pos),
         };
         assert!(this.seek.is_none(), "a seek completes once");
+        // What the seek reports is where the cursor is: the next read or write starts there.
+        assert!(
+            done.as_ref().is_err() || done.as_ref().ok() == Some(&this.pos),
+            "a completed seek reports another position than the cursor's"
+        );
         Poll::Ready(done)
     }
 }

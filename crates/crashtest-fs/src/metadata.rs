@@ -31,7 +31,7 @@ impl FileType {
     pub(crate) const DIR: FileType = FileType(Type::Dir);
 
     pub(crate) fn from_std(ty: std::fs::FileType) -> FileType {
-        if ty.is_dir() {
+        let ours = if ty.is_dir() {
             FileType::DIR
         } else if ty.is_symlink() {
             FileType(Type::Symlink)
@@ -39,7 +39,14 @@ impl FileType {
             FileType::FILE
         } else {
             FileType(Type::Other)
-        }
+        };
+        // Outside a simulation code asks ours what it would ask std's: the answers agree.
+        assert_eq!(
+            (ours.is_file(), ours.is_dir(), ours.is_symlink()),
+            (ty.is_file(), ty.is_dir(), ty.is_symlink()),
+            "a file type answers otherwise than std's {ty:?}"
+        );
+        ours
     }
 
     /// True for a regular file.
@@ -103,7 +110,13 @@ impl Metadata {
     }
 
     pub(crate) fn from_std(meta: &std::fs::Metadata) -> Metadata {
-        Metadata::new(FileType::from_std(meta.file_type()), meta.len())
+        let ours = Metadata::new(FileType::from_std(meta.file_type()), meta.len());
+        assert_eq!(
+            (ours.len(), ours.is_file(), ours.is_dir()),
+            (meta.len(), meta.is_file(), meta.is_dir()),
+            "metadata answers otherwise than std's"
+        );
+        ours
     }
 
     /// The size in bytes (of the page cache's image: what a read sees).

@@ -102,13 +102,22 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
     };
     state::with(|s| {
         let handle = s.open(node, &names, flags)?;
-        let written = s.write(&handle, 0, contents);
+        let written = s
+            .write(&handle, 0, contents)
+            .and_then(|end| Ok((end, s.len(&handle)?)));
         s.release(&handle);
-        let end = written?;
+        let (end, len) = written?;
         assert_eq!(
             end,
             contents.len() as u64,
             "a whole-file write ends at its length"
+        );
+        // The open cut the file and the write filled it from the start: it holds the contents
+        // and nothing after them.
+        assert_eq!(
+            len,
+            contents.len() as u64,
+            "a whole-file write left the file another length"
         );
         Ok(())
     })

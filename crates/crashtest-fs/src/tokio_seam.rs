@@ -80,6 +80,12 @@ impl Disk for Seam {
     fn stat(&self, path: PathBuf) -> BoxFuture<'static, io::Result<Stat>> {
         Box::pin(async move {
             let metadata = crate::metadata(path).await?;
+            // The stand-in reads anything that is not a directory as a file: a simulated disk
+            // holds nothing else.
+            assert!(
+                metadata.is_file() != metadata.is_dir(),
+                "the disk stat an entry that is neither a file nor a directory"
+            );
             Ok(Stat {
                 len: metadata.len(),
                 is_dir: metadata.is_dir(),

@@ -29,7 +29,10 @@ pub fn add_step_check(
     check: impl Fn() -> Result<(), String> + 'static,
 ) {
     assert!(every > 0, "a step check runs at least every poll");
-    world::with(|w| w.add_step_check(name.into(), every, Rc::new(check)))
+    let name = name.into();
+    // A failed check is reported by its name: "invariant \"\": ..." would say nothing.
+    assert!(!name.is_empty(), "a step check has a name");
+    world::with(|w| w.add_step_check(name, every, Rc::new(check)))
         .expect("plumbing::checks::add_step_check is only available inside a simulation");
 }
 

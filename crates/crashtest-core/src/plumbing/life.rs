@@ -137,6 +137,8 @@ pub fn pause(node: NodeId) {
 /// }).unwrap();
 /// ```
 pub fn resume(node: NodeId) {
+    // The supervisor is never paused: a component resuming it has lost track of its pauses.
+    assert_ne!(node, NodeId::SUPERVISOR, "the supervisor cannot be resumed");
     world::with(|w| w.resume_node(node));
 }
 
@@ -181,5 +183,7 @@ where
     F: std::future::Future + 'static,
     F::Output: 'static,
 {
+    // The name is what traces and failure reports call the task by.
+    assert!(!name.is_empty(), "a helper task on {node} has a name");
     crate::task::spawn_sim_on(node, Some(name), future)
 }

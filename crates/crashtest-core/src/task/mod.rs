@@ -55,7 +55,15 @@ impl TaskId {
     /// # }).unwrap();
     /// ```
     pub fn to_u64(self) -> u64 {
-        (u64::from(self.serial) << 32) | u64::from(self.slot)
+        let bits = (u64::from(self.serial) << 32) | u64::from(self.slot);
+        // The trace and the tokio stand-in's seam read the word back as a task: it must name
+        // this very one (every spawn and poll packs one: debug builds only).
+        debug_assert_eq!(
+            (bits as u32, (bits >> 32) as u32),
+            (self.slot, self.serial),
+            "task {self} does not round-trip through its word"
+        );
+        bits
     }
 
     /// The spawn serial number of the task.
@@ -93,9 +101,14 @@ impl fmt::Display for TaskId {
 /// # }).unwrap();
 /// ```
 pub fn id() -> TaskId {
-    world::with(|w| w.current_task())
-        .flatten()
-        .expect("task::id() is only meaningful inside a simulated task")
+    world::with(|w| {
+        let id = w.current_task()?;
+        // The task being polled has not finished: a done task is never polled again.
+        assert!(!w.is_finished(id), "the running task {id} is finished");
+        Some(id)
+    })
+    .flatten()
+    .expect("task::id() is only meaningful inside a simulated task")
 }
 
 /// Why awaiting a [`JoinHandle`] gave no output.
@@ -134,7 +147,15 @@ impl JoinError {
     pub fn is_cancelled(&self) -> bool {
         match &self.repr {
             JoinErrorRepr::Cancelled => true,
-            JoinErrorRepr::Real(e) => e.is_cancelled(),
+            JoinErrorRepr::Real(e) => {
+                // tokio's join error is one of the two: the answers here rely on it.
+                assert_ne!(
+                    e.is_cancelled(),
+                    e.is_panic(),
+                    "a tokio join error is a cancel or a panic"
+                );
+                e.is_cancelled()
+            }
         }
     }
 
@@ -215,7 +236,17 @@ impl<T> JoinHandle<T> {
     pub fn abort(&self) {
         match &self.inner {
             JoinInner::Sim { run, id, .. } => {
-                world::try_with(|w| w.same_run(*run).then(|| w.abort(*id)));
+                world::try_with(|w| {
+                    if !w.same_run(*run) {
+                        return;
+                    }
+                    w.abort(*id);
+                    // A task that aborts itself ends when its poll returns; any other ends now.
+                    assert!(
+                        w.is_finished(*id) || w.current_task() == Some(*id),
+                        "task {id} outlived its abort"
+                    );
+                });
             }
             JoinInner::Real(h) => h.abort(),
         }
@@ -236,8 +267,14 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         match &self.inner {
             JoinInner::Sim { run, id, taken, .. } => {
-                *taken
-                    || world::try_with(|w| !w.same_run(*run) || w.is_finished(*id)).unwrap_or(true)
+                let finished =
+                    world::try_with(|w| !w.same_run(*run) || w.is_finished(*id)).unwrap_or(true);
+                // A handle that took its task's output freed the task.
+                debug_assert!(
+                    !*taken || finished,
+                    "task {id} was joined but is not finished"
+                );
+                *taken || finished
             }
             JoinInner::Real(h) => h.is_finished(),
         }

@@ -89,7 +89,17 @@ impl Instant {
     }
 
     pub(crate) fn to_std(self) -> std::time::Instant {
-        (real_base() + Duration::from_nanos(self.nanos)).into_std()
+        let base = real_base();
+        let real = (base + Duration::from_nanos(self.nanos)).into_std();
+        // A tokio sleep outside a simulation waits for this instant: it must be the same
+        // count of nanoseconds past the origin, none lost on the way to the real clock.
+        assert_eq!(
+            real.checked_duration_since(base.into_std()),
+            Some(Duration::from_nanos(self.nanos)),
+            "an instant of {} ns moved on its way to the real clock",
+            self.nanos
+        );
+        real
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
@@ -105,7 +115,15 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn duration_since(&self, earlier: Instant) -> Duration {
-        self.saturating_duration_since(earlier)
+        let since = self.saturating_duration_since(earlier);
+        // The time since `earlier`, added back to it, lands on `self` (on `earlier` itself
+        // when it is the later one).
+        assert_eq!(
+            earlier.checked_add(since),
+            Some((*self).max(earlier)),
+            "{since:?} after {earlier:?} is not {self:?}"
+        );
+        since
     }
 
     /// The time from `earlier` to `self`, or `None` if `earlier` is later.
@@ -119,9 +137,17 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
-        self.nanos
+        let since = self
+            .nanos
             .checked_sub(earlier.nanos)
-            .map(Duration::from_nanos)
+            .map(Duration::from_nanos);
+        // There is a duration exactly when the instants are in order.
+        assert_eq!(
+            since.is_some(),
+            earlier <= *self,
+            "the time from {earlier:?} to {self:?} disagrees with their order"
+        );
+        since
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
@@ -135,7 +161,14 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
-        self.checked_duration_since(earlier).unwrap_or_default()
+        let since = self.checked_duration_since(earlier).unwrap_or_default();
+        // Zero when `earlier` is not before `self`, and only then.
+        assert_eq!(
+            since.is_zero(),
+            *self <= earlier,
+            "the time from {earlier:?} to {self:?} is {since:?}"
+        );
+        since
     }
 
     /// The time since `self`.
@@ -149,7 +182,14 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn elapsed(&self) -> Duration {
-        Instant::now().saturating_duration_since(*self)
+        let now = Instant::now();
+        let elapsed = now.saturating_duration_since(*self);
+        // No more time has passed since an instant than since the clock's start.
+        assert!(
+            elapsed.as_nanos() <= u128::from(now.nanos),
+            "{elapsed:?} elapsed since {self:?}, at {now:?}"
+        );
+        elapsed
     }
 
     /// `self + duration`, or `None` on overflow.
@@ -163,8 +203,18 @@ impl Instant {
     /// ```
     #[inline]
     pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
-        let nanos = u64::try_from(duration.as_nanos()).ok()?;
-        self.nanos.checked_add(nanos).map(|nanos| Instant { nanos })
+        let sum = u64::try_from(duration.as_nanos())
+            .ok()
+            .and_then(|nanos| self.nanos.checked_add(nanos))
+            .map(|nanos| Instant { nanos });
+        // `None` exactly when the sum, taken wide, is past the clock's last nanosecond. Every
+        // simulated sleep computes its deadline here: debug builds only.
+        debug_assert_eq!(
+            sum.is_none(),
+            u128::from(self.nanos) + duration.as_nanos() > u128::from(u64::MAX),
+            "{self:?} + {duration:?} overflowed differently from the wide sum"
+        );
+        sum
     }
 
     /// `self - duration`, or `None` if that is before the clock's start.
@@ -177,8 +227,17 @@ impl Instant {
     /// # }).unwrap();
     /// ```
     pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
-        let nanos = u64::try_from(duration.as_nanos()).ok()?;
-        self.nanos.checked_sub(nanos).map(|nanos| Instant { nanos })
+        let difference = u64::try_from(duration.as_nanos())
+            .ok()
+            .and_then(|nanos| self.nanos.checked_sub(nanos))
+            .map(|nanos| Instant { nanos });
+        // `None` exactly when the duration reaches back past the clock's start.
+        assert_eq!(
+            difference.is_none(),
+            duration.as_nanos() > u128::from(self.nanos),
+            "{self:?} - {duration:?} underflowed differently from the wide difference"
+        );
+        difference
     }
 }
 
@@ -186,8 +245,16 @@ impl Add<Duration> for Instant {
     type Output = Instant;
 
     fn add(self, rhs: Duration) -> Instant {
-        self.checked_add(rhs)
-            .expect("overflow when adding a duration to an instant")
+        let sum = self
+            .checked_add(rhs)
+            .expect("overflow when adding a duration to an instant");
+        // Measuring back from `self` gives the duration added.
+        assert_eq!(
+            sum.checked_duration_since(self),
+            Some(rhs),
+            "{self:?} + {rhs:?} is not {rhs:?} after it"
+        );
+        sum
     }
 }
 
@@ -201,8 +268,16 @@ impl Sub<Duration> for Instant {
     type Output = Instant;
 
     fn sub(self, rhs: Duration) -> Instant {
-        self.checked_sub(rhs)
-            .expect("instant before the clock's start")
+        let difference = self
+            .checked_sub(rhs)
+            .expect("instant before the clock's start");
+        // Adding the duration back returns to `self`.
+        assert_eq!(
+            difference.checked_add(rhs),
+            Some(self),
+            "{self:?} - {rhs:?} does not lead back to it"
+        );
+        difference
     }
 }
 

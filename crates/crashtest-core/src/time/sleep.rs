@@ -232,6 +232,12 @@ impl Future for Sleep {
                     this.key = Some(w.arm_timer(this.fire_at_ns, cx.waker().clone()));
                 }
             }
+            // A pending sleep is woken by its timer: one must be armed (every poll of a sleep:
+            // debug builds only).
+            debug_assert!(
+                this.key.is_some_and(|key| w.timer_armed(key)),
+                "a pending sleep has no armed timer"
+            );
             Poll::Pending
         })
         .expect("a simulated Sleep was awaited outside its simulation")

@@ -51,10 +51,14 @@ impl From<Elapsed> for std::io::Error {
 /// }).unwrap();
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        sleep: sleep(duration),
-    }
+    let sleep = sleep(duration);
+    // A timeout never ends before it began: its deadline is `duration` from now at least (or
+    // the clock's end, where the sum would overflow).
+    assert!(
+        sleep.deadline() >= Instant::now(),
+        "a timeout of {duration:?} ends before it began"
+    );
+    Timeout { future, sleep }
 }
 
 /// Runs `future` until `deadline` at most; see [`timeout`].
@@ -68,10 +72,15 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # }).unwrap();
 /// ```
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
-    Timeout {
-        future,
-        sleep: sleep_until(deadline),
-    }
+    let sleep = sleep_until(deadline);
+    // The sleep ends the timeout at the caller's deadline (a stretch may delay when it fires,
+    // never the deadline it reports).
+    assert_eq!(
+        sleep.deadline(),
+        deadline,
+        "a timeout's sleep keeps its deadline"
+    );
+    Timeout { future, sleep }
 }
 
 pin_project_lite::pin_project! {

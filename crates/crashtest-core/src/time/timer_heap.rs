@@ -404,6 +404,13 @@ impl<T> TimerHeap<T> {
         let low = bucket_low(self.floor, level, slot);
         // Buckets hold only deadlines above the floor (the floor's own wait in `due`).
         assert!(low > self.floor, "a bucket at or below the queue's floor");
+        // And its smallest deadline belongs in it: `bucket_low` and `bucket_of` read the
+        // same digits (a re-check of the layout on every spread: debug builds only).
+        debug_assert_eq!(
+            bucket_of(self.floor, low),
+            (level, slot),
+            "bucket {level}/{slot}'s lowest deadline {low} belongs elsewhere"
+        );
         if low > limit {
             // Every other bucket lies above this one.
             self.quiet_until = low;

@@ -82,9 +82,14 @@ impl World {
             deadline_ns >= self.now_ns.get(),
             "a timer armed in the past"
         );
-        self.timers
+        let key = self
+            .timers
             .borrow_mut()
-            .insert_with(deadline_ns, || Alarm::Wake(waker))
+            .insert_with(deadline_ns, || Alarm::Wake(waker));
+        // The sleep keeps the key to refresh and cancel its timer: it must name the timer
+        // just armed (every sleep that waits: debug builds only).
+        debug_assert!(self.timer_armed(key), "a sleep's new key names no timer");
+        key
     }
 
     /// Replaces the waker of an armed sleep; false if the timer already fired.

@@ -130,6 +130,13 @@ impl Enter {
         // SAFETY: the world, and so its clock, lives until this guard drops, which drops the
         // seam's guard first; a world never leaves its thread.
         let seam = unsafe { crashtest_hooks::enter(&crate::tokio_seam::SEAM, &world.now_ns) };
+        // The tokio stand-in reads the clock through the hooks, not the world: from here on it
+        // must read this run's.
+        assert_eq!(
+            crashtest_hooks::now_ns(),
+            Some(world.now_ns.get()),
+            "the tokio stand-in reads another clock than the run's"
+        );
         // A world runs once: entered fresh, before its body is spawned.
         assert!(
             world.polls.get() == 0 && world.body.get().is_none(),
@@ -361,6 +368,13 @@ impl World {
     /// call site and packs into registers (see `trace`).
     #[inline(always)]
     pub(crate) fn record(&self, kind: EventKind) {
+        // The event goes down as the current node's: between polls that is the supervisor
+        // (re-checked on every event: debug builds only).
+        debug_assert!(
+            self.current_task.get().is_some() || self.current_node.get() == NodeId::SUPERVISOR,
+            "an event between polls recorded on {}",
+            self.current_node.get()
+        );
         self.trace
             .borrow_mut()
             .record(self.now_ns.get(), self.current_node.get(), kind);

@@ -160,6 +160,14 @@ impl World {
                     "parked task {id} is not a queued task of {node}"
                 );
             }
+            // A parked task was taken off the ready queue to be parked, and a queued task is
+            // not queued again: one both parked and waiting would run twice.
+            let waiting: std::collections::BTreeSet<TaskId> =
+                self.ready.borrow().waiting().iter().copied().collect();
+            assert!(
+                parked.iter().all(|id| !waiting.contains(id)),
+                "a parked task of {node} also waits in the ready queue"
+            );
         }
         let (waiting, resumed) = (self.ready.borrow().waiting().len(), parked.len());
         self.ready.borrow_mut().extend(parked);

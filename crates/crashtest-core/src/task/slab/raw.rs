@@ -84,6 +84,9 @@ impl<const WORDS: usize> TaskCell for Raw<WORDS> {
     }
 
     unsafe fn take_raw_output(self: Pin<&mut Self>, out: *mut ()) -> bool {
+        // The task's vtable writes the output through `out`: it must point somewhere (the
+        // join handle's slot), or the write is to nowhere.
+        debug_assert!(!out.is_null(), "a raw task's output taken into no slot");
         // SAFETY: the task finished (the executor takes only a finished task's output, once)
         // and `out` is its output's slot (the caller's promise).
         unsafe { (self.vtable.take_output)(self.bytes(), out) };
@@ -146,6 +149,7 @@ impl TaskCell for RawOnHeap {
     }
 
     unsafe fn take_raw_output(self: Pin<&mut Self>, out: *mut ()) -> bool {
+        debug_assert!(!out.is_null(), "a raw task's output taken into no slot");
         // SAFETY: as for an inline raw cell.
         unsafe { (self.vtable.take_output)(self.block.as_ptr(), out) };
         true
