@@ -93,15 +93,7 @@ impl Example {
 
 /// CPU time this process has used so far, on every thread, live or finished.
 pub(crate) fn process_cpu_time() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec, and CLOCK_PROCESS_CPUTIME_ID is a clock
-    // every Linux and BSD kernel has.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+    crashtest::runner::usage::process_cpu_time().expect("the benchmark measures CPU time on Unix")
 }
 
 /// examples/tonic-kv, run where its tokio is the stand-in: its own workspace. Sets the

@@ -68,14 +68,6 @@ struct Line {
     fingerprints: Option<String>,
 }
 
-/// The process's peak resident memory, from Linux's `/proc/self/status` (`VmHWM`).
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
     let chosen = if args.workloads.is_empty() {
@@ -114,7 +106,7 @@ fn main() -> ExitCode {
                 .iter()
                 .filter_map(|run| run.peak_rss_mib)
                 .reduce(f64::max)
-                .or_else(peak_rss_mib),
+                .or_else(crashtest::runner::usage::peak_rss_mib),
             fingerprints: first.fingerprints.map(|digest| format!("{digest:016x}")),
         };
         println!(

@@ -92,21 +92,9 @@ struct Line {
 
 /// CPU time so far of this process's threads and of the child processes it reaped.
 fn cpu_now() -> f64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec and the clock id is one Linux defines.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a valid, writable rusage; RUSAGE_CHILDREN is always a valid target.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
-    assert_eq!(status, 0, "getrusage(RUSAGE_CHILDREN) failed");
-    // SAFETY: getrusage returned 0, so it initialized `usage`.
-    let usage = unsafe { usage.assume_init() };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    now.tv_sec as f64 + now.tv_nsec as f64 / 1e9 + seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    crashtest::runner::usage::cpu_time_with_children()
+        .expect("the benchmark measures CPU time on Unix")
+        .as_secs_f64()
 }
 
 /// The load average over the last minute.

@@ -107,9 +107,11 @@ where
     Fut: Future<Output = ()> + 'static,
 {
     let range = seeds.clone();
-    let started = cpu_time();
+    let started = crate::usage::cpu_time_with_children();
     let failure = first_failure(spec, seeds, threads, body);
-    let cpu = cpu_time().zip(started).map(|(end, start)| end - start);
+    let cpu = crate::usage::cpu_time_with_children()
+        .zip(started)
+        .map(|(end, start)| end - start);
     let minimized = failure.as_ref().filter(|_| minimize).and_then(|failure| {
         let settings = Settings::range(failure.seed..failure.seed + 1, 1);
         minimize::minimize(spec, &settings, body, failure)
@@ -155,32 +157,4 @@ impl Hunt {
         }
         line
     }
-}
-
-/// CPU time (user and system) this process and its reaped children (a guided search's
-/// branches) have used so far.
-#[cfg(unix)]
-pub(crate) fn cpu_time() -> Option<Duration> {
-    let used = |who| {
-        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `usage` is a valid, writable `rusage`; getrusage fills it and has no other
-        // effect, and RUSAGE_SELF and RUSAGE_CHILDREN are always valid targets.
-        let status = unsafe { libc::getrusage(who, usage.as_mut_ptr()) };
-        if status != 0 {
-            return None;
-        }
-        // SAFETY: getrusage returned 0, so it initialized `usage`.
-        let usage = unsafe { usage.assume_init() };
-        let time = |t: libc::timeval| {
-            Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-        };
-        Some(time(usage.ru_utime) + time(usage.ru_stime))
-    };
-    Some(used(libc::RUSAGE_SELF)? + used(libc::RUSAGE_CHILDREN)?)
-}
-
-/// CPU time is measured on Unix only.
-#[cfg(not(unix))]
-pub(crate) fn cpu_time() -> Option<Duration> {
-    None
 }

@@ -21,6 +21,7 @@ mod settings;
 mod sim;
 mod tokio_seam;
 mod trace_file;
+pub mod usage;
 
 /// The protocol this runner speaks with the `crashtest` tool: results lines, trace lines, the
 /// environment variables, typed trace notes.

@@ -20,23 +20,7 @@ const SEEDS: u64 = 300;
 
 /// CPU time this process has used so far, on every thread, live or finished.
 fn process_cpu_time() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid, writable timespec, and CLOCK_PROCESS_CPUTIME_ID is a clock
-    // every Linux and BSD kernel has.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed");
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
-}
-
-/// The process's peak resident memory, from Linux's `/proc/self/status` (`VmHWM`).
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    crashtest::runner::usage::process_cpu_time().expect("the benchmark measures CPU time on Unix")
 }
 
 fn main() {
@@ -60,7 +44,7 @@ fn main() {
         )
     });
     let (cpu, wall) = (process_cpu_time() - cpu_start, wall_start.elapsed());
-    let peak = peak_rss_mib().map_or("null".to_owned(), |mib| format!("{mib:.1}"));
+    let peak = crashtest::runner::usage::peak_rss_mib().map_or("null".to_owned(), |mib| format!("{mib:.1}"));
     println!(
         "{{\"seeds\":{SEEDS},\"wall_s\":{},\"cpu_s\":{},\"virtual_s\":{},\
          \"fingerprints\":\"{digest:016x}\",\"peak_rss_mib\":{peak}}}",
