@@ -51,8 +51,9 @@ pub fn first_failure(
 }
 
 /// Runs a guided search of `runs` runs of `setup` from seed 0, `jobs` processes at once
-/// (`crashtest::runner::guided`): half its runs are the seeds a random search runs, the other
-/// half branch from the runs that reached something new.
+/// (`crashtest::runner::guided`): its fresh runs are the seeds a random search runs, the
+/// others (a share that ramps up towards half) branch from the runs that reached something
+/// new.
 pub fn guided(setup: Setup, runs: u64, jobs: usize) -> Guided {
     let guide = Guide {
         runs,
