@@ -134,6 +134,7 @@
 //! }
 //! ```
 
+mod allocator;
 #[cfg(all(
     feature = "interpose",
     target_os = "linux",
@@ -181,7 +182,9 @@ pub fn install() {
 ///
 /// A simulation started inside `f` draws the thread's `HashMap` keys and `thread_rng` seed
 /// from its own seed, because nothing on the new thread has drawn them yet. Also links the
-/// guards ([`install`]).
+/// guards ([`install`]), and the first call sets glibc's malloc thresholds for a thread per
+/// seed (unless the process set its own): a thread's arena is kept whole for the next
+/// thread, instead of handed back to the kernel and faulted in again.
 ///
 /// # Panics
 ///
@@ -201,6 +204,7 @@ pub fn on_fresh_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
          outside the simulation"
     );
     install();
+    allocator::tune_for_fresh_threads();
     std::thread::scope(|scope| match scope.spawn(f).join() {
         Ok(value) => value,
         Err(panic) => std::panic::resume_unwind(panic),
