@@ -86,18 +86,11 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
     }
     print!("{}", describe(&summary));
     if let Some(line) = reproduce {
-        let path = summary["branch_path"].as_str().unwrap_or_default();
-        let seed = &summary["seed"];
-        let branch = if path.is_empty() {
-            String::new()
-        } else {
-            format!(" --branch {path}")
-        };
         println!("reproduce: {line}");
-        println!(
-            "see it:    crashtest replay {} {seed}{branch} (or view, minimize)",
-            target.test
-        );
+        if let Some(see) = see_it_line(&target, &summary) {
+            println!("see it:    {see}");
+            println!("           (or view, minimize: the same line with that command)");
+        }
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
@@ -111,6 +104,18 @@ fn reproduce_line(target: &crate::target::Target, summary: &Value) -> Option<Str
         variables.push((env::EXPLORE, path.to_owned()));
     }
     Some(target.reproduce(&reproduce::assignments(variables)))
+}
+
+/// The `crashtest replay` line of the failure: the test's declared variables and the flags
+/// that select its executable, as for a sweep's follow-ups, then the branch path, so that it
+/// pasted into a fresh shell replays the very timeline.
+fn see_it_line(target: &crate::target::Target, summary: &Value) -> Option<String> {
+    let seed = summary["seed"].as_u64()?;
+    let mut line = target.follow_up("replay", seed);
+    if let Some(path) = summary["branch_path"].as_str().filter(|p| !p.is_empty()) {
+        line.push_str(&format!(" --branch {path}"));
+    }
+    Some(line)
 }
 
 /// The summary as the user reads it.
@@ -161,5 +166,26 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("FAILED at seed 3 branch path 100:1,200:9: lost a write"));
+    }
+
+    #[test]
+    fn the_see_it_line_carries_the_environment_the_build_flags_and_the_branch() {
+        let target = crate::target::Target {
+            exe: "/build/cluster-0123".into(),
+            test: "agree".to_owned(),
+            dir: None,
+            cargo_args: Some("-p db --test cluster --release".to_owned()),
+            declared: vec![("DB_BUG".to_owned(), Some("lost_ack".to_owned()))],
+        };
+        let summary = serde_json::json!({ "seed": 3, "branch_path": "100:1,200:9" });
+        assert_eq!(
+            see_it_line(&target, &summary).as_deref(),
+            Some(
+                "DB_BUG=lost_ack crashtest replay agree 3 -p db --test cluster --release \
+                 --branch 100:1,200:9"
+            )
+        );
+        let fresh = serde_json::json!({ "seed": 3, "branch_path": "" });
+        assert!(!see_it_line(&target, &fresh).unwrap().contains("--branch"));
     }
 }
