@@ -6,6 +6,11 @@
 //! resolves the name the user gave: a full libtest path, or a suffix after `::`. `--exe` skips
 //! cargo for a binary built elsewhere. A name that matches nothing, or more than one test, is
 //! an error that lists the candidates: running the wrong test would waste a whole sweep.
+//!
+//! The executables run as `cargo test` runs them: in the package root, and with the Rust
+//! toolchain's library directory on the dynamic loader's path, which a proc-macro crate's test
+//! executable needs (it links the standard library dynamically), so that listing every
+//! executable of a workspace does not fail on one.
 
 use std::ffi::OsString;
 use std::io::BufRead;
@@ -43,6 +48,7 @@ impl Target {
     /// directory, as under `cargo test`.
     pub(crate) fn command(&self) -> Command {
         let mut command = Command::new(&self.exe);
+        with_toolchain_libraries(&mut command);
         command.args([&self.test, "--exact", "--nocapture", "--test-threads=1"]);
         if let Some(dir) = &self.dir {
             command.current_dir(dir).env("CARGO_MANIFEST_DIR", dir);
@@ -352,9 +358,41 @@ fn package_name(id: &str) -> String {
     id.split_whitespace().next().unwrap_or(id).to_owned()
 }
 
+/// The dynamic loader's search path variable, on the systems where cargo sets one for tests.
+#[cfg(target_os = "macos")]
+const LOADER_PATH: &str = "DYLD_FALLBACK_LIBRARY_PATH";
+#[cfg(not(target_os = "macos"))]
+const LOADER_PATH: &str = "LD_LIBRARY_PATH";
+
+/// Puts the toolchain's library directory (`rustc --print target-libdir`, asked once) in
+/// front of the loader path of `command`, as cargo does for the tests it runs. Without a
+/// `rustc` to ask, the command runs as it is: only a proc-macro crate's tests need it.
+fn with_toolchain_libraries(command: &mut Command) {
+    static LIBDIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let libdir = LIBDIR.get_or_init(|| {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+        let output = Command::new(rustc)
+            .args(["--print", "target-libdir"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|output| output.status.success())?;
+        let dir = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+        dir.is_dir().then_some(dir)
+    });
+    if let Some(libdir) = libdir {
+        let existing = std::env::var_os(LOADER_PATH).unwrap_or_default();
+        let paths = std::iter::once(libdir.clone()).chain(std::env::split_paths(&existing));
+        if let Ok(joined) = std::env::join_paths(paths) {
+            command.env(LOADER_PATH, joined);
+        }
+    }
+}
+
 /// The tests of one executable, by libtest path.
 fn list_tests(exe: &Executable) -> anyhow::Result<Vec<String>> {
     let mut command = Command::new(&exe.path);
+    with_toolchain_libraries(&mut command);
     command.args(["--list", "--format", "terse"]);
     if let Some(dir) = &exe.dir {
         command.current_dir(dir);
@@ -380,6 +418,26 @@ fn list_tests(exe: &Executable) -> anyhow::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_executables_find_the_toolchains_standard_library() {
+        let mut command = Command::new("true");
+        with_toolchain_libraries(&mut command);
+        let (_, path) = command
+            .get_envs()
+            .find(|(name, _)| *name == LOADER_PATH)
+            .expect("the loader path is set");
+        let first = std::env::split_paths(path.expect("to a value"))
+            .next()
+            .expect("a directory");
+        let has_libstd = std::fs::read_dir(&first)
+            .expect("the toolchain's library directory")
+            .any(|entry| {
+                let name = entry.expect("an entry").file_name();
+                name.to_string_lossy().starts_with("libstd-")
+            });
+        assert!(has_libstd, "no libstd in {}", first.display());
+    }
 
     #[test]
     fn package_names_come_out_of_every_id_form() {
