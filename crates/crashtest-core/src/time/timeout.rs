@@ -51,14 +51,10 @@ impl From<Elapsed> for std::io::Error {
 /// }).unwrap();
 /// ```
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    let sleep = sleep(duration);
-    // A timeout never ends before it began: its deadline is `duration` from now at least (or
-    // the clock's end, where the sum would overflow).
-    assert!(
-        sleep.deadline() >= Instant::now(),
-        "a timeout of {duration:?} ends before it began"
-    );
-    Timeout { future, sleep }
+    Timeout {
+        future,
+        sleep: sleep(duration),
+    }
 }
 
 /// Runs `future` until `deadline` at most; see [`timeout`].
