@@ -31,12 +31,28 @@ use crate::seam;
 /// }).unwrap();
 /// assert_eq!(summary.elapsed, Duration::from_secs(3600));
 /// ```
+#[inline]
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     match seam::sim() {
-        None => Sleep::real(real::time::sleep(duration)),
+        None => real_sleep(duration),
         Some(sim) => sleep_in(sim, duration),
     }
+}
+
+/// tokio's sleep, kept out of line so that [`sleep`], inlined into its caller, builds a
+/// simulated sleep in place and copies none of tokio's larger one around.
+#[inline(never)]
+#[track_caller]
+fn real_sleep(duration: Duration) -> Sleep {
+    Sleep::real(real::time::sleep(duration))
+}
+
+/// tokio's `sleep_until`, out of line for the same reason as [`real_sleep`].
+#[inline(never)]
+#[track_caller]
+fn real_sleep_until(deadline: Instant) -> Sleep {
+    Sleep::real(real::time::sleep_until(deadline.into_real()))
 }
 
 /// A sleep of `duration` in the simulation `sim`, on the virtual clock directly: no std
@@ -59,10 +75,11 @@ pub(crate) fn sleep_in(sim: &'static dyn Simulator, duration: Duration) -> Sleep
 ///     assert_eq!(tokio::time::Instant::now(), deadline);
 /// }).unwrap();
 /// ```
+#[inline]
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     match seam::running() {
-        None => Sleep::real(real::time::sleep_until(deadline.into_real())),
+        None => real_sleep_until(deadline),
         Some(running) => {
             let deadline_ns = deadline.virtual_ns_after(running.anchor);
             Sleep::sim(running.sim, deadline_ns, running.sim.fire_time(deadline_ns))
