@@ -324,6 +324,11 @@ impl std::error::Error for RunFailure {}
 /// Adds a line describing how the run was set up (a swarm profile, a nemesis schedule); the
 /// failure report prints these lines.
 ///
+/// # Panics
+///
+/// Panics if `line` is empty or holds a line break: the report indents each line under the
+/// failure, and one of several lines would break its layout.
+///
 /// ```
 /// let failed = crashtest_core::Sim::new(1).run(async {
 ///     crashtest_core::report::add_context("swarm: packet loss on, 3/100".into());

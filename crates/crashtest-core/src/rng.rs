@@ -677,8 +677,9 @@ impl Streams {
         );
         let label: Box<str> = format!("node:{name}").into();
         // Two nodes under one label would draw the same numbers: the node table keeps names
-        // unique, and this is where a repeat would silently cost a stream.
-        assert!(
+        // unique, and this is where a repeat would silently cost a stream (a scan of every
+        // node per node: debug builds only).
+        debug_assert!(
             self.nodes.iter().all(|(other, _)| *other != label),
             "two node streams are labelled {label}"
         );
