@@ -13,22 +13,24 @@
 //! the peak, which is what a run needs, is unchanged.
 //!
 //! A process that sets its own thresholds (`GLIBC_TUNABLES` naming one, or glibc's
-//! `MALLOC_TRIM_THRESHOLD_` and `MALLOC_MMAP_THRESHOLD_` variables) keeps them. Other
-//! allocators (a `#[global_allocator]`, another libc) ignore the call.
+//! `MALLOC_TRIM_THRESHOLD_` and `MALLOC_MMAP_THRESHOLD_` variables) keeps them, and so does
+//! one whose glibc refuses these (a 32-bit glibc caps the mmap threshold at 512 KiB, so
+//! only 64-bit targets ask; huge-page tunables lower the cap too). Other allocators (a
+//! `#[global_allocator]`, another libc) ignore the call.
 
 /// Blocks from this size up are mapped on their own: glibc's largest dynamic threshold on
 /// 64-bit (`DEFAULT_MMAP_THRESHOLD_MAX`).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 
 /// Free top an arena keeps instead of handing it back: twice the mmap threshold, as glibc's
 /// dynamic rule sets it.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 const TRIM_THRESHOLD: libc::c_int = 2 * MMAP_THRESHOLD;
 
 /// Sets the thresholds, the first time only, unless the process chose its own.
 pub(crate) fn tune_for_fresh_threads() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     {
         static TUNED: std::sync::Once = std::sync::Once::new();
         TUNED.call_once(|| {
@@ -37,19 +39,26 @@ pub(crate) fn tune_for_fresh_threads() {
             }
             // SAFETY: mallopt only sets the allocator's parameters; it is called outside any
             // simulation (`on_fresh_thread` checks) and takes no pointer.
-            let set = unsafe {
-                libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-                    && libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
-            };
-            // glibc accepts any threshold up to its maximum, which these are.
-            assert!(set, "glibc refused the malloc thresholds");
+            let mmap_set = unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD) } == 1;
+            // A refused mmap threshold leaves glibc's defaults, dynamic thresholds included;
+            // a trim threshold set alone would turn the dynamic mmap threshold off.
+            if mmap_set {
+                // SAFETY: as above.
+                let trim_set =
+                    unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD) } == 1;
+                // glibc bounds no trim threshold.
+                assert!(trim_set, "glibc refused a trim threshold");
+            }
         });
     }
 }
 
 /// Whether the environment sets either threshold, through glibc's tunables or its older
 /// variables.
-#[cfg_attr(not(all(target_os = "linux", target_env = "gnu")), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")),
+    allow(dead_code)
+)]
 fn user_chose_thresholds(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> bool {
     let tunables = var("GLIBC_TUNABLES").unwrap_or_default();
     let tunables = tunables.to_string_lossy();
