@@ -186,6 +186,7 @@ fn describe(exe: &Executable, test: &str) -> anyhow::Result<TestInfo> {
         DESCRIBED.fetch_add(1, Ordering::Relaxed)
     ));
     let mut command = Command::new(&exe.path);
+    with_toolchain_libraries(&mut command);
     command.args([test, "--exact", "--nocapture", "--test-threads=1"]);
     if let Some(dir) = &exe.dir {
         command.current_dir(dir).env("CARGO_MANIFEST_DIR", dir);
@@ -364,6 +365,13 @@ const LOADER_PATH: &str = "DYLD_FALLBACK_LIBRARY_PATH";
 #[cfg(not(target_os = "macos"))]
 const LOADER_PATH: &str = "LD_LIBRARY_PATH";
 
+/// What the loader searches when the variable is unset, and stops searching once it is set:
+/// macOS's fallback list (cargo appends it too), and nothing elsewhere.
+#[cfg(target_os = "macos")]
+const LOADER_DEFAULTS: &[&str] = &["$HOME/lib", "/usr/local/lib", "/usr/lib"];
+#[cfg(not(target_os = "macos"))]
+const LOADER_DEFAULTS: &[&str] = &[];
+
 /// Puts the toolchain's library directory (`rustc --print target-libdir`, asked once) in
 /// front of the loader path of `command`, as cargo does for the tests it runs. Without a
 /// `rustc` to ask, the command runs as it is: only a proc-macro crate's tests need it.
@@ -381,8 +389,23 @@ fn with_toolchain_libraries(command: &mut Command) {
         dir.is_dir().then_some(dir)
     });
     if let Some(libdir) = libdir {
-        let existing = std::env::var_os(LOADER_PATH).unwrap_or_default();
-        let paths = std::iter::once(libdir.clone()).chain(std::env::split_paths(&existing));
+        let existing: Vec<PathBuf> = match std::env::var_os(LOADER_PATH) {
+            Some(value) => std::env::split_paths(&value).collect(),
+            None => LOADER_DEFAULTS
+                .iter()
+                .map(|dir| match dir.strip_prefix("$HOME") {
+                    Some(rest) => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                        .join(rest.trim_start_matches('/')),
+                    None => PathBuf::from(dir),
+                })
+                .collect(),
+        };
+        // An empty entry would mean the working directory to the loader.
+        let paths = std::iter::once(libdir.clone()).chain(
+            existing
+                .into_iter()
+                .filter(|dir| !dir.as_os_str().is_empty()),
+        );
         if let Ok(joined) = std::env::join_paths(paths) {
             command.env(LOADER_PATH, joined);
         }
@@ -427,10 +450,13 @@ mod tests {
             .get_envs()
             .find(|(name, _)| *name == LOADER_PATH)
             .expect("the loader path is set");
-        let first = std::env::split_paths(path.expect("to a value"))
-            .next()
-            .expect("a directory");
-        let has_libstd = std::fs::read_dir(&first)
+        let entries: Vec<PathBuf> = std::env::split_paths(path.expect("to a value")).collect();
+        assert!(
+            entries.iter().all(|dir| !dir.as_os_str().is_empty()),
+            "an empty entry, which the loader reads as the working directory: {entries:?}"
+        );
+        let first = entries.first().expect("a directory");
+        let has_libstd = std::fs::read_dir(first)
             .expect("the toolchain's library directory")
             .any(|entry| {
                 let name = entry.expect("an entry").file_name();
