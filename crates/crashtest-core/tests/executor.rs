@@ -118,6 +118,60 @@ fn destructors_of_outputs_and_cancelled_futures_may_use_the_executor() {
     assert_eq!(seen.borrow().len(), 3, "{:?}", seen.borrow());
 }
 
+#[test]
+fn destructors_run_when_a_task_ends_may_ask_for_its_id() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(4)
+        .run(async move {
+            // An output whose handle was dropped goes when its task finishes, and the future
+            // of a task that aborts itself when its poll returns: each destructor asks which
+            // task it runs in, and it is the task that ended.
+            let unread = task::spawn_local({
+                let log = log.clone();
+                async move {
+                    log.borrow_mut().push(("ran", task::id()));
+                    AsksItsId(log)
+                }
+            });
+            drop(unread);
+            let (tx, rx) = tokio::sync::oneshot::channel::<task::JoinHandle<()>>();
+            let guard = AsksItsId(log.clone());
+            let inner = log.clone();
+            let aborting = task::spawn_local(async move {
+                let _guard = guard;
+                let me = rx.await.unwrap();
+                inner.borrow_mut().push(("ran", task::id()));
+                me.abort();
+                task::yield_now().await;
+            });
+            tx.send(aborting).unwrap();
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+    let log = seen.borrow();
+    let ran: Vec<_> = log
+        .iter()
+        .filter(|(what, _)| *what == "ran")
+        .map(|e| e.1)
+        .collect();
+    let dropped: Vec<_> = log
+        .iter()
+        .filter(|(what, _)| *what == "dropped")
+        .map(|e| e.1)
+        .collect();
+    assert_eq!((ran.len(), dropped), (2, ran.clone()), "{log:?}");
+}
+
+/// Records the id of the task it is dropped in.
+struct AsksItsId(Rc<RefCell<Vec<(&'static str, task::TaskId)>>>);
+
+impl Drop for AsksItsId {
+    fn drop(&mut self) {
+        self.0.borrow_mut().push(("dropped", task::id()));
+    }
+}
+
 /// Panics when dropped.
 struct PanicsOnDrop;
 
