@@ -372,44 +372,48 @@ const LOADER_DEFAULTS: &[&str] = &["$HOME/lib", "/usr/local/lib", "/usr/lib"];
 #[cfg(not(target_os = "macos"))]
 const LOADER_DEFAULTS: &[&str] = &[];
 
-/// Puts the toolchain's library directory (`rustc --print target-libdir`, asked once) in
-/// front of the loader path of `command`, as cargo does for the tests it runs. Without a
-/// `rustc` to ask, the command runs as it is: only a proc-macro crate's tests need it.
+/// Puts the toolchain's library directory (`rustc --print target-libdir`) in front of the
+/// loader path of `command`, as cargo does for the tests it runs. Without a `rustc` to ask,
+/// the command runs as it is: only a proc-macro crate's tests need it.
 fn with_toolchain_libraries(command: &mut Command) {
-    static LIBDIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let libdir = LIBDIR.get_or_init(|| {
-        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
-        let output = Command::new(rustc)
-            .args(["--print", "target-libdir"])
-            .stderr(Stdio::null())
-            .output()
-            .ok()
-            .filter(|output| output.status.success())?;
-        let dir = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
-        dir.is_dir().then_some(dir)
-    });
-    if let Some(libdir) = libdir {
-        let existing: Vec<PathBuf> = match std::env::var_os(LOADER_PATH) {
-            Some(value) => std::env::split_paths(&value).collect(),
-            None => LOADER_DEFAULTS
-                .iter()
-                .map(|dir| match dir.strip_prefix("$HOME") {
-                    Some(rest) => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-                        .join(rest.trim_start_matches('/')),
-                    None => PathBuf::from(dir),
-                })
-                .collect(),
-        };
-        // An empty entry would mean the working directory to the loader.
-        let paths = std::iter::once(libdir.clone()).chain(
-            existing
-                .into_iter()
-                .filter(|dir| !dir.as_os_str().is_empty()),
-        );
-        if let Ok(joined) = std::env::join_paths(paths) {
-            command.env(LOADER_PATH, joined);
-        }
+    static LOADER_VALUE: std::sync::OnceLock<Option<OsString>> = std::sync::OnceLock::new();
+    if let Some(value) = LOADER_VALUE.get_or_init(toolchain_loader_path) {
+        command.env(LOADER_PATH, value);
     }
+}
+
+/// The loader path with the toolchain's library directory first, worked out once per run of
+/// the tool (the environment it reads does not change meanwhile).
+fn toolchain_loader_path() -> Option<OsString> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+    let output = Command::new(rustc)
+        .args(["--print", "target-libdir"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|output| output.status.success())?;
+    let libdir = PathBuf::from(String::from_utf8(output.stdout).ok()?.trim());
+    if !libdir.is_dir() {
+        return None;
+    }
+    let existing: Vec<PathBuf> = match std::env::var_os(LOADER_PATH) {
+        Some(value) => std::env::split_paths(&value).collect(),
+        None => LOADER_DEFAULTS
+            .iter()
+            .map(|dir| match dir.strip_prefix("$HOME") {
+                Some(rest) => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                    .join(rest.trim_start_matches('/')),
+                None => PathBuf::from(dir),
+            })
+            .collect(),
+    };
+    // An empty entry would mean the working directory to the loader.
+    let paths = std::iter::once(libdir).chain(
+        existing
+            .into_iter()
+            .filter(|dir| !dir.as_os_str().is_empty()),
+    );
+    std::env::join_paths(paths).ok()
 }
 
 /// The tests of one executable, by libtest path.

@@ -40,8 +40,8 @@ pub fn sleep(duration: Duration) -> Sleep {
     }
 }
 
-/// tokio's sleep, kept out of line so that [`sleep`], inlined into its caller, builds a
-/// simulated sleep in place and copies none of tokio's larger one around.
+/// tokio's sleep, kept out of line so that [`sleep`] stays small enough to inline: the
+/// caller then builds a simulated sleep itself instead of receiving it from a call.
 #[inline(never)]
 #[track_caller]
 fn real_sleep(duration: Duration) -> Sleep {
