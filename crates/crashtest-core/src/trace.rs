@@ -695,22 +695,22 @@ impl Trace {
         self.keep_note(time_ns, node, slot);
     }
 
-    /// Appends a note whose text is formatted straight into its ring slot's string: the
-    /// same event, text and fingerprint as `note` with `text.to_string()`, without a string
+    /// Appends a note whose text `write` builds straight into its ring slot's string: the
+    /// same event, text and fingerprint as `note` with the text built first, without a string
     /// allocated and freed per note (the disk model notes every read, write and sync). The
     /// slot's string keeps its capacity from the note it held before.
-    pub(crate) fn note_fmt(
+    pub(crate) fn note_with(
         &mut self,
         time_ns: u64,
         node: NodeId,
         source: &'static str,
         words: [u64; 3],
-        text: fmt::Arguments<'_>,
+        write: impl FnOnce(&mut String),
     ) {
         let slot = (self.events as usize) & (Self::TAIL_LEN - 1);
         let mut buf = std::mem::take(&mut self.notes[slot].text);
         buf.clear();
-        fmt::Write::write_fmt(&mut buf, text).expect("formatting into a String cannot fail");
+        write(&mut buf);
         let pushed = self.push_note(time_ns, node, source, words, &buf);
         assert_eq!(pushed, slot, "a note lands in the slot of its index");
         self.notes[slot].text = buf;
@@ -999,7 +999,7 @@ mod tests {
     }
 
     #[test]
-    fn a_note_formatted_in_place_is_the_same_event_as_one_formatted_first() {
+    fn a_note_written_in_place_is_the_same_event_as_one_formatted_first() {
         let mut formatted_first = trace(8, true, true);
         let mut in_place = trace(8, true, true);
         // More steps than the ring holds, texts of varying length: a slot's old text must not
@@ -1013,13 +1013,10 @@ mod tests {
                 [step, 2, 3],
                 format!("w {step} {long}"),
             );
-            in_place.note_fmt(
-                step,
-                NodeId(1),
-                "disk",
-                [step, 2, 3],
-                format_args!("w {step} {long}"),
-            );
+            in_place.note_with(step, NodeId(1), "disk", [step, 2, 3], |text| {
+                fmt::Write::write_fmt(text, format_args!("w {step} {long}"))
+                    .expect("formatting into a String cannot fail");
+            });
             formatted_first.note_words(step, NodeId(2), "net", [step, 0, 0]);
             in_place.note_words(step, NodeId(2), "net", [step, 0, 0]);
         }

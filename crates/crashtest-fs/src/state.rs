@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
-use crashtest_core::plumbing::{self, life::NodeHook};
+use crashtest_core::plumbing::{self, life::NodeHook, notes};
 use crashtest_core::rng::{Ratio, Stream};
 use crashtest_protocol::DiskNote;
 
@@ -197,16 +197,16 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
     fired
 }
 
-/// Notes a disk event; the text is formatted into the trace's buffer, not a fresh string:
+/// Notes a disk event; `text` builds its text in the trace's buffer, not a fresh string:
 /// the disk notes every read, write and sync.
-fn record(node: NodeId, note: DiskNote, text: std::fmt::Arguments<'_>) {
+fn record(node: NodeId, note: DiskNote, text: impl FnOnce(&mut notes::Text<'_>)) {
     let (source, words) = note.encode();
     assert_eq!(
         DiskNote::decode(source, words),
         Some(note),
         "the tool decodes every note as it was recorded"
     );
-    plumbing::notes::record_for_fmt(node, source, words, text);
+    notes::record_for_with(node, source, words, text);
 }
 
 impl FsState {
@@ -406,11 +406,11 @@ impl FsState {
             );
             *self.handles.borrow_mut().entry(node).or_default() += 1;
             self.verify_handles(node);
-            record(
-                node,
-                DiskNote::Open { ino: handle.ino },
-                format_args!("open {} as inode {}", names.display(), handle.ino),
-            );
+            record(node, DiskNote::Open { ino: handle.ino }, |text| {
+                let ino = handle.ino;
+                text.push("open ").display(names.display());
+                text.push(" as inode ").number(ino);
+            });
         }
         result
     }
@@ -507,17 +507,14 @@ impl FsState {
         }
         drop(disks);
         if let Some(damage) = damage {
-            record(
-                node,
-                DiskNote::Fault { ino, offset },
-                format_args!("{damage}"),
-            );
+            record(node, DiskNote::Fault { ino, offset }, |text| {
+                text.push(&damage);
+            });
         }
-        record(
-            node,
-            DiskNote::Read { ino, offset },
-            format_args!("read inode {ino}: {n} bytes at {offset}"),
-        );
+        record(node, DiskNote::Read { ino, offset }, |text| {
+            text.push("read inode ").number(ino).push(": ");
+            text.number(n as u64).push(" bytes at ").number(offset);
+        });
         Ok(n)
     }
 
@@ -588,7 +585,9 @@ impl FsState {
                         ino,
                         offset: landed,
                     },
-                    format_args!("{text}"),
+                    |note| {
+                        note.push(&text);
+                    },
                 );
                 landed
             }
@@ -625,11 +624,12 @@ impl FsState {
             );
         }
         drop(disks);
-        record(
-            node,
-            DiskNote::Write { ino, offset },
-            format_args!("write inode {ino}: {} bytes at {offset}", bytes.len()),
-        );
+        record(node, DiskNote::Write { ino, offset }, |text| {
+            text.push("write inode ").number(ino).push(": ");
+            text.number(bytes.len() as u64)
+                .push(" bytes at ")
+                .number(offset);
+        });
         Ok(end)
     }
 
@@ -669,11 +669,12 @@ impl FsState {
             }
             Ok(())
         })?;
-        record(
-            node,
-            DiskNote::SetLen { ino, len },
-            format_args!("set_len inode {ino} to {len}"),
-        );
+        record(node, DiskNote::SetLen { ino, len }, |text| {
+            text.push("set_len inode ")
+                .number(ino)
+                .push(" to ")
+                .number(len);
+        });
         Ok(())
     }
 
@@ -738,11 +739,9 @@ impl FsState {
             }
         });
         let what = if is_dir { "directory" } else { "file" };
-        record(
-            node,
-            DiskNote::Sync { ino, dir: is_dir },
-            format_args!("sync {what} inode {ino}"),
-        );
+        record(node, DiskNote::Sync { ino, dir: is_dir }, |text| {
+            text.push("sync ").push(what).push(" inode ").number(ino);
+        });
         Ok(())
     }
 
@@ -765,7 +764,9 @@ impl FsState {
             result
         });
         if result.is_ok() {
-            record(node, DiskNote::Namespace, format_args!("{what}"));
+            record(node, DiskNote::Namespace, |text| {
+                text.push(what);
+            });
         }
         result
     }
@@ -888,11 +889,13 @@ impl FsState {
                 files: outcome.files.len() as u64,
                 dir_changes_dropped: outcome.dir_changes_dropped,
             },
-            format_args!(
-                "crash settled {} files and {} directory changes",
-                outcome.files.len(),
-                outcome.dir_changes_kept + outcome.dir_changes_dropped
-            ),
+            |text| {
+                text.push("crash settled ")
+                    .number(outcome.files.len() as u64);
+                text.push(" files and ");
+                text.number(outcome.dir_changes_kept + outcome.dir_changes_dropped);
+                text.push(" directory changes");
+            },
         );
     }
 }

@@ -33,23 +33,69 @@ pub fn record_for(node: NodeId, source: &'static str, words: [u64; 3], text: Str
     world::with(|w| w.note(node, source, words, text));
 }
 
-/// Records an event on behalf of `node`, as [`record_for`] does with `text.to_string()`
-/// (the same event and fingerprint), but formats the text into the trace's own buffer: no
+/// Records an event on behalf of `node`, as [`record_for`] does with the text `write`
+/// builds (the same event and fingerprint), but builds it in the trace's own buffer: no
 /// string is allocated per note, for components that note every operation.
 ///
 /// ```
 /// crashtest_core::Sim::new(1).run(async {
 ///     let n = crashtest_core::node::create("a", || async {});
 ///     let ino = 3;
-///     crashtest_core::plumbing::notes::record_for_fmt(n.id(), "disk", [0; 3], format_args!("sync inode {ino}"));
+///     crashtest_core::plumbing::notes::record_for_with(n.id(), "disk", [0; 3], |text| {
+///         text.push("sync inode ").number(ino);
+///     });
 /// }).unwrap();
 /// ```
-pub fn record_for_fmt(
+pub fn record_for_with(
     node: NodeId,
     source: &'static str,
     words: [u64; 3],
-    text: fmt::Arguments<'_>,
+    write: impl FnOnce(&mut Text<'_>),
 ) {
     assert!(!source.is_empty(), "a note names its source");
-    world::with(|w| w.note_fmt(node, source, words, text));
+    world::with(|w| w.note_with(node, source, words, |buf| write(&mut Text { buf })));
+}
+
+/// A note's text as [`record_for_with`] builds it, in place. Numbers are written by plain
+/// appends, not through `core::fmt`: formatting a disk write's three numbers that way cost
+/// more than the rest of the simulated write.
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::notes::record_for_with(
+///         crashtest_core::node::NodeId::SUPERVISOR,
+///         "disk",
+///         [0; 3],
+///         |text| {
+///             text.push("write inode ").number(3).push(": ").display(format_args!("{:?}", "a"));
+///         },
+///     );
+/// }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Text<'a> {
+    buf: &'a mut String,
+}
+
+impl Text<'_> {
+    /// Appends `part`.
+    #[inline]
+    pub fn push(&mut self, part: &str) -> &mut Self {
+        self.buf.push_str(part);
+        self
+    }
+
+    /// Appends `n` in decimal, as `Display` writes it.
+    #[inline]
+    pub fn number(&mut self, n: u64) -> &mut Self {
+        self.buf.push_str(itoa::Buffer::new().format(n));
+        self
+    }
+
+    /// Appends `value` as `Display` writes it (through `core::fmt`: for the rarer notes).
+    pub fn display(&mut self, value: impl fmt::Display) -> &mut Self {
+        fmt::Write::write_fmt(self.buf, format_args!("{value}"))
+            .expect("formatting into a String cannot fail");
+        self
+    }
 }

@@ -87,7 +87,10 @@ impl World {
                     "fault #{id} masked in a run that masks none"
                 );
                 let (source, words) = FaultNote::Masked { id }.encode();
-                self.note_fmt(node, source, words, format_args!("masked fault #{id}"));
+                self.note_with(node, source, words, |text| {
+                    text.push_str("masked fault #");
+                    text.push_str(itoa::Buffer::new().format(id));
+                });
                 false
             }
             Verdict::Applied(id) => {
@@ -120,7 +123,7 @@ impl World {
             "a numbered fault names its stream, an explicit one neither"
         );
         let (source, words) = FaultNote::Applied { id }.encode();
-        self.note_fmt(node, source, words, format_args!("{text}"));
+        self.note_with(node, source, words, |buf| buf.push_str(&text));
         let fault = InjectedFault {
             id,
             stream: stream.map(|s| s.to_string()),

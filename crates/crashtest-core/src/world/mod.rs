@@ -392,20 +392,20 @@ impl World {
         }
     }
 
-    /// Records a note on behalf of `node` whose text is formatted into the trace's own
-    /// buffer (see `Trace::note_fmt`).
+    /// Records a note on behalf of `node` whose text `write` builds in the trace's own
+    /// buffer (see `Trace::note_with`).
     #[inline]
-    pub(crate) fn note_fmt(
+    pub(crate) fn note_with(
         &self,
         node: NodeId,
         source: &'static str,
         words: [u64; 3],
-        text: std::fmt::Arguments<'_>,
+        write: impl FnOnce(&mut String),
     ) {
         self.assert_note_node(node);
         self.trace
             .borrow_mut()
-            .note_fmt(self.now_ns.get(), node, source, words, text);
+            .note_with(self.now_ns.get(), node, source, words, write);
     }
 
     /// A note is made on behalf of a node of the run, whichever way its text comes.
