@@ -45,6 +45,42 @@ pub(crate) fn v4_of(index: u32) -> Ipv4Addr {
     Ipv4Addr::from(BASE + index)
 }
 
+/// The text of a fault between two endpoints, `"{kind} {from} -> {to}{what}"`, as `format!`
+/// writes it. A swarm run applies thousands of packet faults, and formatting two socket
+/// addresses through `core::fmt` cost more than the rest of the datagram's send.
+pub(crate) fn between(kind: &str, from: SocketAddr, to: SocketAddr, what: &str) -> String {
+    let mut text = String::with_capacity(kind.len() + what.len() + 48);
+    text.push_str(kind);
+    text.push(' ');
+    push_socket_addr(&mut text, from);
+    text.push_str(" -> ");
+    push_socket_addr(&mut text, to);
+    text.push_str(what);
+    text
+}
+
+/// Appends `addr` as its `Display` writes it: IPv4 ones digit by digit, IPv6 ones (which
+/// no simulated node has) through `core::fmt`.
+fn push_socket_addr(text: &mut String, addr: SocketAddr) {
+    match addr {
+        SocketAddr::V4(v4) => {
+            let mut digits = itoa::Buffer::new();
+            for (i, octet) in v4.ip().octets().into_iter().enumerate() {
+                if i > 0 {
+                    text.push('.');
+                }
+                text.push_str(digits.format(octet));
+            }
+            text.push(':');
+            text.push_str(digits.format(v4.port()));
+        }
+        SocketAddr::V6(v6) => {
+            use std::fmt::Write;
+            write!(text, "{v6}").expect("formatting into a String cannot fail");
+        }
+    }
+}
+
 /// Where an IP address leads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Place {
@@ -108,19 +144,22 @@ pub trait ToSocketAddrs: sealed::ToTarget {}
 pub(crate) mod sealed {
     use std::net::SocketAddr;
 
-    /// What an address argument names, before resolution.
+    /// What an address argument names, before resolution, borrowed from the argument: a
+    /// program that sends each datagram to `(name, port)` resolves it on every send.
     #[allow(
         unreachable_pub,
         reason = "the sealed-trait pattern needs public items in a private module"
     )]
     #[derive(Debug)]
-    pub enum Target {
+    pub enum Target<'a> {
+        /// One address given as such.
+        One(SocketAddr),
         /// Addresses given as such.
-        Addrs(Vec<SocketAddr>),
+        Addrs(&'a [SocketAddr]),
         /// A `"host:port"` string.
-        HostPort(String),
+        HostPort(&'a str),
         /// A host name and a port.
-        Host(String, u16),
+        Host(&'a str, u16),
     }
 
     /// The conversion step, hidden so that the trait stays sealed.
@@ -130,11 +169,66 @@ pub(crate) mod sealed {
     )]
     pub trait ToTarget {
         /// What `self` names.
-        fn target(&self) -> Target;
+        fn target(&self) -> Target<'_>;
     }
 }
 
 use sealed::{Target, ToTarget};
+
+/// The addresses a target resolved to: one held inline (a node's name, an address given as
+/// such), so that resolving allocates nothing, or several.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Resolved {
+    One(SocketAddr),
+    Many(Vec<SocketAddr>),
+}
+
+impl Resolved {
+    pub(crate) fn as_slice(&self) -> &[SocketAddr] {
+        match self {
+            Resolved::One(addr) => std::slice::from_ref(addr),
+            Resolved::Many(addrs) => addrs,
+        }
+    }
+
+    /// The first address (a send goes there); `resolve_all` never returns none.
+    pub(crate) fn first(&self) -> SocketAddr {
+        *self
+            .as_slice()
+            .first()
+            .expect("resolve_all returns at least one address")
+    }
+}
+
+impl IntoIterator for Resolved {
+    type Item = SocketAddr;
+    type IntoIter = ResolvedIter;
+
+    fn into_iter(self) -> ResolvedIter {
+        match self {
+            Resolved::One(addr) => ResolvedIter::One(Some(addr)),
+            Resolved::Many(addrs) => ResolvedIter::Many(addrs.into_iter()),
+        }
+    }
+}
+
+/// The iterator of [`lookup_host`]'s addresses.
+#[derive(Debug)]
+pub(crate) enum ResolvedIter {
+    One(Option<SocketAddr>),
+    Many(std::vec::IntoIter<SocketAddr>),
+}
+
+impl Iterator for ResolvedIter {
+    type Item = SocketAddr;
+
+    fn next(&mut self) -> Option<SocketAddr> {
+        match self {
+            ResolvedIter::One(addr) => addr.take(),
+            ResolvedIter::Many(addrs) => addrs.next(),
+        }
+    }
+}
 
 /// Resolves `host` to the addresses it names, like `tokio::net::lookup_host`.
 ///
@@ -193,7 +287,10 @@ pub async fn lookup_host<T: ToSocketAddrs>(
 /// # }).unwrap();
 /// ```
 pub fn resolve_host(host: &str) -> io::Result<IpAddr> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
+    // An IPv4 literal starts with a digit and an IPv6 one holds a colon: a node's name is
+    // neither, and is resolved on every send of a program that names its peers.
+    let literal = host.starts_with(|c: char| c.is_ascii_digit()) || host.contains(':');
+    if literal && let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(ip);
     }
     if host.eq_ignore_ascii_case("localhost") {
@@ -224,22 +321,26 @@ fn resolve_host_port(text: &str) -> io::Result<SocketAddr> {
 }
 
 /// Resolves a target in the simulated cluster.
-fn resolve(target: Target) -> io::Result<Vec<SocketAddr>> {
+fn resolve(target: Target<'_>) -> io::Result<Resolved> {
     match target {
-        Target::Addrs(addrs) => Ok(addrs),
-        Target::HostPort(text) => Ok(vec![resolve_host_port(&text)?]),
-        Target::Host(host, port) => Ok(vec![SocketAddr::new(resolve_host(&host)?, port)]),
+        Target::One(addr) => Ok(Resolved::One(addr)),
+        Target::Addrs(addrs) => Ok(Resolved::Many(addrs.to_vec())),
+        Target::HostPort(text) => Ok(Resolved::One(resolve_host_port(text)?)),
+        Target::Host(host, port) => Ok(Resolved::One(SocketAddr::new(resolve_host(host)?, port))),
     }
 }
 
 /// Resolves a target with the system's resolver (outside a simulation).
-async fn resolve_real(target: Target) -> io::Result<Vec<SocketAddr>> {
+async fn resolve_real(target: Target<'_>) -> io::Result<Resolved> {
     match target {
-        Target::Addrs(addrs) => Ok(addrs),
-        Target::HostPort(text) => Ok(tokio::net::lookup_host(text).await?.collect()),
-        Target::Host(host, port) => Ok(tokio::net::lookup_host((host.as_str(), port))
-            .await?
-            .collect()),
+        Target::One(addr) => Ok(Resolved::One(addr)),
+        Target::Addrs(addrs) => Ok(Resolved::Many(addrs.to_vec())),
+        Target::HostPort(text) => Ok(Resolved::Many(
+            tokio::net::lookup_host(text).await?.collect(),
+        )),
+        Target::Host(host, port) => Ok(Resolved::Many(
+            tokio::net::lookup_host((host, port)).await?.collect(),
+        )),
     }
 }
 
@@ -261,9 +362,9 @@ where
 {
     let addrs = resolve_all(addr).await?;
     if !plumbing::is_simulation() {
-        return real(addrs).await.map(SimOrReal::Real);
+        return real(addrs.into_iter().collect()).await.map(SimOrReal::Real);
     }
-    let tried = addrs.len();
+    let tried = addrs.as_slice().len();
     let mut last = None;
     for addr in addrs {
         match sim(addr).await {
@@ -276,16 +377,14 @@ where
 }
 
 /// Resolves `addrs` for a socket call, failing on an empty list as the OS would.
-pub(crate) async fn resolve_all<A: ToSocketAddrs + ?Sized>(
-    addrs: &A,
-) -> io::Result<Vec<SocketAddr>> {
+pub(crate) async fn resolve_all<A: ToSocketAddrs + ?Sized>(addrs: &A) -> io::Result<Resolved> {
     let target = addrs.target();
     let resolved = if plumbing::is_simulation() {
         resolve(target)?
     } else {
         resolve_real(target).await?
     };
-    if resolved.is_empty() {
+    if resolved.as_slice().is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "could not resolve to any address",
@@ -298,7 +397,7 @@ macro_rules! addresses {
     ($($ty:ty => |$this:ident| $body:expr;)*) => {$(
         impl ToSocketAddrs for $ty {}
         impl ToTarget for $ty {
-            fn target(&self) -> Target {
+            fn target(&self) -> Target<'_> {
                 let $this = self;
                 $body
             }
@@ -307,32 +406,22 @@ macro_rules! addresses {
 }
 
 addresses! {
-    SocketAddr => |a| Target::Addrs(vec![*a]);
-    SocketAddrV4 => |a| Target::Addrs(vec![SocketAddr::V4(*a)]);
-    SocketAddrV6 => |a| Target::Addrs(vec![SocketAddr::V6(*a)]);
-    (IpAddr, u16) => |a| Target::Addrs(vec![SocketAddr::new(a.0, a.1)]);
-    (Ipv4Addr, u16) => |a| Target::Addrs(vec![SocketAddr::new(IpAddr::V4(a.0), a.1)]);
-    (Ipv6Addr, u16) => |a| Target::Addrs(vec![SocketAddr::new(IpAddr::V6(a.0), a.1)]);
-    (&str, u16) => |a| host_target(a.0, a.1);
-    (String, u16) => |a| host_target(&a.0, a.1);
-    str => |a| match a.parse() {
-        Ok(addr) => Target::Addrs(vec![addr]),
-        Err(_) => Target::HostPort(a.to_owned()),
-    };
-    String => |a| a.as_str().target();
-    [SocketAddr] => |a| Target::Addrs(a.to_vec());
-}
-
-fn host_target(host: &str, port: u16) -> Target {
-    match host.parse() {
-        Ok(ip) => Target::Addrs(vec![SocketAddr::new(ip, port)]),
-        Err(_) => Target::Host(host.to_owned(), port),
-    }
+    SocketAddr => |a| Target::One(*a);
+    SocketAddrV4 => |a| Target::One(SocketAddr::V4(*a));
+    SocketAddrV6 => |a| Target::One(SocketAddr::V6(*a));
+    (IpAddr, u16) => |a| Target::One(SocketAddr::new(a.0, a.1));
+    (Ipv4Addr, u16) => |a| Target::One(SocketAddr::new(IpAddr::V4(a.0), a.1));
+    (Ipv6Addr, u16) => |a| Target::One(SocketAddr::new(IpAddr::V6(a.0), a.1));
+    (&str, u16) => |a| Target::Host(a.0, a.1);
+    (String, u16) => |a| Target::Host(&a.0, a.1);
+    str => |a| Target::HostPort(a);
+    String => |a| Target::HostPort(a);
+    [SocketAddr] => |a| Target::Addrs(a);
 }
 
 impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
 impl<T: ToSocketAddrs + ?Sized> ToTarget for &T {
-    fn target(&self) -> Target {
+    fn target(&self) -> Target<'_> {
         (**self).target()
     }
 }
@@ -340,6 +429,21 @@ impl<T: ToSocketAddrs + ?Sized> ToTarget for &T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fault_texts_name_their_endpoints_as_display_does() {
+        for (from, to) in [
+            ("10.0.0.1:5", "10.0.0.2:65535"),
+            ("0.0.0.0:0", "255.255.255.255:80"),
+            ("[::1]:7", "[fe80::1%2]:9"),
+        ] {
+            let (from, to): (SocketAddr, SocketAddr) = (from.parse().unwrap(), to.parse().unwrap());
+            assert_eq!(
+                between("udp datagram", from, to, " lost"),
+                format!("udp datagram {from} -> {to} lost")
+            );
+        }
+    }
 
     #[test]
     fn node_addresses_round_trip() {
@@ -359,16 +463,19 @@ mod tests {
 
     #[test]
     fn literal_addresses_resolve_without_a_simulation() {
-        let addrs = resolve("10.0.0.3:80".target()).unwrap();
-        assert_eq!(addrs, ["10.0.0.3:80".parse().unwrap()]);
+        let one = |text: &str| Resolved::One(text.parse().unwrap());
+        assert_eq!(resolve("10.0.0.3:80".target()).unwrap(), one("10.0.0.3:80"));
         assert_eq!(
             resolve(("127.0.0.1", 5).target()).unwrap(),
-            ["127.0.0.1:5".parse().unwrap()]
+            one("127.0.0.1:5")
         );
-        assert_eq!(
-            resolve("localhost:9".target()).unwrap(),
-            ["127.0.0.1:9".parse().unwrap()]
-        );
+        assert_eq!(resolve(("::1", 5).target()).unwrap(), one("[::1]:5"));
+        assert_eq!(resolve("localhost:9".target()).unwrap(), one("127.0.0.1:9"));
+        let list: [SocketAddr; 2] = ["10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap()];
+        let many = resolve(list[..].target()).unwrap();
+        assert_eq!(many.as_slice(), list);
+        assert_eq!(many.first(), list[0]);
+        assert_eq!(many.into_iter().collect::<Vec<_>>(), list);
         let err = resolve("10.0.0.3".target()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }

@@ -24,7 +24,9 @@ use crashtest_protocol::{NetNote, UdpDrop};
 use delegate::delegate;
 use tokio::io::ReadBuf;
 
-use crate::addr::{self, Place, ToSocketAddrs, check_bind_ip, place_of, resolve_all, v4_of};
+use crate::addr::{
+    self, Place, ToSocketAddrs, between, check_bind_ip, place_of, resolve_all, v4_of,
+};
 use crate::config::nanos;
 use crate::fabric::{
     self, Net, State, WaitList, Wakers, applies, current_node, drawn, latency_ns, now, pack, trace,
@@ -172,10 +174,10 @@ impl UdpSocket {
         let addrs = resolve_all(&addr).await?;
         match &self.inner {
             SimOrReal::Sim(socket) => {
-                socket.connect(addrs[0]);
+                socket.connect(addrs.first());
                 Ok(())
             }
-            SimOrReal::Real(socket) => socket.connect(&addrs[..]).await,
+            SimOrReal::Real(socket) => socket.connect(addrs.as_slice()).await,
         }
     }
 
@@ -201,7 +203,7 @@ impl UdpSocket {
     /// # }).unwrap();
     /// ```
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        let target = resolve_all(&target).await?[0];
+        let target = resolve_all(&target).await?.first();
         match &self.inner {
             SimOrReal::Sim(socket) => socket.send_to(buf, target),
             SimOrReal::Real(socket) => socket.send_to(buf, target).await,
@@ -556,7 +558,7 @@ impl Net {
                 len: bytes,
             },
         );
-        if lost && applies(node, || format!("udp datagram {from} -> {to} lost")) {
+        if lost && applies(node, || between("udp datagram", from, to, " lost")) {
             trace(
                 node,
                 NetNote::UdpLost {
@@ -568,7 +570,7 @@ impl Net {
             return Ok(len);
         }
         let copies =
-            if copies == 2 && applies(node, || format!("udp datagram {from} -> {to} duplicated")) {
+            if copies == 2 && applies(node, || between("udp datagram", from, to, " duplicated")) {
                 trace(
                     node,
                     NetNote::UdpDuplicated {
@@ -586,7 +588,9 @@ impl Net {
             if let Some(extra) = extra {
                 let late = Duration::from_nanos(extra);
                 if applies(node, || {
-                    format!("udp datagram {from} -> {to} held back {late:?}")
+                    let mut text = between("udp datagram", from, to, " held back ");
+                    text.push_str(&format!("{late:?}"));
+                    text
                 }) {
                     delay += extra;
                 }

@@ -23,6 +23,7 @@ use super::conn::{Conn, Handle, Hold, Mark, error};
 use crate::config::nanos;
 use crashtest_protocol::NetNote;
 
+use crate::addr::between;
 use crate::fabric::{Net, State, Wakers, applies, draw, drawn, latency_ns, now, register, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
@@ -84,7 +85,7 @@ impl Net {
         let node = conn.ends[side].node;
         let (local, peer) = (conn.ends[side].local, conn.ends[1 - side].local);
         let reset = drawn(st.config.tcp_reset)
-            && applies(node, || format!("tcp connection {local} -> {peer} reset"));
+            && applies(node, || between("tcp connection", local, peer, " reset"));
         if reset {
             st.tcp_abort(self, id, side, io::ErrorKind::ConnectionReset, wakers);
             let conn = st
@@ -105,7 +106,11 @@ impl Net {
                 "a partial write takes some bytes, not all"
             );
             if applies(node, || {
-                format!("tcp write {local} -> {peer} of {n} bytes cut to {short}")
+                let mut text = between("tcp write", local, peer, " of ");
+                text.push_str(itoa::Buffer::new().format(n));
+                text.push_str(" bytes cut to ");
+                text.push_str(itoa::Buffer::new().format(short));
+                text
             }) {
                 n = short;
             }
