@@ -88,17 +88,19 @@ struct SimFile {
     seek: Option<io::Result<u64>>,
 }
 
-/// An operation of a `SimFile` in flight.
+/// An operation of a `SimFile` in flight. A simulated `Sleep` is `Unpin` (it holds a timer's
+/// key, not the timer), so it waits here in place: boxing it cost an allocation per read and
+/// write.
 enum Busy {
     /// A read waiting out its latency: it reads when the wait ends, so until then nothing
     /// has happened and dropping it loses nothing.
-    Read(Pin<Box<Sleep>>),
+    Read(Sleep),
     /// A write, already in the page cache (or failed), waiting out its latency (if the disk
     /// has any); its result is for the file's next operation, as with tokio's write-behind.
     /// The flag is set once an operation through `&self` (a sync, `set_len`) has waited for
     /// it: tokio completes the write there and keeps only its failure's kind, so the next
     /// write or flush returns that kind, without the OS error number.
-    Write(Option<Pin<Box<Sleep>>>, io::Result<()>, AtomicBool),
+    Write(Option<Sleep>, io::Result<()>, AtomicBool),
     /// The node was crashed before this write: nothing will complete.
     Crashed,
 }
@@ -203,7 +205,7 @@ impl SimFile {
                     "a write is in flight only once the error before it was returned"
                 );
                 if let Some(sleep) = sleep {
-                    ready!(sleep.as_mut().poll(cx));
+                    ready!(Pin::new(sleep).poll(cx));
                 }
             }
             Some(Busy::Crashed) => {
@@ -323,15 +325,14 @@ impl AsyncRead for SimFile {
             match state::with(|s| s.delay(this.handle.node, bytes, false)) {
                 None => return Poll::Ready(this.read_now(buf)),
                 Some(delay) => {
-                    let sleep = Box::pin(crashtest_core::time::sleep(delay));
-                    this.busy = Some(Busy::Read(sleep));
+                    this.busy = Some(Busy::Read(crashtest_core::time::sleep(delay)));
                 }
             }
         }
         let Some(Busy::Read(sleep)) = &mut this.busy else {
             unreachable!("a read is waiting")
         };
-        ready!(sleep.as_mut().poll(cx));
+        ready!(Pin::new(sleep).poll(cx));
         this.busy = None;
         let read = this.read_now(buf);
         assert!(this.busy.is_none(), "a finished read leaves the file idle");
@@ -388,7 +389,7 @@ impl AsyncWrite for SimFile {
         );
         let bytes = buf.len() as u64;
         let sleep = state::with(|s| s.delay(this.handle.node, bytes, false))
-            .map(|delay| Box::pin(crashtest_core::time::sleep(delay)));
+            .map(crashtest_core::time::sleep);
         this.busy = Some(Busy::Write(sleep, result, AtomicBool::new(false)));
         assert!(
             this.write_error.is_none(),
