@@ -61,16 +61,20 @@ pub fn record_for_with(
 /// more than the rest of the simulated write.
 ///
 /// ```
-/// crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::notes::record_for_with(
-///         crashtest_core::node::NodeId::SUPERVISOR,
-///         "disk",
-///         [0; 3],
-///         |text| {
-///             text.push("write inode ").number(3).push(": ").display(format_args!("{:?}", "a"));
-///         },
-///     );
+/// use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
+///
+/// let recorded = Config::default().record_trace(true);
+/// let summary = Sim::with_config(1, recorded).run(async {
+///     notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
+///         text.push("write inode ").number(3).push(": ");
+///         text.display(format_args!("{} bytes", 512));
+///     });
 /// }).unwrap();
+/// let trace = summary.trace.unwrap();
+/// assert!(trace.iter().any(|event| matches!(
+///     &event.kind,
+///     EventKind::Note { text, .. } if text == "write inode 3: 512 bytes"
+/// )));
 /// ```
 #[derive(Debug)]
 pub struct Text<'a> {
