@@ -295,6 +295,7 @@ pub(crate) fn crash(
     judge: Judge<'_>,
 ) -> Outcome {
     let before = verify::enabled().then(|| Before::of(disk));
+    let unsettled = disk.unsettled();
     let pending_files = files_with_pending(disk);
     let pending_changes = disk.dir_log.len() as u64;
     let outcome = match config.model {
@@ -310,7 +311,7 @@ pub(crate) fn crash(
         pending_changes,
         "a crash settles every unsynced directory change"
     );
-    disk.reboot();
+    disk.reboot(&unsettled);
     if let Some(before) = before {
         before.check(disk);
     }
