@@ -541,6 +541,10 @@ impl Trace {
     /// is a mask).
     pub(crate) const TAIL_LEN: usize = 64;
 
+    /// The capacity a ring slot's text starts with: most of the disk's and the fault
+    /// ledger's texts fit in it.
+    const NOTE_TEXT_CAPACITY: usize = 64;
+
     pub(crate) fn new(
         seed: u64,
         record_events: bool,
@@ -710,6 +714,11 @@ impl Trace {
         let slot = (self.events as usize) & (Self::TAIL_LEN - 1);
         let mut buf = std::mem::take(&mut self.notes[slot].text);
         buf.clear();
+        if buf.capacity() == 0 {
+            // A slot's first text: one allocation that fits most, where appending piece by
+            // piece from nothing reallocated two or three times (in every slot of every run).
+            buf.reserve(Self::NOTE_TEXT_CAPACITY);
+        }
         write(&mut buf);
         let pushed = self.push_note(time_ns, node, source, words, &buf);
         assert_eq!(pushed, slot, "a note lands in the slot of its index");
