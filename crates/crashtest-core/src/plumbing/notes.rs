@@ -83,23 +83,72 @@ pub struct Text<'a> {
 
 impl Text<'_> {
     /// Appends `part`.
+    ///
+    /// ```
+    /// # use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
+    /// # let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {
+    /// notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
+    ///     text.push("sync ").push("directory");
+    /// });
+    /// # }).unwrap();
+    /// # assert!(summary.trace.unwrap().iter().any(|e| matches!(&e.kind,
+    /// #     EventKind::Note { text, .. } if text == "sync directory")));
+    /// ```
     #[inline]
     pub fn push(&mut self, part: &str) -> &mut Self {
+        let before = self.buf.len();
         self.buf.push_str(part);
+        debug_assert_eq!(
+            self.buf.len(),
+            before + part.len(),
+            "a part is appended whole"
+        );
         self
     }
 
     /// Appends `n` in decimal, as `Display` writes it.
+    ///
+    /// ```
+    /// # use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
+    /// # let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {
+    /// notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
+    ///     text.push("inode ").number(0).push(" of ").number(u64::MAX);
+    /// });
+    /// # }).unwrap();
+    /// # assert!(summary.trace.unwrap().iter().any(|e| matches!(&e.kind,
+    /// #     EventKind::Note { text, .. } if text == "inode 0 of 18446744073709551615")));
+    /// ```
     #[inline]
     pub fn number(&mut self, n: u64) -> &mut Self {
+        let before = self.buf.len();
         self.buf.push_str(itoa::Buffer::new().format(n));
+        // u64::MAX has twenty digits.
+        debug_assert!(
+            (1..=20).contains(&(self.buf.len() - before)),
+            "a number is one to twenty digits"
+        );
         self
     }
 
-    /// Appends `value` as `Display` writes it (through `core::fmt`: for the rarer notes).
+    /// Appends `value` as `Display` writes it, through `core::fmt`: for texts that are rare
+    /// or not numbers.
+    ///
+    /// ```
+    /// # use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
+    /// # use std::time::Duration;
+    /// # let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {
+    /// notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
+    ///     text.push("crash after ").display(format_args!("{:?}", Duration::from_millis(3)));
+    /// });
+    /// # }).unwrap();
+    /// # assert!(summary.trace.unwrap().iter().any(|e| matches!(&e.kind,
+    /// #     EventKind::Note { text, .. } if text == "crash after 3ms")));
+    /// ```
     pub fn display(&mut self, value: impl fmt::Display) -> &mut Self {
+        let before = self.buf.len();
         fmt::Write::write_fmt(self.buf, format_args!("{value}"))
             .expect("formatting into a String cannot fail");
+        debug_assert!(self.buf.len() >= before, "a text only grows");
         self
     }
 }
