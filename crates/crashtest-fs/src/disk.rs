@@ -10,8 +10,8 @@
 //! change, what reaches them.
 //!
 //! Invariants:
-//! - Without failed syncs or misdirected writes, `cache` equals `durable` with the `pending`
-//!   operations applied in order. Likewise every directory's `live` names are its `durable`
+//! - Without failed syncs, `cache` equals `durable` with the `pending` operations applied in
+//!   order (a misdirected write is pending where it landed, as the cache has it). Likewise every directory's `live` names are its `durable`
 //!   names with the changes of `dir_log` that touch it applied in order (a directory sync
 //!   settles, in each directory, a prefix of the changes to it). A failed sync breaks this on purpose: its writes stay in
 //!   the cache but never reach the device (Linux's behaviour).
@@ -82,10 +82,16 @@ impl DataOp {
     /// True if a crash may change byte `at` of the durable image because of this operation: a
     /// write covering it, or a truncate to a length at or below it.
     pub(crate) fn covers(&self, at: u64) -> bool {
-        self.covered().contains(&at)
+        match self {
+            DataOp::Write { offset, bytes, .. } => {
+                (*offset..offset + bytes.len() as u64).contains(&at)
+            }
+            DataOp::SetLen { len, .. } => at >= *len,
+        }
     }
 
-    /// The bytes [`DataOp::covers`]: a write's, or everything from a truncate's length on.
+    /// The bytes of a file image this operation covers (see [`DataOp::covers`]): a write's,
+    /// or from a truncate's length to any length an image can have.
     pub(crate) fn covered(&self) -> std::ops::Range<u64> {
         match self {
             DataOp::Write { offset, bytes, .. } => *offset..offset + bytes.len() as u64,
@@ -126,17 +132,17 @@ impl FileNode {
         let len = self.durable.len();
         // Bytes past the cache's end are covered: only a truncate the crash did not keep
         // leaves the durable image longer than the cache, and it covers all from its length.
+        let cached = self.cache.len() as u64;
+        assert!(
+            len as u64 <= cached || covered.iter().any(|range| range.start <= cached),
+            "a crash left the durable image longer than the cache with no truncate covering the rest"
+        );
         self.cache.resize(len, 0);
         for range in covered {
             let start = usize::try_from(range.start).unwrap_or(usize::MAX).min(len);
             let end = usize::try_from(range.end).unwrap_or(usize::MAX).min(len);
             self.cache[start..end].copy_from_slice(&self.durable[start..end]);
         }
-        assert_eq!(
-            self.cache.len(),
-            len,
-            "reads see the durable image's length"
-        );
     }
 
     /// Checks that what reads see agrees with the pending operations, whatever happened to

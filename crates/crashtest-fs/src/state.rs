@@ -408,7 +408,7 @@ impl FsState {
             self.verify_handles(node);
             record(node, DiskNote::Open { ino: handle.ino }, |text| {
                 let ino = handle.ino;
-                text.push("open ").display(names.display());
+                text.push("open ").push(&names.display());
                 text.push(" as inode ").number(ino);
             });
         }
