@@ -56,6 +56,10 @@ pub(crate) fn between(kind: &str, from: SocketAddr, to: SocketAddr, what: &str) 
     text.push_str(" -> ");
     push_socket_addr(&mut text, to);
     text.push_str(what);
+    debug_assert!(
+        text.starts_with(kind) && text.ends_with(what) && text.contains(" -> "),
+        "a fault text names its kind, its two endpoints and what happened: {text:?}"
+    );
     text
 }
 
@@ -177,7 +181,7 @@ use sealed::{Target, ToTarget};
 
 /// The addresses a target resolved to: one held inline (a node's name, an address given as
 /// such), so that resolving allocates nothing, or several.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Resolved {
     One(SocketAddr),
     Many(Vec<SocketAddr>),
