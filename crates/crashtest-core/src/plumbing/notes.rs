@@ -57,8 +57,8 @@ pub fn record_for_with(
 }
 
 /// A note's text as [`record_for_with`] builds it, in place. Numbers are written by plain
-/// appends, not through `core::fmt`: formatting a disk write's three numbers that way cost
-/// more than the rest of the simulated write.
+/// appends, not through `core::fmt`: formatting a disk write's note that way took two fifths
+/// of the simulated write's instructions.
 ///
 /// ```
 /// use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
