@@ -1152,6 +1152,42 @@ mod tests {
     }
 
     #[test]
+    fn after_a_crash_reads_see_exactly_the_settled_durable_image() {
+        let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+        for model in [CrashModel::Strong, CrashModel::Weak] {
+            for seed in 0..200 {
+                let (mut disk, grown) = disk_with_file();
+                let cut = disk.open(&n("/cut"), CREATE).unwrap();
+                let untouched = disk.open(&n("/untouched"), CREATE).unwrap();
+                let failed = disk.open(&n("/failed"), CREATE).unwrap();
+                disk.sync_dir(crate::disk::ROOT);
+                for (ino, fill) in [(grown, 1), (cut, 2), (untouched, 3), (failed, 4)] {
+                    disk.write(ino, 0, &[fill; 3000]).unwrap();
+                    disk.sync_file(ino);
+                }
+                // Pending: writes inside and past the end, a truncate that shrinks then a
+                // write after it, and a failed sync with a write after it.
+                disk.write(grown, 100, &[5; 700]).unwrap();
+                disk.write(grown, 2900, &[6; 2000]).unwrap();
+                disk.set_len(cut, 1000).unwrap();
+                disk.write(cut, 500, &[7; 100]).unwrap();
+                disk.write(failed, 1000, &[8; 100]).unwrap();
+                disk.lose_pending(failed);
+                disk.write(failed, 2000, &[9; 100]).unwrap();
+                crash_seed(&mut disk, model, seed);
+                for ino in [grown, cut, untouched, failed] {
+                    let file = disk.file(ino).unwrap();
+                    assert!(
+                        file.cache == file.durable,
+                        "{model:?} seed {seed}: inode {ino} reads other than its durable image"
+                    );
+                }
+                assert_eq!(disk.file(untouched).unwrap().cache, [3; 3000]);
+            }
+        }
+    }
+
+    #[test]
     fn directory_changes_survive_as_a_prefix_per_directory() {
         for seed in 0..100 {
             let mut disk = Disk::default();
