@@ -2,8 +2,6 @@
 //! behalf of the calling node or of a named one. The words are the note's identity (hashed);
 //! the text is for people and is kept only when the run records its full trace.
 
-use std::fmt;
-
 use crate::node::NodeId;
 use crate::world;
 
@@ -67,7 +65,7 @@ pub fn record_for_with(
 /// let summary = Sim::with_config(1, recorded).run(async {
 ///     notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
 ///         text.push("write inode ").number(3).push(": ");
-///         text.display(format_args!("{} bytes", 512));
+///         text.number(512).push(" bytes");
 ///     });
 /// }).unwrap();
 /// let trace = summary.trace.unwrap();
@@ -127,28 +125,6 @@ impl Text<'_> {
             (1..=20).contains(&(self.buf.len() - before)),
             "a number is one to twenty digits"
         );
-        self
-    }
-
-    /// Appends `value` as `Display` writes it, through `core::fmt`: for texts that are rare
-    /// or not numbers.
-    ///
-    /// ```
-    /// # use crashtest_core::{node::NodeId, plumbing::notes, trace::EventKind, Config, Sim};
-    /// # use std::time::Duration;
-    /// # let summary = Sim::with_config(1, Config::default().record_trace(true)).run(async {
-    /// notes::record_for_with(NodeId::SUPERVISOR, "disk", [0; 3], |text| {
-    ///     text.push("crash after ").display(format_args!("{:?}", Duration::from_millis(3)));
-    /// });
-    /// # }).unwrap();
-    /// # assert!(summary.trace.unwrap().iter().any(|e| matches!(&e.kind,
-    /// #     EventKind::Note { text, .. } if text == "crash after 3ms")));
-    /// ```
-    pub fn display(&mut self, value: impl fmt::Display) -> &mut Self {
-        let before = self.buf.len();
-        fmt::Write::write_fmt(self.buf, format_args!("{value}"))
-            .expect("formatting into a String cannot fail");
-        debug_assert!(self.buf.len() >= before, "a text only grows");
         self
     }
 }
