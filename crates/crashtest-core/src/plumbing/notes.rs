@@ -1,6 +1,7 @@
 //! Trace notes for components: a note goes into the trace, and so into the fingerprint, on
-//! behalf of the calling node or of a named one. The words are the note's identity (hashed);
-//! the text is for people and is kept only when the run records its full trace.
+//! behalf of the calling node or of a named one. The source, words and text are all hashed
+//! into the fingerprint; the text is for people, kept with the last few events for a failure
+//! report and with every event when the run records its full trace.
 
 use crate::node::NodeId;
 use crate::world;
