@@ -206,30 +206,14 @@ impl Resolved {
 
 impl IntoIterator for Resolved {
     type Item = SocketAddr;
-    type IntoIter = ResolvedIter;
+    // One address, or a list (an empty `Vec` allocates nothing).
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<SocketAddr>, std::vec::IntoIter<SocketAddr>>;
 
-    fn into_iter(self) -> ResolvedIter {
+    fn into_iter(self) -> Self::IntoIter {
         match self {
-            Resolved::One(addr) => ResolvedIter::One(Some(addr)),
-            Resolved::Many(addrs) => ResolvedIter::Many(addrs.into_iter()),
-        }
-    }
-}
-
-/// The iterator of [`lookup_host`]'s addresses.
-#[derive(Debug)]
-pub(crate) enum ResolvedIter {
-    One(Option<SocketAddr>),
-    Many(std::vec::IntoIter<SocketAddr>),
-}
-
-impl Iterator for ResolvedIter {
-    type Item = SocketAddr;
-
-    fn next(&mut self) -> Option<SocketAddr> {
-        match self {
-            ResolvedIter::One(addr) => addr.take(),
-            ResolvedIter::Many(addrs) => addrs.next(),
+            Resolved::One(addr) => Some(addr).into_iter().chain(Vec::new()),
+            Resolved::Many(addrs) => None.into_iter().chain(addrs),
         }
     }
 }
