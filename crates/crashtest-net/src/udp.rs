@@ -10,6 +10,7 @@
 //! Linux. Outside a simulation a `UdpSocket` is tokio's.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::fmt::Write as _;
 use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -589,7 +590,7 @@ impl Net {
                 let late = Duration::from_nanos(extra);
                 if applies(node, || {
                     let mut text = between("udp datagram", from, to, " held back ");
-                    text.push_str(&format!("{late:?}"));
+                    write!(text, "{late:?}").expect("formatting into a String cannot fail");
                     text
                 }) {
                     delay += extra;

@@ -106,10 +106,11 @@ impl Net {
                 "a partial write takes some bytes, not all"
             );
             if applies(node, || {
+                let mut digits = itoa::Buffer::new();
                 let mut text = between("tcp write", local, peer, " of ");
-                text.push_str(itoa::Buffer::new().format(n));
+                text.push_str(digits.format(n));
                 text.push_str(" bytes cut to ");
-                text.push_str(itoa::Buffer::new().format(short));
+                text.push_str(digits.format(short));
                 text
             }) {
                 n = short;
