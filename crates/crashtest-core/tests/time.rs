@@ -198,3 +198,100 @@ fn outside_a_simulation_sleeps_run_on_tokio_and_can_be_reset() {
         time::sleep_until(Instant::now() + Duration::from_millis(1)).await;
     });
 }
+
+/// What the function timers of the tests below saw, in firing order.
+mod function_timers {
+    use std::cell::RefCell;
+
+    thread_local! {
+        pub(crate) static FIRED: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A function timer: records its word with the virtual time it ran at.
+    pub(crate) fn record(word: u64) {
+        let now = crashtest_core::plumbing::timers::now_ns().expect("inside a simulation");
+        FIRED.with(|fired| fired.borrow_mut().push((now, word)));
+        crashtest_core::plumbing::notes::record("test.timer", [word, now, 0], String::new());
+    }
+
+    pub(crate) fn take() -> Vec<(u64, u64)> {
+        FIRED.with(|fired| fired.take())
+    }
+}
+
+#[test]
+fn function_timers_run_at_their_deadline_with_their_word_in_arming_order_among_closures() {
+    use crashtest_core::plumbing::timers;
+    let closures = Rc::new(RefCell::new(Vec::new()));
+    let seen = closures.clone();
+    Sim::new(4)
+        .run(async move {
+            timers::call_function_at(2_000, function_timers::record, 1);
+            let order = seen.clone();
+            timers::call_at(1_000, move || order.borrow_mut().push(("closure", 2)));
+            timers::call_function_at(1_000, function_timers::record, 3);
+            let order = seen.clone();
+            timers::call_at(1_000, move || order.borrow_mut().push(("closure", 4)));
+            let cancelled = timers::call_function_at(1_500, function_timers::record, 5);
+            timers::cancel(cancelled);
+            time::sleep(Duration::from_micros(3)).await;
+        })
+        .unwrap();
+    // Words 3 and 1 ran at their deadlines; 5 was cancelled.
+    assert_eq!(function_timers::take(), [(1_000, 3), (2_000, 1)]);
+    assert_eq!(*closures.borrow(), [("closure", 2), ("closure", 4)]);
+}
+
+#[test]
+fn a_function_timer_armed_in_the_past_runs_now() {
+    Sim::new(4)
+        .run(async {
+            time::sleep(Duration::from_micros(5)).await;
+            crashtest_core::plumbing::timers::call_function_at(0, function_timers::record, 9);
+            time::sleep(Duration::from_nanos(1)).await;
+        })
+        .unwrap();
+    assert_eq!(function_timers::take(), [(5_000, 9)]);
+}
+
+#[test]
+fn a_panicking_function_timer_fails_the_run_with_its_message() {
+    fn boom(word: u64) {
+        panic!("function timer {word} went off");
+    }
+    let failure = Sim::new(4)
+        .run(async {
+            crashtest_core::plumbing::timers::call_function_at(1_000, boom, 7);
+            time::sleep(Duration::from_micros(2)).await;
+        })
+        .unwrap_err();
+    assert!(
+        failure.to_string().contains("function timer 7 went off"),
+        "{failure}"
+    );
+}
+
+#[test]
+fn function_timers_at_drawn_deadlines_give_the_same_fingerprint_for_a_seed() {
+    use crashtest_core::plumbing::timers;
+    let run = |seed| {
+        let summary = Sim::new(seed)
+            .run(async {
+                let mut rng = crashtest_core::rng::node_rng();
+                for word in 0..50 {
+                    let at = rng.next_u64() % 1_000_000;
+                    timers::call_function_at(at, function_timers::record, word);
+                }
+                time::sleep(Duration::from_millis(2)).await;
+            })
+            .unwrap();
+        (summary.fingerprint, function_timers::take())
+    };
+    let (first, fired) = run(11);
+    assert_eq!(fired.len(), 50);
+    assert!(fired.is_sorted_by_key(|&(at, _)| at), "fired out of order");
+    assert_eq!(run(11), (first, fired.clone()));
+    let (other, other_fired) = run(12);
+    assert_ne!(other, first);
+    assert_ne!(other_fired, fired);
+}

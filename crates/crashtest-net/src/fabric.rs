@@ -3,8 +3,11 @@
 //! All of a run's network state sits in one [`Net`], a `crashtest_core` extension created on
 //! first use, behind one `RefCell`. Sockets hold only ids and addresses, so that they are
 //! `Send` and `Sync` like tokio's (user code moves them into `spawn`ed tasks); each operation
-//! finds the run's `Net` through the thread's world. Packets travel as timer callbacks
-//! (`plumbing::timers::call_at`) that hold the `Rc<Net>` themselves, never as tasks.
+//! finds the run's `Net` through the thread's world. Packets travel as timer callbacks, never
+//! as tasks: a TCP delivery or a SYN as a function and a word naming its connection
+//! (`plumbing::timers::call_function_at`, which allocates nothing and finds the `Net` when it
+//! fires), anything carrying more (a datagram, a connect's outcome) as a closure holding the
+//! `Rc<Net>` (`plumbing::timers::call_at`).
 //!
 //! Randomness: at first use the network forks a generator from the run's `"network"` stream
 //! and draws every decision from it (latencies, ports, whether a fault comes up), so the

@@ -54,7 +54,29 @@ pub fn call_at(deadline_ns: u64, callback: impl FnOnce() + 'static) -> TimerKey 
         .expect("plumbing::timers::call_at is only available inside a simulation")
 }
 
-/// Disarms a timer from [`call_at`]; a key that already fired is ignored.
+/// Runs `function(argument)` when virtual time reaches `deadline_ns`, like [`call_at`] but
+/// without a closure: the timer holds the function and the word, so arming it allocates
+/// nothing. For callbacks armed on every packet, which find their state from the word.
+///
+/// # Panics
+///
+/// Panics outside a simulation.
+///
+/// ```
+/// use std::cell::Cell;
+/// thread_local! { static FIRED: Cell<u64> = const { Cell::new(0) }; }
+/// crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::timers::call_function_at(1_000, |n| FIRED.set(n), 7);
+///     crashtest_core::time::sleep(std::time::Duration::from_micros(2)).await;
+///     assert_eq!(FIRED.get(), 7);
+/// }).unwrap();
+/// ```
+pub fn call_function_at(deadline_ns: u64, function: fn(u64), argument: u64) -> TimerKey {
+    world::with(|w| w.call_function_at(deadline_ns, function, argument))
+        .expect("plumbing::timers::call_function_at is only available inside a simulation")
+}
+
+/// Disarms a timer from [`call_at`] or [`call_function_at`]; a key that already fired is ignored.
 ///
 /// ```
 /// crashtest_core::Sim::new(1).run(async {

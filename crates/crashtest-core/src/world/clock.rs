@@ -31,18 +31,29 @@ impl World {
                     Some((run, slot, serial_low)) => self.wake_packed(run, slot, serial_low),
                     None => waker.wake(),
                 },
-                Alarm::Call(callback) => {
-                    if let Err(panic) = panic_capture::catch(callback) {
-                        self.fail(FailureKind::Panic {
-                            message: panic.message,
-                            location: panic.location,
-                        });
-                    }
+                Alarm::Call(callback) => self.run_callback(callback),
+                Alarm::Function { function, argument } => {
+                    self.run_callback(move || function(argument));
                 }
             }
         }
         // Firing moves no time: only the run loop (and a poll's cost) does.
         debug_assert_eq!(self.now_ns.get(), now, "a timer's alarm moved the clock");
+    }
+
+    /// Runs a timer's callback; a panic in it fails the run like a panic in a task.
+    fn run_callback(&self, callback: impl FnOnce()) {
+        // Components rely on it: a callback never runs inside a task's poll.
+        assert!(
+            self.current_task.get().is_none(),
+            "a timer's callback ran inside a poll"
+        );
+        if let Err(panic) = panic_capture::catch(callback) {
+            self.fail(FailureKind::Panic {
+                message: panic.message,
+                location: panic.location,
+            });
+        }
     }
 
     /// Advances the clock by the configured per-poll cost of virtual CPU time.
@@ -102,17 +113,34 @@ impl World {
                 }
                 true
             }
-            Some(Alarm::Call(_)) => panic!("a sleep's key names a callback timer"),
+            Some(Alarm::Call(_) | Alarm::Function { .. }) => {
+                panic!("a sleep's key names a callback timer")
+            }
             None => false,
         }
     }
 
     pub(crate) fn call_at(&self, deadline_ns: u64, callback: Box<dyn FnOnce()>) -> TimerKey {
+        self.arm_alarm(deadline_ns, Alarm::Call(callback))
+    }
+
+    pub(crate) fn call_function_at(
+        &self,
+        deadline_ns: u64,
+        function: fn(u64),
+        argument: u64,
+    ) -> TimerKey {
+        self.arm_alarm(deadline_ns, Alarm::Function { function, argument })
+    }
+
+    /// Arms a callback timer at `deadline_ns`, or now if that is past.
+    fn arm_alarm(&self, deadline_ns: u64, alarm: Alarm) -> TimerKey {
+        debug_assert!(
+            !matches!(alarm, Alarm::Wake(_)),
+            "a sleep armed as a callback"
+        );
         let deadline_ns = deadline_ns.max(self.now_ns.get());
-        let key = self
-            .timers
-            .borrow_mut()
-            .insert_with(deadline_ns, || Alarm::Call(callback));
+        let key = self.timers.borrow_mut().insert_with(deadline_ns, || alarm);
         // The key handed back names the timer just armed, which a cancel must find.
         debug_assert!(
             self.timer_armed(key),

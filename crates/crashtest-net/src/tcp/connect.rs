@@ -96,7 +96,7 @@ impl Connect {
         let port = crate::fabric::draw(|rng| st.ports.ephemeral(from, Proto::Tcp, id, rng))?;
         let now = now();
         let at = now + st.latency_ns(from, to);
-        let timer = Some(arm_syn(net, id, at));
+        let timer = Some(arm_syn(id, at));
         st.tcp.connecting.insert(
             id,
             Connecting {
@@ -128,9 +128,10 @@ impl Connect {
     }
 }
 
-fn arm_syn(net: &Rc<Net>, id: u64, at: u64) -> TimerKey {
-    let net = Rc::clone(net);
-    plumbing::timers::call_at(at, move || net.tcp_syn_arrived(id))
+/// Arms the arrival of connection `id`'s SYN (a function and the id: no allocation per
+/// connection).
+fn arm_syn(id: u64, at: u64) -> TimerKey {
+    plumbing::timers::call_function_at(at, |id| crate::fabric::net().tcp_syn_arrived(id), id)
 }
 
 fn arm_outcome(net: &Rc<Net>, id: u64, at: u64, outcome: Result<(), io::ErrorKind>) -> TimerKey {
@@ -255,7 +256,7 @@ impl Net {
                 self.tcp_syn_lost(st, id, now);
             } else if let Some(until) = held {
                 let c = st.tcp.connecting.get_mut(&id).expect("looked up above");
-                c.timer = Some(arm_syn(self, id, until));
+                c.timer = Some(arm_syn(id, until));
             } else {
                 match (server, listener) {
                     (Some(server), Some((lid, queued))) => {
@@ -331,7 +332,7 @@ impl Net {
         c.timer = Some(if retry >= c.deadline {
             arm_outcome(self, id, c.deadline, Err(io::ErrorKind::TimedOut))
         } else {
-            arm_syn(self, id, retry)
+            arm_syn(id, retry)
         });
         trace(
             c.node,

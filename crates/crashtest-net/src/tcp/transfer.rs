@@ -34,11 +34,26 @@ fn index(node: NodeId) -> u32 {
     node.index() as u32
 }
 
+/// Connection `id`'s pipe `dir` as one word: the id shifted past the direction's bit.
+fn pipe_word(id: u64, dir: usize) -> u64 {
+    assert!(
+        id < 1 << 63 && dir < 2,
+        "pipe {id}/{dir} does not fit a word"
+    );
+    (id << 1) | dir as u64
+}
+
+/// A delivery timer's function: delivers what is due on the pipe [`pipe_word`] named.
+fn deliver(word: u64) {
+    crate::fabric::net().tcp_deliver(word >> 1, (word & 1) as usize);
+}
+
 impl Net {
-    /// Arms the delivery timer of pipe `dir` of connection `id` at `at`.
+    /// Arms the delivery timer of pipe `dir` of connection `id` at `at`. A function and a
+    /// word, not a closure: a delivery is armed for nearly every write, and a boxed closure
+    /// holding the network would be an allocation each time.
     fn arm_delivery(self: &Rc<Net>, id: u64, dir: usize, at: u64) -> TimerKey {
-        let net = Rc::clone(self);
-        plumbing::timers::call_at(at, move || net.tcp_deliver(id, dir))
+        plumbing::timers::call_function_at(at, deliver, pipe_word(id, dir))
     }
 
     /// `AsyncWrite::poll_write` of end `side` of connection `id`.
