@@ -22,7 +22,7 @@ pub(crate) enum Command {
     Sweep(SweepArgs),
     /// Print a seed's trace, one column per node.
     Replay(ReplayArgs),
-    /// Find a smallest set of injected faults with which a seed still fails.
+    /// Find a 1-minimal set of injected faults with which a seed still fails.
     Minimize(MinimizeArgs),
     /// Replay a seed up to a time, then re-draw its future with fresh sub-seeds.
     Explore(ExploreArgs),

@@ -9,7 +9,7 @@
 //! - `sweep`: many seeds on many processes, results as JSON lines, resumable, shardable,
 //!   with crash and hang attribution;
 //! - `replay`: a seed's trace as per-node columns;
-//! - `minimize`: a smallest failing set of injected faults, by masking;
+//! - `minimize`: a 1-minimal failing set of injected faults, by masking;
 //! - `explore`: one prefix of a run, many re-drawn futures;
 //! - `hunt`: a guided search, branching from the runs that did something new;
 //! - `view`: an HTML space-time diagram;

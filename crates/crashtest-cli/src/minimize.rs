@@ -1,4 +1,5 @@
-//! `crashtest minimize`: a smallest set of injected faults with which a seed still fails.
+//! `crashtest minimize`: a 1-minimal set of injected faults with which a seed still fails
+//! (without any one of them it no longer fails the same way).
 //!
 //! The search is `crashtest_minimize`'s (delta debugging over the ids of the applied faults,
 //! replaying the seed with the others masked by `CRASHTEST_MASK`); this module replays in
@@ -23,7 +24,7 @@ use crate::target::Target;
 use crashtest_protocol::results::Signature;
 use crashtest_protocol::{Status, env, reproduce};
 
-/// Minimizes and prints the smallest failing fault set and its reproduce line.
+/// Minimizes and prints the 1-minimal failing fault set and its reproduce line.
 pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let target = crate::target::resolve(&args.target.select, &args.target.test)?;
     let jobs = args.jobs.unwrap_or_else(crate::cores);
@@ -66,6 +67,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         headline: original.headline(),
     };
     let maskable = original.fault_ids();
+    let drawn = maskable.len();
     println!(
         "seed {} fails with {} faults applied ({} maskable): {}",
         args.seed,
@@ -81,7 +83,8 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let last = last.run;
     let kept = last.fault_ids();
     println!(
-        "a smallest failing set ({} runs): {} of the maskable faults",
+        "a 1-minimal failing set ({} runs): {} of the maskable faults (the original applied \
+         {drawn}); without any one of them the seed no longer fails the same way",
         search.runs,
         kept.len()
     );
@@ -102,6 +105,14 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     }
+    if mostly_kept(kept.len(), drawn) {
+        println!(
+            "note: most faults stay. Each one shifts the timing of everything after it, so \
+             masking any of them steers the run away from this failure: it needs this \
+             schedule as a whole, not a few of its faults. `crashtest view` draws how it \
+             unfolds."
+        );
+    }
     if args.any_failure {
         println!("still fails: {}", last.headline());
     } else {
@@ -117,6 +128,13 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         target.reproduce(&reproduce::assignments(variables))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether a minimized set kept most of the original's faults (it may even hold more: masking
+/// can bring faults the original never drew): then no small cause was isolated, which the
+/// output says rather than let a long list pass for one.
+fn mostly_kept(kept: usize, drawn: usize) -> bool {
+    kept > 8 && kept * 2 > drawn
 }
 
 /// For a seed that took its process down: the faults its streamed trace shows before the
@@ -258,5 +276,22 @@ impl Replay for Search<'_> {
             done += wave.len();
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mostly_kept;
+
+    #[test]
+    fn only_a_set_that_keeps_most_of_many_faults_gets_the_note() {
+        assert!(mostly_kept(306, 307));
+        assert!(mostly_kept(9, 10));
+        // A few faults isolated, however many were drawn.
+        assert!(!mostly_kept(1, 7));
+        assert!(!mostly_kept(8, 8));
+        assert!(!mostly_kept(40, 307));
+        // Masking can bring faults the original never drew.
+        assert!(mostly_kept(12, 10));
     }
 }

@@ -1,4 +1,4 @@
-//! Fault minimization: the smallest set of injected faults with which a seed still fails.
+//! Fault minimization: a 1-minimal set of injected faults with which a seed still fails.
 //!
 //! Every fault decision is drawn whether or not it is applied, and each fault that comes up
 //! has an id, so a seed can be replayed with some faults masked and stay aligned with the
@@ -67,12 +67,12 @@ pub struct Minimized<R> {
     /// The fault ids to mask: the seed replayed with this mask fails the same way.
     pub mask: Mask,
     /// The last failing replay (with that mask), or the original if no replay failed: its
-    /// `applied` faults are the smallest failing set found.
+    /// `applied` faults are the 1-minimal failing set found.
     pub last: Failing<R>,
 }
 
-/// Searches for the smallest set of faults with which the seed of `original` still fails,
-/// by replaying it through `replay`.
+/// Searches for a 1-minimal set of faults with which the seed of `original` still fails (no
+/// one of them can be masked), by replaying it through `replay`.
 ///
 /// # Errors
 ///

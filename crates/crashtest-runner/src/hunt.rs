@@ -2,7 +2,7 @@
 //!
 //! A planted-bug benchmark asks the same questions of every bug: how many seeds and how much
 //! CPU time until the first failure, what the failure says, the line that replays it, and the
-//! smallest set of faults with which it still fails. [`hunt`] answers them through
+//! 1-minimal set of faults with which it still fails. [`hunt`] answers them through
 //! [`run_seeds`] and [`crate::minimize`], and [`Hunt::json`] writes them as one JSON object,
 //! so that each benchmark adds only what names its setup.
 
@@ -72,7 +72,7 @@ pub struct Hunt {
     pub cpu: Option<Duration>,
     /// The first failure, if a seed failed.
     pub failure: Option<Box<FailureReport>>,
-    /// Its smallest failing fault set, if asked for.
+    /// Its 1-minimal failing fault set, if asked for.
     pub minimized: Option<minimize::Minimized>,
     /// The variables that select the setup, put in front of every reproduce line.
     env: String,

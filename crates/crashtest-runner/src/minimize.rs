@@ -1,10 +1,11 @@
 //! Fault minimization in the test's own process: replay a failing seed with faults masked,
-//! through [`run_seeds`], until the smallest failing set is left.
+//! through [`run_seeds`], until a 1-minimal failing set is left (without any one of its faults
+//! the seed no longer fails the same way).
 //!
 //! The search is `crashtest_minimize`'s, the same one `crashtest minimize` runs across worker
 //! processes; here each replay is a run of the seed on a fresh thread, as the runner runs
 //! every seed. A bug hunt that found a failure with [`run_seeds`] shrinks it with
-//! [`minimize`] and prints the line that replays the smallest failing set.
+//! [`minimize`] and prints the line that replays that set.
 
 use std::future::Future;
 
@@ -18,7 +19,7 @@ use crate::{Cause, FailureReport, Settings, TestSpec, run_seeds};
 pub struct Minimized {
     /// The fault ids to mask: the seed replayed with them masked fails the same way.
     pub mask: Vec<u64>,
-    /// The replay with that mask: its faults are the smallest failing set found.
+    /// The replay with that mask: its faults are the 1-minimal failing set found.
     pub report: Box<FailureReport>,
     /// The variables that select the replay: `CRASHTEST_SEED=.. CRASHTEST_MASK=..`.
     pub env: String,

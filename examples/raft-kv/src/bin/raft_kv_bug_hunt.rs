@@ -52,7 +52,7 @@ struct Args {
     /// Let the nemesis draw the fault patterns too (`RAFT_PATTERNS=on`).
     #[arg(long)]
     patterns: bool,
-    /// Shrink each failure's faults and print the smallest failing set.
+    /// Shrink each failure's faults and print a 1-minimal failing set.
     #[arg(long)]
     minimize: bool,
     /// Also run a guided search (`crashtest::runner::guided`) with the same cap of runs,

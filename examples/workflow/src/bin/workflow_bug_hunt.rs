@@ -49,7 +49,7 @@ struct Args {
     /// Only these bugs (by `WORKFLOW_BUG` name; `none` is the correct engine).
     #[arg(long = "bug")]
     bugs: Vec<Bug>,
-    /// Shrink each failure's faults and print the smallest failing set.
+    /// Shrink each failure's faults and print a 1-minimal failing set.
     #[arg(long)]
     minimize: bool,
     /// Also run a guided search (`crashtest::runner::guided`) with the same cap of runs,
