@@ -549,6 +549,10 @@ impl Node {
     /// Kills the node: every task it has is dropped now (a task killing its own node stops
     /// at its next `.await`). Killing a dead node does nothing.
     ///
+    /// The tasks' destructors run as code of the dead node, whoever kills it: a task they
+    /// spawn dies at birth, and their calls to the node's disk and network fail, since a
+    /// killed process runs nothing more.
+    ///
     /// ```
     /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } }
     /// # crashtest::Sim::new(1).run(async {

@@ -243,3 +243,50 @@ fn a_simulation_refuses_a_node_past_its_limit_with_a_clear_message() {
         "{text}"
     );
 }
+
+/// Spawns a task when dropped, which logs the node it runs on: a destructor that starts
+/// cleanup work, as connection pools and guards do.
+struct SpawnsOnDrop(Rc<RefCell<Vec<String>>>);
+
+impl Drop for SpawnsOnDrop {
+    fn drop(&mut self) {
+        let log = self.0.clone();
+        log.borrow_mut()
+            .push(format!("destructor on {}", node::current().name()));
+        task::spawn_local(async move {
+            log.borrow_mut()
+                .push(format!("cleanup ran on {}", node::current().name()));
+        });
+    }
+}
+
+#[test]
+fn a_killed_nodes_destructors_run_as_that_node_and_what_they_spawn_dies_with_it() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(5)
+        .run(async move {
+            let victim = node::create("victim", move || {
+                let guard = SpawnsOnDrop(seen.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await
+                }
+            });
+            time::sleep(Duration::from_millis(1)).await;
+            // Killed from the supervisor, and from a task of another node.
+            victim.kill();
+            time::sleep(Duration::from_millis(1)).await;
+            victim.restart();
+            time::sleep(Duration::from_millis(1)).await;
+            let killer = node::create("killer", move || async move { victim.kill() });
+            time::sleep(Duration::from_millis(1)).await;
+            assert_eq!(killer.status(), NodeStatus::Running);
+        })
+        .unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["destructor on victim", "destructor on victim"],
+        "a dead process runs nothing, its destructors' spawns included"
+    );
+}

@@ -387,7 +387,7 @@ impl World {
             self.tasks.try_borrow_mut().is_ok(),
             "a task's cell was dropped under the task table's borrow"
         );
-        match panic_capture::catch(|| cell.drop_in_place()) {
+        match self.as_node(node, || panic_capture::catch(|| cell.drop_in_place())) {
             Ok(Some(block)) => self.tasks.borrow_mut().give_back(block),
             Ok(None) => {}
             Err(_) if self.nodes.borrow().status(node) == NodeStatus::Dead => {}
@@ -396,6 +396,25 @@ impl World {
                 location: panic.location,
             }),
         }
+    }
+
+    /// Runs `destructors` (a task's, dropped) as code of the task's `node`, whoever dropped
+    /// it: a process's destructors act for that process. Dropped by a kill, the node is dead,
+    /// so what they spawn dies at birth and their disk and network calls fail, as nothing
+    /// runs in a process that was killed; dropped by another node's abort, they act for
+    /// their own node, not the aborter's.
+    fn as_node<R>(&self, node: NodeId, destructors: impl FnOnce() -> R) -> R {
+        let outer = self.current_node.replace(node);
+        self.destructors.set(self.destructors.get() + 1);
+        // `destructors` catches their panics: nothing unwinds past the restore below.
+        let result = destructors();
+        self.destructors.set(self.destructors.get() - 1);
+        let inner = self.current_node.replace(outer);
+        assert_eq!(
+            inner, node,
+            "a task's destructors left another node current"
+        );
+        result
     }
 
     /// Drops the cell of a future that panicked in its poll: its state is unknown, so its

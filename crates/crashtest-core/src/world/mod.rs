@@ -197,7 +197,12 @@ pub(crate) struct World {
     pub(crate) nodes: RefCell<NodeTable>,
     trace: RefCell<Trace>,
     current_task: Cell<Option<TaskId>>,
+    /// The node whose code runs: a polled task's, a dropped task's while its destructors run,
+    /// the supervisor's otherwise.
     current_node: Cell<NodeId>,
+    /// Task destructors running now (nested when one drops another task's handle or cell):
+    /// between polls they are the only code that acts for a node other than the supervisor.
+    destructors: Cell<u32>,
     failure: RefCell<Option<Failed>>,
     polls: Cell<u64>,
     polls_since_clock_moved: Cell<u64>,
@@ -272,6 +277,7 @@ impl World {
             trace: RefCell::new(trace),
             current_task: Cell::new(None),
             current_node: Cell::new(NodeId::SUPERVISOR),
+            destructors: Cell::new(0),
             failure: RefCell::new(None),
             polls: Cell::new(0),
             polls_since_clock_moved: Cell::new(0),
@@ -365,7 +371,9 @@ impl World {
         let node = self.current_node.get();
         // Read on every spawn: a debug assertion (it re-checks what the run loop sets).
         debug_assert!(
-            self.current_task.get().is_some() || node == NodeId::SUPERVISOR,
+            self.current_task.get().is_some()
+                || node == NodeId::SUPERVISOR
+                || self.destructors.get() > 0,
             "between polls the supervisor acts, not {node}"
         );
         node
