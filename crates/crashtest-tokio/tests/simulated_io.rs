@@ -168,3 +168,39 @@ fn vectored_try_reads_and_writes_work_on_a_simulated_stream() {
         })
         .unwrap();
 }
+
+/// Set by the cleanup task below if it ever runs.
+static CLEANUP_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Starts cleanup work when dropped, as tokio programs' guards do: a task that writes a file.
+struct CleanupOnDrop;
+
+impl Drop for CleanupOnDrop {
+    fn drop(&mut self) {
+        tokio::spawn(async {
+            CLEANUP_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+            tokio::fs::write("cleanup.done", b"after death")
+                .await
+                .unwrap();
+        });
+    }
+}
+
+#[test]
+fn a_killed_nodes_destructor_cannot_start_tokio_work_on_the_killers_node() {
+    crashtest::Sim::new(3)
+        .run(async {
+            let victim = crashtest::node::create("victim", || async {
+                let _guard = CleanupOnDrop;
+                std::future::pending::<()>().await;
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            victim.kill();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            // Nothing ran after the kill: not on the victim, and not on the killer's disk.
+            let killers = tokio::fs::read("cleanup.done").await.unwrap_err();
+            assert_eq!(killers.kind(), std::io::ErrorKind::NotFound);
+        })
+        .unwrap();
+    assert!(!CLEANUP_RAN.load(std::sync::atomic::Ordering::SeqCst));
+}
