@@ -675,16 +675,18 @@ impl Streams {
             self.nodes.len(),
             "node streams open in node creation order"
         );
+        // Two nodes under one label would draw the same numbers. The node table refuses a
+        // repeated name through its index before the stream opens; a scan here repeated that
+        // check at a cost quadratic in the nodes, which kept a test of 65,535 nodes near the
+        // watchdog's limit in debug builds.
         let label: Box<str> = format!("node:{name}").into();
-        // Two nodes under one label would draw the same numbers: the node table keeps names
-        // unique, and this is where a repeat would silently cost a stream (a scan of every
-        // node per node: debug builds only).
-        debug_assert!(
-            self.nodes.iter().all(|(other, _)| *other != label),
-            "two node streams are labelled {label}"
-        );
         let rng = Rng::seed_from(derive_seed(self.root, &label));
         self.nodes.push((label, rng));
+        assert_eq!(
+            self.nodes.len(),
+            id.index() + 1,
+            "a node's stream is found at its id"
+        );
     }
 
     /// The generator of `stream`.
