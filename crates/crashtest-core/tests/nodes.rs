@@ -290,3 +290,101 @@ fn a_killed_nodes_destructors_run_as_that_node_and_what_they_spawn_dies_with_it(
         "a dead process runs nothing, its destructors' spawns included"
     );
 }
+
+#[test]
+fn a_kill_between_polls_runs_the_destructors_as_the_dead_node_too() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let seen = log.clone();
+    Sim::new(6)
+        .run(async move {
+            let victim = node::create("victim", move || {
+                let guard = SpawnsOnDrop(seen.clone());
+                async move {
+                    let _guard = guard;
+                    std::future::pending::<()>().await
+                }
+            });
+            // A timer callback kills it: no task is being polled.
+            crashtest_core::plumbing::timers::call_at(1_000_000, move || victim.kill());
+            time::sleep(Duration::from_millis(2)).await;
+            assert_eq!(victim.status(), NodeStatus::Dead);
+        })
+        .unwrap();
+    assert_eq!(*log.borrow(), ["destructor on victim"]);
+}
+
+/// Logs, when dropped, whether it is dropped inside the simulation and as which node, and
+/// spawns a task that logs if it ever runs.
+struct EndOfRunGuard(Rc<RefCell<Vec<String>>>);
+
+impl Drop for EndOfRunGuard {
+    fn drop(&mut self) {
+        let log = self.0.clone();
+        let inside = crashtest_core::plumbing::is_simulation();
+        log.borrow_mut().push(format!(
+            "dropped inside: {inside}, as {}",
+            node::current().name()
+        ));
+        task::spawn_local(async move { log.borrow_mut().push("spawned task ran".into()) });
+    }
+}
+
+#[test]
+fn tasks_left_when_the_run_ends_are_dropped_inside_it_as_their_node_and_spawn_nothing() {
+    let run = |guarded: bool| {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let seen = log.clone();
+        let summary = Sim::new(8)
+            .run(async move {
+                // A server that waits forever, as most do when a test body ends.
+                node::create("server", move || {
+                    let guard = guarded.then(|| EndOfRunGuard(seen.clone()));
+                    async move {
+                        let _guard = guard;
+                        std::future::pending::<()>().await
+                    }
+                });
+                time::sleep(Duration::from_millis(1)).await;
+            })
+            .unwrap();
+        (summary.fingerprint, log.take())
+    };
+    let (fingerprint, log) = run(true);
+    assert_eq!(log, ["dropped inside: true, as server"]);
+    // What the destructors did after the end is not part of the run.
+    assert_eq!(run(false).0, fingerprint);
+}
+
+/// Panics when dropped.
+struct PanicsWhenDropped;
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        panic!("a destructor that panics at the end");
+    }
+}
+
+#[test]
+fn a_destructor_that_panics_after_the_run_fails_it_instead_of_escaping() {
+    let failure = Sim::new(8)
+        .run(async {
+            node::create("server", || async {
+                let _guard = PanicsWhenDropped;
+                std::future::pending::<()>().await
+            });
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap_err();
+    assert!(
+        matches!(&failure.kind, crashtest_core::FailureKind::Panic { message, .. }
+            if message.contains("a task's destructor panicked: a destructor that panics at the end")),
+        "{failure}"
+    );
+    assert!(
+        failure
+            .tail
+            .iter()
+            .all(|event| event.index < failure.summary.events),
+        "the tail is the run's"
+    );
+}

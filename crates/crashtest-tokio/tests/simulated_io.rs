@@ -204,3 +204,33 @@ fn a_killed_nodes_destructor_cannot_start_tokio_work_on_the_killers_node() {
         .unwrap();
     assert!(!CLEANUP_RAN.load(std::sync::atomic::Ordering::SeqCst));
 }
+
+/// Set by the task below if it ever runs.
+static LATE_TASK_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Spawns a tokio task when dropped, as a connection pool returning its connection does.
+struct SpawnsWhenDropped;
+
+impl Drop for SpawnsWhenDropped {
+    fn drop(&mut self) {
+        tokio::spawn(async {
+            LATE_TASK_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+}
+
+#[test]
+fn a_server_left_running_at_the_end_may_spawn_from_its_destructors() {
+    // Before, such a spawn reached for a tokio runtime outside the simulation and panicked
+    // out of the run.
+    crashtest::Sim::new(4)
+        .run(async {
+            crashtest::node::create("server", || async {
+                let _guard = SpawnsWhenDropped;
+                std::future::pending::<()>().await;
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+    assert!(!LATE_TASK_RAN.load(std::sync::atomic::Ordering::SeqCst));
+}

@@ -456,22 +456,34 @@ impl World {
         self.spawn_with(node, |tasks| tasks.insert_raw(node, name, task))
     }
 
+    /// Whether a task spawned on `node` now is cancelled at birth: its node is dead (the
+    /// spawn comes from a killed task's destructor), or the run is over.
+    pub(crate) fn spawns_die_at_birth(&self, node: NodeId) -> bool {
+        // Once the run is over only destructors run, between polls.
+        assert!(
+            !self.ended.get() || self.current_task.get().is_none(),
+            "a task was polled after its run ended"
+        );
+        self.ended.get() || self.nodes.borrow().status(node) == NodeStatus::Dead
+    }
+
     /// Adds a task to the table with `insert` and schedules it on `node`.
     #[inline(always)]
     fn spawn_with(&self, node: NodeId, insert: impl FnOnce(&mut TaskTable) -> TaskId) -> TaskId {
-        let status = self.nodes.borrow().status(node);
+        let stillborn = self.spawns_die_at_birth(node);
         let id = insert(&mut self.tasks.borrow_mut());
         self.record(EventKind::Spawn { task: id, node });
-        if status == NodeStatus::Dead {
-            // A task spawned by the destructor of a killed node's task dies with the node.
+        if stillborn {
+            // A task spawned by the destructor of a killed node's task dies with the node, and
+            // one spawned once the run is over has no run to live in.
             self.abort(id);
         } else {
             self.ready.borrow_mut().push(id);
         }
-        // A new task waits to run, unless its node is dead and it died at birth.
+        // A new task waits to run, unless it died at birth.
         debug_assert_eq!(
             self.is_finished(id),
-            status == NodeStatus::Dead,
+            stillborn,
             "task {id} spawned on {node} does not match its node's life"
         );
         id

@@ -177,8 +177,8 @@ impl Drop for Enter {
             current.set(std::ptr::null());
         });
         drop(self.seam.take());
-        // Dropping the world drops every remaining task, whose destructors may look for the
-        // world: they find none and do nothing.
+        // The run ended its leftover tasks inside the world (`end_leftover_tasks`); what is
+        // dropped now is their unread outputs and the world's own state.
         drop(self.world.take());
     }
 }
@@ -200,6 +200,8 @@ pub(crate) struct World {
     /// The node whose code runs: a polled task's, a dropped task's while its destructors run,
     /// the supervisor's otherwise.
     current_node: Cell<NodeId>,
+    /// The run is over (its result decided): what is spawned now dies at birth.
+    ended: Cell<bool>,
     /// Task destructors running now (nested when one drops another task's handle or cell):
     /// between polls they are the only code that acts for a node other than the supervisor.
     destructors: Cell<u32>,
@@ -277,6 +279,7 @@ impl World {
             trace: RefCell::new(trace),
             current_task: Cell::new(None),
             current_node: Cell::new(NodeId::SUPERVISOR),
+            ended: Cell::new(false),
             destructors: Cell::new(0),
             failure: RefCell::new(None),
             polls: Cell::new(0),
@@ -315,8 +318,9 @@ impl World {
             "a run ends when its body is done or on a failure"
         );
         let result = world.finish();
-        world.trace.borrow().flush_stream();
         let hashes = world.trace.borrow_mut().take_hashes();
+        world.trace.borrow_mut().end();
+        let result = world.end_leftover_tasks(result);
         // A determinism check compares the hashes of two runs: asked for, they are there.
         assert_eq!(
             hashes.is_some(),
@@ -371,12 +375,18 @@ impl World {
         let node = self.current_node.get();
         // Read on every spawn: a debug assertion (it re-checks what the run loop sets).
         debug_assert!(
-            self.current_task.get().is_some()
-                || node == NodeId::SUPERVISOR
-                || self.destructors.get() > 0,
+            self.acts_as_it_should(),
             "between polls the supervisor acts, not {node}"
         );
         node
+    }
+
+    /// Whether the node acting now is one that may: a polled task's, the supervisor between
+    /// polls, or a dropped task's node while its destructors run (see `drop_cell`).
+    pub(crate) fn acts_as_it_should(&self) -> bool {
+        self.current_task.get().is_some()
+            || self.current_node.get() == NodeId::SUPERVISOR
+            || self.destructors.get() > 0
     }
 
     /// Records an event on the current node. Always inlined: the kind is then known at each
@@ -386,7 +396,7 @@ impl World {
         // The event goes down as the current node's: between polls that is the supervisor
         // (re-checked on every event: debug builds only).
         debug_assert!(
-            self.current_task.get().is_some() || self.current_node.get() == NodeId::SUPERVISOR,
+            self.acts_as_it_should(),
             "an event between polls recorded on {}",
             self.current_node.get()
         );
@@ -464,11 +474,70 @@ impl World {
     }
 
     fn finish(&self) -> Result<RunSummary, Box<RunFailure>> {
+        assert!(
+            self.current_task.get().is_none() && !self.ended.get(),
+            "a run's result is taken once, between polls"
+        );
         let failure = self.failure.borrow_mut().take();
         let summary = self.summary();
-        let Some((kind, node, task)) = failure else {
-            return Ok(summary);
-        };
+        match failure {
+            None => Ok(summary),
+            Some(failure) => Err(self.report(summary, failure)),
+        }
+    }
+
+    /// Ends the tasks still alive once the run is over (servers that wait forever, nodes
+    /// never stopped), inside the world and each as code of its node, so that their
+    /// destructors reach the simulation they were written for and not the host: a spawn gets
+    /// a task that dies at birth instead of a call into a tokio runtime that is not there,
+    /// and nothing unwinds out of the run. `result` is decided and fingerprinted already
+    /// (what the destructors do is in no trace); a destructor that panics here still fails a
+    /// run that passed.
+    fn end_leftover_tasks(
+        &self,
+        result: Result<RunSummary, Box<RunFailure>>,
+    ) -> Result<RunSummary, Box<RunFailure>> {
+        assert!(
+            self.current_task.get().is_none() && self.failure.borrow().is_none(),
+            "leftover tasks are ended between polls, after the run's result is taken"
+        );
+        self.ended.set(true);
+        // Only waiting tasks hold their futures: a task whose poll panicked, which ended a
+        // failed run, lost its future then.
+        let waiting = |state: TaskState| matches!(state, TaskState::Idle | TaskState::Queued);
+        let leftovers: Vec<TaskId> = self
+            .tasks
+            .borrow()
+            .iter_unfinished()
+            .filter(|(_, slot)| waiting(slot.state))
+            .map(|(id, _)| id)
+            .collect();
+        for id in leftovers {
+            self.abort(id);
+        }
+        assert!(
+            self.tasks
+                .borrow()
+                .iter_unfinished()
+                .all(|(_, slot)| !waiting(slot.state)),
+            "a task outlived the end of its run"
+        );
+        let late = self.failure.borrow_mut().take();
+        match (result, late) {
+            (Ok(summary), Some(failure)) => {
+                let mut report = self.report(summary, failure);
+                // The tail shows the run, whose result this is: not the spawns and closes of
+                // the destructors that ran after it.
+                let events = report.summary.events;
+                report.tail.retain(|event| event.index < events);
+                Err(report)
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// The failure report of a run that ended with `failure`.
+    fn report(&self, summary: RunSummary, (kind, node, task): Failed) -> Box<RunFailure> {
         let nodes = self.nodes.borrow();
         assert!(
             node.is_none_or(|n| n.index() < nodes.len()),
@@ -487,7 +556,7 @@ impl World {
                 None => id.to_string(),
             }
         });
-        Err(Box::new(RunFailure {
+        Box::new(RunFailure {
             summary,
             kind,
             node: node.map(|n| nodes.name(n).to_owned()),
@@ -495,6 +564,6 @@ impl World {
             tail: self.trace.borrow().tail(),
             faults: self.ledger.borrow().applied().to_vec(),
             context: self.context.borrow().clone(),
-        }))
+        })
     }
 }
