@@ -244,6 +244,17 @@ fn a_simulation_refuses_a_node_past_its_limit_with_a_clear_message() {
     );
 }
 
+/// A node whose main task holds what `guard` makes and waits forever, as servers do.
+fn node_holding<G: 'static>(name: &str, guard: impl Fn() -> G + 'static) -> node::Node {
+    node::create(name, move || {
+        let held = guard();
+        async move {
+            let _held = held;
+            std::future::pending::<()>().await
+        }
+    })
+}
+
 /// Spawns a task when dropped, which logs the node it runs on: a destructor that starts
 /// cleanup work, as connection pools and guards do.
 struct SpawnsOnDrop(Rc<RefCell<Vec<String>>>);
@@ -266,13 +277,7 @@ fn a_killed_nodes_destructors_run_as_that_node_and_what_they_spawn_dies_with_it(
     let seen = log.clone();
     Sim::new(5)
         .run(async move {
-            let victim = node::create("victim", move || {
-                let guard = SpawnsOnDrop(seen.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await
-                }
-            });
+            let victim = node_holding("victim", move || SpawnsOnDrop(seen.clone()));
             time::sleep(Duration::from_millis(1)).await;
             // Killed from the supervisor, and from a task of another node.
             victim.kill();
@@ -297,13 +302,7 @@ fn a_kill_between_polls_runs_the_destructors_as_the_dead_node_too() {
     let seen = log.clone();
     Sim::new(6)
         .run(async move {
-            let victim = node::create("victim", move || {
-                let guard = SpawnsOnDrop(seen.clone());
-                async move {
-                    let _guard = guard;
-                    std::future::pending::<()>().await
-                }
-            });
+            let victim = node_holding("victim", move || SpawnsOnDrop(seen.clone()));
             // A timer callback kills it: no task is being polled.
             crashtest_core::plumbing::timers::call_at(1_000_000, move || victim.kill());
             time::sleep(Duration::from_millis(2)).await;
@@ -337,12 +336,8 @@ fn tasks_left_when_the_run_ends_are_dropped_inside_it_as_their_node_and_spawn_no
         let summary = Sim::new(8)
             .run(async move {
                 // A server that waits forever, as most do when a test body ends.
-                node::create("server", move || {
-                    let guard = guarded.then(|| EndOfRunGuard(seen.clone()));
-                    async move {
-                        let _guard = guard;
-                        std::future::pending::<()>().await
-                    }
+                node_holding("server", move || {
+                    guarded.then(|| EndOfRunGuard(seen.clone()))
                 });
                 time::sleep(Duration::from_millis(1)).await;
             })
@@ -368,10 +363,7 @@ impl Drop for PanicsWhenDropped {
 fn a_destructor_that_panics_after_the_run_fails_it_instead_of_escaping() {
     let failure = Sim::new(8)
         .run(async {
-            node::create("server", || async {
-                let _guard = PanicsWhenDropped;
-                std::future::pending::<()>().await
-            });
+            node_holding("server", || PanicsWhenDropped);
             time::sleep(Duration::from_millis(1)).await;
         })
         .unwrap_err();

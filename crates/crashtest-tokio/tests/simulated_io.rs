@@ -2,6 +2,7 @@
 //! disk (with their faults), never the host's.
 
 use crashtest_tokio as tokio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -169,16 +170,17 @@ fn vectored_try_reads_and_writes_work_on_a_simulated_stream() {
         .unwrap();
 }
 
-/// Set by the cleanup task below if it ever runs.
-static CLEANUP_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Starts cleanup work when dropped, as tokio programs' guards do: a task that writes a file.
-struct CleanupOnDrop;
+/// Starts cleanup work when dropped, as tokio programs' guards and connection pools do: a
+/// task that marks `ran` and writes a file.
+struct CleanupOnDrop {
+    ran: &'static AtomicBool,
+}
 
 impl Drop for CleanupOnDrop {
     fn drop(&mut self) {
-        tokio::spawn(async {
-            CLEANUP_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+        let ran = self.ran;
+        tokio::spawn(async move {
+            ran.store(true, Ordering::SeqCst);
             tokio::fs::write("cleanup.done", b"after death")
                 .await
                 .unwrap();
@@ -186,14 +188,20 @@ impl Drop for CleanupOnDrop {
     }
 }
 
+/// A node whose main task holds a [`CleanupOnDrop`] and waits forever.
+fn holding_cleanup(name: &str, ran: &'static AtomicBool) -> crashtest::node::Node {
+    crashtest::node::create(name, move || async move {
+        let _guard = CleanupOnDrop { ran };
+        std::future::pending::<()>().await;
+    })
+}
+
 #[test]
 fn a_killed_nodes_destructor_cannot_start_tokio_work_on_the_killers_node() {
+    static RAN: AtomicBool = AtomicBool::new(false);
     crashtest::Sim::new(3)
         .run(async {
-            let victim = crashtest::node::create("victim", || async {
-                let _guard = CleanupOnDrop;
-                std::future::pending::<()>().await;
-            });
+            let victim = holding_cleanup("victim", &RAN);
             tokio::time::sleep(Duration::from_millis(1)).await;
             victim.kill();
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -202,35 +210,19 @@ fn a_killed_nodes_destructor_cannot_start_tokio_work_on_the_killers_node() {
             assert_eq!(killers.kind(), std::io::ErrorKind::NotFound);
         })
         .unwrap();
-    assert!(!CLEANUP_RAN.load(std::sync::atomic::Ordering::SeqCst));
-}
-
-/// Set by the task below if it ever runs.
-static LATE_TASK_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Spawns a tokio task when dropped, as a connection pool returning its connection does.
-struct SpawnsWhenDropped;
-
-impl Drop for SpawnsWhenDropped {
-    fn drop(&mut self) {
-        tokio::spawn(async {
-            LATE_TASK_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
-        });
-    }
+    assert!(!RAN.load(Ordering::SeqCst));
 }
 
 #[test]
 fn a_server_left_running_at_the_end_may_spawn_from_its_destructors() {
-    // Before, such a spawn reached for a tokio runtime outside the simulation and panicked
-    // out of the run.
+    static RAN: AtomicBool = AtomicBool::new(false);
+    // The server's destructors run inside the run, once it is over: the spawn is refused
+    // quietly, where a tokio runtime outside the simulation would be missing.
     crashtest::Sim::new(4)
         .run(async {
-            crashtest::node::create("server", || async {
-                let _guard = SpawnsWhenDropped;
-                std::future::pending::<()>().await;
-            });
+            holding_cleanup("server", &RAN);
             tokio::time::sleep(Duration::from_millis(1)).await;
         })
         .unwrap();
-    assert!(!LATE_TASK_RAN.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(!RAN.load(Ordering::SeqCst));
 }
