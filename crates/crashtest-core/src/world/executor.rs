@@ -391,10 +391,19 @@ impl World {
             Ok(Some(block)) => self.tasks.borrow_mut().give_back(block),
             Ok(None) => {}
             Err(_) if self.nodes.borrow().status(node) == NodeStatus::Dead => {}
-            Err(panic) => self.fail(FailureKind::Panic {
-                message: format!("a task's destructor panicked: {}", panic.message),
-                location: panic.location,
-            }),
+            Err(panic) => {
+                // The failure names the task that was running, if any (an aborter, say): the
+                // message names the node whose task was being dropped.
+                let message = format!(
+                    "a task's destructor panicked: {} (a task of {})",
+                    panic.message,
+                    self.nodes.borrow().name(node)
+                );
+                self.fail(FailureKind::Panic {
+                    message,
+                    location: panic.location,
+                });
+            }
         }
     }
 
