@@ -9,6 +9,7 @@
 //! and restarted and the port bound again) cannot free a port that is no longer its own.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::io;
 
 use crashtest_core::rng::Rng;
@@ -42,11 +43,11 @@ impl Ports {
             return self.ephemeral(node, proto, owner, rng);
         }
         match self.owners.entry((node, proto, port)) {
-            std::collections::btree_map::Entry::Occupied(_) => Err(io::Error::new(
+            Entry::Occupied(_) => Err(io::Error::new(
                 io::ErrorKind::AddrInUse,
                 "address already in use",
             )),
-            std::collections::btree_map::Entry::Vacant(slot) => {
+            Entry::Vacant(slot) => {
                 slot.insert(owner);
                 Ok(port)
             }
@@ -69,9 +70,7 @@ impl Ports {
                 (EPHEMERAL_FIRST..=EPHEMERAL_LAST).contains(&port),
                 "an ephemeral port is in Linux's range"
             );
-            if let std::collections::btree_map::Entry::Vacant(slot) =
-                self.owners.entry((node, proto, port))
-            {
+            if let Entry::Vacant(slot) = self.owners.entry((node, proto, port)) {
                 slot.insert(owner);
                 return Ok(port);
             }
@@ -90,8 +89,10 @@ impl Ports {
 
     /// Frees `port` of `node` if `owner` still holds it.
     pub(crate) fn release(&mut self, node: u32, proto: Proto, port: u16, owner: u64) {
-        if self.owner(node, proto, port) == Some(owner) {
-            self.owners.remove(&(node, proto, port));
+        if let Entry::Occupied(held) = self.owners.entry((node, proto, port))
+            && *held.get() == owner
+        {
+            held.remove();
         }
         assert_ne!(
             self.owner(node, proto, port),

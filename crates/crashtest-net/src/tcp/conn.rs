@@ -208,18 +208,19 @@ impl Pipe {
     }
 
     /// Throws away everything, in flight or not (an RST purges the send queue). Returns the
-    /// timers to disarm.
-    pub(crate) fn purge(&mut self) -> Vec<TimerKey> {
+    /// timers to disarm (at most two: the delivery's and a cut's; no list is allocated, as
+    /// every connection's two pipes are purged when it is forgotten).
+    pub(crate) fn purge(&mut self) -> impl Iterator<Item = TimerKey> + use<> {
         self.buf.clear();
         self.read = self.written;
         self.delivered = self.written;
         self.segments.clear();
         self.check();
-        let mut timers: Vec<TimerKey> = self.timer.take().into_iter().collect();
-        if let Hold::Cut { timer, .. } = std::mem::take(&mut self.hold) {
-            timers.push(timer);
-        }
-        timers
+        let cut = match std::mem::take(&mut self.hold) {
+            Hold::Cut { timer, .. } => Some(timer),
+            _ => None,
+        };
+        self.timer.take().into_iter().chain(cut)
     }
 }
 
@@ -388,7 +389,7 @@ mod tests {
     fn purge_empties_the_pipe() {
         let mut pipe = Pipe::default();
         pipe.push_data(b"lost", 10);
-        assert!(pipe.purge().is_empty());
+        assert_eq!(pipe.purge().count(), 0);
         assert_eq!(pipe.unread(), 0);
         assert_eq!(pipe.next_due(), None);
     }
