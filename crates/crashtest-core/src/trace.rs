@@ -587,24 +587,18 @@ impl Trace {
         }
     }
 
-    /// Makes the stream, if any, durable (the run is over).
-    /// Ends the record once the run's result has taken its events: flushes the stream and
-    /// keeps nothing more, since what the leftover tasks' destructors do afterwards is not
-    /// part of the run.
+    /// Ends the record once the run's result has taken its events: makes the stream, if
+    /// any, durable and lets it go, and keeps nothing more, since what the leftover tasks'
+    /// destructors do afterwards is not part of the run.
     pub(crate) fn end(&mut self) {
         assert!(
             self.full.is_none() && self.hashes.is_none(),
             "the trace ends after the run's result took its full record and hashes"
         );
-        self.flush_stream();
-        self.stream = None;
-        self.recording = false;
-    }
-
-    pub(crate) fn flush_stream(&self) {
-        if let Some(stream) = &self.stream {
+        if let Some(stream) = self.stream.take() {
             stream.flush();
         }
+        self.recording = false;
     }
 
     /// Appends an event: folds it into the fingerprint and keeps it in the tail.
