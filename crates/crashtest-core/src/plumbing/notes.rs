@@ -52,7 +52,7 @@ pub fn record_for_with(
     write: impl FnOnce(&mut Text<'_>),
 ) {
     assert!(!source.is_empty(), "a note names its source");
-    world::with(|w| w.note_with(node, source, words, |buf| write(&mut Text { buf })));
+    world::with(|w| w.note_with(node, source, words, write));
 }
 
 /// A note's text as [`record_for_with`] builds it, in place. Numbers are written by plain
@@ -80,7 +80,12 @@ pub struct Text<'a> {
     buf: &'a mut String,
 }
 
-impl Text<'_> {
+impl<'a> Text<'a> {
+    /// A builder appending to `buf` (a trace ring slot's string).
+    pub(crate) fn new(buf: &'a mut String) -> Text<'a> {
+        Text { buf }
+    }
+
     /// Appends `part`.
     ///
     /// ```

@@ -87,9 +87,8 @@ impl World {
                     "fault #{id} masked in a run that masks none"
                 );
                 let (source, words) = FaultNote::Masked { id }.encode();
-                self.note_with(node, source, words, |text| {
-                    text.push_str("masked fault #");
-                    text.push_str(itoa::Buffer::new().format(id));
+                self.note_with(node, source, words, |note| {
+                    note.push("masked fault #").number(id);
                 });
                 false
             }
@@ -123,7 +122,9 @@ impl World {
             "a numbered fault names its stream, an explicit one neither"
         );
         let (source, words) = FaultNote::Applied { id }.encode();
-        self.note_with(node, source, words, |buf| buf.push_str(&text));
+        self.note_with(node, source, words, |note| {
+            note.push(&text);
+        });
         let fault = InjectedFault {
             id,
             stream: stream.map(|s| s.to_string()),

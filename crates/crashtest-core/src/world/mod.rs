@@ -40,6 +40,7 @@ use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
 use crate::plumbing::faults::Healer;
 use crate::plumbing::life::NodeHook;
+use crate::plumbing::notes::Text;
 use crate::report::{FailureKind, InjectedFault, RunFailure, RunSummary};
 use crate::rng::{Rng, Stream, Streams};
 use crate::sim::Config;
@@ -425,12 +426,14 @@ impl World {
         node: NodeId,
         source: &'static str,
         words: [u64; 3],
-        write: impl FnOnce(&mut String),
+        write: impl FnOnce(&mut Text<'_>),
     ) {
         self.assert_note_node(node);
         self.trace
             .borrow_mut()
-            .note_with(self.now_ns.get(), node, source, words, write);
+            .note_with(self.now_ns.get(), node, source, words, |buf| {
+                write(&mut Text::new(buf));
+            });
     }
 
     /// A note is made on behalf of a node of the run, whichever way its text comes.
