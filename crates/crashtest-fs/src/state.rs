@@ -22,7 +22,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use crashtest_core::fault;
@@ -79,11 +79,39 @@ impl NodeHook for CrashHook {
 }
 
 /// The file system of the run on this thread, or `None` outside a simulation.
+#[inline]
 pub(crate) fn state() -> Option<Rc<FsState>> {
+    if !plumbing::is_simulation() {
+        return None;
+    }
+    match CURRENT.with(|current| current.borrow().upgrade()) {
+        Some(state) => {
+            debug_assert!(
+                plumbing::checks::extension::<FsState>()
+                    .is_some_and(|own| Rc::ptr_eq(&own, &state)),
+                "the cached file system belongs to another run"
+            );
+            Some(state)
+        }
+        None => first_use(),
+    }
+}
+
+thread_local! {
+    /// The file system of the run going on on this thread, cached so that every file call
+    /// skips the extension lookup (a search by type and a downcast). It is weak: the run's
+    /// world owns the state, so when the run ends and its world is dropped the cache empties
+    /// itself, and the next run finds its own.
+    static CURRENT: RefCell<Weak<FsState>> = const { RefCell::new(Weak::new()) };
+}
+
+#[cold]
+fn first_use() -> Option<Rc<FsState>> {
     let state = plumbing::checks::extension::<FsState>()?;
     if !state.hooked.replace(true) {
         plumbing::life::add_node_hook(Rc::new(CrashHook));
     }
+    CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&state));
     Some(state)
 }
 

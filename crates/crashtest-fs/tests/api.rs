@@ -219,6 +219,20 @@ fn each_node_has_its_own_disk() {
 }
 
 #[test]
+fn each_run_on_a_thread_starts_with_empty_disks() {
+    for run in 0..3 {
+        sim(async move {
+            assert!(
+                !crashtest_fs::try_exists("/left").await.unwrap(),
+                "run {run} found an earlier run's file"
+            );
+            crashtest_fs::write("/left", b"by an earlier run")
+                .await
+                .unwrap();
+        });
+    }
+}
+#[test]
 fn disk_operations_take_virtual_time() {
     sim(async {
         let start = time::Instant::now();
