@@ -130,3 +130,46 @@ fn datagram_readiness_replays_by_seed_and_seeds_differ() {
         .collect();
     assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
 }
+
+/// The order in which six tasks waiting on one `watch` channel see a change, as a graceful
+/// shutdown's tasks would.
+async fn watch_wake_order() -> Vec<u32> {
+    let (tx, rx) = tokio::sync::watch::channel(0u32);
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..6 {
+        let (mut rx, order) = (rx.clone(), order.clone());
+        set.spawn(async move {
+            rx.changed().await.unwrap();
+            order.lock().unwrap().push(task);
+        });
+    }
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    tx.send(1).unwrap();
+    while set.join_next().await.is_some() {}
+    order.lock().unwrap().clone()
+}
+
+#[test]
+fn watch_receivers_wake_in_an_order_the_seed_decides() {
+    for seed in 0..8 {
+        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
+            watch_wake_order().await;
+        });
+        assert!(run.expect("no divergence").is_ok());
+    }
+    let orders: std::collections::BTreeSet<Vec<u32>> = (0..8)
+        .map(|seed| {
+            let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let out = order.clone();
+            crashtest::Sim::new(seed)
+                .run(async move { *out.borrow_mut() = watch_wake_order().await })
+                .unwrap();
+            order.take()
+        })
+        .collect();
+    assert!(
+        orders.len() > 1,
+        "every seed woke the receivers in one order"
+    );
+}

@@ -13,3 +13,4 @@ mod net;
 mod select;
 mod tasks;
 mod time;
+mod watch;
