@@ -536,10 +536,15 @@ pub struct Divergence {
     pub seed: u64,
     /// Index of the first event that differs.
     pub index: u64,
-    /// The events of the first run up to and including the divergent one.
+    /// The events of a run up to and including the divergent one, from a third run that
+    /// kept every event (the two compared keep only their fingerprints).
     pub first: Vec<Event>,
-    /// The events of the second run up to and including the divergent one.
+    /// The same from a fourth run.
     pub second: Vec<Event>,
+    /// Where the third and fourth runs parted, the last event of each window: `index`
+    /// again for a cause that repeats, another event for one that does not (a counter or a
+    /// generator outside the run), and `None` if those two runs did not part at all.
+    pub shown_index: Option<u64>,
 }
 
 impl fmt::Display for Divergence {
@@ -551,6 +556,20 @@ impl fmt::Display for Divergence {
              global state kept between runs)",
             self.seed, self.index
         )?;
+        match self.shown_index {
+            Some(shown) if shown == self.index => {}
+            Some(shown) => writeln!(
+                f,
+                "  run twice more keeping every event, the seed parted at event #{shown} \
+                 instead (the cause does not repeat at the same point); those two runs:"
+            )?,
+            None => writeln!(
+                f,
+                "  run twice more keeping every event, the seed did not part (the cause is \
+                 intermittent); those two runs, up to event #{}:",
+                self.index
+            )?,
+        }
         for (label, events) in [("first run", &self.first), ("second run", &self.second)] {
             writeln!(f, "  {label}:")?;
             for event in events {
@@ -629,25 +648,28 @@ where
             "the {run} run's last hash is not its fingerprint"
         );
     }
-    let parted = first_hashes
-        .iter()
-        .zip(&second_hashes)
-        .position(|(a, b)| a != b);
-    let index = match parted {
-        Some(index) => index as u64,
-        None if first_hashes.len() == second_hashes.len() => {
-            // The same events, so the same polls (each poll is an event).
-            assert_eq!(
-                summary.polls, second_summary.polls,
-                "two runs with the same events polled differently"
-            );
-            return Ok(first);
-        }
-        None => first_hashes.len().min(second_hashes.len()) as u64,
+    let Some(index) = first_difference(&first_hashes, &second_hashes) else {
+        // The same events, so the same polls (each poll is an event).
+        assert_eq!(
+            summary.polls, second_summary.polls,
+            "two runs with the same events polled differently"
+        );
+        return Ok(first);
     };
-    // Run both again keeping every event, and show the stretch up to the divergence.
+    // Run twice again keeping every event, and show the stretch up to where *those* runs
+    // part: a cause that does not repeat (a generator the seed does not own) may part them
+    // elsewhere, or not at all, and a window at the first pair's index would then show two
+    // equal stretches, or nothing where a run ended sooner.
     let mut recording = config.record_trace(true);
     recording.stream = None;
+    recording.record_hashes = true;
+    let (third, third_hashes) = run(recording.clone());
+    let (fourth, fourth_hashes) = run(recording);
+    let shown_index = first_difference(
+        &third_hashes.expect("hashes were recorded"),
+        &fourth_hashes.expect("hashes were recorded"),
+    );
+    let end = shown_index.unwrap_or(index);
     let window = |result: Result<RunSummary, Box<RunFailure>>| {
         let summary = match result {
             Ok(summary) => summary,
@@ -655,27 +677,40 @@ where
         };
         // Recorded on purpose: a missing trace would show an empty divergence.
         let events = summary.trace.expect("a recording run kept no trace");
-        let start = index.saturating_sub(DIVERGENCE_CONTEXT) as usize;
-        let end = (index as usize + 1).min(events.len());
+        let start = end.saturating_sub(DIVERGENCE_CONTEXT) as usize;
+        let stop = (end as usize + 1).min(events.len());
         let shown = events
-            .get(start..end)
+            .get(start..stop)
             .map(<[Event]>::to_vec)
             .unwrap_or_default();
         // The stretch shown is the one that leads up to the divergence, and no later.
         assert!(
-            shown.iter().all(|event| event.index <= index),
+            shown.iter().all(|event| event.index <= end),
             "a divergence shows events past the one that differs"
         );
         shown
     };
-    let first = window(run(recording.clone()).0);
-    let second = window(run(recording).0);
+    let (first, second) = (window(third), window(fourth));
     Err(Box::new(Divergence {
         seed,
         index,
         first,
         second,
+        shown_index,
     }))
+}
+
+/// The index of the first event after which two runs' fingerprints differ, or at which one
+/// run ended and the other went on; `None` for the same events throughout.
+fn first_difference(a: &[u64], b: &[u64]) -> Option<u64> {
+    let parted = match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(index) => Some(index as u64),
+        None if a.len() == b.len() => None,
+        None => Some(a.len().min(b.len()) as u64),
+    };
+    // An event of both runs, or the end of the shorter one: never past both.
+    assert!(parted.is_none_or(|index| index as usize <= a.len().min(b.len())));
+    parted
 }
 
 /// A virtual time in nanoseconds.

@@ -159,8 +159,32 @@ fn check_determinism_names_the_first_divergent_event() {
     assert_eq!(first.index, divergence.index);
     assert_eq!(second.index, divergence.index);
     assert_ne!(first, second);
+    // The leak repeats at the same point, so the runs that kept their events parted there.
+    assert_eq!(divergence.shown_index, Some(divergence.index));
     let report = divergence.to_string();
     assert!(report.contains("nondeterminism"), "{report}");
+}
+
+/// A leak that shows once: only the second run of the process differs.
+static ONCE: AtomicU64 = AtomicU64::new(0);
+
+async fn leaky_once() {
+    time::sleep(Duration::from_millis(10)).await;
+    let runs_before = ONCE.fetch_add(1, Ordering::SeqCst);
+    time::sleep(Duration::from_millis(if runs_before == 1 { 2 } else { 1 })).await;
+}
+
+#[test]
+fn a_divergence_that_does_not_recur_says_so_and_still_shows_the_runs() {
+    let divergence = check_determinism(8, Config::default(), leaky_once).unwrap_err();
+    // The two runs that kept every event were alike: the report says so instead of
+    // presenting two equal windows as the difference.
+    assert_eq!(divergence.shown_index, None);
+    assert_eq!(divergence.first, divergence.second);
+    let last = divergence.first.last().expect("the window shows the run");
+    assert_eq!(last.index, divergence.index);
+    let report = divergence.to_string();
+    assert!(report.contains("did not part"), "{report}");
 }
 
 /// The fingerprint of one known run. Changing it means every recorded seed and every
