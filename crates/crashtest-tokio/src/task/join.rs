@@ -13,6 +13,7 @@
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
@@ -398,7 +399,9 @@ pub struct Id(IdRepr);
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum IdRepr {
     Real(real::task::Id),
-    Sim(u64),
+    /// The simulator's task word plus one: tokio's ids start at 1, and code that keeps them
+    /// in a `NonZeroU64` (or treats 0 as "no task") must not meet a 0 (the run's body).
+    Sim(NonZeroU64),
 }
 
 impl Id {
@@ -406,7 +409,11 @@ impl Id {
         Id(IdRepr::Real(id))
     }
 
-    pub(crate) fn sim(id: u64) -> Id {
+    pub(crate) fn sim(task: u64) -> Id {
+        let id = task
+            .checked_add(1)
+            .and_then(NonZeroU64::new)
+            .expect("a task word leaves room for one more (its serial is 32 bits)");
         Id(IdRepr::Sim(id))
     }
 }
@@ -417,7 +424,7 @@ impl Id {
     fn number(self) -> (bool, u64) {
         match self.0 {
             IdRepr::Real(id) => (false, id.to_string().parse().unwrap_or(u64::MAX)),
-            IdRepr::Sim(id) => (true, id),
+            IdRepr::Sim(id) => (true, id.get()),
         }
     }
 }

@@ -155,6 +155,8 @@ pub async fn yield_now() {
 /// crashtest::Sim::new(1).run(async {
 ///     let child = tokio::spawn(async { tokio::task::id() });
 ///     assert_ne!(child.await.unwrap(), tokio::task::id());
+///     // Numbered from 1, as tokio's are: the run's body, its first task, is not 0.
+///     assert_eq!(tokio::task::id().to_string(), "1");
 /// }).unwrap();
 /// ```
 #[track_caller]
