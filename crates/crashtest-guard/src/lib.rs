@@ -77,7 +77,11 @@
 //!   (local, so allowed) and real `AF_UNIX` sockets, which pass. Placeholder descriptor
 //!   numbers are the OS's: code that branches on them is not deterministic.
 //! - State kept between runs in one process: statics, `OnceLock`s, lazily built globals; an
-//!   `Instant` taken outside a simulation means nothing inside one.
+//!   `Instant` taken outside a simulation means nothing inside one. Generators that seed
+//!   themselves from a process-wide counter are such state: `futures::select!` (unbiased)
+//!   shuffles its branches with one (use `tokio::select!`, whose order the tokio stand-in
+//!   draws from the seed, or `futures::select_biased!`), as tokio's own generator does for
+//!   what the stand-in does not shadow.
 //! - Seeds drawn on the thread before the simulation began (see above).
 //! - Statically linked programs (musl, `-static`), where libc's symbols cannot be hidden.
 //!
