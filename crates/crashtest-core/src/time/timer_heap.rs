@@ -417,13 +417,26 @@ impl<T> TimerHeap<T> {
             return false;
         }
         let bucket = level * SLOTS + slot;
-        // Spreading never places an entry back in this bucket (only at lower levels), so it
-        // can be taken out and given back with its allocation.
-        let mut spread = std::mem::take(&mut self.buckets[bucket]);
         self.occupied[level] &= !(1 << slot);
         if self.occupied[level] == 0 {
             self.occupied_levels &= !(1 << level);
         }
+        if let [only] = self.buckets[bucket][..] {
+            // One timer, the common case when timers are spread out in time: the new floor is
+            // its deadline (or `limit`), as below, with no bucket taken out and given back.
+            self.buckets[bucket].clear();
+            let floor = only.deadline_ns.min(limit);
+            assert!(
+                floor >= low && floor >= self.floor,
+                "the timer queue's floor went backwards"
+            );
+            self.floor = floor;
+            self.place(only);
+            return true;
+        }
+        // Spreading never places an entry back in this bucket (only at lower levels), so it
+        // can be taken out and given back with its allocation.
+        let mut spread = std::mem::take(&mut self.buckets[bucket]);
         // Stale entries move along with live ones: checking each against its slot here would
         // cost a random access per entry per move; `due` drops them when they reach its front.
         let earliest = spread
