@@ -10,6 +10,11 @@ use common::{assert_contains, fixture, tempdir};
 /// Runs the fixture's test binary as `cargo test` would, with libtest arguments `args` and a
 /// one-second watchdog, in a fresh directory `dir`.
 fn cargo_test(dir: &str, args: &[&str]) -> Output {
+    cargo_test_with(dir, args, &[])
+}
+
+/// As [`cargo_test`], with crashtest variables `vars` set too.
+fn cargo_test_with(dir: &str, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let dir = tempdir(dir);
     let mut command = Command::new(&fixture().exe);
     for (name, _) in std::env::vars() {
@@ -18,6 +23,7 @@ fn cargo_test(dir: &str, args: &[&str]) -> Output {
         }
     }
     command
+        .envs(vars.iter().copied())
         .args(args)
         .current_dir(&dir)
         .env("CRASHTEST_POLL_TIMEOUT_SECS", "1")
@@ -72,4 +78,25 @@ fn the_run_again_keeps_the_users_exact_filters() {
     assert!(!out.contains("unstable::always_passes"), "{out}");
     assert_contains(&out, "test process::spins_forever_on_some_seeds ... FAILED");
     assert_contains(&out, "test result: FAILED. 1 passed; 1 failed;");
+}
+
+#[test]
+fn a_poll_stuck_in_the_first_seeds_determinism_check_also_fails_only_its_test() {
+    // Seed 3 spins; starting there makes it the first seed, which runs twice to check
+    // determinism, each run on a thread of its own.
+    let run = cargo_test_with(
+        "stuck-first-seed",
+        &["always_passes", "spins_forever", "--test-threads=2"],
+        &[("CRASHTEST_SEED_START", "3")],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(101), "{out}\n{err}");
+    assert_contains(
+        &err,
+        "Reproduce with: CRASHTEST_SEED=3 cargo test -p crashtest-cli-fixture --lib -- process::spins_forever_on_some_seeds --exact",
+    );
+    assert_contains(&err, "this test binary runs again with the same arguments");
+    assert_contains(&out, "test process::spins_forever_on_some_seeds ... FAILED");
+    assert_contains(&out, "test result: FAILED. 2 passed; 1 failed;");
 }

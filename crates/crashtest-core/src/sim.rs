@@ -611,11 +611,19 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
+    // Each run is on a thread of its own, and each tells the watchdog who runs it, so that a
+    // poll stuck in either is reported with the caller's test and command, as any seed's.
+    let caller = crate::watchdog::take_caller();
     let run = |config: Config| {
         std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name(format!("crashtest-seed-{seed}"))
-                .spawn_scoped(scope, || World::run(seed, config, Box::pin(body())))
+                .spawn_scoped(scope, || {
+                    if let Some(caller) = &caller {
+                        caller.install();
+                    }
+                    World::run(seed, config, Box::pin(body()))
+                })
                 .expect("could not start a thread for a determinism run")
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))

@@ -55,8 +55,8 @@ pub(crate) struct Watch {
 }
 
 /// Who runs a simulation, as its caller tells the watchdog.
-#[derive(Debug)]
-struct Caller {
+#[derive(Clone, Debug)]
+pub(crate) struct Caller {
     /// The test, as libtest names it (`raft::tests::agree`).
     test: String,
     /// The shell command that reproduces the seed.
@@ -93,6 +93,22 @@ pub fn reproduce_with(test: &str, command: String) {
         reproduce: command,
     };
     CALLER.with(|slot| *slot.borrow_mut() = Some(caller));
+}
+
+/// The caller this thread said for its next simulation, taken for simulations it runs on
+/// threads of their own (a determinism check's runs), each of which installs it with
+/// [`Caller::install`] before it registers.
+pub(crate) fn take_caller() -> Option<Caller> {
+    CALLER.with(|slot| slot.borrow_mut().take())
+}
+
+impl Caller {
+    /// Makes this the caller of the next simulation registered on the calling thread.
+    pub(crate) fn install(&self) {
+        let earlier = CALLER.with(|slot| slot.borrow_mut().replace(self.clone()));
+        // Installed on a thread of its own, which no caller has named a simulation for.
+        assert!(earlier.is_none(), "a caller installed over another");
+    }
 }
 
 /// The watchdog's report, if `test` (as libtest names it) got stuck in an earlier run of
@@ -168,7 +184,7 @@ impl Watch {
             node: AtomicU32::new(0),
             task: AtomicU32::new(0),
             names: Mutex::new(vec!["supervisor".to_owned()]),
-            caller: CALLER.with(|slot| slot.borrow_mut().take()),
+            caller: take_caller(),
         });
         let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
         watched.retain(|w| w.strong_count() > 0);

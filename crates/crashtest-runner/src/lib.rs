@@ -629,6 +629,8 @@ where
         None => config.clone(),
     };
     let first_result = if settings.check_determinism {
+        // Its runs take the caller on threads of their own.
+        watch_as(spec, first);
         match check_determinism(first, first_config, body) {
             Ok(result) => result,
             Err(divergence) => {
