@@ -173,6 +173,21 @@ impl<T: 'static> JoinSet<T> {
         }
     }
 
+    /// Runs a blocking closure as a task of the set, on `handle`'s runtime (inside a
+    /// simulation, as a task of the calling node).
+    #[track_caller]
+    pub fn spawn_blocking_on<F>(&mut self, f: F, handle: &Handle) -> AbortHandle
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send,
+    {
+        match (&mut self.inner, handle.real()) {
+            (Set::Real(set), Some(handle)) => AbortHandle::real(set.spawn_blocking_on(f, handle)),
+            (Set::Real(set), None) => AbortHandle::real(set.spawn_blocking(f)),
+            (Set::Sim(set), _) => set.spawn(Some("spawn_blocking"), async move { f() }),
+        }
+    }
+
     /// Waits for the next task to finish; `None` when the set is empty.
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
