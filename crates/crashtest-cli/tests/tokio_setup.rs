@@ -45,6 +45,10 @@ fn check(tokio: &str) {
         out.contains("the_count_goes_up_on_real_tokio ... ok"),
         "{out}"
     );
+    assert!(
+        out.contains("a_task_tracker_waits_for_its_tasks_in_a_simulation ... ok"),
+        "{out}"
+    );
     let lock = std::fs::read_to_string(base().join(format!("tokio-{tokio}/Cargo.lock"))).unwrap();
     assert!(
         lock.contains("name = \"crashtest-real-tokio\""),

@@ -1,5 +1,5 @@
-//! `tokio::runtime`: `Handle` reaches the simulation inside one; `Builder` and `Runtime` are
-//! tokio's, and refused inside a simulation.
+//! `tokio::runtime`: `Handle` reaches the simulation inside one; `Builder`, `Runtime` and
+//! (with a tokio that has it) `LocalRuntime` are tokio's, and refused inside a simulation.
 //!
 //! `#[tokio::main]` and `#[tokio::test]` expand to `tokio::runtime::Builder`, so in
 //! production they build a real runtime through this module exactly as with tokio (including
@@ -125,6 +125,15 @@ impl Handle {
         match &self.inner {
             HandleInner::Real(handle) => handle.block_on(future),
             HandleInner::Sim => seam::outside("runtime Handle"),
+        }
+    }
+
+    /// The runtime's name, if its builder gave one; a simulation's handle has none.
+    #[cfg(real_tokio_1_51)]
+    pub fn name(&self) -> Option<&str> {
+        match &self.inner {
+            HandleInner::Real(handle) => handle.name(),
+            HandleInner::Sim => None,
         }
     }
 
@@ -350,6 +359,9 @@ impl Builder {
         fn event_interval(&mut self, val: u32);
         /// Sets the most I/O events handled per tick.
         fn max_io_events_per_tick(&mut self, capacity: usize);
+        /// Names the runtime (`#[tokio::main(name = ...)]`).
+        #[cfg(real_tokio_1_51)]
+        fn name(&mut self, val: impl Into<String>);
     }
 
     /// Starts the runtime's clock paused (tokio's `test-util`).
@@ -368,6 +380,108 @@ impl Builder {
     pub fn build(&mut self) -> io::Result<Runtime> {
         refuse_inside("tokio::runtime::Builder::build");
         self.real.build().map(Runtime::wrap)
+    }
+
+    /// Builds a runtime whose tasks need not be `Send`. Refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's, if the runtime cannot start.
+    #[cfg(real_tokio_1_51)]
+    #[track_caller]
+    pub fn build_local(&mut self, options: LocalOptions) -> io::Result<LocalRuntime> {
+        refuse_inside("tokio::runtime::Builder::build_local");
+        self.real.build_local(options).map(LocalRuntime::wrap)
+    }
+}
+
+/// tokio's runtime for tasks that need not be `Send`, like `tokio::runtime::LocalRuntime`;
+/// only outside a simulation. Its handle is the stand-in's, as every handle is (tokio-util's
+/// pinned pool passes it on as one).
+///
+/// ```
+/// let rt = crashtest_tokio::runtime::LocalRuntime::new().unwrap();
+/// let task = rt.spawn_local(async { std::rc::Rc::new(4) });
+/// assert_eq!(*rt.block_on(task).unwrap(), 4);
+/// ```
+#[cfg(real_tokio_1_51)]
+#[derive(Debug)]
+pub struct LocalRuntime {
+    real: real::runtime::LocalRuntime,
+    handle: Handle,
+}
+
+#[cfg(real_tokio_1_51)]
+impl LocalRuntime {
+    fn wrap(real: real::runtime::LocalRuntime) -> LocalRuntime {
+        let handle = Handle::from(real.handle().clone());
+        LocalRuntime { real, handle }
+    }
+
+    /// A runtime on the current thread with every driver on. Refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's, if the runtime cannot start.
+    #[track_caller]
+    pub fn new() -> io::Result<LocalRuntime> {
+        refuse_inside("tokio::runtime::LocalRuntime::new");
+        real::runtime::LocalRuntime::new().map(LocalRuntime::wrap)
+    }
+
+    /// The runtime's handle.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Spawns a task that need not be `Send` on the runtime.
+    #[track_caller]
+    pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        JoinHandle::real(self.real.spawn_local(future))
+    }
+
+    /// Runs a blocking closure on the runtime's blocking pool.
+    #[track_caller]
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        JoinHandle::real(self.real.spawn_blocking(f))
+    }
+
+    /// Runs `future` to completion on the runtime. Refused inside a simulation.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        refuse_inside("tokio::runtime::LocalRuntime::block_on");
+        self.real.block_on(future)
+    }
+
+    /// Makes the runtime current until the guard drops.
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _real: Some(self.real.enter()),
+            _handle: PhantomData,
+        }
+    }
+
+    /// Shuts the runtime down, waiting up to `duration` for its blocking tasks.
+    pub fn shutdown_timeout(self, duration: Duration) {
+        self.real.shutdown_timeout(duration);
+    }
+
+    /// Shuts the runtime down without waiting.
+    pub fn shutdown_background(self) {
+        self.real.shutdown_background();
+    }
+
+    /// The runtime's metrics.
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.real.metrics()
     }
 }
 

@@ -23,6 +23,19 @@ fn building_a_runtime_inside_a_simulation_fails_the_run() {
 }
 
 #[test]
+fn building_a_local_runtime_inside_a_simulation_fails_the_run() {
+    let text = failure_of(async {
+        let _ = tokio::runtime::LocalRuntime::new();
+    });
+    assert!(text.contains("tokio::runtime::LocalRuntime::new cannot run inside"));
+    let text = failure_of(async {
+        let _ = tokio::runtime::Builder::new_current_thread()
+            .build_local(tokio::runtime::LocalOptions::default());
+    });
+    assert!(text.contains("tokio::runtime::Builder::build_local cannot run inside"));
+}
+
+#[test]
 fn blocking_on_a_handle_inside_a_simulation_fails_the_run() {
     let text = failure_of(async {
         tokio::runtime::Handle::current().block_on(async {});
@@ -89,6 +102,18 @@ fn unix_domain_sockets_fail_the_run_naming_the_call() {
     let path = listening.clone();
     assert_unix_refused("tokio::net::UnixListener::bind", async move {
         let _ = tokio::net::UnixListener::bind(&path);
+    });
+    let address = tokio::net::unix::SocketAddr::from(
+        std::os::unix::net::SocketAddr::from_pathname(&listening).unwrap(),
+    );
+    assert_unix_refused("tokio::net::UnixListener::bind_addr", async move {
+        let _ = tokio::net::UnixListener::bind_addr(&address);
+    });
+    let address = tokio::net::unix::SocketAddr::from(
+        std::os::unix::net::SocketAddr::from_pathname(&listening).unwrap(),
+    );
+    assert_unix_refused("tokio::net::UnixStream::connect_addr", async move {
+        let _ = tokio::net::UnixStream::connect_addr(&address).await;
     });
     assert!(!listening.exists(), "the refused bind made no socket file");
     let std_listener = std::os::unix::net::UnixListener::bind(&listening).unwrap();

@@ -133,6 +133,39 @@ fn std_metadata_is_refused_with_what_to_use_instead() {
 }
 
 #[test]
+fn file_times_are_refused_naming_the_call() {
+    let failure = crashtest::Sim::new(1)
+        .run(async {
+            let file = tokio::fs::File::create("/f").await.unwrap();
+            let times = tokio::fs::FileTimes::new().set_modified(std::time::SystemTime::UNIX_EPOCH);
+            let _ = file.set_times(times).await;
+        })
+        .unwrap_err();
+    assert!(
+        failure
+            .to_string()
+            .contains("tokio::fs::File::set_times cannot run inside")
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_simulated_stream_remembers_its_quick_acknowledgement_setting() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+            let stream = tokio::net::TcpStream::connect("127.0.0.1:80")
+                .await
+                .unwrap();
+            assert!(stream.quickack().unwrap(), "on for a new connection");
+            stream.set_quickack(false).unwrap();
+            assert!(!stream.quickack().unwrap());
+            drop(listener);
+        })
+        .unwrap();
+}
+
+#[test]
 fn stdin_is_refused_inside_a_simulation() {
     let failure = crashtest::Sim::new(1)
         .run(async {

@@ -22,6 +22,8 @@ const COPIED_FROM: &str = ".crashtest-copied-from";
 pub(super) struct StandIn {
     /// Its `src/lib.rs`.
     lib: PathBuf,
+    /// Its build script, which reads the real tokio's version from the package's.
+    build: PathBuf,
     /// The tokio features it builds on, always on.
     always_on: Vec<String>,
     /// Its other dependencies, as its manifest gives them (name, version requirement).
@@ -91,6 +93,7 @@ impl StandIn {
             .collect::<anyhow::Result<_>>()?;
         Ok(StandIn {
             lib: dir.join("src").join("lib.rs"),
+            build: dir.join("build.rs"),
             always_on,
             others,
         })
@@ -212,6 +215,7 @@ pub(super) fn write_stand_in(
     package.insert("version", value(version));
     package.insert("edition", value(EDITION));
     package.insert("publish", value(false));
+    package.insert("build", value(path_value(&stand_in.build)));
     doc.insert("package", Item::Table(package));
 
     let mut lib = Table::new();

@@ -6,11 +6,17 @@
 //! versions it was checked against, every patch release of each:
 //! 1.47 (the oldest: the first with every API the stand-in wraps) through 1.54.
 //!
-//! Adding a minor version: read tokio's changelog for new public functions in `task`,
-//! `runtime`, `time`, `net`, `fs`, `process`, `signal` and the macros; shadow the ones that
-//! must switch; raise [`NEWEST`]; and run the version tests (crashtest-cli's
-//! `tests/tokio_setup.rs`, which set up and test a workspace on the oldest and the newest
-//! supported versions).
+//! Adding a minor version: read tokio's changelog (and diff its public items against the
+//! newest supported minor's) for new public functions and types in `task`, `runtime`,
+//! `time`, `net`, `fs`, `process`, `signal` and the macros, the ones stabilized from
+//! `tokio_unstable` too; shadow the ones that must switch, and the methods of shadowed types,
+//! which would otherwise be missing; raise [`NEWEST`]; and run the version tests
+//! (crashtest-cli's `tests/tokio_setup.rs`, which set up and test a workspace on the oldest
+//! and the newest supported versions). API that only some supported minors have is shadowed
+//! under `cfg(real_tokio_1_N)`, which the stand-in's build script sets from the real tokio's
+//! version (add N to its list): 1.48's `TcpStream::set_quickack`, 1.51's `LocalRuntime`,
+//! `Builder::{build_local, name}` and `Handle::name`, 1.53's Unix socket addresses, 1.54's
+//! `File::set_times`.
 
 use anyhow::bail;
 

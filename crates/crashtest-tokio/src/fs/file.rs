@@ -199,6 +199,19 @@ impl File {
         }
     }
 
+    /// Sets the file's access and modification times; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    #[cfg(real_tokio_1_54)]
+    pub async fn set_times(&self, times: real::fs::FileTimes) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.set_times(times).await,
+            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_times"),
+        }
+    }
+
     /// Sets the most a single write buffers (tokio's; a simulated file writes directly).
     pub fn set_max_buf_size(&mut self, max_buf_size: usize) {
         if let Inner::Real(file) = &mut self.inner {

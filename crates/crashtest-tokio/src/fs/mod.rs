@@ -29,7 +29,7 @@ use crate::seam;
 pub(crate) fn refuse_unmodelled(call: &str) -> ! {
     seam::refuse(
         call,
-        "the simulated disk has files and directories only (no links, permissions or std \
+        "the simulated disk has files and directories only (no links, permissions, times or std \
          Metadata); use crashtest::fs::metadata, try_exists, and reads",
     )
 }

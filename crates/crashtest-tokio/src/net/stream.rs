@@ -58,6 +58,7 @@ pub(super) enum Inner {
 pub(super) struct SimStream {
     pub(super) conn: Arc<dyn TcpConn>,
     nodelay: AtomicBool,
+    quickack: AtomicBool,
     ttl: AtomicU32,
     linger: std::sync::Mutex<Option<Duration>>,
 }
@@ -67,6 +68,7 @@ impl SimStream {
         SimStream {
             conn,
             nodelay: AtomicBool::new(nodelay),
+            quickack: AtomicBool::new(true),
             ttl: AtomicU32::new(64),
             linger: std::sync::Mutex::new(None),
         }
@@ -238,6 +240,37 @@ impl TcpStream {
             Inner::Real(stream) => stream.set_nodelay(nodelay),
             Inner::Sim(sim) => {
                 sim.nodelay.store(nodelay, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether `TCP_QUICKACK` is set (on for a new simulated stream, as Linux starts a
+    /// connection).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(real_tokio_1_48, any(target_os = "linux", target_os = "android")))]
+    pub fn quickack(&self) -> io::Result<bool> {
+        match &self.inner {
+            Inner::Real(stream) => stream.quickack(),
+            Inner::Sim(sim) => Ok(sim.quickack.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `TCP_QUICKACK` (remembered by a simulated stream, whose network does not delay
+    /// acknowledgements).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(real_tokio_1_48, any(target_os = "linux", target_os = "android")))]
+    pub fn set_quickack(&self, quickack: bool) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.set_quickack(quickack),
+            Inner::Sim(sim) => {
+                sim.quickack.store(quickack, Ordering::Relaxed);
                 Ok(())
             }
         }

@@ -156,6 +156,23 @@ impl UnixStream {
         }
     }
 
+    /// Connects to the socket named by `socket_addr`; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(real_tokio_1_53)]
+    #[track_caller]
+    pub fn connect_addr(
+        socket_addr: &real::net::unix::SocketAddr,
+    ) -> impl Future<Output = io::Result<UnixStream>> + '_ {
+        refuse_inside("tokio::net::UnixStream::connect_addr");
+        async move {
+            let real = real::net::UnixStream::connect_addr(socket_addr).await?;
+            Ok(UnixStream { real })
+        }
+    }
+
     /// A connected pair of streams; refused inside a simulation.
     ///
     /// # Errors
@@ -325,6 +342,18 @@ impl UnixListener {
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
         refuse_inside("tokio::net::UnixListener::bind");
         real::net::UnixListener::bind(path).map(|real| UnixListener { real })
+    }
+
+    /// Binds a listener to the socket address `socket_addr`; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(real_tokio_1_53)]
+    #[track_caller]
+    pub fn bind_addr(socket_addr: &real::net::unix::SocketAddr) -> io::Result<UnixListener> {
+        refuse_inside("tokio::net::UnixListener::bind_addr");
+        real::net::UnixListener::bind_addr(socket_addr).map(|real| UnixListener { real })
     }
 
     /// Wraps std's listener; refused inside a simulation.

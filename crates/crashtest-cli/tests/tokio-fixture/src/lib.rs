@@ -54,6 +54,17 @@ mod tests {
         }
     }
 
+    #[crashtest::test(seeds = 4)]
+    async fn a_task_tracker_waits_for_its_tasks_in_a_simulation() {
+        let tracker = tokio_util::task::TaskTracker::new();
+        for n in 0..3u64 {
+            tracker.spawn(async move { tokio::time::sleep(Duration::from_millis(n)).await });
+        }
+        tracker.close();
+        tracker.wait().await;
+        assert!(tracker.is_empty());
+    }
+
     #[tokio::test]
     async fn the_count_goes_up_on_real_tokio() {
         let path: &'static str =
