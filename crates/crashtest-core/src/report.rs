@@ -211,11 +211,15 @@ impl FailureKind {
         let outside_tokio = (message.contains("must be called from the context of")
             && message.contains("Tokio"))
             || message.contains("`spawn_local` called from outside of a `task::LocalSet`");
+        // The report cannot tell whether the stand-in is in place, so it says what to do in
+        // either case.
         outside_tokio.then_some(
-            "tokio was called inside the simulation, where no tokio runtime runs. Adopt \
-             crashtest's tokio stand-in (see the README section on running tokio code), which \
-             runs tokio's spawn, time and net in the simulation, or call crashtest::{spawn, \
-             time, net} instead.",
+            "tokio was called inside the simulation, where no tokio runtime runs. Without \
+             crashtest's tokio stand-in, adopt it (see the README section on running tokio \
+             code), which runs tokio's spawn, time and net in the simulation, or call \
+             crashtest::{spawn, time, net} instead. With it, the call is one of the few of \
+             tokio's own that it does not simulate (the README's table lists them, such as \
+             mpsc::Sender::send_timeout): await the plain call under tokio::time::timeout.",
         )
     }
 }

@@ -65,8 +65,9 @@ fn tokios_no_runtime_panic_is_explained_in_the_failure_report() {
     for needle in [
         "there is no reactor running",
         "hint: tokio was called inside the simulation",
-        "crashtest's tokio stand-in (see the README section on running tokio code)",
+        "crashtest's tokio stand-in, adopt it (see the README section on running tokio code)",
         "crashtest::{spawn, time, net}",
+        "With it, the call is one of the few of tokio's own that it does not simulate",
     ] {
         assert!(
             report.contains(needle),

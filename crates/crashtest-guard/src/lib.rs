@@ -80,8 +80,9 @@
 //!   `Instant` taken outside a simulation means nothing inside one. Generators that seed
 //!   themselves from a process-wide counter are such state: `futures::select!` (unbiased)
 //!   shuffles its branches with one (use `tokio::select!`, whose order the tokio stand-in
-//!   draws from the seed, or `futures::select_biased!`), as tokio's own generator does for
-//!   what the stand-in does not shadow.
+//!   draws from the seed, or `futures::select_biased!`), tokio-stream's `StreamMap` picks
+//!   the stream it polls first with one, and so does tokio's own generator for what the
+//!   stand-in does not shadow.
 //! - Seeds drawn on the thread before the simulation began (see above).
 //! - Statically linked programs (musl, `-static`), where libc's symbols cannot be hidden.
 //!
