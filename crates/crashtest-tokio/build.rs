@@ -11,7 +11,7 @@ use std::env;
 
 /// The tokio minor versions that added API the stand-in shadows (see each `cfg` in the
 /// source). The supported range's oldest minor needs none.
-const SINCE: [u64; 4] = [48, 51, 53, 54];
+const SINCE: [u64; 6] = [48, 49, 50, 51, 53, 54];
 
 /// The minor version this repository's manifest requires of tokio (`real`'s requirement).
 const REPOSITORY_TOKIO: u64 = 54;

@@ -203,6 +203,51 @@ fn vectored_try_reads_and_writes_work_on_a_simulated_stream() {
         .unwrap();
 }
 
+#[test]
+fn the_halves_of_a_simulated_stream_try_reads_and_writes_as_the_stream_does() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client = tokio::spawn(tokio::net::TcpStream::connect(addr));
+            let (mut server, _) = listener.accept().await.unwrap();
+            let (_client_read, client_write) = client.await.unwrap().unwrap().into_split();
+            assert_eq!(client_write.try_write(b"owned").unwrap(), 5);
+            let sent = client_write
+                .try_write_vectored(&[std::io::IoSlice::new(b" half")])
+                .unwrap();
+            assert_eq!(sent, 5);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let (read, _write) = server.split();
+            let mut got = bytes::BytesMut::with_capacity(64);
+            let n = read.try_read_buf(&mut got).unwrap();
+            assert_eq!(&got[..n], b"owned half");
+            assert_eq!(
+                read.try_read(&mut [0; 4]).unwrap_err().kind(),
+                std::io::ErrorKind::WouldBlock,
+                "nothing more has come"
+            );
+        })
+        .unwrap();
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_simulated_socket_remembers_its_type_of_service_and_lingers_zero_when_asked() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.set_tos_v4(0x10).unwrap();
+            assert_eq!(socket.tos_v4().unwrap(), 0x10);
+            socket.set_zero_linger().unwrap();
+            assert_eq!(socket.linger().unwrap(), Some(Duration::ZERO));
+            let udp = tokio::net::UdpSocket::bind("0.0.0.0:9").await.unwrap();
+            udp.set_tclass_v6(0x20).unwrap();
+            assert_eq!(udp.tclass_v6().unwrap(), 0x20);
+        })
+        .unwrap();
+}
+
 /// Starts cleanup work when dropped, as tokio programs' guards and connection pools do: a
 /// task that marks `ran` and writes a file.
 struct CleanupOnDrop {

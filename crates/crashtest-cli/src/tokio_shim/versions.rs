@@ -14,9 +14,10 @@
 //! (crashtest-cli's `tests/tokio_setup.rs`, which set up and test a workspace on the oldest
 //! and the newest supported versions). API that only some supported minors have is shadowed
 //! under `cfg(real_tokio_1_N)`, which the stand-in's build script sets from the real tokio's
-//! version (add N to its list): 1.48's `TcpStream::set_quickack`, 1.51's `LocalRuntime`,
-//! `Builder::{build_local, name}` and `Handle::name`, 1.53's Unix socket addresses, 1.54's
-//! `File::set_times`.
+//! version (add N to its list): 1.48's `TcpStream::set_quickack` and `File::max_buf_size`,
+//! 1.49's `tos_v4` and `tclass_v6` socket options, 1.50's `set_zero_linger`, 1.51's
+//! `LocalRuntime`, `Builder::{build_local, name}` and `Handle::name`, 1.53's Unix socket
+//! addresses, 1.54's `File::{set_times, set_modified}`.
 
 use anyhow::bail;
 

@@ -218,6 +218,29 @@ impl File {
             file.set_max_buf_size(max_buf_size);
         }
     }
+
+    /// The most a single write buffers (tokio's; a simulated file writes directly and
+    /// buffers nothing).
+    #[cfg(real_tokio_1_48)]
+    pub fn max_buf_size(&self) -> usize {
+        match &self.inner {
+            Inner::Real(file) => file.max_buf_size(),
+            Inner::Sim(_) => 0,
+        }
+    }
+
+    /// Sets the file's modification time; refused for a simulated file.
+    ///
+    /// # Errors
+    ///
+    /// As the file system's.
+    #[cfg(real_tokio_1_54)]
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(file) => file.set_modified(time).await,
+            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_modified"),
+        }
+    }
 }
 
 impl AsyncRead for File {

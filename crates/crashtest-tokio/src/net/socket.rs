@@ -62,6 +62,8 @@ struct SimSocket {
     send_buffer: u32,
     recv_buffer: u32,
     linger: Option<Duration>,
+    tos: u32,
+    tclass: u32,
 }
 
 impl SimSocket {
@@ -76,6 +78,8 @@ impl SimSocket {
             send_buffer: 16 * 1024,
             recv_buffer: 128 * 1024,
             linger: None,
+            tos: 0,
+            tclass: 0,
         }
     }
 
@@ -179,6 +183,91 @@ impl TcpSocket {
     option! {
         /// `SO_REUSEPORT`
         reuseport / set_reuseport: bool => reuseport;
+    }
+
+    #[cfg(not(any(
+        target_os = "fuchsia",
+        target_os = "redox",
+        target_os = "solaris",
+        target_os = "illumos",
+        target_os = "haiku"
+    )))]
+    option! {
+        /// `IP_TOS`
+        #[allow(deprecated, reason = "tokio 1.49 renames it `tos_v4`; all have this name")]
+        tos / set_tos: u32 => tos;
+    }
+
+    #[cfg(all(
+        real_tokio_1_49,
+        not(any(
+            target_os = "fuchsia",
+            target_os = "redox",
+            target_os = "solaris",
+            target_os = "illumos",
+            target_os = "haiku"
+        ))
+    ))]
+    option! {
+        /// `IP_TOS`, under the name tokio 1.49 gave it
+        tos_v4 / set_tos_v4: u32 => tos;
+    }
+
+    #[cfg(all(
+        real_tokio_1_49,
+        any(target_os = "android", target_os = "linux", target_os = "macos")
+    ))]
+    option! {
+        /// `IPV6_TCLASS`
+        tclass_v6 / set_tclass_v6: u32 => tclass;
+    }
+
+    /// Sets `SO_LINGER` to zero, so that closing resets the connection (remembered by a
+    /// simulated socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(real_tokio_1_50)]
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.set_zero_linger(),
+            Inner::Sim(sim) => {
+                lock(sim).linger = Some(Duration::ZERO);
+                Ok(())
+            }
+        }
+    }
+
+    /// The device the socket is bound to (`SO_BINDTODEVICE`): none for a simulated one.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    pub fn device(&self) -> io::Result<Option<Vec<u8>>> {
+        match &self.inner {
+            Inner::Real(socket) => socket.device(),
+            Inner::Sim(_) => Ok(None),
+        }
+    }
+
+    /// Binds the socket to a device (`SO_BINDTODEVICE`); refused inside a simulation, whose
+    /// nodes have one network and no devices.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    #[track_caller]
+    pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.bind_device(interface),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::net::TcpSocket::bind_device",
+                "a simulated node has one network and no devices; bind to an address instead",
+            ),
+        }
     }
 
     /// The bound address (the unspecified address, port 0, before `bind`).

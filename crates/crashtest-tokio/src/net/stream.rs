@@ -107,6 +107,68 @@ pub(super) fn refuse_raw_io(call: &str) -> ! {
     )
 }
 
+/// The `try_` reads and writes of a simulated connection, for the stream and its halves.
+pub(super) mod try_conn {
+    use std::io;
+
+    use bytes::BufMut;
+    use crashtest_hooks::net::TcpConn;
+    use real::io::ReadBuf;
+
+    use super::{poll_read_conn, try_now};
+
+    /// Reads what is there now, or fails with `WouldBlock`.
+    pub(in crate::net) fn read(conn: &dyn TcpConn, buf: &mut [u8]) -> io::Result<usize> {
+        try_now(|cx| {
+            let mut buf = ReadBuf::new(buf);
+            poll_read_conn(conn, cx, &mut buf).map_ok(|()| buf.filled().len())
+        })
+    }
+
+    /// Reads what is there now into the first non-empty buffer.
+    pub(in crate::net) fn read_vectored(
+        conn: &dyn TcpConn,
+        bufs: &mut [io::IoSliceMut<'_>],
+    ) -> io::Result<usize> {
+        match bufs.iter_mut().find(|buf| !buf.is_empty()) {
+            Some(buf) => read(conn, buf),
+            None => Ok(0),
+        }
+    }
+
+    /// Reads what is there now into `buf`'s spare capacity, and advances it past that.
+    pub(in crate::net) fn read_buf<B: BufMut>(
+        conn: &dyn TcpConn,
+        buf: &mut B,
+    ) -> io::Result<usize> {
+        // SAFETY: the seam's readers write only initialized bytes (the hooks' contract), so
+        // the spare capacity is only written, never read uninitialized.
+        let spare = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
+        let mut read = ReadBuf::uninit(spare);
+        try_now(|cx| poll_read_conn(conn, cx, &mut read))?;
+        let n = read.filled().len();
+        // SAFETY: the read initialized the first `n` bytes of the spare capacity.
+        unsafe { buf.advance_mut(n) };
+        Ok(n)
+    }
+
+    /// Writes what fits now, or fails with `WouldBlock`.
+    pub(in crate::net) fn write(conn: &dyn TcpConn, buf: &[u8]) -> io::Result<usize> {
+        try_now(|cx| conn.poll_write(cx, buf))
+    }
+
+    /// Writes what fits now from the first non-empty buffer.
+    pub(in crate::net) fn write_vectored(
+        conn: &dyn TcpConn,
+        bufs: &[io::IoSlice<'_>],
+    ) -> io::Result<usize> {
+        match bufs.iter().find(|buf| !buf.is_empty()) {
+            Some(buf) => write(conn, buf),
+            None => Ok(0),
+        }
+    }
+}
+
 /// Completes `poll` at once, or fails with `WouldBlock` (the `try_` calls).
 pub(super) fn try_now<T>(
     poll: impl FnOnce(&mut Context<'_>) -> Poll<io::Result<T>>,
@@ -245,6 +307,23 @@ impl TcpStream {
         }
     }
 
+    /// Sets `SO_LINGER` to zero, so that closing resets the connection (remembered by a
+    /// simulated stream).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(real_tokio_1_50)]
+    pub fn set_zero_linger(&self) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(stream) => stream.set_zero_linger(),
+            Inner::Sim(sim) => {
+                *sim.linger.lock().unwrap_or_else(|e| e.into_inner()) = Some(Duration::ZERO);
+                Ok(())
+            }
+        }
+    }
+
     /// Whether `TCP_QUICKACK` is set (on for a new simulated stream, as Linux starts a
     /// connection).
     ///
@@ -368,10 +447,19 @@ impl TcpStream {
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.try_read(buf),
-            Inner::Sim(sim) => try_now(|cx| {
-                let mut buf = ReadBuf::new(buf);
-                poll_read_conn(&*sim.conn, cx, &mut buf).map_ok(|()| buf.filled().len())
-            }),
+            Inner::Sim(sim) => try_conn::read(&*sim.conn, buf),
+        }
+    }
+
+    /// Reads what is there now into `buf`'s spare capacity, or fails with `WouldBlock`.
+    ///
+    /// # Errors
+    ///
+    /// `WouldBlock` if nothing is there yet; the connection's error.
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        match &self.inner {
+            Inner::Real(stream) => stream.try_read_buf(buf),
+            Inner::Sim(sim) => try_conn::read_buf(&*sim.conn, buf),
         }
     }
 
@@ -383,7 +471,7 @@ impl TcpStream {
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.try_write(buf),
-            Inner::Sim(sim) => try_now(|cx| sim.conn.poll_write(cx, buf)),
+            Inner::Sim(sim) => try_conn::write(&*sim.conn, buf),
         }
     }
 
@@ -395,10 +483,7 @@ impl TcpStream {
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.try_read_vectored(bufs),
-            Inner::Sim(_) => match bufs.iter_mut().find(|buf| !buf.is_empty()) {
-                Some(buf) => self.try_read(buf),
-                None => Ok(0),
-            },
+            Inner::Sim(sim) => try_conn::read_vectored(&*sim.conn, bufs),
         }
     }
 
@@ -410,10 +495,7 @@ impl TcpStream {
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.try_write_vectored(bufs),
-            Inner::Sim(_) => match bufs.iter().find(|buf| !buf.is_empty()) {
-                Some(buf) => self.try_write(buf),
-                None => Ok(0),
-            },
+            Inner::Sim(sim) => try_conn::write_vectored(&*sim.conn, bufs),
         }
     }
 

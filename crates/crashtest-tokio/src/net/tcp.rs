@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crashtest_hooks::net::TcpConn;
-use real::io::{AsyncRead, AsyncWrite, ReadBuf};
+use real::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 
 use super::TcpStream;
-use super::stream::{poll_read_conn, refuse_readiness};
+use super::stream::{poll_read_conn, refuse_readiness, try_conn};
 
 /// The read half of [`TcpStream::split`], like `tokio::net::tcp::ReadHalf`.
 #[derive(Debug)]
@@ -82,6 +82,218 @@ macro_rules! borrowed_half {
 borrowed_half! {
     ReadHalf => real::net::tcp::ReadHalf<'a>;
     WriteHalf => real::net::tcp::WriteHalf<'a>;
+}
+
+/// One half's side of its connection: tokio's half, or the simulated connection.
+enum Side<'s, R> {
+    Real(&'s R),
+    Sim(&'s dyn TcpConn),
+}
+
+impl<'a> ReadHalf<'a> {
+    fn side(&self) -> Side<'_, real::net::tcp::ReadHalf<'a>> {
+        match &self.0 {
+            Borrowed::Real(half) => Side::Real(half),
+            Borrowed::Sim(conn) => Side::Sim(*conn),
+        }
+    }
+}
+
+impl<'a> WriteHalf<'a> {
+    fn side(&self) -> Side<'_, real::net::tcp::WriteHalf<'a>> {
+        match &self.0 {
+            Borrowed::Real(half) => Side::Real(half),
+            Borrowed::Sim(conn) => Side::Sim(*conn),
+        }
+    }
+}
+
+impl OwnedReadHalf {
+    fn side(&self) -> Side<'_, real::net::tcp::OwnedReadHalf> {
+        match &self.inner {
+            OwnedRead::Real(half) => Side::Real(half),
+            OwnedRead::Sim(conn) => Side::Sim(&**conn),
+        }
+    }
+}
+
+impl OwnedWriteHalf {
+    fn side(&self) -> Side<'_, real::net::tcp::OwnedWriteHalf> {
+        match &self.inner {
+            OwnedWrite::Real(half) => Side::Real(half),
+            OwnedWrite::Sim(sim) => Side::Sim(&*sim.conn),
+        }
+    }
+}
+
+/// The `try_` reads and the readiness calls of a read half, as the stream's.
+macro_rules! read_calls {
+    ($([$($generics:tt)*] $half:ty, $name:literal;)*) => {$(
+        impl $($generics)* $half {
+            /// Reads what is there now, or fails with `WouldBlock`.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if nothing is there yet; the connection's error.
+            pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+                match self.side() {
+                    Side::Real(half) => half.try_read(buf),
+                    Side::Sim(conn) => try_conn::read(conn, buf),
+                }
+            }
+
+            /// Reads what is there now into the first non-empty buffer, or fails with
+            /// `WouldBlock`.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if nothing is there yet; the connection's error.
+            pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+                match self.side() {
+                    Side::Real(half) => half.try_read_vectored(bufs),
+                    Side::Sim(conn) => try_conn::read_vectored(conn, bufs),
+                }
+            }
+
+            /// Reads what is there now into `buf`'s spare capacity, or fails with
+            /// `WouldBlock`.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if nothing is there yet; the connection's error.
+            pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+                match self.side() {
+                    Side::Real(half) => half.try_read_buf(buf),
+                    Side::Sim(conn) => try_conn::read_buf(conn, buf),
+                }
+            }
+
+            /// Waits for readiness; refused inside a simulation.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+                match self.side() {
+                    Side::Real(half) => half.ready(interest).await,
+                    Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
+                }
+            }
+
+            /// Waits until the stream is readable; refused inside a simulation.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub async fn readable(&self) -> io::Result<()> {
+                match self.side() {
+                    Side::Real(half) => half.readable().await,
+                    Side::Sim(_) => {
+                        refuse_readiness(concat!("tokio::net::tcp::", $name, "::readable"))
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+/// The `try_` writes and the readiness calls of a write half, as the stream's.
+macro_rules! write_calls {
+    ($([$($generics:tt)*] $half:ty, $name:literal;)*) => {$(
+        impl $($generics)* $half {
+            /// Writes what fits now, or fails with `WouldBlock`.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if the send buffer is full; the connection's error.
+            pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                match self.side() {
+                    Side::Real(half) => half.try_write(buf),
+                    Side::Sim(conn) => try_conn::write(conn, buf),
+                }
+            }
+
+            /// Writes what fits now from the first non-empty buffer, or fails with
+            /// `WouldBlock`.
+            ///
+            /// # Errors
+            ///
+            /// `WouldBlock` if the send buffer is full; the connection's error.
+            pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+                match self.side() {
+                    Side::Real(half) => half.try_write_vectored(bufs),
+                    Side::Sim(conn) => try_conn::write_vectored(conn, bufs),
+                }
+            }
+
+            /// Waits for readiness; refused inside a simulation.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+                match self.side() {
+                    Side::Real(half) => half.ready(interest).await,
+                    Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
+                }
+            }
+
+            /// Waits until the stream is writable; refused inside a simulation.
+            ///
+            /// # Errors
+            ///
+            /// tokio's.
+            pub async fn writable(&self) -> io::Result<()> {
+                match self.side() {
+                    Side::Real(half) => half.writable().await,
+                    Side::Sim(_) => {
+                        refuse_readiness(concat!("tokio::net::tcp::", $name, "::writable"))
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+read_calls! {
+    [<'a>] ReadHalf<'a>, "ReadHalf";
+    [] OwnedReadHalf, "OwnedReadHalf";
+}
+
+impl ReadHalf<'_> {
+    /// Polls a read that does not consume; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn poll_peek(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.0 {
+            Borrowed::Real(half) => half.poll_peek(cx, buf),
+            Borrowed::Sim(_) => refuse_readiness("tokio::net::tcp::ReadHalf::poll_peek"),
+        }
+    }
+
+    /// Reads without consuming; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match &mut self.0 {
+            Borrowed::Real(half) => half.peek(buf).await,
+            Borrowed::Sim(_) => refuse_readiness("tokio::net::tcp::ReadHalf::peek"),
+        }
+    }
+}
+
+write_calls! {
+    [<'a>] WriteHalf<'a>, "WriteHalf";
+    [] OwnedWriteHalf, "OwnedWriteHalf";
 }
 
 impl AsyncRead for ReadHalf<'_> {
@@ -235,6 +447,23 @@ impl OwnedReadHalf {
         match &mut self.inner {
             OwnedRead::Real(half) => half.peek(buf).await,
             OwnedRead::Sim(_) => refuse_readiness("tokio::net::tcp::OwnedReadHalf::peek"),
+        }
+    }
+
+    /// Polls a read that does not consume; refused inside a simulation.
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[track_caller]
+    pub fn poll_peek(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.inner {
+            OwnedRead::Real(half) => half.poll_peek(cx, buf),
+            OwnedRead::Sim(_) => refuse_readiness("tokio::net::tcp::OwnedReadHalf::poll_peek"),
         }
     }
 }

@@ -47,6 +47,7 @@ enum Inner {
         broadcast: AtomicBool,
         ttl: AtomicU32,
         tos: AtomicU32,
+        tclass: AtomicU32,
     },
 }
 
@@ -89,6 +90,7 @@ impl UdpSocket {
                 broadcast: AtomicBool::new(false),
                 ttl: AtomicU32::new(64),
                 tos: AtomicU32::new(0),
+                tclass: AtomicU32::new(0),
             },
         }
     }
@@ -783,6 +785,88 @@ impl UdpSocket {
             Inner::Real(socket) => socket.set_tos(value),
             Inner::Sim { tos, .. } => {
                 tos.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// `IP_TOS`, under the name tokio 1.49 gave it (the same setting as [`UdpSocket::tos`]).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(
+        real_tokio_1_49,
+        not(any(
+            target_os = "fuchsia",
+            target_os = "redox",
+            target_os = "solaris",
+            target_os = "illumos",
+            target_os = "haiku"
+        ))
+    ))]
+    pub fn tos_v4(&self) -> io::Result<u32> {
+        match &self.inner {
+            Inner::Real(socket) => socket.tos_v4(),
+            Inner::Sim { tos, .. } => Ok(tos.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `IP_TOS`, under the name tokio 1.49 gave it (remembered by a simulated socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(
+        real_tokio_1_49,
+        not(any(
+            target_os = "fuchsia",
+            target_os = "redox",
+            target_os = "solaris",
+            target_os = "illumos",
+            target_os = "haiku"
+        ))
+    ))]
+    pub fn set_tos_v4(&self, value: u32) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.set_tos_v4(value),
+            Inner::Sim { tos, .. } => {
+                tos.store(value, Ordering::Relaxed);
+                Ok(())
+            }
+        }
+    }
+
+    /// `IPV6_TCLASS` (remembered by a simulated socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(
+        real_tokio_1_49,
+        any(target_os = "android", target_os = "linux", target_os = "macos")
+    ))]
+    pub fn tclass_v6(&self) -> io::Result<u32> {
+        match &self.inner {
+            Inner::Real(socket) => socket.tclass_v6(),
+            Inner::Sim { tclass, .. } => Ok(tclass.load(Ordering::Relaxed)),
+        }
+    }
+
+    /// Sets `IPV6_TCLASS` (remembered by a simulated socket).
+    ///
+    /// # Errors
+    ///
+    /// tokio's.
+    #[cfg(all(
+        real_tokio_1_49,
+        any(target_os = "android", target_os = "linux", target_os = "macos")
+    ))]
+    pub fn set_tclass_v6(&self, value: u32) -> io::Result<()> {
+        match &self.inner {
+            Inner::Real(socket) => socket.set_tclass_v6(value),
+            Inner::Sim { tclass, .. } => {
+                tclass.store(value, Ordering::Relaxed);
                 Ok(())
             }
         }
