@@ -162,6 +162,34 @@ impl Command {
         self
     }
 
+    /// Sets the child's `argv[0]`.
+    #[cfg(unix)]
+    pub fn arg0<S: AsRef<OsStr>>(&mut self, arg: S) -> &mut Command {
+        self.real.arg0(arg);
+        self
+    }
+
+    /// Runs `f` in the child just before it executes the program.
+    ///
+    /// # Safety
+    ///
+    /// As tokio's (and std's `CommandExt::pre_exec`): `f` runs in the forked child, where
+    /// only async-signal-safe work is sound.
+    #[cfg(unix)]
+    pub unsafe fn pre_exec<F>(&mut self, f: F) -> &mut Command
+    where
+        F: FnMut() -> io::Result<()> + Send + Sync + 'static,
+    {
+        // SAFETY: the caller keeps `pre_exec`'s contract, which is tokio's own.
+        unsafe { self.real.pre_exec(f) };
+        self
+    }
+
+    /// std's command, with what was set on this one.
+    pub fn into_std(self) -> std::process::Command {
+        self.real.into_std()
+    }
+
     /// Starts the child. Refused inside a simulation.
     ///
     /// # Errors

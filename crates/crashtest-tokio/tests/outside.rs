@@ -84,3 +84,14 @@ async fn an_unbiased_select_runs_on_the_real_runtime() {
     // tokio's generator picks the start: both branches win now and then.
     assert!(zeros > 0 && zeros < 64, "{zeros} of 64");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_command_hands_std_what_was_set_on_it() {
+    let mut command = tokio::process::Command::new("true");
+    command.arg0("renamed").arg("--flag").current_dir("/");
+    let std = command.into_std();
+    assert_eq!(std.get_program(), "true");
+    assert_eq!(std.get_args().collect::<Vec<_>>(), ["--flag"]);
+    assert_eq!(std.get_current_dir(), Some(std::path::Path::new("/")));
+}
