@@ -221,11 +221,6 @@ impl Runtime {
         real::runtime::Runtime::new().map(Runtime::wrap)
     }
 
-    /// The runtime's handle.
-    pub fn handle(&self) -> &Handle {
-        &self.handle
-    }
-
     /// Spawns a task on the runtime.
     #[track_caller]
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -235,46 +230,66 @@ impl Runtime {
     {
         JoinHandle::real(self.real.spawn(future))
     }
+}
 
-    /// Runs a blocking closure on the runtime's blocking pool.
-    #[track_caller]
-    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        JoinHandle::real(self.real.spawn_blocking(f))
-    }
+/// The calls tokio's runtimes share, on the stand-in's wrapper of one (`real`, with its
+/// `handle` as the stand-in's).
+macro_rules! runtime_calls {
+    ($($(#[$attr:meta])* $runtime:ident => $name:literal;)*) => {$(
+        $(#[$attr])*
+        impl $runtime {
+            /// The runtime's handle.
+            pub fn handle(&self) -> &Handle {
+                &self.handle
+            }
 
-    /// Runs `future` to completion on the runtime. Refused inside a simulation.
-    #[track_caller]
-    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        refuse_inside("tokio::runtime::Runtime::block_on");
-        self.real.block_on(future)
-    }
+            /// Runs a blocking closure on the runtime's blocking pool.
+            #[track_caller]
+            pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+            where
+                F: FnOnce() -> R + Send + 'static,
+                R: Send + 'static,
+            {
+                JoinHandle::real(self.real.spawn_blocking(f))
+            }
 
-    /// Makes the runtime current until the guard drops.
-    pub fn enter(&self) -> EnterGuard<'_> {
-        EnterGuard {
-            _real: Some(self.real.enter()),
-            _handle: PhantomData,
+            /// Runs `future` to completion on the runtime. Refused inside a simulation.
+            #[track_caller]
+            pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+                refuse_inside(concat!("tokio::runtime::", $name, "::block_on"));
+                self.real.block_on(future)
+            }
+
+            /// Makes the runtime current until the guard drops.
+            pub fn enter(&self) -> EnterGuard<'_> {
+                EnterGuard {
+                    _real: Some(self.real.enter()),
+                    _handle: PhantomData,
+                }
+            }
+
+            /// Shuts the runtime down, waiting up to `duration` for its blocking tasks.
+            pub fn shutdown_timeout(self, duration: Duration) {
+                self.real.shutdown_timeout(duration);
+            }
+
+            /// Shuts the runtime down without waiting.
+            pub fn shutdown_background(self) {
+                self.real.shutdown_background();
+            }
+
+            /// The runtime's metrics.
+            pub fn metrics(&self) -> RuntimeMetrics {
+                self.real.metrics()
+            }
         }
-    }
+    )*};
+}
 
-    /// Shuts the runtime down, waiting up to `duration` for its blocking tasks.
-    pub fn shutdown_timeout(self, duration: Duration) {
-        self.real.shutdown_timeout(duration);
-    }
-
-    /// Shuts the runtime down without waiting.
-    pub fn shutdown_background(self) {
-        self.real.shutdown_background();
-    }
-
-    /// The runtime's metrics.
-    pub fn metrics(&self) -> RuntimeMetrics {
-        self.real.metrics()
-    }
+runtime_calls! {
+    Runtime => "Runtime";
+    #[cfg(real_tokio_1_51)]
+    LocalRuntime => "LocalRuntime";
 }
 
 #[track_caller]
@@ -429,11 +444,6 @@ impl LocalRuntime {
         real::runtime::LocalRuntime::new().map(LocalRuntime::wrap)
     }
 
-    /// The runtime's handle.
-    pub fn handle(&self) -> &Handle {
-        &self.handle
-    }
-
     /// Spawns a task that need not be `Send` on the runtime.
     #[track_caller]
     pub fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
@@ -442,46 +452,6 @@ impl LocalRuntime {
         F::Output: 'static,
     {
         JoinHandle::real(self.real.spawn_local(future))
-    }
-
-    /// Runs a blocking closure on the runtime's blocking pool.
-    #[track_caller]
-    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        JoinHandle::real(self.real.spawn_blocking(f))
-    }
-
-    /// Runs `future` to completion on the runtime. Refused inside a simulation.
-    #[track_caller]
-    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        refuse_inside("tokio::runtime::LocalRuntime::block_on");
-        self.real.block_on(future)
-    }
-
-    /// Makes the runtime current until the guard drops.
-    pub fn enter(&self) -> EnterGuard<'_> {
-        EnterGuard {
-            _real: Some(self.real.enter()),
-            _handle: PhantomData,
-        }
-    }
-
-    /// Shuts the runtime down, waiting up to `duration` for its blocking tasks.
-    pub fn shutdown_timeout(self, duration: Duration) {
-        self.real.shutdown_timeout(duration);
-    }
-
-    /// Shuts the runtime down without waiting.
-    pub fn shutdown_background(self) {
-        self.real.shutdown_background();
-    }
-
-    /// The runtime's metrics.
-    pub fn metrics(&self) -> RuntimeMetrics {
-        self.real.metrics()
     }
 }
 

@@ -25,6 +25,16 @@ pub use listener::TcpListener;
 pub use socket::TcpSocket;
 pub use stream::TcpStream;
 pub use udp::UdpSocket;
+
+/// Refuses binding a simulated socket to a device (`call` names whose).
+#[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+#[track_caller]
+fn refuse_bind_device(call: &str) -> ! {
+    crate::seam::refuse(
+        call,
+        "a simulated node has one network and no devices; bind to an address instead",
+    )
+}
 #[cfg(unix)]
 pub use unix_socket::{UnixDatagram, UnixListener, UnixStream};
 

@@ -263,10 +263,7 @@ impl TcpSocket {
     pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
         match &self.inner {
             Inner::Real(socket) => socket.bind_device(interface),
-            Inner::Sim(_) => seam::refuse(
-                "tokio::net::TcpSocket::bind_device",
-                "a simulated node has one network and no devices; bind to an address instead",
-            ),
+            Inner::Sim(_) => super::refuse_bind_device("tokio::net::TcpSocket::bind_device"),
         }
     }
 

@@ -168,33 +168,44 @@ macro_rules! read_calls {
                 }
             }
 
-            /// Waits for readiness; refused inside a simulation.
-            ///
-            /// # Errors
-            ///
-            /// tokio's.
-            pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-                match self.side() {
-                    Side::Real(half) => half.ready(interest).await,
-                    Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
-                }
-            }
-
-            /// Waits until the stream is readable; refused inside a simulation.
-            ///
-            /// # Errors
-            ///
-            /// tokio's.
-            pub async fn readable(&self) -> io::Result<()> {
-                match self.side() {
-                    Side::Real(half) => half.readable().await,
-                    Side::Sim(_) => {
-                        refuse_readiness(concat!("tokio::net::tcp::", $name, "::readable"))
-                    }
-                }
-            }
+            readiness_calls!($name, readable);
         }
     )*};
+}
+
+/// A half's readiness calls, `ready` and `$wait` (`readable` or `writable`): tokio's, and
+/// refused inside a simulation.
+macro_rules! readiness_calls {
+    ($name:literal, $wait:ident) => {
+        /// Waits for readiness; refused inside a simulation.
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+            match self.side() {
+                Side::Real(half) => half.ready(interest).await,
+                Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
+            }
+        }
+
+        #[doc = concat!("Waits until the stream is ", stringify!($wait), "; refused inside a simulation.")]
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        pub async fn $wait(&self) -> io::Result<()> {
+            match self.side() {
+                Side::Real(half) => half.$wait().await,
+                Side::Sim(_) => refuse_readiness(concat!(
+                    "tokio::net::tcp::",
+                    $name,
+                    "::",
+                    stringify!($wait)
+                )),
+            }
+        }
+    };
 }
 
 /// The `try_` writes and the readiness calls of a write half, as the stream's.
@@ -226,31 +237,7 @@ macro_rules! write_calls {
                 }
             }
 
-            /// Waits for readiness; refused inside a simulation.
-            ///
-            /// # Errors
-            ///
-            /// tokio's.
-            pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-                match self.side() {
-                    Side::Real(half) => half.ready(interest).await,
-                    Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
-                }
-            }
-
-            /// Waits until the stream is writable; refused inside a simulation.
-            ///
-            /// # Errors
-            ///
-            /// tokio's.
-            pub async fn writable(&self) -> io::Result<()> {
-                match self.side() {
-                    Side::Real(half) => half.writable().await,
-                    Side::Sim(_) => {
-                        refuse_readiness(concat!("tokio::net::tcp::", $name, "::writable"))
-                    }
-                }
-            }
+            readiness_calls!($name, writable);
         }
     )*};
 }

@@ -51,6 +51,40 @@ enum Inner {
     },
 }
 
+/// Reads or sets one option, on tokio's socket or in the simulated one's record.
+macro_rules! remembered {
+    ($($(#[$attr:meta])* $what:literal: $get:ident / $set:ident: $ty:ty => $field:ident;)*) => {$(
+        #[doc = concat!("`", $what, "`.")]
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        $(#[$attr])*
+        pub fn $get(&self) -> io::Result<$ty> {
+            match &self.inner {
+                Inner::Real(socket) => socket.$get(),
+                Inner::Sim { $field, .. } => Ok($field.load(Ordering::Relaxed)),
+            }
+        }
+
+        #[doc = concat!("Sets `", $what, "` (remembered by a simulated socket).")]
+        ///
+        /// # Errors
+        ///
+        /// tokio's.
+        $(#[$attr])*
+        pub fn $set(&self, value: $ty) -> io::Result<()> {
+            match &self.inner {
+                Inner::Real(socket) => socket.$set(value),
+                Inner::Sim { $field, .. } => {
+                    $field.store(value, Ordering::Relaxed);
+                    Ok(())
+                }
+            }
+        }
+    )*};
+}
+
 /// Forwards a call that only tokio's socket answers; refused for a simulated one.
 macro_rules! real_only {
     ($($name:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {$(
@@ -687,189 +721,34 @@ impl UdpSocket {
         }
     }
 
-    /// `SO_BROADCAST`.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn broadcast(&self) -> io::Result<bool> {
-        match &self.inner {
-            Inner::Real(socket) => socket.broadcast(),
-            Inner::Sim { broadcast, .. } => Ok(broadcast.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Sets `SO_BROADCAST` (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
-        match &self.inner {
-            Inner::Real(socket) => socket.set_broadcast(on),
-            Inner::Sim { broadcast, .. } => {
-                broadcast.store(on, Ordering::Relaxed);
-                Ok(())
-            }
-        }
-    }
-
-    /// `IP_TTL`.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn ttl(&self) -> io::Result<u32> {
-        match &self.inner {
-            Inner::Real(socket) => socket.ttl(),
-            Inner::Sim { ttl, .. } => Ok(ttl.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Sets `IP_TTL` (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    pub fn set_ttl(&self, value: u32) -> io::Result<()> {
-        match &self.inner {
-            Inner::Real(socket) => socket.set_ttl(value),
-            Inner::Sim { ttl, .. } => {
-                ttl.store(value, Ordering::Relaxed);
-                Ok(())
-            }
-        }
-    }
-
-    /// `IP_TOS`.
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(not(any(
-        target_os = "fuchsia",
-        target_os = "redox",
-        target_os = "solaris",
-        target_os = "illumos",
-        target_os = "haiku"
-    )))]
-    #[allow(
-        deprecated,
-        reason = "tokio's newest releases rename it `tos_v4`; all have this name"
-    )]
-    pub fn tos(&self) -> io::Result<u32> {
-        match &self.inner {
-            Inner::Real(socket) => socket.tos(),
-            Inner::Sim { tos, .. } => Ok(tos.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Sets `IP_TOS` (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(not(any(
-        target_os = "fuchsia",
-        target_os = "redox",
-        target_os = "solaris",
-        target_os = "illumos",
-        target_os = "haiku"
-    )))]
-    #[allow(
-        deprecated,
-        reason = "tokio's newest releases rename it `set_tos_v4`; all have this name"
-    )]
-    pub fn set_tos(&self, value: u32) -> io::Result<()> {
-        match &self.inner {
-            Inner::Real(socket) => socket.set_tos(value),
-            Inner::Sim { tos, .. } => {
-                tos.store(value, Ordering::Relaxed);
-                Ok(())
-            }
-        }
-    }
-
-    /// `IP_TOS`, under the name tokio 1.49 gave it (the same setting as [`UdpSocket::tos`]).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(all(
-        real_tokio_1_49,
-        not(any(
+    remembered! {
+        "SO_BROADCAST": broadcast / set_broadcast: bool => broadcast;
+        "IP_TTL": ttl / set_ttl: u32 => ttl;
+        #[cfg(not(any(
             target_os = "fuchsia",
             target_os = "redox",
             target_os = "solaris",
             target_os = "illumos",
             target_os = "haiku"
-        ))
-    ))]
-    pub fn tos_v4(&self) -> io::Result<u32> {
-        match &self.inner {
-            Inner::Real(socket) => socket.tos_v4(),
-            Inner::Sim { tos, .. } => Ok(tos.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Sets `IP_TOS`, under the name tokio 1.49 gave it (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(all(
-        real_tokio_1_49,
-        not(any(
-            target_os = "fuchsia",
-            target_os = "redox",
-            target_os = "solaris",
-            target_os = "illumos",
-            target_os = "haiku"
-        ))
-    ))]
-    pub fn set_tos_v4(&self, value: u32) -> io::Result<()> {
-        match &self.inner {
-            Inner::Real(socket) => socket.set_tos_v4(value),
-            Inner::Sim { tos, .. } => {
-                tos.store(value, Ordering::Relaxed);
-                Ok(())
-            }
-        }
-    }
-
-    /// `IPV6_TCLASS` (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(all(
-        real_tokio_1_49,
-        any(target_os = "android", target_os = "linux", target_os = "macos")
-    ))]
-    pub fn tclass_v6(&self) -> io::Result<u32> {
-        match &self.inner {
-            Inner::Real(socket) => socket.tclass_v6(),
-            Inner::Sim { tclass, .. } => Ok(tclass.load(Ordering::Relaxed)),
-        }
-    }
-
-    /// Sets `IPV6_TCLASS` (remembered by a simulated socket).
-    ///
-    /// # Errors
-    ///
-    /// tokio's.
-    #[cfg(all(
-        real_tokio_1_49,
-        any(target_os = "android", target_os = "linux", target_os = "macos")
-    ))]
-    pub fn set_tclass_v6(&self, value: u32) -> io::Result<()> {
-        match &self.inner {
-            Inner::Real(socket) => socket.set_tclass_v6(value),
-            Inner::Sim { tclass, .. } => {
-                tclass.store(value, Ordering::Relaxed);
-                Ok(())
-            }
-        }
+        )))]
+        #[allow(deprecated, reason = "tokio 1.49 renames it `tos_v4`; all have this name")]
+        "IP_TOS": tos / set_tos: u32 => tos;
+        #[cfg(all(
+            real_tokio_1_49,
+            not(any(
+                target_os = "fuchsia",
+                target_os = "redox",
+                target_os = "solaris",
+                target_os = "illumos",
+                target_os = "haiku"
+            ))
+        ))]
+        "IP_TOS": tos_v4 / set_tos_v4: u32 => tos;
+        #[cfg(all(
+            real_tokio_1_49,
+            any(target_os = "android", target_os = "linux", target_os = "macos")
+        ))]
+        "IPV6_TCLASS": tclass_v6 / set_tclass_v6: u32 => tclass;
     }
 
     /// The device the socket is bound to (`SO_BINDTODEVICE`): none for a simulated one.
@@ -896,10 +775,7 @@ impl UdpSocket {
     pub fn bind_device(&self, interface: Option<&[u8]>) -> io::Result<()> {
         match &self.inner {
             Inner::Real(socket) => socket.bind_device(interface),
-            Inner::Sim { .. } => seam::refuse(
-                "tokio::net::UdpSocket::bind_device",
-                "a simulated node has one network and no devices; bind to an address instead",
-            ),
+            Inner::Sim { .. } => super::refuse_bind_device("tokio::net::UdpSocket::bind_device"),
         }
     }
 
