@@ -62,7 +62,11 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     };
     let jobs = args.jobs.unwrap_or_else(crate::cores);
     let header = crate::header::for_sweep(&target, args.seeds, args.shard);
-    let mut sweep = Sweep::open(&target, range, &args.out, args.resume, &header)?;
+    // Workers run in their package's directory, not the tool's: a relative path would name
+    // another file there.
+    let out = std::path::absolute(&args.out)
+        .with_context(|| format!("cannot resolve the results path {}", args.out.display()))?;
+    let mut sweep = Sweep::open(&target, range, &out, args.resume, &header)?;
     if args.save_failures {
         // Each worker's runner appends its failing seeds to the test's regression file.
         sweep

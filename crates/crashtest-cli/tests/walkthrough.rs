@@ -130,3 +130,24 @@ fn the_failure_walkthrough_runs_from_sweep_to_a_pinned_regression() {
     assert!(!later.status.success(), "{said}");
     assert_contains(&said, &format!("seed {seed} of the regression file"));
 }
+
+#[test]
+fn a_sweep_writes_a_relative_results_path_where_it_was_started() {
+    // Workers run in the fixture package's directory; the path is the user's, from here.
+    let work = tempdir("relative-results");
+    let sweep = run_printed(
+        &format!(
+            "crashtest sweep {STORE} --manifest-path {} --seeds 0..4 -o results.jsonl",
+            fixture().manifest.display()
+        ),
+        &work,
+    );
+    let text = stdout(&sweep);
+    assert!(!text.contains("crashed"), "{text}{}", stderr(&sweep));
+    let written = std::fs::read_to_string(work.join("results.jsonl")).unwrap();
+    assert_eq!(
+        written.lines().filter(|l| l.contains("\"seed\"")).count(),
+        4,
+        "{written}"
+    );
+}
