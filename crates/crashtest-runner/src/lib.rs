@@ -616,7 +616,7 @@ where
         Box::new(FailureReport {
             seed,
             commit: reproduce::commit(),
-            command: spec.reproduce_command(seed),
+            command: spec.reproduce_line(&settings.run_env(seed)),
             test: test.clone(),
             cause,
             failed_seeds: vec![seed],
@@ -630,7 +630,7 @@ where
     };
     let first_result = if settings.check_determinism {
         // Its runs take the caller on threads of their own.
-        watch_as(spec, first);
+        watch_as(spec, settings, first);
         match check_determinism(first, first_config, body) {
             Ok(result) => result,
             Err(divergence) => {
@@ -640,7 +640,7 @@ where
         }
     } else {
         crashtest_guard::on_fresh_thread(|| {
-            watch_as(spec, first);
+            watch_as(spec, settings, first);
             Sim::with_config(first, first_config).run(body())
         })
     };
@@ -683,7 +683,7 @@ where
                     }
                     let seed = settings.start + index;
                     let result = crashtest_guard::on_fresh_thread(|| {
-                        watch_as(spec, seed);
+                        watch_as(spec, settings, seed);
                         Sim::with_config(seed, config.clone()).run(body())
                     });
                     record(result, false);
@@ -710,10 +710,13 @@ where
     }
 }
 
-/// Tells the watchdog how to reproduce `seed`, for its report if a poll of the seed gets
-/// stuck (the next simulation on this thread takes it).
-fn watch_as(spec: &TestSpec, seed: u64) {
-    crashtest_core::plumbing::reproduce_with(&spec.test_path(), spec.reproduce_command(seed));
+/// Tells the watchdog how to reproduce `seed` as `settings` run it, for its report if a poll
+/// of the seed gets stuck (the next simulation on this thread takes it).
+fn watch_as(spec: &TestSpec, settings: &Settings, seed: u64) {
+    crashtest_core::plumbing::reproduce_with(
+        &spec.test_path(),
+        spec.reproduce_line(&settings.run_env(seed)),
+    );
 }
 
 /// Locks a mutex, ignoring poisoning: a panicking worker thread leaves data that is still

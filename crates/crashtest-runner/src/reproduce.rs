@@ -69,7 +69,9 @@ impl TestSpec {
         }
     }
 
-    /// The shell command that runs exactly `seed` of this test.
+    /// The shell command that runs exactly `seed` of this test, with no fault masked or kept
+    /// and no branch explored (for a run with those, `reproduce_line` of
+    /// [`Settings::run_env`](crate::Settings::run_env)).
     ///
     /// ```
     /// let spec = crashtest::runner::TestSpec {

@@ -134,6 +134,43 @@ fn ids(
 }
 
 impl Settings {
+    /// The variables that select `seed`'s run as these settings run it: the seed, and the
+    /// faults masked or kept and the branch path when they are set, since a reproduce line
+    /// without them runs another timeline.
+    ///
+    /// ```
+    /// let mut settings = crashtest::runner::Settings::range(0..1, 1);
+    /// assert_eq!(settings.run_env(3), "CRASHTEST_SEED=3");
+    /// settings.mask = vec![1, 4];
+    /// settings.explore = vec![(std::time::Duration::from_nanos(1500), 9)];
+    /// assert_eq!(
+    ///     settings.run_env(3),
+    ///     "CRASHTEST_SEED=3 CRASHTEST_MASK=1,4 CRASHTEST_EXPLORE=1500:9"
+    /// );
+    /// ```
+    pub fn run_env(&self, seed: u64) -> String {
+        let mut pairs = vec![(env::SEED, seed.to_string())];
+        if !self.mask.is_empty() {
+            pairs.push((env::MASK, env::encode_ids(self.mask.iter().copied())));
+        }
+        if let Some(keep) = &self.keep {
+            pairs.push((env::KEEP, env::encode_ids(keep.iter().copied())));
+        }
+        if !self.explore.is_empty() {
+            let path = BranchPath(
+                self.explore
+                    .iter()
+                    .map(|&(at, sub_seed)| env::Explore {
+                        at_ns: u64::try_from(at.as_nanos()).unwrap_or(u64::MAX),
+                        sub_seed,
+                    })
+                    .collect(),
+            );
+            pairs.push((env::EXPLORE, path.to_string()));
+        }
+        crashtest_protocol::reproduce::assignments(pairs)
+    }
+
     /// The seeds of `range` on `threads` threads, every failure recorded and no determinism
     /// check: a bug hunt's plan (it stops at the first failure, as a test does).
     ///

@@ -210,3 +210,23 @@ fn a_failure_reproduce_line_carries_the_declared_variables_and_the_profile() {
         report.command
     );
 }
+
+#[test]
+fn a_failure_reproduce_line_carries_the_masked_kept_and_explored_faults() {
+    let settings = Settings {
+        count: 1,
+        check_determinism: false,
+        mask: vec![2, 5],
+        keep: Some(vec![7]),
+        explore: vec![(Duration::from_millis(3), 11)],
+        ..Settings::default()
+    };
+    let report = run_seeds(&spec(), &settings, &|| async { panic!("boom") }).unwrap_err();
+    assert!(
+        report.command.starts_with(
+            "CRASHTEST_SEED=0 CRASHTEST_MASK=2,5 CRASHTEST_KEEP=7 CRASHTEST_EXPLORE=3000000:11 cargo test"
+        ),
+        "{}",
+        report.command
+    );
+}
