@@ -395,6 +395,17 @@ const HEADLINES: [&str; 8] = [
     "fatal runtime error",
 ];
 
+/// How libtest's own lines in a test binary's output begin: never what failed.
+const LIBTEST_LINES: [&str; 7] = [
+    "running ",
+    "test ",
+    "failures:",
+    "successes:",
+    "---- ",
+    "note: run with `RUST_BACKTRACE",
+    "error: test failed",
+];
+
 impl SeedResult {
     /// Whether the seed passed.
     pub fn passed(&self) -> bool {
@@ -424,7 +435,9 @@ impl SeedResult {
     }
 
     /// The failure's most telling line: the signature's if the runner wrote one, else the
-    /// first line of the report that says what failed, else its first line.
+    /// first line of the report that says what failed; for a worker's output (a lost seed),
+    /// a Rust panic with its message, else how the worker process ended; else the first line
+    /// that is not libtest's own.
     pub fn headline(&self) -> String {
         if let Some(signature) = &self.signature {
             return signature.headline.clone();
@@ -433,9 +446,31 @@ impl SeedResult {
             return String::new();
         };
         let lines = || failure.lines().map(str::trim).filter(|l| !l.is_empty());
+        if let Some(line) =
+            lines().find(|line| HEADLINES.iter().any(|start| line.starts_with(start)))
+        {
+            return line.to_owned();
+        }
+        // std's panic message: `thread 'name' panicked at file:line:col:`, the message on the
+        // next line.
+        let mut following = lines().skip_while(|line| !line.contains("' panicked at "));
+        if let Some(panic) = following.next() {
+            let place = panic
+                .split_once("' panicked at ")
+                .map_or(panic, |(_, place)| place);
+            return match following.next() {
+                Some(message) => format!("panicked at {place} {message}"),
+                None => format!("panicked at {place}"),
+            };
+        }
         lines()
-            .find(|line| HEADLINES.iter().any(|start| line.starts_with(start)))
-            .or_else(|| lines().find(|line| !line.contains("FAILED at virtual time")))
+            .find(|line| line.starts_with("(worker process exited"))
+            .or_else(|| {
+                lines().find(|line| {
+                    !line.contains("FAILED at virtual time")
+                        && !LIBTEST_LINES.iter().any(|start| line.starts_with(start))
+                })
+            })
             .or_else(|| lines().next())
             .unwrap_or_default()
             .to_owned()
@@ -495,6 +530,29 @@ mod tests {
             ..SeedResult::default()
         };
         assert_eq!(result.headline(), "panicked at x.rs:1:2: boom");
+    }
+
+    #[test]
+    fn a_lost_seeds_headline_is_the_workers_panic_or_its_end_not_libtests_lines() {
+        let lost = |output: &str| SeedResult {
+            failure: Some(output.into()),
+            ..SeedResult::default()
+        };
+        let panicked = lost(
+            "running 1 test\nthread 'store::t' panicked at src/lib.rs:9:5:\ncannot open the file\n\
+             note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n",
+        );
+        assert_eq!(
+            panicked.headline(),
+            "panicked at src/lib.rs:9:5: cannot open the file"
+        );
+        let aborted = lost("running 1 test\n\n(worker process exited: signal: 6 (SIGABRT))");
+        assert_eq!(
+            aborted.headline(),
+            "(worker process exited: signal: 6 (SIGABRT))"
+        );
+        let said = lost("running 1 test\nfixture: aborting the process\n");
+        assert_eq!(said.headline(), "fixture: aborting the process");
     }
 
     #[test]
