@@ -2,7 +2,7 @@
 //!
 //! A seed replays only on the same code, so a report names the commit (from
 //! `CRASHTEST_COMMIT`, else `git rev-parse HEAD` in the package's directory, marked `-dirty`
-//! when the work tree has changes) next to a command that can be pasted into a shell.
+//! when tracked files have changes) next to a command that can be pasted into a shell.
 
 use std::path::Path;
 use std::process::Command;
@@ -156,8 +156,9 @@ impl TestSpec {
     }
 }
 
-/// The commit under test: `CRASHTEST_COMMIT`, else git's HEAD (with `-dirty` if the tree has
-/// changes), else `unknown`. Asked once per process: a minimizer replays a failing seed many
+/// The commit under test: `CRASHTEST_COMMIT`, else git's HEAD (with `-dirty` if tracked files
+/// have changes: untracked ones are left out, as the tool's sweep header leaves them, since
+/// results files and saved regressions are among them), else `unknown`. Asked once per process: a minimizer replays a failing seed many
 /// times, and the answer cannot change while the process runs.
 pub(crate) fn commit() -> String {
     static COMMIT: OnceLock<String> = OnceLock::new();
@@ -179,7 +180,7 @@ fn ask_commit() -> String {
             .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
     };
     match git(&["rev-parse", "HEAD"]) {
-        Some(head) => match git(&["status", "--porcelain"]) {
+        Some(head) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
             Some(status) if !status.is_empty() => format!("{head}-dirty"),
             _ => head,
         },
