@@ -24,7 +24,7 @@ use crate::{FailureReport, Settings, TestSpec, minimize, run_seeds};
 /// };
 /// let body = || async { assert!(crashtest::rand::rng().next_u64() % 4 != 0, "one in four") };
 /// let failure = hunt::first_failure(&spec, 0..100, 2, &body).unwrap();
-/// assert_eq!(failure.failed_seeds[0], failure.seed, "the lowest failing seed");
+/// assert_eq!(failure.failed[0].seed, failure.seed, "the lowest failing seed");
 /// ```
 pub fn first_failure<F, Fut>(
     spec: &TestSpec,
@@ -59,7 +59,7 @@ where
         stop_on_failure: false,
         ..Settings::range(seeds, threads)
     };
-    run_seeds(spec, &settings, body).map_or_else(|report| report.failed_seeds.len() as u64, |_| 0)
+    run_seeds(spec, &settings, body).map_or_else(|report| report.failed.len() as u64, |_| 0)
 }
 
 /// What a hunt found, and what it cost.

@@ -122,9 +122,19 @@ pub struct FailureReport {
     pub test: String,
     /// The failure itself.
     pub cause: Cause,
-    /// Every seed that failed, lowest first (all of the range's failures when the run does
-    /// not stop on the first).
-    pub failed_seeds: Vec<u64>,
+    /// Every seed that failed and what it failed with, lowest first (all of the range's
+    /// failures when the run does not stop on the first).
+    pub failed: Vec<FailedSeed>,
+}
+
+/// One failing seed of a run, and what it failed with in one line (as
+/// [`FailureReport::message`] says it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailedSeed {
+    /// The seed.
+    pub seed: u64,
+    /// What failed: the panic message, the check, the deadlock.
+    pub message: String,
 }
 
 impl FailureReport {
@@ -496,12 +506,8 @@ where
     }
     let result = run_seeds(spec, settings, body);
     if let (Err(report), true) = (&result, policy.save) {
-        for &seed in &report.failed_seeds {
-            let reason = if seed == report.seed {
-                report.message()
-            } else {
-                format!("failed in the same run as seed {}", report.seed)
-            };
+        for failed in &report.failed {
+            let (seed, reason) = (failed.seed, failed.message.clone());
             // The declared variables, an unset one as empty, so that the line runs again only
             // where the test would select the same behaviour.
             let env = spec
@@ -618,8 +624,16 @@ where
             commit: reproduce::commit(),
             command: spec.reproduce_line(&settings.run_env(seed)),
             test: test.clone(),
+            failed: vec![FailedSeed {
+                seed,
+                message: match &cause {
+                    Cause::Run(failure) => failure.kind.to_string(),
+                    Cause::Nondeterminism(divergence) => {
+                        results::divergence_signature(divergence).headline
+                    }
+                },
+            }],
             cause,
-            failed_seeds: vec![seed],
         })
     };
     crashtest_guard::install();
@@ -693,11 +707,17 @@ where
     });
     let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
     failures.sort_by_key(|f| f.summary.seed);
-    let failed_seeds: Vec<u64> = failures.iter().map(|f| f.summary.seed).collect();
+    let failed: Vec<FailedSeed> = failures
+        .iter()
+        .map(|f| FailedSeed {
+            seed: f.summary.seed,
+            message: f.kind.to_string(),
+        })
+        .collect();
     match failures.into_iter().next() {
         Some(failure) => {
             let mut report = report(failure.summary.seed, Cause::Run(failure));
-            report.failed_seeds = failed_seeds;
+            report.failed = failed;
             Err(report)
         }
         None => Ok(Outcome {

@@ -139,3 +139,37 @@ fn a_saved_seed_records_the_declared_environment_it_failed_in() {
     assert_eq!((report.seed, RAN.lock().unwrap()[0]), (11, 11));
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Fails seeds 3 and 7, each with a message of its own.
+async fn two_bugs() {
+    let seed = crashtest::rand::seed().unwrap();
+    assert_ne!(seed, 3, "bug three");
+    assert_ne!(seed, 7, "bug seven");
+}
+
+#[test]
+fn each_saved_seed_keeps_the_failure_it_had() {
+    let root = scratch("regressions-reasons");
+    let policy = RegressionPolicy::from_env(&spec(), &root, &|_| None);
+    let none = |_: &str| None;
+    let every = Settings {
+        stop_on_failure: false,
+        ..settings(0)
+    };
+    let report = run_with_regressions(&spec(), &every, &policy, &none, &two_bugs).unwrap_err();
+    assert_eq!(
+        report.failed.iter().map(|f| f.seed).collect::<Vec<_>>(),
+        [3, 7]
+    );
+    let text = std::fs::read_to_string(root.join("crashtest-regressions/planted.never_eleven.txt"))
+        .unwrap();
+    let line = |seed: u64| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("seed {seed} ")))
+            .unwrap()
+            .to_owned()
+    };
+    assert!(line(3).contains("bug three"), "{text}");
+    assert!(line(7).contains("bug seven"), "{text}");
+    std::fs::remove_dir_all(&root).unwrap();
+}
