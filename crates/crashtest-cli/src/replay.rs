@@ -3,7 +3,7 @@
 //! Each row is one event, written in the column of the node it belongs to, with a marker in
 //! front (`X` kill, `^` restart or upgrade, `=` pause, `>` resume, `!` panic, `*` injected
 //! fault, `-` masked fault, `~` clock change, `#` partition or clog, `&` its end, `+` node
-//! created, `@` network traffic). The other
+//! created, `@` network traffic, `.` a disk or other component note). The other
 //! columns show each node's state at that moment: `|` running, `:` paused, blank when dead
 //! or not yet created, so a crash and its restart read as a gap in a lane.
 
