@@ -63,10 +63,7 @@ pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
         None,
     )?;
     let html = render(&trace, &result, &args.filter, args.max_events)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("crashtest-seed-{}.html", args.seed)));
+    let out = args.out.clone().unwrap_or_else(|| default_file(args));
     std::fs::write(&out, html).with_context(|| format!("cannot write {}", out.display()))?;
     let shown = std::fs::canonicalize(&out).unwrap_or(out);
     println!(
@@ -841,10 +838,48 @@ if (location.hash === '#failure' && failure) jump(failure.getAttribute('data-tar
     html
 }
 
+/// `crashtest-seed-SEED.html`, or for a branch `crashtest-seed-SEED-branch-PATH.html` (the
+/// path's `:` and `,` as `-` and `_`), so that a branch's diagram never overwrites its seed's.
+fn default_file(args: &ViewArgs) -> PathBuf {
+    match args
+        .branch
+        .branch
+        .as_ref()
+        .filter(|path| !path.0.is_empty())
+    {
+        None => PathBuf::from(format!("crashtest-seed-{}.html", args.seed)),
+        Some(path) => {
+            let path = path.to_string().replace(':', "-").replace(',', "_");
+            PathBuf::from(format!("crashtest-seed-{}-branch-{path}.html", args.seed))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crashtest_protocol::{FaultNote, NetNote, Note, PackedAddr, Status};
+
+    fn view_args(args: &[&str]) -> ViewArgs {
+        use clap::Parser;
+        let words = ["crashtest", "view", "t", "3"].iter().chain(args);
+        match crate::cli::Cli::try_parse_from(words).unwrap().command {
+            crate::cli::Command::View(args) => args,
+            _ => unreachable!("parsed as view"),
+        }
+    }
+
+    #[test]
+    fn a_branchs_diagram_is_named_apart_from_its_seeds() {
+        assert_eq!(
+            default_file(&view_args(&[])),
+            PathBuf::from("crashtest-seed-3.html")
+        );
+        assert_eq!(
+            default_file(&view_args(&["--branch", "1500:7,2000:3"])),
+            PathBuf::from("crashtest-seed-3-branch-1500-7_2000-3.html")
+        );
+    }
 
     fn event(index: u64, time_ms: u64, lane: usize, kind: TraceKind, note: Option<Note>) -> Event {
         Event {
