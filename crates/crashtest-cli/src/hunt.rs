@@ -131,10 +131,14 @@ fn describe(summary: &Value) -> String {
     );
     if summary["found"].as_bool() == Some(true) {
         let path = summary["branch_path"].as_str().unwrap_or_default();
+        let timeline = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" along branch {path}")
+        };
         out.push_str(&format!(
-            "FAILED at seed {} branch path {}: {}\n",
+            "FAILED at seed {}{timeline}: {}\n",
             summary["seed"],
-            if path.is_empty() { "(none)" } else { path },
             summary["failure"].as_str().unwrap_or_default(),
         ));
         if summary["replayed"].as_bool() == Some(false) {
@@ -165,7 +169,7 @@ mod tests {
             text.starts_with("40 runs (8 fresh seeds, 4 branch points)"),
             "{text}"
         );
-        assert!(text.contains("FAILED at seed 3 branch path 100:1,200:9: lost a write"));
+        assert!(text.contains("FAILED at seed 3 along branch 100:1,200:9: lost a write"));
     }
 
     #[test]

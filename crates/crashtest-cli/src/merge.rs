@@ -129,8 +129,11 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     }
     let test = test.unwrap_or_default();
     println!(
-        "{} files of {test}{}",
-        args.files.len(),
+        "{} of {test}{}",
+        match args.files.len() {
+            1 => "1 file".to_owned(),
+            files => format!("{files} files"),
+        },
         header
             .as_ref()
             .map(|h| format!(" (commit {}, environment {})", h.code(), h.env_text()))
