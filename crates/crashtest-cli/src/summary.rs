@@ -62,7 +62,7 @@ impl Summary {
             .iter()
             .map(|(status, n)| format!("{n} {status}"))
             .collect();
-        format!("{} seeds: {}", self.seeds, parts.join(", "))
+        format!("{}: {}", seeds(self.seeds), parts.join(", "))
     }
 
     /// The failing seeds, lowest first.
@@ -119,9 +119,15 @@ impl Summary {
             .filter(|((location, _, _), totals)| !mine(location, totals))
             .count();
         if self.coverage.len() == others {
+            // Said rather than left out: a test whose probes never ran may have none.
+            let _ = writeln!(
+                out,
+                "coverage over {}: no probe or buggify site of the tested code was reached",
+                seeds(self.seeds)
+            );
             return out;
         }
-        let _ = writeln!(out, "coverage over {} seeds:", self.seeds);
+        let _ = writeln!(out, "coverage over {}:", seeds(self.seeds));
         let never = |t: &SiteTotals| t.fired == 0;
         for pass in [true, false] {
             for ((location, kind, name), totals) in &self.coverage {
@@ -150,6 +156,14 @@ impl Summary {
             );
         }
         out
+    }
+}
+
+/// `N seeds`, or `1 seed`.
+fn seeds(count: u64) -> String {
+    match count {
+        1 => "1 seed".to_owned(),
+        count => format!("{count} seeds"),
     }
 }
 
@@ -205,6 +219,18 @@ mod tests {
         assert!(
             text.contains("(1 more sites of this binary were never reached"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn coverage_says_so_when_no_site_of_the_test_was_reached() {
+        let mut line = result(1, Status::Pass, 1);
+        line.coverage.clear();
+        let mut summary = Summary::default();
+        summary.add(&line);
+        assert_eq!(
+            summary.coverage_text(),
+            "coverage over 1 seed: no probe or buggify site of the tested code was reached\n"
         );
     }
 
