@@ -297,8 +297,8 @@ pub(crate) struct ViewArgs {
     pub(crate) seed: u64,
     #[command(flatten)]
     pub(crate) branch: Branch,
-    /// The HTML file to write (default: crashtest-seed-SEED.html, with -branch-PATH before
-    /// `.html` for a branch).
+    /// The HTML file to write (default: crashtest-TEST-seed-SEED.html, with -branch-PATH
+    /// before `.html` for a branch).
     #[arg(short, long, value_name = "PATH")]
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]

@@ -63,7 +63,10 @@ pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
         None,
     )?;
     let html = render(&trace, &result, &args.filter, args.max_events)?;
-    let out = args.out.clone().unwrap_or_else(|| default_file(args));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_file(&target.test, args));
     std::fs::write(&out, html).with_context(|| format!("cannot write {}", out.display()))?;
     let shown = std::fs::canonicalize(&out).unwrap_or(out);
     println!(
@@ -838,21 +841,24 @@ if (location.hash === '#failure' && failure) jump(failure.getAttribute('data-tar
     html
 }
 
-/// `crashtest-seed-SEED.html`, or for a branch `crashtest-seed-SEED-branch-PATH.html` (the
-/// path's `:` and `,` as `-` and `_`), so that a branch's diagram never overwrites its seed's.
-fn default_file(args: &ViewArgs) -> PathBuf {
-    match args
+/// `crashtest-TEST-seed-SEED.html` (`TEST` the test's own name, without its module path),
+/// with `-branch-PATH` before `.html` for a branch (the path's `:` and `,` as `-` and `_`):
+/// another test's diagram of the same seed, or a branch's, never overwrites this one.
+fn default_file(test: &str, args: &ViewArgs) -> PathBuf {
+    let name = test.rsplit("::").next().unwrap_or(test);
+    let branch = match args
         .branch
         .branch
         .as_ref()
         .filter(|path| !path.0.is_empty())
     {
-        None => PathBuf::from(format!("crashtest-seed-{}.html", args.seed)),
-        Some(path) => {
-            let path = path.to_string().replace(':', "-").replace(',', "_");
-            PathBuf::from(format!("crashtest-seed-{}-branch-{path}.html", args.seed))
-        }
-    }
+        None => String::new(),
+        Some(path) => format!(
+            "-branch-{}",
+            path.to_string().replace(':', "-").replace(',', "_")
+        ),
+    };
+    PathBuf::from(format!("crashtest-{name}-seed-{}{branch}.html", args.seed))
 }
 
 #[cfg(test)]
@@ -870,14 +876,14 @@ mod tests {
     }
 
     #[test]
-    fn a_branchs_diagram_is_named_apart_from_its_seeds() {
+    fn a_diagram_is_named_after_its_test_seed_and_branch() {
         assert_eq!(
-            default_file(&view_args(&[])),
-            PathBuf::from("crashtest-seed-3.html")
+            default_file("store::agree", &view_args(&[])),
+            PathBuf::from("crashtest-agree-seed-3.html")
         );
         assert_eq!(
-            default_file(&view_args(&["--branch", "1500:7,2000:3"])),
-            PathBuf::from("crashtest-seed-3-branch-1500-7_2000-3.html")
+            default_file("store::agree", &view_args(&["--branch", "1500:7,2000:3"])),
+            PathBuf::from("crashtest-agree-seed-3-branch-1500-7_2000-3.html")
         );
     }
 
