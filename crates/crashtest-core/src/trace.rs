@@ -10,7 +10,7 @@
 //! must mean the same thing on every build.
 //!
 //! Keeping every event would cost memory in long runs, so the trace keeps a ring of the last
-//! [`Trace::TAIL_LEN`] events for failure reports and records everything only on request
+//! `Trace::TAIL_LEN` events for failure reports and records everything only on request
 //! (replay, determinism checks). The ring holds events packed into 32 bytes of integers
 //! (a note's text waits in a ring beside it), so recording costs two multiplies and a few
 //! stores: the executor records several events per poll.
