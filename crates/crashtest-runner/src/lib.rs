@@ -469,10 +469,13 @@ where
 {
     let path = policy.file.path().display();
     if policy.run_first {
-        let saved = policy
+        let mut saved = policy
             .file
             .read()
             .unwrap_or_else(|e| panic!("crashtest: cannot use the regression file: {e}"));
+        // Lowest first, as a sweep reports them: a sweep's workers append their seeds in
+        // the order they failed.
+        saved.sort_by_key(|regression| regression.seed);
         let mut ran = 0;
         for regression in &saved {
             let unmet = regression.unmet(lookup);

@@ -173,3 +173,30 @@ fn each_saved_seed_keeps_the_failure_it_had() {
     assert!(line(7).contains("bug seven"), "{text}");
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+#[test]
+fn saved_seeds_run_lowest_first_whatever_order_they_were_saved_in() {
+    let root = scratch("regressions-order");
+    let policy = RegressionPolicy::from_env(&spec(), &root, &|_| None);
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for seed in [211, 11, 111] {
+        policy
+            .file
+            .append(&Regression {
+                seed,
+                env: Vec::new(),
+                reason: "saved by hand".into(),
+            })
+            .unwrap();
+    }
+    RAN.lock().unwrap().clear();
+    let none = |_: &str| None;
+    let report =
+        run_with_regressions(&spec(), &settings(150), &policy, &none, &planted).unwrap_err();
+    assert_eq!(
+        report.seed, 11,
+        "the lowest saved seed ran, and failed, first"
+    );
+    assert_eq!(RAN.lock().unwrap()[0], 11);
+    std::fs::remove_dir_all(&root).unwrap();
+}
