@@ -62,9 +62,10 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
             )
         }
     }
+    let original_headline = original.headline();
     search.wanted = Wanted {
         signature: original.signature.clone(),
-        headline: original.headline(),
+        headline: original_headline.clone(),
     };
     let maskable = original.fault_ids();
     let drawn = maskable.len();
@@ -73,7 +74,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         args.seed,
         original.faults.len(),
         maskable.len(),
-        original.headline()
+        original_headline
     );
     let original = Failing {
         applied: maskable,
@@ -115,8 +116,16 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.any_failure {
         println!("still fails: {}", last.headline());
-    } else {
+    } else if last.headline() == original_headline {
         println!("still fails the same way: {}", last.headline());
+    } else {
+        // The same kind of failure at the same place, saying something else (another key,
+        // another count): said, so that the reproduce line's output is no surprise.
+        println!(
+            "still fails the same way (the same kind of failure, node and place; its message \
+             now reads): {}",
+            last.headline()
+        );
     }
     let mut variables = vec![(env::SEED, args.seed.to_string())];
     variables.extend(args.branch.env());
