@@ -69,8 +69,12 @@ pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| default_file(&target.test, args));
     std::fs::write(&out, html).with_context(|| format!("cannot write {}", out.display()))?;
     let shown = std::fs::canonicalize(&out).unwrap_or(out);
+    let failure = match result.headline() {
+        headline if headline.is_empty() => String::new(),
+        headline => format!(" ({headline})"),
+    };
     println!(
-        "seed {} of {}: {}; diagram written to {} (open file://{})",
+        "seed {} of {}: {}{failure}; diagram written to {} (open file://{})",
         args.seed,
         target.test,
         result.status,
