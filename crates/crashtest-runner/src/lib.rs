@@ -622,22 +622,19 @@ where
         )
     });
     let report = |seed, cause| {
-        Box::new(FailureReport {
+        let mut report = Box::new(FailureReport {
             seed,
             commit: reproduce::commit(),
             command: spec.reproduce_line(&settings.run_env(seed)),
             test: test.clone(),
-            failed: vec![FailedSeed {
-                seed,
-                message: match &cause {
-                    Cause::Run(failure) => failure.kind.to_string(),
-                    Cause::Nondeterminism(divergence) => {
-                        results::divergence_signature(divergence).headline
-                    }
-                },
-            }],
             cause,
-        })
+            failed: Vec::new(),
+        });
+        report.failed.push(FailedSeed {
+            seed,
+            message: report.message(),
+        });
+        report
     };
     crashtest_guard::install();
     let first = settings.start;
