@@ -150,7 +150,8 @@ impl Job {
     ) -> SeedResult {
         let mut output = self.output_tail();
         if let End::Exited(exit) = end {
-            output.push_str(&format!("\n(worker process exited: {exit})"));
+            output.push('\n');
+            output.push_str(&crashtest_protocol::results::worker_exited(exit));
             if exit.success() {
                 output.push_str(
                     " before the seed finished: something in the test called std::process::exit",

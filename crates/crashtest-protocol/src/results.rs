@@ -406,6 +406,23 @@ const LIBTEST_LINES: [&str; 7] = [
     "error: test failed",
 ];
 
+/// How the line that says how a lost seed's worker process ended begins.
+const WORKER_EXITED: &str = "(worker process exited: ";
+
+/// The line the tool adds to a lost seed's output to say how its worker process ended
+/// (`exit` as std's `ExitStatus` shows it), which [`SeedResult::headline`] prefers to the
+/// output's other lines.
+///
+/// ```
+/// assert_eq!(
+///     crashtest_protocol::results::worker_exited("signal: 6 (SIGABRT)"),
+///     "(worker process exited: signal: 6 (SIGABRT))"
+/// );
+/// ```
+pub fn worker_exited(exit: impl std::fmt::Display) -> String {
+    format!("{WORKER_EXITED}{exit})")
+}
+
 impl SeedResult {
     /// Whether the seed passed.
     pub fn passed(&self) -> bool {
@@ -464,7 +481,7 @@ impl SeedResult {
             };
         }
         lines()
-            .find(|line| line.starts_with("(worker process exited"))
+            .find(|line| line.starts_with(WORKER_EXITED))
             .or_else(|| {
                 lines().find(|line| {
                     !line.contains("FAILED at virtual time")
