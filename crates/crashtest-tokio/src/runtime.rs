@@ -200,11 +200,6 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    fn wrap(real: real::runtime::Runtime) -> Runtime {
-        let handle = Handle::from(real.handle().clone());
-        Runtime { real, handle }
-    }
-
     pub(crate) fn real(&self) -> &real::runtime::Runtime {
         &self.real
     }
@@ -235,9 +230,15 @@ impl Runtime {
 /// The calls tokio's runtimes share, on the stand-in's wrapper of one (`real`, with its
 /// `handle` as the stand-in's).
 macro_rules! runtime_calls {
-    ($($(#[$attr:meta])* $runtime:ident => $name:literal;)*) => {$(
+    ($($(#[$attr:meta])* $runtime:ident($real:ty) => $name:literal;)*) => {$(
         $(#[$attr])*
         impl $runtime {
+            /// Wraps tokio's runtime, with its handle as the stand-in's.
+            fn wrap(real: $real) -> $runtime {
+                let handle = Handle::from(real.handle().clone());
+                $runtime { real, handle }
+            }
+
             /// The runtime's handle.
             pub fn handle(&self) -> &Handle {
                 &self.handle
@@ -287,9 +288,9 @@ macro_rules! runtime_calls {
 }
 
 runtime_calls! {
-    Runtime => "Runtime";
+    Runtime(real::runtime::Runtime) => "Runtime";
     #[cfg(real_tokio_1_51)]
-    LocalRuntime => "LocalRuntime";
+    LocalRuntime(real::runtime::LocalRuntime) => "LocalRuntime";
 }
 
 #[track_caller]
@@ -428,11 +429,6 @@ pub struct LocalRuntime {
 
 #[cfg(real_tokio_1_51)]
 impl LocalRuntime {
-    fn wrap(real: real::runtime::LocalRuntime) -> LocalRuntime {
-        let handle = Handle::from(real.handle().clone());
-        LocalRuntime { real, handle }
-    }
-
     /// A runtime on the current thread with every driver on. Refused inside a simulation.
     ///
     /// # Errors
