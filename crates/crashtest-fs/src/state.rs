@@ -22,11 +22,12 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::io;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::time::Duration;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing::checks::ExtensionCache;
 use crashtest_core::plumbing::{self, life::NodeHook, notes};
 use crashtest_core::rng::{Ratio, Stream};
 use crashtest_protocol::DiskNote;
@@ -84,35 +85,19 @@ pub(crate) fn state() -> Option<Rc<FsState>> {
     if !plumbing::is_simulation() {
         return None;
     }
-    match CURRENT.with(|current| current.borrow().upgrade()) {
-        Some(state) => {
-            debug_assert!(
-                plumbing::checks::extension::<FsState>()
-                    .is_some_and(|own| Rc::ptr_eq(&own, &state)),
-                "the cached file system belongs to another run"
-            );
-            Some(state)
-        }
-        None => first_use(),
-    }
+    CURRENT.with(|current| {
+        current.get(|state| {
+            if !state.hooked.replace(true) {
+                plumbing::life::add_node_hook(Rc::new(CrashHook));
+            }
+        })
+    })
 }
 
 thread_local! {
     /// The file system of the run going on on this thread, cached so that every file call
-    /// skips the extension lookup (a search by type and a downcast). It is weak: the run's
-    /// world owns the state, so when the run ends and its world is dropped the cache empties
-    /// itself, and the next run finds its own.
-    static CURRENT: RefCell<Weak<FsState>> = const { RefCell::new(Weak::new()) };
-}
-
-#[cold]
-fn first_use() -> Option<Rc<FsState>> {
-    let state = plumbing::checks::extension::<FsState>()?;
-    if !state.hooked.replace(true) {
-        plumbing::life::add_node_hook(Rc::new(CrashHook));
-    }
-    CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&state));
-    Some(state)
+    /// skips the extension lookup.
+    static CURRENT: ExtensionCache<FsState> = const { ExtensionCache::new() };
 }
 
 /// The calling node inside a simulation (`None` outside one); `EIO` if it has been killed

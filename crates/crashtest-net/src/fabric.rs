@@ -29,11 +29,12 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 use std::task::Waker;
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing::checks::ExtensionCache;
 use crashtest_core::plumbing::{self, life::NodeHook};
 use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
@@ -86,36 +87,23 @@ pub(crate) struct State {
 /// Panics outside a simulation.
 #[inline]
 pub(crate) fn net() -> Rc<Net> {
-    match CURRENT.with(|current| current.borrow().upgrade()) {
-        Some(net) => {
-            debug_assert!(
-                plumbing::checks::extension::<Net>().is_some_and(|own| Rc::ptr_eq(&own, &net)),
-                "the cached network belongs to another run"
-            );
-            net
-        }
-        None => first_use(),
-    }
+    CURRENT
+        .with(|current| {
+            current.get(|net| {
+                if !net.started.replace(true) {
+                    let life_cycle = Rc::new(LifeCycle(Rc::clone(net)));
+                    plumbing::life::add_node_hook(life_cycle.clone());
+                    plumbing::faults::add_healer(life_cycle);
+                }
+            })
+        })
+        .expect("crashtest-net sockets and controls only work inside a simulation")
 }
 
 thread_local! {
     /// The network of the run going on on this thread, cached so that socket calls skip the
-    /// extension lookup. It is weak: the run's world owns the network, so when a run ends and
-    /// its world is dropped the cache empties itself, and the next run finds its own.
-    static CURRENT: RefCell<Weak<Net>> = const { RefCell::new(Weak::new()) };
-}
-
-#[cold]
-fn first_use() -> Rc<Net> {
-    let net = plumbing::checks::extension::<Net>()
-        .expect("crashtest-net sockets and controls only work inside a simulation");
-    if !net.started.replace(true) {
-        let life_cycle = Rc::new(LifeCycle(Rc::clone(&net)));
-        plumbing::life::add_node_hook(life_cycle.clone());
-        plumbing::faults::add_healer(life_cycle);
-    }
-    CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&net));
-    net
+    /// extension lookup.
+    static CURRENT: ExtensionCache<Net> = const { ExtensionCache::new() };
 }
 
 /// The network of the running simulation, if one runs (destructors may run after the end

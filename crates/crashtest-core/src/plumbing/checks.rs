@@ -2,7 +2,8 @@
 //! and *extensions* (one value per type per run, created on first use).
 
 use std::any::Any;
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
 
 use crate::report::FailureKind;
 use crate::world;
@@ -72,4 +73,78 @@ pub fn extension<T: Any + Default>() -> Option<Rc<T>> {
         "an extension handed out is not kept by the run"
     );
     Some(extension)
+}
+
+/// A per-thread cache of one extension of the run going on on the thread, for components
+/// whose every call needs theirs (the network's sockets, the disk's files): a look at a weak
+/// handle instead of [`extension`]'s search by type and downcast.
+///
+/// The handle is weak: the run's world owns the extension, so when the run ends and its world
+/// is dropped the cache empties itself, and the next run on the thread fills it with its own.
+///
+/// ```
+/// use std::cell::Cell;
+/// use crashtest_core::plumbing::checks::ExtensionCache;
+/// #[derive(Default)]
+/// struct Counter(Cell<u32>);
+/// thread_local! {
+///     static COUNTER: ExtensionCache<Counter> = const { ExtensionCache::new() };
+/// }
+/// for _ in 0..2 {
+///     crashtest_core::Sim::new(1).run(async {
+///         let fills = Cell::new(0);
+///         let a = COUNTER.with(|c| c.get(|_| fills.set(fills.get() + 1))).unwrap();
+///         a.0.set(a.0.get() + 1);
+///         let b = COUNTER.with(|c| c.get(|_| fills.set(fills.get() + 1))).unwrap();
+///         // Each run has its own, filled once.
+///         assert_eq!((b.0.get(), fills.get()), (1, 1));
+///     }).unwrap();
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct ExtensionCache<T>(RefCell<Weak<T>>);
+
+impl<T: Any + Default> ExtensionCache<T> {
+    /// An empty cache.
+    #[must_use]
+    pub const fn new() -> ExtensionCache<T> {
+        ExtensionCache(RefCell::new(Weak::new()))
+    }
+
+    /// The run's extension of type `T` (see [`extension`]); `None` when no run's world is
+    /// current. `on_fill` sees it when the cache takes it up, once per run.
+    #[inline]
+    pub fn get(&self, on_fill: impl FnOnce(&Rc<T>)) -> Option<Rc<T>> {
+        let cached = self.0.borrow().upgrade();
+        match cached {
+            Some(value) => {
+                debug_assert!(
+                    extension::<T>().is_some_and(|own| Rc::ptr_eq(&own, &value)),
+                    "a cached extension belongs to another run"
+                );
+                Some(value)
+            }
+            None => self.fill(on_fill),
+        }
+    }
+
+    #[cold]
+    fn fill(&self, on_fill: impl FnOnce(&Rc<T>)) -> Option<Rc<T>> {
+        let value = extension::<T>()?;
+        on_fill(&value);
+        // `on_fill` must not ask this cache again: it would have filled it, and run twice.
+        assert!(
+            self.0.borrow().upgrade().is_none(),
+            "an extension cache was filled while being filled"
+        );
+        *self.0.borrow_mut() = Rc::downgrade(&value);
+        assert!(
+            self.0
+                .borrow()
+                .upgrade()
+                .is_some_and(|cached| Rc::ptr_eq(&cached, &value)),
+            "an extension cache does not hold what it was filled with"
+        );
+        Some(value)
+    }
 }
