@@ -130,10 +130,7 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     let test = test.unwrap_or_default();
     println!(
         "{} of {test}{}",
-        match args.files.len() {
-            1 => "1 file".to_owned(),
-            files => format!("{files} files"),
-        },
+        crate::summary::counted(args.files.len() as u64, "file"),
         header
             .as_ref()
             .map(|h| format!(" (commit {}, environment {})", h.code(), h.env_text()))

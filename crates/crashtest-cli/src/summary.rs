@@ -62,7 +62,7 @@ impl Summary {
             .iter()
             .map(|(status, n)| format!("{n} {status}"))
             .collect();
-        format!("{}: {}", seeds(self.seeds), parts.join(", "))
+        format!("{}: {}", counted(self.seeds, "seed"), parts.join(", "))
     }
 
     /// The failing seeds, lowest first.
@@ -123,11 +123,11 @@ impl Summary {
             let _ = writeln!(
                 out,
                 "coverage over {}: no probe or buggify site of the tested code was reached",
-                seeds(self.seeds)
+                counted(self.seeds, "seed")
             );
             return out;
         }
-        let _ = writeln!(out, "coverage over {}:", seeds(self.seeds));
+        let _ = writeln!(out, "coverage over {}:", counted(self.seeds, "seed"));
         let never = |t: &SiteTotals| t.fired == 0;
         for pass in [true, false] {
             for ((location, kind, name), totals) in &self.coverage {
@@ -159,11 +159,11 @@ impl Summary {
     }
 }
 
-/// `N seeds`, or `1 seed`.
-fn seeds(count: u64) -> String {
+/// `count` of `noun` in English: `1 seed`, `3 seeds`.
+pub(crate) fn counted(count: u64, noun: &str) -> String {
     match count {
-        1 => "1 seed".to_owned(),
-        count => format!("{count} seeds"),
+        1 => format!("1 {noun}"),
+        count => format!("{count} {noun}s"),
     }
 }
 
