@@ -17,6 +17,7 @@
 //! | `clock_gettime`: `CLOCK_MONOTONIC`, `_RAW`, `_COARSE`, `CLOCK_BOOTTIME` | virtual time, from a fixed base of 1,000,000 s |
 //! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
 //! | `pthread_create` | fails the run with a message naming the fix; returns EAGAIN |
+//! | `nanosleep` (std's `thread::sleep`), `clock_nanosleep`, `usleep`, `sleep` | fails the run with a message naming the async sleep to use; returns at once, as if it had slept |
 //! | `socket` | a placeholder descriptor (an empty sealed memfd, no socket), recorded with its family and type |
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder, and closes |
@@ -38,6 +39,8 @@
 //! - `std::time::Instant::now()` is virtual time and `SystemTime::now()` the node's wall clock;
 //! - `std::thread::spawn`, scoped threads and any C library's threads fail the run with a
 //!   message that says what to do instead; outside a simulation threads start as usual;
+//! - `std::thread::sleep` and libc's `usleep`, `sleep` and `clock_nanosleep` fail the run and
+//!   return at once; outside a simulation they sleep;
 //! - std's `TcpStream::connect`, `TcpListener::accept` and `UdpSocket::send_to`, real
 //!   tokio's `TcpStream::connect`, and `listen` on a real socket, fail the run and reach
 //!   nothing (a loopback listener sees no connection, a loopback receiver no datagram), as

@@ -22,6 +22,7 @@ mod next;
 mod placeholders;
 mod random;
 mod resolver;
+mod sleep;
 mod sockets;
 mod threads;
 
@@ -78,6 +79,7 @@ pub(crate) fn link() {
         &threads::symbols()[..],
         &sockets::symbols()[..],
         &resolver::symbols()[..],
+        &sleep::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }

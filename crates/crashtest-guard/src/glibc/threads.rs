@@ -20,8 +20,9 @@ use super::next::Next;
 /// Why the run failed, and what to do about it.
 const MESSAGE: &str = "an OS thread was started inside the simulation. A simulation \
     runs every task on one thread so that its seed replays it exactly; a thread of its own \
-    would run outside that order. Use crashtest::spawn for concurrent work (there is no \
-    spawn_blocking: make the blocking work async). If a library starts the thread (a thread \
+    would run outside that order. Use crashtest::spawn for concurrent work (through \
+    crashtest's tokio stand-in, tokio::spawn and tokio::task::spawn_blocking run as simulated \
+    tasks too). If a library starts the thread (a thread \
     pool, a multi-threaded runtime, a C library's workers), configure it without threads, or \
     run it outside the simulation.";
 
