@@ -158,6 +158,17 @@ impl DiskFile for File {
     fn set_len(&self, len: u64) -> BoxFuture<'_, io::Result<()>> {
         Box::pin(File::set_len(self, len))
     }
+
+    fn stat(&self) -> BoxFuture<'_, io::Result<Stat>> {
+        Box::pin(async move {
+            let metadata = File::metadata(self).await?;
+            assert!(metadata.is_file(), "an open file stats as a file");
+            Ok(Stat {
+                len: metadata.len(),
+                is_dir: false,
+            })
+        })
+    }
 }
 
 #[cfg(test)]

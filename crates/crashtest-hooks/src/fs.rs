@@ -120,6 +120,9 @@ pub trait DiskFile: Send + Sync {
 
     /// Truncates or extends the file.
     fn set_len(&self, len: u64) -> BoxFuture<'_, io::Result<()>>;
+
+    /// The open file's length (wherever its path now leads).
+    fn stat(&self) -> BoxFuture<'_, io::Result<Stat>>;
 }
 
 impl fmt::Debug for dyn Disk + '_ {

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
+use crashtest_hooks::fs::Stat;
+
 use super::{refuse_unmodelled, simulated};
 
 /// Lists a directory, like `tokio::fs::read_dir`.
@@ -157,7 +159,7 @@ impl DirEntry {
         }
     }
 
-    /// The entry's std `Metadata`; refused for a simulated entry.
+    /// The entry's std `Metadata`: for a simulated entry, as [`super::metadata`] tells it.
     ///
     /// # Errors
     ///
@@ -165,7 +167,7 @@ impl DirEntry {
     pub async fn metadata(&self) -> io::Result<std::fs::Metadata> {
         match &self.inner {
             Entry::Real(entry) => entry.metadata().await,
-            Entry::Sim { .. } => refuse_unmodelled("tokio::fs::DirEntry::metadata"),
+            Entry::Sim { path, .. } => super::metadata(path).await,
         }
     }
 
@@ -179,20 +181,18 @@ impl DirEntry {
     }
 }
 
-/// std's `FileType` of a directory or of a regular file.
+/// std's `FileType` of a directory or of a regular file, from a specimen made once.
 fn std_file_type(is_dir: bool) -> io::Result<FileType> {
     static TYPES: OnceLock<Result<(FileType, FileType), String>> = OnceLock::new();
     let types = TYPES.get_or_init(|| {
-        let dir = std::fs::metadata(std::env::temp_dir()).map_err(|e| e.to_string())?;
-        let exe = std::env::current_exe().and_then(std::fs::metadata);
-        let file = exe.map_err(|e| e.to_string())?;
+        let of = |is_dir| super::specimen::metadata(Stat { len: 0, is_dir });
+        let dir = of(true).map_err(|e| e.to_string())?;
+        let file = of(false).map_err(|e| e.to_string())?;
         Ok((dir.file_type(), file.file_type()))
     });
     match types {
         Ok((dir, file)) => Ok(if is_dir { *dir } else { *file }),
-        Err(err) => Err(io::Error::other(format!(
-            "no std FileType to report a simulated entry with: {err}"
-        ))),
+        Err(err) => Err(io::Error::other(err.clone())),
     }
 }
 

@@ -130,7 +130,21 @@ impl File {
         }
     }
 
-    /// The file's std `Metadata`; refused for a simulated file.
+    /// The file's std `Metadata`: for a simulated file, its length, as [`super::metadata`]
+    /// tells it.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// use tokio::io::AsyncWriteExt;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let mut log = tokio::fs::File::create("/log").await.unwrap();
+    ///     log.write_all(b"first record").await.unwrap();
+    ///     assert_eq!(log.metadata().await.unwrap().len(), 12);
+    ///     // An open file's length is its own, after its path is gone.
+    ///     tokio::fs::remove_file("/log").await.unwrap();
+    ///     assert_eq!(log.metadata().await.unwrap().len(), 12);
+    /// }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -138,7 +152,7 @@ impl File {
     pub async fn metadata(&self) -> io::Result<std::fs::Metadata> {
         match &self.inner {
             Inner::Real(file) => file.metadata().await,
-            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::metadata"),
+            Inner::Sim(file) => super::specimen::metadata(file.stat().await?),
         }
     }
 

@@ -4,11 +4,12 @@
 //! Inside a simulation every path is on the node's own disk (`crashtest::fs`), which keeps
 //! only what was synced across a crash of the node, and no call touches the host's files.
 //! What the simulated disk does not model is refused with a message: links, permissions,
-//! `canonicalize`, and the calls that return std's `Metadata` (std gives no way to make one;
-//! use `crashtest::fs::metadata`, or `try_exists` and a read).
+//! times and `canonicalize`. The calls that return std's `Metadata` answer with a specimen's
+//! (`specimen`): std gives no other way to make one.
 
 mod dir;
 mod file;
+mod specimen;
 
 #[allow(
     unused_imports,
@@ -29,8 +30,8 @@ use crate::seam;
 pub(crate) fn refuse_unmodelled(call: &str) -> ! {
     seam::refuse(
         call,
-        "the simulated disk has files and directories only (no links, permissions, times or std \
-         Metadata); use crashtest::fs::metadata, try_exists, and reads",
+        "the simulated disk has files and directories only (no links, permissions or times); \
+         use metadata for a length or a kind, try_exists, and reads",
     )
 }
 
@@ -236,16 +237,49 @@ pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
     }
 }
 
-/// A path's std `Metadata`, like `tokio::fs::metadata`; refused inside a simulation.
+/// A path's std `Metadata`, like `tokio::fs::metadata`.
+///
+/// Inside a simulation the kind and a file's length are the simulated entry's, and the
+/// access and modification times read as the UNIX epoch (the simulated disk keeps no
+/// times); see the `specimen` module for what else the answer holds.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::write("/log", [7u8; 300]).await.unwrap();
+///     let meta = tokio::fs::metadata("/log").await.unwrap();
+///     assert!(meta.is_file());
+///     assert_eq!(meta.len(), 300);
+///     assert_eq!(meta.modified().unwrap(), std::time::SystemTime::UNIX_EPOCH);
+///     tokio::fs::create_dir("/d").await.unwrap();
+///     assert!(tokio::fs::metadata("/d").await.unwrap().is_dir());
+///     let err = tokio::fs::metadata("/missing").await.unwrap_err();
+///     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// }).unwrap();
+/// ```
 ///
 /// # Errors
 ///
 /// As the file system's.
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
-    if seam::sim().is_some() {
-        refuse_unmodelled("tokio::fs::metadata");
+    match simulated("tokio::fs::metadata") {
+        None => real::fs::metadata(path).await,
+        Some(disk) => specimen::metadata(disk.stat(path.as_ref().to_owned()).await?),
     }
-    real::fs::metadata(path).await
+}
+
+/// A path's std `Metadata` without following a final link, like
+/// `tokio::fs::symlink_metadata`: inside a simulation, where there are no links, as
+/// [`metadata`].
+///
+/// # Errors
+///
+/// As the file system's.
+pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Metadata> {
+    match simulated("tokio::fs::symlink_metadata") {
+        None => real::fs::symlink_metadata(path).await,
+        Some(disk) => specimen::metadata(disk.stat(path.as_ref().to_owned()).await?),
+    }
 }
 
 /// Forwards a call the simulated disk does not model to tokio; refused inside a simulation.
@@ -267,7 +301,6 @@ macro_rules! unmodelled {
 }
 
 unmodelled! {
-    symlink_metadata(path: impl AsRef<Path>) -> std::fs::Metadata;
     canonicalize(path: impl AsRef<Path>) -> PathBuf;
     hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
     read_link(path: impl AsRef<Path>) -> PathBuf;

@@ -1,0 +1,151 @@
+//! std's `Metadata` for a simulated file or directory.
+//!
+//! tokio's `metadata` calls hand out std's `Metadata`, and std makes one only by asking the
+//! OS about a real entry. So the stand-in makes a specimen: a fresh entry in the host's
+//! temporary directory shaped like the simulated one (a file extended to its length without
+//! a byte written, so it takes no space; or an empty directory), with fixed permissions and
+//! times, asks the OS for its metadata, and removes it at once. None of the program's data
+//! reaches the host, and nothing is left behind.
+//!
+//! What the answer tells, as the simulated disk decides it: the file type, a file's length,
+//! the permissions (`0o644` for a file, `0o755` for a directory, on Unix) and the access and
+//! modification times, which read as the UNIX epoch (the simulated disk keeps no times).
+//! What it does not: a directory's length, the creation time, and Unix's inode, device,
+//! owner and block counts are the specimen's, from the host; code that reads them is not
+//! deterministic.
+
+use std::fs::{FileTimes, Metadata};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use crashtest_hooks::fs::Stat;
+
+/// The std `Metadata` of a simulated entry described by `stat`.
+///
+/// # Errors
+///
+/// When the host's temporary directory takes no specimen; the error says so.
+pub(crate) fn metadata(stat: Stat) -> io::Result<Metadata> {
+    let path = fresh_path();
+    let made = if stat.is_dir {
+        directory(&path)
+    } else {
+        file(&path, stat.len)
+    };
+    made.map_err(|err| {
+        io::Error::new(
+            err.kind(),
+            format!(
+                "crashtest's tokio stand-in makes std Metadata for a simulated entry from an \
+                 empty specimen in the host's temporary directory, and could not make one at {}: \
+                 {err}",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// A path for a specimen, unused by any other: the process and a count.
+fn fresh_path() -> PathBuf {
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    let number = MADE.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!(
+        "crashtest-metadata-{}-{number}",
+        std::process::id()
+    ))
+}
+
+/// Access and modification times: the epoch, as the simulated disk keeps none.
+fn fixed_times() -> FileTimes {
+    FileTimes::new()
+        .set_accessed(SystemTime::UNIX_EPOCH)
+        .set_modified(SystemTime::UNIX_EPOCH)
+}
+
+/// A file specimen of `len` bytes at `path`, removed once asked.
+fn file(path: &Path, len: u64) -> io::Result<Metadata> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
+    let specimen = options.open(path)?;
+    let asked = (|| {
+        specimen.set_len(len)?;
+        #[cfg(unix)]
+        specimen.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        specimen.set_times(fixed_times())?;
+        specimen.metadata()
+    })();
+    let removed = std::fs::remove_file(path);
+    let metadata = asked?;
+    removed?;
+    assert_eq!(
+        metadata.len(),
+        len,
+        "a file specimen has the simulated length"
+    );
+    assert!(metadata.is_file(), "a file specimen is a file");
+    Ok(metadata)
+}
+
+/// An empty directory specimen at `path`, removed once asked.
+fn directory(path: &Path) -> io::Result<Metadata> {
+    std::fs::create_dir(path)?;
+    let asked = (|| {
+        #[cfg(unix)]
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+        std::fs::File::open(path)?.set_times(fixed_times())?;
+        std::fs::metadata(path)
+    })();
+    let removed = std::fs::remove_dir(path);
+    let metadata = asked?;
+    removed?;
+    assert!(metadata.is_dir(), "a directory specimen is a directory");
+    Ok(metadata)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_specimen_has_the_simulated_length_and_fixed_times_and_is_removed() {
+        let len = 5 << 30;
+        let path = fresh_path();
+        let meta = file(&path, len).unwrap();
+        assert!(
+            !path.exists(),
+            "the specimen was left at {}",
+            path.display()
+        );
+        assert!(meta.is_file());
+        assert_eq!(meta.len(), len);
+        assert_eq!(meta.modified().unwrap(), SystemTime::UNIX_EPOCH);
+        assert_eq!(meta.accessed().unwrap(), SystemTime::UNIX_EPOCH);
+        #[cfg(unix)]
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o644
+        );
+    }
+
+    #[test]
+    fn a_directory_specimen_has_fixed_times_and_is_removed() {
+        let path = fresh_path();
+        let meta = directory(&path).unwrap();
+        assert!(
+            !path.exists(),
+            "the specimen was left at {}",
+            path.display()
+        );
+        assert!(meta.is_dir());
+        assert_eq!(meta.modified().unwrap(), SystemTime::UNIX_EPOCH);
+        #[cfg(unix)]
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o755
+        );
+    }
+}
