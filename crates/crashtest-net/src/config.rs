@@ -56,6 +56,14 @@ pub struct NetConfig {
     pub connect_timeout: Duration,
     /// Connections a listener queues before it drops new SYNs (tokio's listen backlog).
     pub accept_backlog: usize,
+    /// Whether a killed node's connections reset at once (true, the default: its peers read
+    /// `ConnectionReset` one latency later, as when a kernel that outlives the process
+    /// closes its sockets), or vanish without a word (false: a machine that lost its power).
+    /// Silent, what its peers send it stalls until it restarts and answers with an RST, or
+    /// until their `tcp_timeout`; a peer that only reads waits for its own timeout, as on a
+    /// real network without keepalives. Either way the node's disk loses what it had not
+    /// synced.
+    pub kill_resets: bool,
 }
 
 impl Default for NetConfig {
@@ -72,6 +80,7 @@ impl Default for NetConfig {
             tcp_timeout: Duration::from_secs(15 * 60),
             connect_timeout: Duration::from_secs(127),
             accept_backlog: 1024,
+            kill_resets: true,
         }
     }
 }

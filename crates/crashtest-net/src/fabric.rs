@@ -314,8 +314,10 @@ pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
     fault::arise(Stream::Network, node, describe)
 }
 
-/// Tells the network of node kills (a killed node's sockets close and its connections reset)
-/// and of the run's heal (every partition and clog ends).
+/// Tells the network of node kills (a killed node's sockets close and its connections reset,
+/// or, with `NetConfig::kill_resets` off, vanish as a machine that lost its power, which is
+/// then down until its restart), of restarts, and of the run's heal (every partition and
+/// clog ends).
 struct LifeCycle(Rc<Net>);
 
 impl plumbing::faults::Healer for LifeCycle {
@@ -331,10 +333,31 @@ impl plumbing::faults::Healer for LifeCycle {
 impl NodeHook for LifeCycle {
     fn node_killed(&self, node: NodeId) {
         self.0.learn(node);
+        {
+            let mut st = self.0.state.borrow_mut();
+            if !st.config.kill_resets {
+                st.links.down(node.index() as u32);
+            }
+        }
         let mut wakers = Wakers::default();
         self.0.tcp_node_killed(node, &mut wakers);
         self.0.udp_node_killed(node, &mut wakers);
         wakers.wake();
+    }
+
+    fn node_restarted(&self, node: NodeId) {
+        let was_down = {
+            let mut st = self.0.state.borrow_mut();
+            let index = node.index() as u32;
+            let down = st.links.is_down(index);
+            st.links.up(index);
+            down
+        };
+        if was_down {
+            // What stalled towards the node while it was down arrives now, and is answered
+            // with an RST: the restarted node has no such connection.
+            crate::control::release_held(&self.0);
+        }
     }
 }
 

@@ -14,14 +14,18 @@
 //! - TCP delivers each connection's bytes exactly once and in order, or fails the connection
 //!   with an error (`ConnectionReset`, `TimedOut`, `BrokenPipe`, end of stream). Faults show
 //!   as delay (latency with a long tail, clogs), stalls (partitions: data waits, then arrives
-//!   when healed, or the sender times out after `tcp_timeout`), resets (random resets, a killed
-//!   peer, writing to a peer that closed), refused or timed-out connects, partial writes and
-//!   backpressure (a full buffer makes writes wait).
+//!   when healed, or the sender times out after `tcp_timeout`), resets (random resets, a
+//!   killed or restarted peer, writing to a peer that closed), refused or timed-out
+//!   connects, partial writes and backpressure (a full buffer makes writes wait).
 //! - UDP may lose, duplicate and reorder datagrams, and drops them across partitions and on
 //!   receive-queue overflow; it never corrupts or splits one.
 //! - A killed node's connections reset (its peers read `ConnectionReset` once the RST
-//!   arrives); a paused node stops reading (its data waits in buffers, its peers' writes block
-//!   when the buffers fill) and continues when resumed.
+//!   arrives). With `NetConfig::kill_resets` off it is a machine that lost its power: its
+//!   connections vanish without a word, what its peers send it stalls until it restarts
+//!   (then its kernel, knowing no such connection, answers with an RST) or their
+//!   `tcp_timeout` runs out (`TimedOut`), and a peer that only reads waits, as on a real
+//!   network, for its own timeout. A paused node stops reading (its data waits in buffers,
+//!   its peers' writes block when the buffers fill) and continues when resumed.
 //!
 //! # The fault model
 //!

@@ -6,6 +6,12 @@
 //! clogging, TigerBeetle's `clogged_till`). Both are checked when a packet is due to arrive, so
 //! packets already in flight are caught too.
 //!
+//! A node that is *down* (killed as a machine that loses its power, with
+//! `NetConfig::kill_resets` off, and not started again) receives nothing: every direction towards it stalls as a cut one does, so a peer's TCP
+//! retransmits until the node is back (and answers with an RST, knowing no such connection)
+//! or its TCP timeout runs out. Its own packets already in flight still arrive. A heal does
+//! not bring a node up; only its restart does.
+//!
 //! Invariant: a node is never cut from or clogged towards itself (loopback never fails).
 //! Nodes are named by their index (`NodeId::index`) to keep the keys small and ordered.
 
@@ -17,7 +23,7 @@ pub(crate) enum Verdict {
     Open,
     /// Held until this time (a clog).
     HeldUntil(u64),
-    /// Cut (a partition).
+    /// Cut (a partition, or a receiver that is down).
     Cut,
 }
 
@@ -26,13 +32,18 @@ pub(crate) struct Links {
     cut: BTreeSet<(u32, u32)>,
     link_clogs: BTreeMap<(u32, u32), u64>,
     node_clogs: BTreeMap<u32, u64>,
+    down: BTreeSet<u32>,
 }
 
 impl Links {
-    /// True when no partition or clog is recorded: the fast path of every delivery.
+    /// True when no partition, clog or node that is down is recorded: the fast path of
+    /// every delivery.
     #[inline]
     pub(crate) fn is_clear(&self) -> bool {
-        self.cut.is_empty() && self.link_clogs.is_empty() && self.node_clogs.is_empty()
+        self.cut.is_empty()
+            && self.link_clogs.is_empty()
+            && self.node_clogs.is_empty()
+            && self.down.is_empty()
     }
 
     /// What happens to a packet due at `now` on `from` → `to`.
@@ -41,7 +52,7 @@ impl Links {
         if from == to || self.is_clear() {
             return Verdict::Open;
         }
-        if self.is_cut(from, to) {
+        if self.is_cut(from, to) || self.down.contains(&to) {
             return Verdict::Cut;
         }
         match self.clogged_until(from, to) {
@@ -103,12 +114,31 @@ impl Links {
         );
     }
 
-    /// Lifts every partition and clog.
+    /// Node `node` went down: nothing reaches it until [`Links::up`].
+    pub(crate) fn down(&mut self, node: u32) {
+        self.down.insert(node);
+    }
+
+    /// True while node `node` is down.
+    pub(crate) fn is_down(&self, node: u32) -> bool {
+        self.down.contains(&node)
+    }
+
+    /// Node `node` is up again.
+    pub(crate) fn up(&mut self, node: u32) {
+        self.down.remove(&node);
+        assert!(!self.down.contains(&node), "a node brought up is not down");
+    }
+
+    /// Lifts every partition and clog; a node that is down stays down.
     pub(crate) fn clear(&mut self) {
         self.cut.clear();
         self.link_clogs.clear();
         self.node_clogs.clear();
-        assert!(self.is_clear(), "a cleared network has no fault left");
+        assert!(
+            self.cut.is_empty() && self.link_clogs.is_empty() && self.node_clogs.is_empty(),
+            "a cleared network has no partition or clog left"
+        );
     }
 }
 
@@ -125,6 +155,23 @@ mod tests {
         assert_eq!(links.verdict(2, 1, 0), Verdict::Open);
         assert_eq!(links.verdict(1, 1, 0), Verdict::Open);
         assert!(links.heal(1, 2) && !links.heal(1, 2));
+        assert!(links.is_clear());
+    }
+
+    #[test]
+    fn a_node_that_is_down_receives_nothing_until_it_is_up_and_a_heal_does_not_lift_it() {
+        let mut links = Links::default();
+        links.down(2);
+        assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
+        assert_eq!(
+            links.verdict(2, 1, 0),
+            Verdict::Open,
+            "its packets in flight arrive"
+        );
+        links.clear();
+        assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
+        links.up(2);
+        assert_eq!(links.verdict(1, 2, 0), Verdict::Open);
         assert!(links.is_clear());
     }
 

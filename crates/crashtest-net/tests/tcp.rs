@@ -142,6 +142,121 @@ fn killing_a_node_resets_its_connections() {
     }
 }
 
+/// A network whose kills are a machine's power cut: connections vanish without a word.
+fn silent_kills() -> NetConfig {
+    NetConfig {
+        kill_resets: false,
+        ..NetConfig::default()
+    }
+}
+
+#[test]
+fn a_silently_killed_node_says_nothing_and_once_restarted_answers_with_a_reset() {
+    for seed in 1..=4 {
+        Sim::new(seed)
+            .run(async {
+                configure(silent_kills());
+                let server = echo_server("server", 80);
+                let mut stream = connect_retrying("server:80").await;
+                write_frame(&mut stream, b"before").await.unwrap();
+                assert_eq!(read_frame(&mut stream).await.unwrap(), b"before");
+                server.kill();
+                // A machine that lost its power says nothing: a reader keeps waiting.
+                let mut buf = [0; 16];
+                let waited = time::timeout(Duration::from_secs(3600), stream.read(&mut buf)).await;
+                assert!(waited.is_err(), "a reader learnt of the kill: {waited:?}");
+                // Restarted, the node knows no such connection: what the peer sends next is
+                // answered with an RST.
+                server.restart();
+                stream.write_all(b"after").await.unwrap();
+                let err = stream.read(&mut buf).await.unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+                // As on Linux: the error is reported once, then end of stream / broken pipe.
+                assert_eq!(stream.read(&mut buf).await.unwrap(), 0);
+                let err = stream.write_all(b"more").await.unwrap_err();
+                assert_eq!(err.kind(), ErrorKind::BrokenPipe);
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn what_a_silently_killed_node_sent_behind_a_partition_never_arrives_after_the_heal() {
+    for seed in 1..=4 {
+        Sim::new(seed)
+            .run(async {
+                configure(silent_kills());
+                let received = Rc::new(Cell::new(0u32));
+                let ended = Rc::new(Cell::new(false));
+                let (seen, end) = (received.clone(), ended.clone());
+                let sink = node::create("sink", move || {
+                    let (seen, end) = (seen.clone(), end.clone());
+                    async move {
+                        let listener = TcpListener::bind("0.0.0.0:80").await.unwrap();
+                        let (mut stream, _) = listener.accept().await.unwrap();
+                        while read_frame(&mut stream).await.is_ok() {
+                            seen.set(seen.get() + 1);
+                        }
+                        end.set(true);
+                    }
+                });
+                let cut = Rc::new(Cell::new(false));
+                let told = cut.clone();
+                let source = node::create("source", move || {
+                    let told = told.clone();
+                    async move {
+                        let mut stream = connect_retrying("sink:80").await;
+                        write_frame(&mut stream, b"through").await.unwrap();
+                        while !told.get() {
+                            time::sleep(Duration::from_millis(1)).await;
+                        }
+                        write_frame(&mut stream, b"stalled").await.unwrap();
+                        std::future::pending::<()>().await;
+                    }
+                });
+                while received.get() == 0 {
+                    time::sleep(Duration::from_millis(1)).await;
+                }
+                crashtest_net::partition(source.id(), sink.id());
+                cut.set(true);
+                time::sleep(Duration::from_millis(100)).await;
+                assert_eq!(received.get(), 1);
+                // Only the dead machine's retransmissions could have carried the stalled
+                // frame across; after the heal nothing arrives, not even an RST or a FIN.
+                source.kill();
+                crashtest_net::heal(source.id(), sink.id());
+                time::sleep(Duration::from_secs(60)).await;
+                assert_eq!(received.get(), 1, "a dead machine's stalled bytes arrived");
+                assert!(!ended.get(), "the sink learnt of the kill");
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn bytes_sent_to_a_silently_killed_node_that_stays_down_time_out_after_the_tcp_timeout() {
+    Sim::new(2)
+        .run(async {
+            configure(NetConfig {
+                tcp_timeout: Duration::from_secs(90),
+                ..silent_kills()
+            });
+            let server = echo_server("server", 80);
+            let mut stream = connect_retrying("server:80").await;
+            server.kill();
+            let killed = time::Instant::now();
+            write_frame(&mut stream, b"request").await.unwrap();
+            let err = read_frame(&mut stream).await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::TimedOut);
+            assert!(
+                killed.elapsed() >= Duration::from_secs(90),
+                "timed out after {:?}",
+                killed.elapsed()
+            );
+        })
+        .unwrap();
+}
+
 #[test]
 fn writing_to_a_peer_that_closed_gets_reset() {
     Sim::new(5)
@@ -293,4 +408,50 @@ fn binding_another_nodes_address_is_refused() {
             assert_eq!(err.kind(), ErrorKind::AddrNotAvailable);
         })
         .unwrap();
+}
+
+/// Clients of a server that is killed silently and restarted, each retrying its frame until
+/// one is echoed: what they see depends on every draw of the run.
+async fn clients_of_a_silently_killed_server() {
+    configure(silent_kills());
+    let server = echo_server("server", 80);
+    let clients: Vec<_> = (0..3)
+        .map(|i| {
+            spawn(async move {
+                loop {
+                    let mut stream = connect_retrying("server:80").await;
+                    let sent = write_frame(&mut stream, &message(i)).await;
+                    let echoed = time::timeout(Duration::from_secs(2), read_frame(&mut stream));
+                    if sent.is_ok() && matches!(echoed.await, Ok(Ok(_))) {
+                        return;
+                    }
+                    time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        })
+        .collect();
+    time::sleep(Duration::from_millis(3)).await;
+    server.kill();
+    time::sleep(Duration::from_secs(1)).await;
+    server.restart();
+    for client in clients {
+        client.await.unwrap();
+    }
+}
+
+#[test]
+fn a_seed_replays_silent_kills_exactly_and_seeds_differ() {
+    let run = crashtest_core::check_determinism(3, crashtest_core::Config::default(), || {
+        clients_of_a_silently_killed_server()
+    });
+    assert!(run.expect("no divergence").is_ok());
+    let fingerprints: std::collections::BTreeSet<u64> = (0..6)
+        .map(|seed| {
+            Sim::new(seed)
+                .run(clients_of_a_silently_killed_server())
+                .unwrap()
+                .fingerprint
+        })
+        .collect();
+    assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
 }

@@ -334,10 +334,19 @@ impl State {
         for id in ids {
             let listener = self.tcp.listeners.get_mut(&id).expect("listed above");
             listener.killed = true;
+            let mut queue = std::mem::take(&mut listener.queue);
+            if !self.config.kill_resets {
+                // Connections the kernel completed and the program never accepted die with
+                // the machine, silently.
+                for conn in std::mem::take(&mut queue) {
+                    self.tcp_vanish(conn, 1, wakers);
+                }
+            }
+            let listener = self.tcp.listeners.get_mut(&id).expect("listed above");
             let closing = ListenerState {
                 node: listener.node,
                 local: listener.local,
-                queue: std::mem::take(&mut listener.queue),
+                queue,
                 waiters: std::mem::take(&mut listener.waiters),
                 killed: true,
             };

@@ -9,6 +9,13 @@
 //! stalls it (TCP retransmits) until a heal or the TCP timeout, which fails the sending end
 //! with `TimedOut`. Bytes sent to an end that is gone are thrown away and answered with an
 //! RST, as a real host answers segments for a socket it no longer has.
+//!
+//! A killed node's ends reset, as a kernel that outlives the process resets them; with
+//! `NetConfig::kill_resets` off the node is a machine that lost its power: its ends vanish
+//! without a word (no FIN, no RST), and what its peers send it stalls as behind a partition
+//! (`links`), until it is restarted (its new kernel answers with an RST) or their TCP
+//! timeout runs out. A peer that only reads learns nothing, as on a real network without
+//! keepalives.
 
 use std::io;
 use std::rc::Rc;
@@ -290,7 +297,7 @@ impl Net {
             let end = &mut conn.ends[dir];
             end.fail(io::ErrorKind::TimedOut);
             end.gone = true;
-            // Behind the partition nothing reaches the peer, not even an RST.
+            // Nothing reaches the peer (behind a partition, or down), not even an RST.
             end.rst_sent = true;
             wakers.push(end.read_waker.take());
             wakers.push(end.write_waker.take());
@@ -303,8 +310,13 @@ impl Net {
                     dir: dir as u8,
                 },
             );
+            let why = if st.links.is_down(index(peer)) {
+                "while it was down"
+            } else {
+                "behind a partition"
+            };
             let text = format!(
-                "tcp connection to {} timed out behind a partition",
+                "tcp connection to {} timed out {why}",
                 st.name_of(index(peer))
             );
             fault::note(node, text);
@@ -337,10 +349,12 @@ impl Net {
         wakers.wake();
     }
 
-    /// A node was killed: every end it holds resets.
+    /// A node was killed: every end it holds resets, or vanishes without a word to its peer
+    /// (`NetConfig::kill_resets`).
     pub(crate) fn tcp_node_killed(self: &Rc<Net>, node: NodeId, wakers: &mut Wakers) {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
+        let resets = st.config.kill_resets;
         let ends: Vec<(u64, usize)> = st
             .tcp
             .conns
@@ -352,7 +366,11 @@ impl Net {
             })
             .collect();
         for (id, side) in ends {
-            st.tcp_abort(self, id, side, io::ErrorKind::ConnectionAborted, wakers);
+            if resets {
+                st.tcp_abort(self, id, side, io::ErrorKind::ConnectionAborted, wakers);
+            } else {
+                st.tcp_vanish(id, side, wakers);
+            }
         }
         st.tcp_listeners_killed(self, node, wakers);
         st.tcp_connects_killed(node, wakers);
@@ -477,12 +495,43 @@ impl State {
         kind: io::ErrorKind,
         wakers: &mut Wakers,
     ) {
+        if self.tcp_end_fails(id, side, kind, wakers) {
+            self.tcp_send_rst(net, id, side);
+        }
+        self.tcp_forget_if_closed(id);
+    }
+
+    /// End `side` of connection `id` vanishes with its machine: it fails and receives
+    /// nothing more, and no RST leaves it. What it sent that stalls behind a partition is
+    /// lost: only its own retransmissions would have carried it across. What is on the
+    /// wire (in flight, or held by a clog) still arrives.
+    pub(super) fn tcp_vanish(&mut self, id: u64, side: usize, wakers: &mut Wakers) {
+        self.tcp_end_fails(id, side, io::ErrorKind::ConnectionAborted, wakers);
+        let stalled = self
+            .tcp
+            .conns
+            .get(&id)
+            .is_some_and(|conn| matches!(conn.pipes[side].hold, Hold::Cut { .. }));
+        if stalled {
+            self.tcp_purge(id, side);
+        }
+        self.tcp_forget_if_closed(id);
+    }
+
+    /// End `side` fails with `kind` and is gone: true if it was not gone already.
+    fn tcp_end_fails(
+        &mut self,
+        id: u64,
+        side: usize,
+        kind: io::ErrorKind,
+        wakers: &mut Wakers,
+    ) -> bool {
         let Some(conn) = self.tcp.conns.get_mut(&id) else {
-            return;
+            return false;
         };
         let end = &mut conn.ends[side];
         if end.gone {
-            return;
+            return false;
         }
         end.fail(kind);
         end.gone = true;
@@ -494,11 +543,11 @@ impl State {
         if conn.ends[side].handle == Handle::Queued {
             conn.ends[side].handle = Handle::Closed;
         }
-        self.tcp_send_rst(net, id, side);
-        self.tcp_forget_if_closed(id);
+        true
     }
 
-    /// The handle of end `side` is gone: a FIN goes out (an RST if its node is dead).
+    /// The handle of end `side` is gone: a FIN goes out (an RST, or nothing, if its node is
+    /// dead: `NetConfig::kill_resets`).
     pub(super) fn tcp_close_end(
         &mut self,
         net: &Rc<Net>,
@@ -515,8 +564,14 @@ impl State {
         end.write_waker = None;
         let crashed = plumbing::life::node_status(end.node) == Some(NodeStatus::Dead);
         if crashed {
-            self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
-        } else if !end.gone {
+            if self.config.kill_resets {
+                self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
+            } else {
+                self.tcp_vanish(id, side, wakers);
+            }
+            return;
+        }
+        if !end.gone {
             let needs_fin = !end.write_shut && !end.is_failed();
             end.gone = true;
             conn.pipes[1 - side].discard_delivered();
