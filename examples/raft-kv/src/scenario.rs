@@ -103,6 +103,11 @@ pub struct Setup {
     /// recovers its log, a crash in its first sync after a restart, a partition when a server
     /// stands for election. The store hints those moments (`crashtest::nemesis::hint`).
     pub patterns: bool,
+    /// Whether a kill cuts a server's power for the network too
+    /// (`crashtest::net::NetConfig::kill_resets` off): its connections vanish without a word,
+    /// and its peers learn of it from their own timeouts, or from the RST it answers with
+    /// once restarted.
+    pub silent_kills: bool,
 }
 
 /// The name `RAFT_CRASH_MODEL` takes for a crash model.
@@ -119,8 +124,9 @@ pub fn model_name(model: CrashModel) -> &'static str {
 
 impl Setup {
     /// The setup that `RAFT_BUG` (see [`Bug::from_env`]), `RAFT_CRASH_MODEL` (`strong`, the
-    /// default, or `weak`), `RAFT_WORKLOAD` (`linearizable`, the default, or `cycle`) and
-    /// `RAFT_PATTERNS` (`off`, the default, or `on`) name.
+    /// default, or `weak`), `RAFT_WORKLOAD` (`linearizable`, the default, or `cycle`),
+    /// `RAFT_PATTERNS` (`off`, the default, or `on`) and `RAFT_KILLS` (`reset`, the default,
+    /// or `silent`) name.
     ///
     /// # Panics
     ///
@@ -146,11 +152,17 @@ impl Setup {
             Ok("on") => true,
             Ok(other) => panic!("RAFT_PATTERNS={other:?}: expected on or off"),
         };
+        let silent_kills = match std::env::var("RAFT_KILLS").as_deref() {
+            Err(_) | Ok("reset") => false,
+            Ok("silent") => true,
+            Ok(other) => panic!("RAFT_KILLS={other:?}: expected reset or silent"),
+        };
         Setup {
             bug: Bug::from_env(),
             crash_model,
             workload,
             patterns,
+            silent_kills,
         }
     }
 }
@@ -168,16 +180,21 @@ impl fmt::Display for Setup {
         if self.patterns {
             write!(f, " RAFT_PATTERNS=on")?;
         }
+        if self.silent_kills {
+            write!(f, " RAFT_KILLS=silent")?;
+        }
         Ok(())
     }
 }
 
 /// The network: default latencies (with their rare long tail), plus resets and split writes,
-/// which a client with timeouts and retries survives.
-fn network() -> NetConfig {
+/// which a client with timeouts and retries survives; kills reset or silence connections as
+/// `setup` says.
+fn network(setup: Setup) -> NetConfig {
     NetConfig {
         tcp_reset: Ratio::new(1, 200),
         tcp_partial_write: Ratio::new(1, 10),
+        kill_resets: !setup.silent_kills,
         ..NetConfig::default()
     }
 }
@@ -246,7 +263,7 @@ fn running(clients: &[JoinHandle<()>]) -> Vec<String> {
 /// ```
 pub async fn run(setup: Setup) {
     crashtest::fs::configure(DiskConfig::default().crash_model(setup.crash_model));
-    crashtest::net::configure(network());
+    crashtest::net::configure(network(setup));
     let observer = Rc::new(Observer::default());
     observer.install();
     let names: Vec<String> = (0..SERVERS).map(|id| format!("s{id}")).collect();

@@ -11,6 +11,7 @@ const PATTERNS: Setup = Setup {
     crash_model: crashtest::fs::CrashModel::Strong,
     workload: raft_kv::Workload::Linearizable,
     patterns: true,
+    silent_kills: false,
 };
 
 fn run(seed: u64, setup: Setup) -> RunSummary {

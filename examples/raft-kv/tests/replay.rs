@@ -7,7 +7,7 @@ use raft_kv::Setup;
 
 #[crashtest::test(
     seeds = 300,
-    env = ["RAFT_BUG", "RAFT_CRASH_MODEL", "RAFT_WORKLOAD", "RAFT_PATTERNS"]
+    env = ["RAFT_BUG", "RAFT_CRASH_MODEL", "RAFT_WORKLOAD", "RAFT_PATTERNS", "RAFT_KILLS"]
 )]
 async fn the_store_the_environment_names_survives_faults() {
     raft_kv::run(Setup::from_env()).await;

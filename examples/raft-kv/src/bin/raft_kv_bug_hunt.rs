@@ -52,6 +52,10 @@ struct Args {
     /// Let the nemesis draw the fault patterns too (`RAFT_PATTERNS=on`).
     #[arg(long)]
     patterns: bool,
+    /// Kill servers as machines that lose their power, network included
+    /// (`RAFT_KILLS=silent`).
+    #[arg(long)]
+    silent_kills: bool,
     /// Shrink each failure's faults and print a 1-minimal failing set.
     #[arg(long)]
     minimize: bool,
@@ -64,6 +68,15 @@ struct Args {
     guided_only: bool,
 }
 
+/// `RAFT_KILLS`'s value for `setup`.
+fn kills_name(setup: Setup) -> &'static str {
+    if setup.silent_kills {
+        "silent"
+    } else {
+        "reset"
+    }
+}
+
 /// Hunts one setup and describes the result as a JSON object.
 fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
     let labels = [
@@ -71,6 +84,7 @@ fn hunt_one(setup: Setup, seeds: u64, args: &Args) -> Value {
         ("model", model_name(setup.crash_model)),
         ("workload", setup.workload.name()),
         ("patterns", if setup.patterns { "on" } else { "off" }),
+        ("kills", kills_name(setup)),
     ];
     let (env, body) = (setup.to_string(), || raft_kv::run(setup));
     let mut line = hunt::hunt(
@@ -93,6 +107,7 @@ fn guided_one(setup: Setup, runs: u64, args: &Args) -> Value {
         ("model", model_name(setup.crash_model)),
         ("workload", setup.workload.name()),
         ("patterns", if setup.patterns { "on" } else { "off" }),
+        ("kills", kills_name(setup)),
         ("search", "guided"),
     ];
     raft_kv::hunt::guided(setup, runs, args.threads).json(&labels, &setup.to_string())
@@ -113,6 +128,7 @@ fn main() -> ExitCode {
                 crash_model,
                 workload: args.workload,
                 patterns: args.patterns,
+                silent_kills: args.silent_kills,
             };
             let seeds = if bug == Bug::None {
                 args.correct_seeds
