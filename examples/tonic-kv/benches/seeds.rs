@@ -44,7 +44,8 @@ fn main() {
         )
     });
     let (cpu, wall) = (process_cpu_time() - cpu_start, wall_start.elapsed());
-    let peak = crashtest::runner::usage::peak_rss_mib().map_or("null".to_owned(), |mib| format!("{mib:.1}"));
+    let peak = crashtest::runner::usage::peak_rss_mib()
+        .map_or("null".to_owned(), |mib| format!("{mib:.1}"));
     println!(
         "{{\"seeds\":{SEEDS},\"wall_s\":{},\"cpu_s\":{},\"virtual_s\":{},\
          \"fingerprints\":\"{digest:016x}\",\"peak_rss_mib\":{peak}}}",
