@@ -12,6 +12,31 @@ async fn acknowledged_puts_survive_kills_partitions_and_clogs() {
     common::run(Setup::default()).await;
 }
 
+/// Killed as a machine that loses its power, the server's connections vanish without a
+/// word: tonic's and reqwest's timeouts and HTTP/2 keep-alives must notice, or the client
+/// waits forever.
+#[test]
+fn acknowledged_puts_survive_silent_kills() {
+    let setup = Setup {
+        bug: None,
+        silent_kills: true,
+        ..Setup::default()
+    };
+    let run = |seed, setup| {
+        crashtest::on_fresh_thread(move || crashtest::Sim::new(seed).run(common::run(setup)))
+            .unwrap_or_else(|failure| panic!("seed {seed}: {failure}"))
+            .fingerprint
+    };
+    let resets = Setup {
+        silent_kills: false,
+        ..setup
+    };
+    let changed = (0..8)
+        .filter(|&seed| run(seed, setup) != run(seed, resets))
+        .count();
+    assert!(changed > 0, "silent kills changed no run");
+}
+
 #[test]
 fn the_planted_unsynced_ack_is_found() {
     let setup = Setup {

@@ -26,6 +26,10 @@ pub struct Setup {
     pub bug: Option<Bug>,
     /// How many puts the client makes.
     pub puts: usize,
+    /// Whether a kill cuts the server's power for the network too: its connections vanish
+    /// without a word (`NetConfig::kill_resets` off), and the clients learn of it only from
+    /// their own timeouts and keep-alives.
+    pub silent_kills: bool,
 }
 
 impl Default for Setup {
@@ -33,6 +37,7 @@ impl Default for Setup {
         Setup {
             bug: Bug::from_env(),
             puts: 30,
+            silent_kills: false,
         }
     }
 }
@@ -42,6 +47,10 @@ type Acked = Rc<RefCell<BTreeMap<String, String>>>;
 
 /// The whole scenario, as a simulation's body.
 pub async fn run(setup: Setup) {
+    crashtest::net::configure(crashtest::net::NetConfig {
+        kill_resets: !setup.silent_kills,
+        ..crashtest::net::NetConfig::default()
+    });
     let server = node::create("kv", move || async move {
         let config = Config {
             grpc: ([0, 0, 0, 0], GRPC_PORT).into(),
