@@ -346,13 +346,7 @@ impl NodeHook for LifeCycle {
     }
 
     fn node_restarted(&self, node: NodeId) {
-        let was_down = {
-            let mut st = self.0.state.borrow_mut();
-            let index = node.index() as u32;
-            let down = st.links.is_down(index);
-            st.links.up(index);
-            down
-        };
+        let was_down = self.0.state.borrow_mut().links.up(node.index() as u32);
         if was_down {
             // What stalled towards the node while it was down arrives now, and is answered
             // with an RST: the restarted node has no such connection.

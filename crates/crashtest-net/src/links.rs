@@ -7,10 +7,11 @@
 //! packets already in flight are caught too.
 //!
 //! A node that is *down* (killed as a machine that loses its power, with
-//! `NetConfig::kill_resets` off, and not started again) receives nothing: every direction towards it stalls as a cut one does, so a peer's TCP
-//! retransmits until the node is back (and answers with an RST, knowing no such connection)
-//! or its TCP timeout runs out. Its own packets already in flight still arrive. A heal does
-//! not bring a node up; only its restart does.
+//! `NetConfig::kill_resets` off, and not started again) receives nothing: every direction
+//! towards it stalls as a cut one does, so a peer's TCP retransmits until the node is back
+//! (and answers with an RST, knowing no such connection) or its TCP timeout runs out. Its own
+//! packets already in flight still arrive. A heal does not bring a node up; only its restart
+//! does.
 //!
 //! Invariant: a node is never cut from or clogged towards itself (loopback never fails).
 //! Nodes are named by their index (`NodeId::index`) to keep the keys small and ordered.
@@ -124,10 +125,9 @@ impl Links {
         self.down.contains(&node)
     }
 
-    /// Node `node` is up again.
-    pub(crate) fn up(&mut self, node: u32) {
-        self.down.remove(&node);
-        assert!(!self.down.contains(&node), "a node brought up is not down");
+    /// Node `node` is up again: true if it was down.
+    pub(crate) fn up(&mut self, node: u32) -> bool {
+        self.down.remove(&node)
     }
 
     /// Lifts every partition and clog; a node that is down stays down.
@@ -170,7 +170,7 @@ mod tests {
         );
         links.clear();
         assert_eq!(links.verdict(1, 2, 0), Verdict::Cut);
-        links.up(2);
+        assert!(links.up(2) && !links.up(2));
         assert_eq!(links.verdict(1, 2, 0), Verdict::Open);
         assert!(links.is_clear());
     }

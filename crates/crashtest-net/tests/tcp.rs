@@ -181,6 +181,24 @@ fn a_silently_killed_node_says_nothing_and_once_restarted_answers_with_a_reset()
 }
 
 #[test]
+fn a_connection_a_silently_killed_server_never_accepted_vanishes_too() {
+    Sim::new(1)
+        .run(async {
+            configure(silent_kills());
+            let server = node::create("server", || async {
+                let _listener = TcpListener::bind("0.0.0.0:80").await.unwrap();
+                std::future::pending::<()>().await;
+            });
+            let mut stream = connect_retrying("server:80").await;
+            server.kill();
+            let mut buf = [0; 16];
+            let waited = time::timeout(Duration::from_secs(3600), stream.read(&mut buf)).await;
+            assert!(waited.is_err(), "the client learnt of the kill: {waited:?}");
+        })
+        .unwrap();
+}
+
+#[test]
 fn what_a_silently_killed_node_sent_behind_a_partition_never_arrives_after_the_heal() {
     for seed in 1..=4 {
         Sim::new(seed)

@@ -12,7 +12,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use crashtest_core::node::NodeId;
+use crashtest_core::node::{NodeId, NodeStatus};
+use crashtest_core::plumbing;
 
 use crashtest_io::SimOrReal;
 use crashtest_protocol::NetNote;
@@ -299,7 +300,8 @@ impl Drop for SimListener {
 }
 
 impl State {
-    /// Frees a listener's port and resets the connections in its queue.
+    /// Frees a listener's port and resets the connections in its queue (which die with the
+    /// listener's node if it is dead, whether its hook or the drop of its tasks closes it).
     fn tcp_close_listener(
         &mut self,
         net: &Rc<Net>,
@@ -310,8 +312,13 @@ impl State {
         let index = listener.node.index() as u32;
         self.ports
             .release(index, Proto::Tcp, listener.local.port(), id);
+        let dead = plumbing::life::node_status(listener.node) == Some(NodeStatus::Dead);
         for conn in listener.queue {
-            self.tcp_abort(net, conn, 1, io::ErrorKind::ConnectionAborted, wakers);
+            if dead {
+                self.tcp_end_dies(net, conn, 1, wakers);
+            } else {
+                self.tcp_abort(net, conn, 1, io::ErrorKind::ConnectionAborted, wakers);
+            }
         }
         let mut waiters = listener.waiters;
         waiters.take_into(wakers);
@@ -334,19 +341,10 @@ impl State {
         for id in ids {
             let listener = self.tcp.listeners.get_mut(&id).expect("listed above");
             listener.killed = true;
-            let mut queue = std::mem::take(&mut listener.queue);
-            if !self.config.kill_resets {
-                // Connections the kernel completed and the program never accepted die with
-                // the machine, silently.
-                for conn in std::mem::take(&mut queue) {
-                    self.tcp_vanish(conn, 1, wakers);
-                }
-            }
-            let listener = self.tcp.listeners.get_mut(&id).expect("listed above");
             let closing = ListenerState {
                 node: listener.node,
                 local: listener.local,
-                queue,
+                queue: std::mem::take(&mut listener.queue),
                 waiters: std::mem::take(&mut listener.waiters),
                 killed: true,
             };

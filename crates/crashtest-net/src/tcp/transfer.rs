@@ -354,7 +354,6 @@ impl Net {
     pub(crate) fn tcp_node_killed(self: &Rc<Net>, node: NodeId, wakers: &mut Wakers) {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
-        let resets = st.config.kill_resets;
         let ends: Vec<(u64, usize)> = st
             .tcp
             .conns
@@ -366,11 +365,7 @@ impl Net {
             })
             .collect();
         for (id, side) in ends {
-            if resets {
-                st.tcp_abort(self, id, side, io::ErrorKind::ConnectionAborted, wakers);
-            } else {
-                st.tcp_vanish(id, side, wakers);
-            }
+            st.tcp_end_dies(self, id, side, wakers);
         }
         st.tcp_listeners_killed(self, node, wakers);
         st.tcp_connects_killed(node, wakers);
@@ -501,11 +496,27 @@ impl State {
         self.tcp_forget_if_closed(id);
     }
 
+    /// End `side` of connection `id` dies with its node: it resets, or vanishes without a
+    /// word (`NetConfig::kill_resets`).
+    pub(super) fn tcp_end_dies(
+        &mut self,
+        net: &Rc<Net>,
+        id: u64,
+        side: usize,
+        wakers: &mut Wakers,
+    ) {
+        if self.config.kill_resets {
+            self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
+        } else {
+            self.tcp_vanish(id, side, wakers);
+        }
+    }
+
     /// End `side` of connection `id` vanishes with its machine: it fails and receives
     /// nothing more, and no RST leaves it. What it sent that stalls behind a partition is
     /// lost: only its own retransmissions would have carried it across. What is on the
     /// wire (in flight, or held by a clog) still arrives.
-    pub(super) fn tcp_vanish(&mut self, id: u64, side: usize, wakers: &mut Wakers) {
+    fn tcp_vanish(&mut self, id: u64, side: usize, wakers: &mut Wakers) {
         self.tcp_end_fails(id, side, io::ErrorKind::ConnectionAborted, wakers);
         let stalled = self
             .tcp
@@ -564,11 +575,7 @@ impl State {
         end.write_waker = None;
         let crashed = plumbing::life::node_status(end.node) == Some(NodeStatus::Dead);
         if crashed {
-            if self.config.kill_resets {
-                self.tcp_abort(net, id, side, io::ErrorKind::ConnectionAborted, wakers);
-            } else {
-                self.tcp_vanish(id, side, wakers);
-            }
+            self.tcp_end_dies(net, id, side, wakers);
             return;
         }
         if !end.gone {
