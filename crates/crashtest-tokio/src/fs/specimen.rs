@@ -66,11 +66,10 @@ fn fixed_times() -> FileTimes {
 
 /// A file specimen of `len` bytes at `path`, removed once asked.
 fn file(path: &Path, len: u64) -> io::Result<Metadata> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o644);
-    let specimen = options.open(path)?;
+    let specimen = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
     let asked = (|| {
         specimen.set_len(len)?;
         #[cfg(unix)]
