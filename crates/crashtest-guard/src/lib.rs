@@ -22,6 +22,7 @@
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder, and closes |
 //! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
+//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod` and their `at` and `64` forms | fails the run with a message naming the call, the path and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 with `EROFS`. Reads pass, and so do paths under `/dev/` but `/dev/shm/` |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
@@ -41,6 +42,10 @@
 //!   message that says what to do instead; outside a simulation threads start as usual;
 //! - `std::thread::sleep` and libc's `usleep`, `sleep` and `clock_nanosleep` fail the run and
 //!   return at once; outside a simulation they sleep;
+//! - std's `fs::write`, `rename`, `remove_file`, `create_dir` and `set_permissions` on host
+//!   paths fail the run with `EROFS` and change nothing, the same way for a seed run twice;
+//!   reads and `/dev/null` pass, a change inside [`with_host_files`] goes through, and
+//!   outside a simulation every change works;
 //! - std's `TcpStream::connect`, `TcpListener::accept` and `UdpSocket::send_to`, real
 //!   tokio's `TcpStream::connect`, and `listen` on a real socket, fail the run and reach
 //!   nothing (a loopback listener sees no connection, a loopback receiver no datagram), as
@@ -72,8 +77,12 @@
 //!   family, `rdrand`; the clock through `timespec_get`.
 //! - Threads made without `pthread_create` (`clone`), and child processes (`fork`,
 //!   `std::process::Command`), which run for real.
-//! - What the machine is: `available_parallelism`, `gethostname`, process ids, the real file
-//!   system, and addresses (ASLR), which matter to code that orders by pointer.
+//! - What the machine is: `available_parallelism`, `gethostname`, process ids, what the real
+//!   file system holds (reads pass: a file that changes between runs changes the run), and
+//!   addresses (ASLR), which matter to code that orders by pointer.
+//! - Changes to host files through a descriptor opened before the run (`write`, `pwrite`,
+//!   `ftruncate` on it), and through C libraries that call glibc's internal names
+//!   (`fopen`).
 //! - The network, where it is reached other than through the calls above: `read`, `write`,
 //!   `readv`, `writev`, `sendfile` and `splice` on a real socket made before the simulation;
 //!   the older resolver calls (`gethostbyname`, `getnameinfo`, `res_query`); `socketpair`
@@ -152,6 +161,8 @@ mod allocator;
 mod glibc;
 mod placeholder;
 
+/// The scope inside which the guards let the calling thread change the host's files.
+pub use crashtest_hooks::with_host_files;
 #[cfg(unix)]
 pub use placeholder::adopt_placeholder;
 pub use placeholder::{Placeholder, SocketOptions};

@@ -106,6 +106,18 @@ fn hashmap_keys_and_thread_rng_differ_between_threads_outside_a_simulation() {
 }
 
 #[test]
+fn host_files_change_outside_a_simulation() {
+    after_a_simulation_ended_on_this_thread();
+    let dir = std::env::temp_dir().join(format!("crashtest-guard-outside-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("a"), b"written").unwrap();
+    std::fs::rename(dir.join("a"), dir.join("b")).unwrap();
+    assert_eq!(std::fs::read(dir.join("b")).unwrap(), b"written");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!dir.exists());
+}
+
+#[test]
 fn threads_start_outside_a_simulation() {
     after_a_simulation_ended_on_this_thread();
     assert_eq!(std::thread::spawn(|| 6 * 7).join().unwrap(), 42);

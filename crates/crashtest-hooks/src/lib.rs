@@ -6,12 +6,15 @@
 //! This crate breaks the cycle: it depends on nothing, the stand-in calls through it, and the
 //! simulator fills it in.
 //!
-//! Two parts:
+//! Three parts:
 //! - Per thread, the running simulation: [`current`] answers "is a simulation running on this
 //!   thread, and if so, which calls serve it?" with one thread-local read, and [`running`]
 //!   gives the run's clock anchor with it in the same read. The simulator's core sets it for
 //!   the duration of a run ([`enter`]). Outside a simulation it is `None`, and the stand-in
 //!   goes straight to real tokio.
+//! - Per thread, whether the running code may change the host's files inside a simulation
+//!   ([`with_host_files`]): the determinism guards refuse such changes otherwise, and the
+//!   stand-in, which cannot depend on the guards, opens the scope where it must.
 //! - Per process, the simulated network, disk and socket adoption ([`register_network`],
 //!   [`register_disk`], [`register_socket_adopter`]): components built on top of the core,
 //!   registered once by the `crashtest` facade before its first run. They keep their
@@ -29,6 +32,7 @@
 //! ```
 
 pub mod fs;
+mod host_files;
 pub mod net;
 mod registry;
 mod task;
@@ -38,6 +42,7 @@ use std::fmt;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
+pub use host_files::{host_files_allowed, with_host_files};
 pub use registry::{
     disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
 };

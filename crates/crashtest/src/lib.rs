@@ -59,6 +59,25 @@ pub use crashtest_runner as runner;
 /// ```
 pub use crashtest_guard::on_fresh_thread;
 
+/// Runs `f` with the host's files open to changes, even inside a simulation.
+///
+/// With the determinism guards (the `guards` feature, on by default), code inside a
+/// simulation that creates, writes, renames or removes a host file fails the run: the
+/// change would outlive the run and no simulated crash would touch it. A node's files
+/// belong on its simulated disk (`crashtest::fs`, or `tokio::fs` through the tokio
+/// stand-in). Wrap a change that is meant for the host, such as a debug dump that the run
+/// never reads back, in this.
+///
+/// ```
+/// let dump = std::env::temp_dir().join(format!("crashtest-dump-{}", std::process::id()));
+/// let written = dump.clone();
+/// crashtest::Sim::new(1).run(async move {
+///     crashtest::with_host_files(|| std::fs::write(&written, "state at the failure")).unwrap();
+/// }).unwrap();
+/// std::fs::remove_file(&dump).unwrap();
+/// ```
+pub use crashtest_guard::with_host_files;
+
 pub use crashtest_core::{
     Config, Divergence, FailureKind, InjectedFault, JoinHandle, RunFailure, RunSummary, buggify,
     coverage, explore, fault, node, probe, report, sometimes, spawn, task, time, trace,

@@ -18,6 +18,7 @@
 //!   [`in_simulation`] and [`answer`].
 
 mod clock;
+mod files;
 mod next;
 mod placeholders;
 mod random;
@@ -80,6 +81,7 @@ pub(crate) fn link() {
         &sockets::symbols()[..],
         &resolver::symbols()[..],
         &sleep::symbols()[..],
+        &files::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }

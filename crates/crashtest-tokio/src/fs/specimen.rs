@@ -5,7 +5,9 @@
 //! temporary directory shaped like the simulated one (a file extended to its length without
 //! a byte written, so it takes no space; or an empty directory), with fixed permissions and
 //! times, asks the OS for its metadata, and removes it at once. None of the program's data
-//! reaches the host, and nothing is left behind.
+//! reaches the host, and nothing is left behind. The determinism guards refuse changes to
+//! the host's files inside a simulation, so the specimen is made inside the hooks'
+//! `with_host_files` scope.
 //!
 //! What the answer tells, as the simulated disk decides it: the file type, a file's length,
 //! the permissions (`0o644` for a file, `0o755` for a directory, on Unix) and the access and
@@ -29,11 +31,13 @@ use crashtest_hooks::fs::Stat;
 /// When the host's temporary directory takes no specimen; the error says so.
 pub(crate) fn metadata(stat: Stat) -> io::Result<Metadata> {
     let path = fresh_path();
-    let made = if stat.is_dir {
-        directory(&path)
-    } else {
-        file(&path, stat.len)
-    };
+    let made = crashtest_hooks::with_host_files(|| {
+        if stat.is_dir {
+            directory(&path)
+        } else {
+            file(&path, stat.len)
+        }
+    });
     made.map_err(|err| {
         io::Error::new(
             err.kind(),
