@@ -217,9 +217,10 @@ impl FailureKind {
             "tokio was called inside the simulation, where no tokio runtime runs. Without \
              crashtest's tokio stand-in, adopt it (see the README section on running tokio \
              code), which runs tokio's spawn, time and net in the simulation, or call \
-             crashtest::{spawn, time, net} instead. With it, the call is one of the few of \
-             tokio's own that it does not simulate (the README's table lists them, such as \
-             mpsc::Sender::send_timeout): await the plain call under tokio::time::timeout.",
+             crashtest::{spawn, time, net} instead. With it, the call reached a tokio that \
+             the stand-in does not replace (a crate on another tokio major version: `cargo \
+             tree -i tokio` lists every copy), or one of the few calls the README's table \
+             does not simulate.",
         )
     }
 }

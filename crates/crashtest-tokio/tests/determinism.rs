@@ -173,3 +173,54 @@ fn watch_receivers_wake_in_an_order_the_seed_decides() {
         "every seed woke the receivers in one order"
     );
 }
+
+/// Which of twelve producers' `send_timeout`s got into a two-slot channel that a slow
+/// consumer drains, in the order it received them.
+async fn send_timeout_outcomes() -> Vec<u32> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(2);
+    let mut set = tokio::task::JoinSet::new();
+    for producer in 0..12u32 {
+        let tx = tx.clone();
+        set.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(u64::from(producer % 3))).await;
+            let _ = tx.send_timeout(producer, Duration::from_millis(5)).await;
+        });
+    }
+    drop(tx);
+    let mut received = Vec::new();
+    loop {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        match rx.recv().await {
+            Some(producer) => received.push(producer),
+            None => break,
+        }
+    }
+    while set.join_next().await.is_some() {}
+    received
+}
+
+#[test]
+fn send_timeouts_replay_by_seed_and_seeds_differ() {
+    for seed in 0..4 {
+        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
+            send_timeout_outcomes().await;
+        });
+        assert!(run.expect("no divergence").is_ok());
+    }
+    let runs: std::collections::BTreeSet<(u64, Vec<u32>)> = (0..8)
+        .map(|seed| {
+            let received = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let out = received.clone();
+            let summary = crashtest::Sim::new(seed)
+                .run(async move { *out.borrow_mut() = send_timeout_outcomes().await })
+                .unwrap();
+            (summary.fingerprint, received.take())
+        })
+        .collect();
+    assert!(
+        runs.iter().all(|(_, received)| received.len() < 12),
+        "a full channel timed some sends out: {runs:?}"
+    );
+    let fingerprints: std::collections::BTreeSet<u64> = runs.iter().map(|(f, _)| *f).collect();
+    assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
+}

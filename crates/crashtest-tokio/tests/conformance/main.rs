@@ -9,6 +9,7 @@
 
 #[macro_use]
 mod harness;
+mod mpsc;
 mod net;
 mod select;
 mod tasks;

@@ -1,0 +1,79 @@
+//! Bounded channels: `send_timeout` on a full channel, and the senders that permits and weak
+//! senders hand back.
+
+macro_rules! send_timeouts {
+    ($tokio:ident) => {
+        async move {
+            use std::time::Duration;
+            use tokio::sync::mpsc::error::SendTimeoutError;
+            use $tokio as tokio;
+            let start = tokio::time::Instant::now().into_std();
+            let at = || $crate::harness::millis(start, tokio::time::Instant::now().into_std());
+            let mut seen = Vec::new();
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+            seen.push((
+                format!("{:?}", tx.send_timeout(1, Duration::from_millis(50)).await),
+                at(),
+            ));
+            // Full: gives up at its deadline and hands the value back.
+            let refused = tx.send_timeout(2, Duration::from_millis(50)).await;
+            seen.push((
+                format!("{:?}", matches!(refused, Err(SendTimeoutError::Timeout(2)))),
+                at(),
+            ));
+            // A slot frees 30 ms into a 100 ms wait: the send goes through then.
+            let receiver = tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                let first = rx.recv().await;
+                (first, rx)
+            });
+            seen.push((
+                format!("{:?}", tx.send_timeout(3, Duration::from_millis(100)).await),
+                at(),
+            ));
+            let (first, mut rx) = receiver.await.unwrap();
+            seen.push((format!("{first:?} {:?}", rx.recv().await), at()));
+            // The receiver gone: closed at once, the value handed back.
+            drop(rx);
+            let closed = tx.send_timeout(4, Duration::from_millis(100)).await;
+            seen.push((
+                format!("{:?}", matches!(closed, Err(SendTimeoutError::Closed(4)))),
+                at(),
+            ));
+            seen
+        }
+    };
+}
+
+#[test]
+fn send_timeout_gives_up_at_its_deadline_and_sends_once_a_slot_frees() {
+    conform!(send_timeouts);
+}
+
+macro_rules! handed_back_senders {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(2);
+            let weak = tx.downgrade();
+            let permit = tx.clone().reserve_owned().await.unwrap();
+            let same = permit.same_channel_as_sender(&tx);
+            let tx2 = permit.send(7);
+            let full = tx2.clone().try_reserve_owned().unwrap().release();
+            let upgraded = weak.upgrade().expect("senders remain");
+            let counts = (
+                upgraded.strong_count(),
+                upgraded.weak_count(),
+                upgraded.same_channel(&full),
+            );
+            drop((tx, tx2, full, upgraded));
+            let after = weak.upgrade().is_none();
+            (same, counts, rx.recv().await, rx.recv().await, after)
+        }
+    };
+}
+
+#[test]
+fn permits_and_weak_senders_hand_back_working_senders() {
+    conform!(handed_back_senders);
+}
