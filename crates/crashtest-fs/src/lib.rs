@@ -2,8 +2,8 @@
 //!
 //! Inside a simulation, every node has its own disk, which survives the node's kills and
 //! restarts. The async API mirrors `tokio::fs` ([`File`], [`OpenOptions`], [`read`],
-//! [`write()`], [`rename`], [`read_dir`]...) and acts on the calling node's disk; [`sync::File`]
-//! is a synchronous handle for libraries with synchronous storage traits. Outside a
+//! [`write()`], [`rename`], [`read_dir`]...) and acts on the calling node's disk; [`sync`] is
+//! the same disk shaped like `std::fs`, for blocking code and synchronous storage traits. Outside a
 //! simulation the same calls reach the real file system (`tokio::fs`, `std::fs`).
 //!
 //! Writes land in a page cache. Only a completed `sync_all`/`sync_data` makes a file's data

@@ -8,6 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crashtest_core::node::NodeId;
 use crashtest_io::SimOrReal;
 use delegate::delegate;
 
@@ -94,6 +95,12 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, contents.len() as u64, false).await;
+    write_now(node, &names, contents)
+}
+
+/// Creates or replaces the file `names` on `node`'s disk with `contents`, at once: the
+/// simulated body of [`write`] and of its synchronous twin.
+pub(crate) fn write_now(node: NodeId, names: &Names, contents: &[u8]) -> io::Result<()> {
     let flags = OpenFlags {
         write: true,
         create: true,
@@ -101,7 +108,7 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
         ..OpenFlags::default()
     };
     state::with(|s| {
-        let handle = s.open(node, &names, flags)?;
+        let handle = s.open(node, names, flags)?;
         let written = s
             .write(&handle, 0, contents)
             .and_then(|end| Ok((end, s.len(&handle)?)));
@@ -120,6 +127,38 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
             "a whole-file write left the file another length"
         );
         Ok(())
+    })
+}
+
+/// A change to the namespace of a node's disk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Namespace<'a> {
+    CreateDir,
+    CreateDirAll,
+    RemoveFile,
+    RemoveDir,
+    /// Moves the entry to this path.
+    RenameTo(&'a Names),
+}
+
+/// Makes the `change` to `names` on `node`'s disk, at once: the simulated body of the
+/// namespace calls and of their synchronous twins. The trace names the call and its paths.
+pub(crate) fn namespace_now(node: NodeId, names: &Names, change: Namespace<'_>) -> io::Result<()> {
+    let what = match change {
+        Namespace::CreateDir => format!("create_dir {}", names.display()),
+        Namespace::CreateDirAll => format!("create_dir_all {}", names.display()),
+        Namespace::RemoveFile => format!("remove_file {}", names.display()),
+        Namespace::RemoveDir => format!("remove_dir {}", names.display()),
+        Namespace::RenameTo(to) => format!("rename {} to {}", names.display(), to.display()),
+    };
+    state::with(|s| {
+        s.namespace(node, &what, |disk| match change {
+            Namespace::CreateDir => disk.create_dir(names),
+            Namespace::CreateDirAll => disk.create_dir_all(names),
+            Namespace::RemoveFile => disk.remove_file(names),
+            Namespace::RemoveDir => disk.remove_dir(names),
+            Namespace::RenameTo(to) => disk.rename(names, to),
+        })
     })
 }
 
@@ -148,8 +187,7 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    let what = format!("create_dir {}", names.display());
-    state::with(|s| s.namespace(node, &what, |disk| disk.create_dir(&names)))
+    namespace_now(node, &names, Namespace::CreateDir)
 }
 
 /// Creates a directory and every missing parent.
@@ -176,8 +214,7 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    let what = format!("create_dir_all {}", names.display());
-    state::with(|s| s.namespace(node, &what, |disk| disk.create_dir_all(&names)))
+    namespace_now(node, &names, Namespace::CreateDirAll)
 }
 
 /// Removes a file. Durable once its directory is synced.
@@ -205,8 +242,7 @@ pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    let what = format!("remove_file {}", names.display());
-    state::with(|s| s.namespace(node, &what, |disk| disk.remove_file(&names)))
+    namespace_now(node, &names, Namespace::RemoveFile)
 }
 
 /// Removes an empty directory; `DirectoryNotEmpty` otherwise.
@@ -233,8 +269,7 @@ pub async fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    let what = format!("remove_dir {}", names.display());
-    state::with(|s| s.namespace(node, &what, |disk| disk.remove_dir(&names)))
+    namespace_now(node, &names, Namespace::RemoveDir)
 }
 
 /// Renames a file or directory, replacing the target if it exists (atomically, as
@@ -266,8 +301,7 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
     let to = Names::parse(to)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    let what = format!("rename {} to {}", from.display(), to.display());
-    state::with(|s| s.namespace(node, &what, |disk| disk.rename(&from, &to)))
+    namespace_now(node, &from, Namespace::RenameTo(&to))
 }
 
 /// The metadata of a file or directory.
@@ -364,12 +398,8 @@ pub async fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
     };
     let names = Names::parse(path)?;
     state::latency(node, 0, false).await;
-    let entries = state::with(|s| s.read_dir(node, &names))?;
     Ok(ReadDir {
-        inner: SimOrReal::Sim(SimReadDir {
-            dir: path.to_path_buf(),
-            entries: entries.into_iter(),
-        }),
+        inner: SimOrReal::Sim(SimReadDir::list(node, path, &names)?),
     })
 }
 
@@ -389,7 +419,7 @@ pub struct ReadDir {
 
 /// The simulated side of a listing: the entries, read (and shuffled) when it was made.
 #[derive(Debug)]
-struct SimReadDir {
+pub(crate) struct SimReadDir {
     dir: PathBuf,
     entries: std::vec::IntoIter<(String, bool)>,
 }
@@ -421,7 +451,16 @@ impl ReadDir {
 }
 
 impl SimReadDir {
-    fn next(&mut self) -> Option<SimDirEntry> {
+    /// The listing of the directory `names` (at `path`) on `node`'s disk, taken now.
+    pub(crate) fn list(node: NodeId, path: &Path, names: &Names) -> io::Result<SimReadDir> {
+        let entries = state::with(|s| s.read_dir(node, names))?;
+        Ok(SimReadDir {
+            dir: path.to_path_buf(),
+            entries: entries.into_iter(),
+        })
+    }
+
+    pub(crate) fn next(&mut self) -> Option<SimDirEntry> {
         let (name, is_dir) = self.entries.next()?;
         assert!(
             !name.is_empty() && !name.contains('/') && name != "." && name != "..",
@@ -450,19 +489,27 @@ pub struct DirEntry {
 }
 
 /// The simulated side of a directory entry, as listed.
-struct SimDirEntry {
+pub(crate) struct SimDirEntry {
     path: PathBuf,
     name: String,
     is_dir: bool,
 }
 
 impl SimDirEntry {
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.path.clone()
     }
 
-    fn file_name(&self) -> OsString {
+    pub(crate) fn file_name(&self) -> OsString {
         OsString::from(&self.name)
+    }
+
+    pub(crate) fn file_type(&self) -> FileType {
+        if self.is_dir {
+            FileType::DIR
+        } else {
+            FileType::FILE
+        }
     }
 }
 
@@ -520,8 +567,7 @@ impl DirEntry {
     /// ```
     pub async fn file_type(&self) -> io::Result<FileType> {
         match &self.inner {
-            SimOrReal::Sim(entry) if entry.is_dir => Ok(FileType::DIR),
-            SimOrReal::Sim(_) => Ok(FileType::FILE),
+            SimOrReal::Sim(entry) => Ok(entry.file_type()),
             SimOrReal::Real(entry) => Ok(FileType::from_std(entry.file_type().await?)),
         }
     }

@@ -203,6 +203,39 @@ fn a_rename_followed_by_a_directory_sync_always_survives() {
     }
 }
 
+/// `replace_by_rename` written as blocking code writes it, with the synchronous calls.
+fn replace_by_sync_rename(seed: u64, sync_dir: bool) -> Vec<u8> {
+    use crashtest_fs::sync;
+    crash_and_recover(
+        seed,
+        DiskConfig::default(),
+        Duration::from_secs(1),
+        move || async move {
+            for (path, bytes) in [("/current", b"old"), ("/tmp", b"new")] {
+                sync::write(path, bytes).unwrap();
+                sync::File::open(path).unwrap().sync_all().unwrap();
+                sync::sync_dir("/").unwrap();
+            }
+            sync::rename("/tmp", "/current").unwrap();
+            if sync_dir {
+                sync::sync_dir("/").unwrap();
+            }
+        },
+        || async { crashtest_fs::sync::read("/current").unwrap() },
+    )
+}
+
+#[test]
+fn a_synchronous_rename_is_undone_by_a_crash_unless_its_directory_was_synced() {
+    let unsynced: BTreeSet<Vec<u8>> = (0..100)
+        .map(|seed| replace_by_sync_rename(seed, false))
+        .collect();
+    assert_eq!(unsynced, BTreeSet::from([b"old".to_vec(), b"new".to_vec()]));
+    for seed in 0..100 {
+        assert_eq!(replace_by_sync_rename(seed, true), b"new", "seed {seed}");
+    }
+}
+
 #[test]
 fn a_new_file_whose_directory_was_not_synced_sometimes_vanishes() {
     let exists: BTreeSet<bool> = (0..100)

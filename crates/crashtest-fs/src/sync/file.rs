@@ -1,14 +1,5 @@
-//! A synchronous file handle, for libraries whose storage traits are not async (such as
-//! redb's `StorageBackend`: `len`, `read`, `write`, `set_len`, `sync_data`, all `&self`).
-//!
-//! It acts at once, without virtual time, on the calling node's disk, under the same
-//! durability model and faults as the async API. It holds plain data (node, inode, cursor),
-//! so it is `Send + Sync` like a real file. Outside a simulation it is a `std::fs::File`.
-//!
-//! Its mutating calls are crash points for [`crate::exhaustive`] too. A synchronous call
-//! cannot stop its caller, so if the exploration crashes the node there, the call (and every
-//! later call from the dead node) returns `EIO`, and the task goes down with its node at its
-//! next `.await`.
+//! The synchronous file handle and its open options: positioned and cursor reads and
+//! writes, length, sync, metadata.
 
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -24,6 +15,8 @@ use crate::metadata::Metadata;
 use crate::open_options::open_options;
 use crate::path::Names;
 use crate::state::{self, Handle};
+
+use super::mutation;
 
 /// An open file of the calling node's disk, with positioned reads and writes.
 ///
@@ -70,14 +63,6 @@ impl Drop for SimHandle {
             state.release(&self.0);
         }
     }
-}
-
-/// The crash point of a synchronous mutation.
-fn mutation() -> io::Result<()> {
-    if state::crash_before_mutation() {
-        return Err(errors::io_error());
-    }
-    Ok(())
 }
 
 impl SimHandle {

@@ -1,0 +1,342 @@
+//! `std::fs`'s free functions on the calling node's disk, and its directory listing.
+//!
+//! Each has the same simulated body as its async twin in `crate::ops` (the same trace
+//! events, faults and crash model), run at once instead of after the disk's latency.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crashtest_io::SimOrReal;
+
+use super::{File, mutation};
+use crate::metadata::{FileType, Metadata};
+use crate::ops::{Namespace, SimDirEntry, SimReadDir, namespace_now, write_now};
+use crate::path::Names;
+use crate::state;
+
+/// Reads a whole file, as `std::fs::read`.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", b"abc").unwrap();
+/// assert_eq!(sync::read("/f").unwrap(), b"abc");
+/// # }).unwrap();
+/// ```
+pub fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return std::fs::read(path);
+    };
+    let names = Names::parse(path)?;
+    state::with(|s| s.read_file(node, &names))
+}
+
+/// Reads a whole file as UTF-8, as `std::fs::read_to_string`; `InvalidData` if it is not.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", "text").unwrap();
+/// assert_eq!(sync::read_to_string("/f").unwrap(), "text");
+/// # }).unwrap();
+/// ```
+pub fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Creates or replaces a file with `contents`, as `std::fs::write` (not synced: see
+/// [`File::sync_all`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", b"one").unwrap();
+/// sync::write("/f", b"2").unwrap();
+/// assert_eq!(sync::read("/f").unwrap(), b"2");
+/// # }).unwrap();
+/// ```
+pub fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let (path, contents) = (path.as_ref(), contents.as_ref());
+    let Some(node) = state::current_node()? else {
+        return std::fs::write(path, contents);
+    };
+    let names = Names::parse(path)?;
+    mutation()?;
+    write_now(node, &names, contents)
+}
+
+/// The simulated body of a namespace call on `path`, or `real` outside a simulation.
+fn namespace(
+    path: &Path,
+    change: Namespace<'_>,
+    real: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    let Some(node) = state::current_node()? else {
+        return real();
+    };
+    let names = Names::parse(path)?;
+    mutation()?;
+    namespace_now(node, &names, change)
+}
+
+/// Creates a directory, as `std::fs::create_dir` (not synced: see [`sync_dir`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir("/d").unwrap();
+/// assert!(sync::metadata("/d").unwrap().is_dir());
+/// assert_eq!(sync::create_dir("/d").unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+/// # }).unwrap();
+/// ```
+pub fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    namespace(path, Namespace::CreateDir, || std::fs::create_dir(path))
+}
+
+/// Creates a directory and its missing parents, as `std::fs::create_dir_all`.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir_all("/a/b/c").unwrap();
+/// assert!(sync::exists("/a/b").unwrap());
+/// # }).unwrap();
+/// ```
+pub fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    namespace(path, Namespace::CreateDirAll, || {
+        std::fs::create_dir_all(path)
+    })
+}
+
+/// Removes a file, as `std::fs::remove_file` (not synced: see [`sync_dir`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", b"").unwrap();
+/// sync::remove_file("/f").unwrap();
+/// assert!(!sync::exists("/f").unwrap());
+/// # }).unwrap();
+/// ```
+pub fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    namespace(path, Namespace::RemoveFile, || std::fs::remove_file(path))
+}
+
+/// Removes an empty directory, as `std::fs::remove_dir`.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir("/d").unwrap();
+/// sync::remove_dir("/d").unwrap();
+/// assert!(!sync::exists("/d").unwrap());
+/// # }).unwrap();
+/// ```
+pub fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    namespace(path, Namespace::RemoveDir, || std::fs::remove_dir(path))
+}
+
+/// Moves `from` to `to`, replacing a file there, as `std::fs::rename` (atomic, and not
+/// synced: a crash before [`sync_dir`] of both parents can undo it).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/MANIFEST.tmp", b"v2").unwrap();
+/// sync::rename("/MANIFEST.tmp", "/MANIFEST").unwrap();
+/// assert_eq!(sync::read("/MANIFEST").unwrap(), b"v2");
+/// # }).unwrap();
+/// ```
+pub fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<()> {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    let Some(node) = state::current_node()? else {
+        return std::fs::rename(from, to);
+    };
+    let from = Names::parse(from)?;
+    let to = Names::parse(to)?;
+    mutation()?;
+    namespace_now(node, &from, Namespace::RenameTo(&to))
+}
+
+/// What the disk knows of `path`, as `std::fs::metadata`.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", b"abc").unwrap();
+/// assert_eq!(sync::metadata("/f").unwrap().len(), 3);
+/// # }).unwrap();
+/// ```
+pub fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return Ok(Metadata::from_std(&std::fs::metadata(path)?));
+    };
+    let names = Names::parse(path)?;
+    state::with(|s| s.metadata(node, &names))
+}
+
+/// Whether `path` exists, as `std::fs::exists`: `Ok(false)` only when it is known not to.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// assert!(!sync::exists("/f").unwrap());
+/// sync::write("/f", b"").unwrap();
+/// assert!(sync::exists("/f").unwrap());
+/// # }).unwrap();
+/// ```
+pub fn exists(path: impl AsRef<Path>) -> io::Result<bool> {
+    match metadata(path) {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+/// Makes a directory's entries durable: what std spells `File::open(dir)?.sync_all()`.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir("/data").unwrap();
+/// sync::write("/data/log", b"record").unwrap();
+/// sync::File::open("/data/log").unwrap().sync_all().unwrap();
+/// sync::sync_dir("/data").unwrap(); // the entry "log" survives a crash now
+/// # }).unwrap();
+/// ```
+pub fn sync_dir(path: impl AsRef<Path>) -> io::Result<()> {
+    File::open(path)?.sync_all()
+}
+
+/// Lists a directory, as `std::fs::read_dir`: the listing is taken when called, in an order
+/// the seed decides inside a simulation.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir("/wal").unwrap();
+/// sync::write("/wal/2", b"").unwrap();
+/// sync::write("/wal/1", b"").unwrap();
+/// let mut names: Vec<_> = sync::read_dir("/wal")
+///     .unwrap()
+///     .map(|entry| entry.unwrap().file_name())
+///     .collect();
+/// names.sort();
+/// assert_eq!(names, ["1", "2"]);
+/// # }).unwrap();
+/// ```
+pub fn read_dir(path: impl AsRef<Path>) -> io::Result<ReadDir> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return Ok(ReadDir {
+            inner: SimOrReal::Real(std::fs::read_dir(path)?),
+        });
+    };
+    let names = Names::parse(path)?;
+    Ok(ReadDir {
+        inner: SimOrReal::Sim(SimReadDir::list(node, path, &names)?),
+    })
+}
+
+/// The entries of a directory, as `std::fs::ReadDir`.
+#[derive(Debug)]
+pub struct ReadDir {
+    inner: SimOrReal<SimReadDir, std::fs::ReadDir>,
+}
+
+impl Iterator for ReadDir {
+    type Item = io::Result<DirEntry>;
+
+    fn next(&mut self) -> Option<io::Result<DirEntry>> {
+        match &mut self.inner {
+            SimOrReal::Sim(listing) => listing.next().map(|entry| {
+                Ok(DirEntry {
+                    inner: SimOrReal::Sim(entry),
+                })
+            }),
+            SimOrReal::Real(listing) => listing.next().map(|entry| {
+                entry.map(|entry| DirEntry {
+                    inner: SimOrReal::Real(entry),
+                })
+            }),
+        }
+    }
+}
+
+/// An entry of a listed directory, as `std::fs::DirEntry`.
+pub struct DirEntry {
+    inner: SimOrReal<SimDirEntry, std::fs::DirEntry>,
+}
+
+impl fmt::Debug for DirEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DirEntry").field(&self.path()).finish()
+    }
+}
+
+impl DirEntry {
+    /// The entry's full path (the listed directory's path joined with its name).
+    pub fn path(&self) -> PathBuf {
+        match &self.inner {
+            SimOrReal::Sim(entry) => entry.path(),
+            SimOrReal::Real(entry) => entry.path(),
+        }
+    }
+
+    /// The entry's name.
+    pub fn file_name(&self) -> OsString {
+        match &self.inner {
+            SimOrReal::Sim(entry) => entry.file_name(),
+            SimOrReal::Real(entry) => entry.file_name(),
+        }
+    }
+
+    /// Whether the entry is a file or a directory.
+    ///
+    /// # Errors
+    ///
+    /// Outside a simulation, when the OS cannot tell.
+    pub fn file_type(&self) -> io::Result<FileType> {
+        match &self.inner {
+            SimOrReal::Sim(entry) => Ok(entry.file_type()),
+            SimOrReal::Real(entry) => Ok(FileType::from_std(entry.file_type()?)),
+        }
+    }
+
+    /// What the disk knows of the entry now.
+    ///
+    /// # Errors
+    ///
+    /// When the entry is gone since the listing.
+    pub fn metadata(&self) -> io::Result<Metadata> {
+        match &self.inner {
+            SimOrReal::Sim(_) => metadata(self.path()),
+            SimOrReal::Real(entry) => Ok(Metadata::from_std(&entry.metadata()?)),
+        }
+    }
+}
