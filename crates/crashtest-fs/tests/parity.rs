@@ -2,23 +2,14 @@
 //! real file system outside one (where `crashtest_fs::File` is `tokio::fs::File`), must see
 //! the same results call by call.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::outcome;
 use crashtest_core::Sim;
 use crashtest_fs::{File, OpenOptions};
 use tokio::io::AsyncWriteExt;
-
-/// One call's outcome: success with its value, or the error's kind and OS error number.
-fn outcome<T: std::fmt::Debug>(call: &str, result: std::io::Result<T>) -> String {
-    match result {
-        Ok(value) => format!("{call}: ok {value:?}"),
-        Err(error) => format!(
-            "{call}: {:?} (os error {:?})",
-            error.kind(),
-            error.raw_os_error()
-        ),
-    }
-}
 
 /// A write that fails (on a handle opened for reading only, so `EBADF` on both sides) and
 /// is then synced: a sync waits for the write in flight but does not report its failure; the

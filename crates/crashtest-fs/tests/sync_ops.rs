@@ -3,22 +3,13 @@
 //! outside one (where each is `std::fs`'s), must see the same results call by call, errors
 //! included; and a seed replays a script of them exactly.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::outcome;
 use crashtest_core::Sim;
 use crashtest_fs::sync;
-
-/// One call's outcome: success with its value, or the error's kind and OS error number.
-fn outcome<T: std::fmt::Debug>(call: &str, result: std::io::Result<T>) -> String {
-    match result {
-        Ok(value) => format!("{call}: ok {value:?}"),
-        Err(error) => format!(
-            "{call}: {:?} (os error {:?})",
-            error.kind(),
-            error.raw_os_error()
-        ),
-    }
-}
 
 /// A storage engine's directory work, as blocking code does it: a data directory, a
 /// manifest replaced by rename, a listing, and the errors of calls that must fail.
