@@ -185,3 +185,43 @@ fn raw_io_on_a_simulated_datagram_socket_fails_the_run_naming_the_call() {
     assert!(text.contains("tokio::net::UdpSocket::try_io cannot run inside"));
     assert!(text.contains("send_to/recv_from"), "{text}");
 }
+
+#[test]
+fn blocking_send_on_a_full_channel_fails_the_run_instead_of_hanging() {
+    let text = failure_of(async {
+        let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+        tokio::task::spawn_blocking(move || {
+            tx.blocking_send(1).expect("a free slot takes the value");
+            let _ = tx.blocking_send(2);
+        })
+        .await
+        .expect_err("the task ends at the refusal");
+        assert_eq!(rx.recv().await, Some(1));
+    });
+    assert!(text.contains(
+        "tokio::sync::mpsc::Sender::blocking_send on a full channel cannot run inside a \
+         crashtest simulation"
+    ));
+    assert!(text.contains("send(..).await"));
+}
+
+#[test]
+fn blocking_send_with_a_free_slot_or_no_receiver_behaves_as_tokios() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+            let tx = tokio::task::spawn_blocking(move || {
+                tx.blocking_send(7).expect("a free slot takes the value");
+                tx
+            })
+            .await
+            .unwrap();
+            assert_eq!(rx.recv().await, Some(7));
+            drop(rx);
+            let refused = tokio::task::spawn_blocking(move || tx.blocking_send(8))
+                .await
+                .unwrap();
+            assert_eq!(refused.unwrap_err().0, 8);
+        })
+        .unwrap();
+}

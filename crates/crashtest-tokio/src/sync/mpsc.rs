@@ -6,7 +6,9 @@
 //! So the bounded channel's sender, and the two types that hand a sender back (`WeakSender`
 //! and `OwnedPermit`), wrap tokio's, and `send_timeout` waits for a slot under the
 //! stand-in's [`timeout`](crate::time::timeout): on the virtual clock inside a simulation,
-//! on tokio's outside. Every other call goes to tokio's sender unchanged; the receiver,
+//! on tokio's outside. `blocking_send` inside a simulation sends if a slot is free and is
+//! refused if not (waiting would hang every node). Every other call goes to tokio's sender
+//! unchanged; the receiver,
 //! the permits that borrow a sender and the unbounded channel are tokio's own.
 
 use std::fmt;
@@ -19,6 +21,8 @@ pub use real::sync::mpsc::{
 };
 
 use error::{SendError, SendTimeoutError, TrySendError};
+
+use crate::seam;
 
 /// Makes a bounded channel of `buffer` messages, like `tokio::sync::mpsc::channel`.
 ///
@@ -109,16 +113,32 @@ impl<T> Sender<T> {
 
     /// Sends from blocking code, waiting for a slot.
     ///
+    /// Inside a simulation blocking code (a `spawn_blocking` closure) runs on the one thread
+    /// every node shares, so no receiver could ever free a slot while it waits: a send that
+    /// finds the channel full is refused (the run fails naming the call) instead of hanging.
+    ///
     /// # Errors
     ///
     /// When the receiver is gone; the error holds `value`.
     ///
     /// # Panics
     ///
-    /// Inside an asynchronous context, as tokio's does.
+    /// Inside an asynchronous context, as tokio's does; inside a simulation, when the channel
+    /// is full.
     #[track_caller]
     pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
-        self.real.blocking_send(value)
+        if seam::sim().is_none() {
+            return self.real.blocking_send(value);
+        }
+        match self.real.try_send(value) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Closed(value)) => Err(SendError(value)),
+            Err(TrySendError::Full(_)) => seam::refuse(
+                "tokio::sync::mpsc::Sender::blocking_send on a full channel",
+                "it would block the one thread every simulated node runs on, so the receiver \
+                 could never free a slot; send from async code with send(..).await",
+            ),
+        }
     }
 
     /// True once the receiver is gone.
