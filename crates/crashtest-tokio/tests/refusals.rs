@@ -225,3 +225,16 @@ fn blocking_send_with_a_free_slot_or_no_receiver_behaves_as_tokios() {
         })
         .unwrap();
 }
+
+#[test]
+fn blocking_send_from_async_code_fails_the_run_where_tokio_panics() {
+    let text = failure_of(async {
+        let (tx, _rx) = tokio::sync::mpsc::channel(1);
+        let _ = tx.blocking_send(1);
+    });
+    assert!(text.contains(
+        "tokio::sync::mpsc::Sender::blocking_send in async code cannot run inside a crashtest \
+         simulation"
+    ));
+    assert!(text.contains("spawn_blocking closure"));
+}

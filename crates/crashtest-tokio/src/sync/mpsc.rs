@@ -6,8 +6,9 @@
 //! So the bounded channel's sender, and the two types that hand a sender back (`WeakSender`
 //! and `OwnedPermit`), wrap tokio's, and `send_timeout` waits for a slot under the
 //! stand-in's [`timeout`](crate::time::timeout): on the virtual clock inside a simulation,
-//! on tokio's outside. `blocking_send` inside a simulation sends if a slot is free and is
-//! refused if not (waiting would hang every node). Every other call goes to tokio's sender
+//! on tokio's outside. `blocking_send` inside a simulation, from a blocking closure, sends if
+//! a slot is free and is refused if not (waiting would hang every node); from async code it
+//! is refused, where tokio panics. Every other call goes to tokio's sender
 //! unchanged; the receiver,
 //! the permits that borrow a sender and the unbounded channel are tokio's own.
 
@@ -113,9 +114,10 @@ impl<T> Sender<T> {
 
     /// Sends from blocking code, waiting for a slot.
     ///
-    /// Inside a simulation blocking code (a `spawn_blocking` closure) runs on the one thread
-    /// every node shares, so no receiver could ever free a slot while it waits: a send that
-    /// finds the channel full is refused (the run fails naming the call) instead of hanging.
+    /// Inside a simulation blocking code (a `spawn_blocking` or `block_in_place` closure)
+    /// runs on the one thread every node shares, so no receiver could ever free a slot while
+    /// it waits: a send that finds the channel full is refused (the run fails naming the
+    /// call) instead of hanging. A call from async code is refused too, where tokio panics.
     ///
     /// # Errors
     ///
@@ -123,12 +125,18 @@ impl<T> Sender<T> {
     ///
     /// # Panics
     ///
-    /// Inside an asynchronous context, as tokio's does; inside a simulation, when the channel
-    /// is full.
+    /// In async code, as tokio's does; inside a simulation, also when the channel is full.
     #[track_caller]
     pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
         if seam::sim().is_none() {
             return self.real.blocking_send(value);
+        }
+        if !crate::task::blocking::inside() {
+            seam::refuse(
+                "tokio::sync::mpsc::Sender::blocking_send in async code",
+                "tokio panics here (it cannot block a thread that runs async tasks); call \
+                 send(..).await, or send from a spawn_blocking closure",
+            );
         }
         match self.real.try_send(value) {
             Ok(()) => Ok(()),

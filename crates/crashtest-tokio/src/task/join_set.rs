@@ -169,7 +169,7 @@ impl<T: 'static> JoinSet<T> {
     {
         match &mut self.inner {
             Set::Real(set) => AbortHandle::real(set.spawn_blocking(f)),
-            Set::Sim(set) => set.spawn(Some("spawn_blocking"), async move { f() }),
+            Set::Sim(set) => set.spawn(Some("spawn_blocking"), super::blocking::task(f)),
         }
     }
 
@@ -184,7 +184,7 @@ impl<T: 'static> JoinSet<T> {
         match (&mut self.inner, handle.real()) {
             (Set::Real(set), Some(handle)) => AbortHandle::real(set.spawn_blocking_on(f, handle)),
             (Set::Real(set), None) => AbortHandle::real(set.spawn_blocking(f)),
-            (Set::Sim(set), _) => set.spawn(Some("spawn_blocking"), async move { f() }),
+            (Set::Sim(set), _) => set.spawn(Some("spawn_blocking"), super::blocking::task(f)),
         }
     }
 

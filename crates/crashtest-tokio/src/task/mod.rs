@@ -7,6 +7,7 @@
 //! closure at once. Everything else (`coop`, `unconstrained`, `task_local!`, `LocalKey`)
 //! is tokio's: it needs no runtime.
 
+pub(crate) mod blocking;
 mod join;
 mod join_set;
 mod local;
@@ -94,7 +95,7 @@ where
 {
     match seam::sim() {
         None => JoinHandle::real(real::task::spawn_blocking(f)),
-        Some(sim) => spawn_sim(sim, Some("spawn_blocking"), async move { f() }),
+        Some(sim) => spawn_sim(sim, Some("spawn_blocking"), blocking::task(f)),
     }
 }
 
@@ -115,7 +116,7 @@ where
 {
     match seam::sim() {
         None => real::task::block_in_place(f),
-        Some(_) => f(),
+        Some(_) => blocking::run(f),
     }
 }
 

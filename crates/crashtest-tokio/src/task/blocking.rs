@@ -1,0 +1,69 @@
+//! The blocking region: whether the code running inside a simulation is a blocking closure
+//! (one given to `spawn_blocking` or `block_in_place`) rather than async code.
+//!
+//! tokio allows its blocking calls (`mpsc::Sender::blocking_send`) in a blocking closure and
+//! panics on them in async code, where they would stall a runtime thread. Inside a
+//! simulation a blocking closure runs on the simulation's one thread, inside a task's poll,
+//! so the stand-in marks the closure's run to tell the two apart as tokio does.
+//!
+//! Invariant: the region is open exactly while such a closure runs on this thread; closures
+//! nest (a `block_in_place` inside a `spawn_blocking` closure), so it is a depth, and it is
+//! closed on unwind too.
+
+use std::cell::Cell;
+
+thread_local! {
+    /// How many blocking closures are running on this thread, one inside another.
+    static DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs the blocking closure `f` inside the region.
+pub(crate) fn run<R>(f: impl FnOnce() -> R) -> R {
+    /// Closes the region when dropped, on return and on unwind alike.
+    struct Region;
+    impl Drop for Region {
+        fn drop(&mut self) {
+            DEPTH.with(|depth| {
+                let open = depth.get();
+                assert!(open > 0, "a blocking region closes once");
+                depth.set(open - 1);
+            });
+        }
+    }
+    DEPTH.with(|depth| depth.set(depth.get() + 1));
+    let _region = Region;
+    f()
+}
+
+/// The future of a simulated `spawn_blocking` task: it runs `f` inside the region when first
+/// polled.
+pub(crate) async fn task<F, R>(f: F) -> R
+where
+    F: FnOnce() -> R,
+{
+    run(f)
+}
+
+/// True while a blocking closure runs on this thread.
+pub(crate) fn inside() -> bool {
+    DEPTH.with(|depth| depth.get() > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_region_is_open_only_inside_closures_and_closes_on_unwind() {
+        assert!(!inside());
+        run(|| {
+            assert!(inside());
+            run(|| assert!(inside()));
+            assert!(inside(), "the outer closure still runs");
+        });
+        assert!(!inside());
+        let unwound = std::panic::catch_unwind(|| run(|| panic!("inside")));
+        assert!(unwound.is_err());
+        assert!(!inside(), "an unwind closes the region");
+    }
+}
