@@ -22,7 +22,7 @@
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder, and closes |
 //! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
-//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod` and their `at` and `64` forms | fails the run with a message naming the call, the path and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 with `EROFS`. Reads pass, and so do paths under `/dev/` but `/dev/shm/` |
+//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod` and their `at` and `64` forms | fails the run with a message naming the call, the path and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 with `EROFS`. Reads pass, and so do stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
@@ -81,8 +81,10 @@
 //!   file system holds (reads pass: a file that changes between runs changes the run), and
 //!   addresses (ASLR), which matter to code that orders by pointer.
 //! - Changes to host files through a descriptor opened before the run (`write`, `pwrite`,
-//!   `ftruncate` on it), and through C libraries that call glibc's internal names
-//!   (`fopen`).
+//!   `ftruncate` on it), through C libraries that call glibc's internal names (`fopen`), and
+//!   through the calls not guarded: owners, times and extended attributes by path (`chown`,
+//!   `utimensat`, `setxattr`), special files (`mknod`, `mkfifo`), a Unix socket's file
+//!   (`bind`).
 //! - The network, where it is reached other than through the calls above: `read`, `write`,
 //!   `readv`, `writev`, `sendfile` and `splice` on a real socket made before the simulation;
 //!   the older resolver calls (`gethostbyname`, `getnameinfo`, `res_query`); `socketpair`

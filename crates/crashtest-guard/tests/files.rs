@@ -73,7 +73,14 @@ fn renaming_removing_and_making_directories_on_the_host_are_refused() {
     let failure = run_failing(1, async move {
         assert!(std::fs::rename(&from, &to).is_err());
     });
-    assert_refused(&failure, "rename", &file);
+    common::assert_check_failed_with(
+        &failure,
+        &[&format!(
+            "rename({:?}, {:?}) was called inside the simulation",
+            file.display().to_string(),
+            moved.display().to_string()
+        )],
+    );
 
     let inside = file.clone();
     let failure = run_failing(1, async move {
@@ -124,6 +131,24 @@ fn the_failure_names_the_node_and_each_seed_replays_its_own_run() {
     let other = run(8);
     assert_refused(&other, "open64", &path);
     assert_ne!(other.summary.fingerprint, first.summary.fingerprint);
+}
+
+#[test]
+fn a_path_through_dev_is_host_state_unless_it_names_a_stateless_device() {
+    let path = scratch("through-dev");
+    let through_dev = format!("/dev/..{}", path.display());
+    let inside = through_dev.clone();
+    let failure = run_failing(1, async move {
+        assert!(std::fs::write(&inside, b"escaped").is_err());
+    });
+    assert_refused(&failure, "open64", std::path::Path::new(&through_dev));
+    assert!(!path.exists(), "the write escaped through /dev/..");
+
+    let inside = path.clone();
+    let failure = run_failing(1, async move {
+        assert!(std::fs::rename("/dev/null", &inside).is_err());
+    });
+    common::assert_check_failed_with(&failure, &["rename(\"/dev/null\""]);
 }
 
 #[test]
