@@ -71,6 +71,30 @@ fn engine_directory(root: &Path) -> Vec<String> {
     }
     log.push(outcome("remove empty wal", sync::remove_dir(&wal)));
     log.push(outcome("wal exists", sync::exists(&wal)));
+    let backup = root.join("backup");
+    log.extend([
+        outcome(
+            "create backup dir",
+            sync::create_dir_all(backup.join("deep")),
+        ),
+        outcome(
+            "copy manifest",
+            sync::copy(data.join("MANIFEST"), backup.join("deep").join("MANIFEST")),
+        ),
+        outcome(
+            "copied",
+            sync::read_to_string(backup.join("deep").join("MANIFEST")),
+        ),
+        outcome("copy a directory", sync::copy(&backup, root.join("x"))),
+        outcome("copy missing", sync::copy(wal.join("3"), root.join("x"))),
+        outcome(
+            "remove_dir_all a file",
+            sync::remove_dir_all(data.join("MANIFEST")),
+        ),
+        outcome("remove_dir_all", sync::remove_dir_all(&backup)),
+        outcome("backup exists", sync::exists(&backup)),
+        outcome("remove_dir_all missing", sync::remove_dir_all(&backup)),
+    ]);
     log
 }
 

@@ -4,8 +4,9 @@
 //! determinism guards refuse inside a simulation.
 //!
 //! The API is `std::fs`'s: a [`File`] with its [`OpenOptions`], and the free functions
-//! ([`read`], [`write`], [`create_dir_all`], [`rename`], [`remove_file`], [`read_dir`], ...),
-//! plus [`sync_dir`] for the directory fsync that std spells `File::open(dir)?.sync_all()`.
+//! ([`read`], [`write`], [`copy`], [`create_dir_all`], [`rename`], [`remove_dir_all`],
+//! [`read_dir`], ...), plus [`sync_dir`] for the directory fsync that std spells
+//! `File::open(dir)?.sync_all()`.
 //!
 //! Each call acts at once, without virtual time, on the calling node's disk, under the same
 //! durability model and faults as the async API (an unsynced rename can be undone by a
@@ -22,8 +23,8 @@ mod ops;
 
 pub use file::{File, OpenOptions};
 pub use ops::{
-    DirEntry, ReadDir, create_dir, create_dir_all, exists, metadata, read, read_dir,
-    read_to_string, remove_dir, remove_file, rename, sync_dir, write,
+    DirEntry, ReadDir, copy, create_dir, create_dir_all, exists, metadata, read, read_dir,
+    read_to_string, remove_dir, remove_dir_all, remove_file, rename, sync_dir, write,
 };
 
 use std::io;

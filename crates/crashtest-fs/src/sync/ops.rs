@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crashtest_io::SimOrReal;
 
 use super::{File, mutation};
+use crate::errors;
 use crate::metadata::{FileType, Metadata};
 use crate::ops::{Namespace, SimDirEntry, SimReadDir, namespace_now, write_now};
 use crate::path::Names;
@@ -153,6 +154,66 @@ pub fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
 pub fn remove_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref();
     namespace(path, Namespace::RemoveDir, || std::fs::remove_dir(path))
+}
+
+/// Removes a directory and everything under it, as `std::fs::remove_dir_all`: the entries
+/// one by one, deepest first, each a removal of its own (a crash midway leaves the rest).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir_all("/db/wal").unwrap();
+/// sync::write("/db/wal/1", b"").unwrap();
+/// sync::remove_dir_all("/db").unwrap();
+/// assert!(!sync::exists("/db").unwrap());
+/// # }).unwrap();
+/// ```
+pub fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    if state::current_node()?.is_none() {
+        return std::fs::remove_dir_all(path);
+    }
+    if !metadata(path)?.is_dir() {
+        return Err(errors::not_a_directory());
+    }
+    for entry in read_dir(path)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            remove_dir_all(entry.path())?;
+        } else {
+            remove_file(entry.path())?;
+        }
+    }
+    remove_dir(path)
+}
+
+/// Copies a file's contents to `to`, creating or replacing it, and returns how many bytes it
+/// copied, as `std::fs::copy` (not synced).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/a", b"abc").unwrap();
+/// assert_eq!(sync::copy("/a", "/b").unwrap(), 3);
+/// assert_eq!(sync::read("/b").unwrap(), b"abc");
+/// # }).unwrap();
+/// ```
+pub fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    if state::current_node()?.is_none() {
+        return std::fs::copy(from, to);
+    }
+    if metadata(from)?.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the source path is neither a regular file nor a symlink to a regular file",
+        ));
+    }
+    let contents = read(from)?;
+    write(to, &contents)?;
+    Ok(contents.len() as u64)
 }
 
 /// Moves `from` to `to`, replacing a file there, as `std::fs::rename` (atomic, and not
