@@ -24,7 +24,7 @@ pub(crate) fn for_sweep(target: &Target, seeds: SeedRange, shard: Option<Shard>)
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| ".".into());
-    let (commit, dirty) = code(&dir);
+    let (commit, dirty) = code(&dir, &target.exe);
     Header {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         test: target.test.clone(),
@@ -51,7 +51,7 @@ pub(crate) fn worker_commit(target: &Target) -> String {
                 .clone()
                 .or_else(|| std::env::current_dir().ok())
                 .unwrap_or_else(|| ".".into());
-            match code(&dir) {
+            match code(&dir, &target.exe) {
                 (commit, Some(_)) => format!("{commit}-dirty"),
                 (commit, None) => commit,
             }
@@ -59,10 +59,15 @@ pub(crate) fn worker_commit(target: &Target) -> String {
         .clone()
 }
 
-/// The commit (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown`) and a digest of the
-/// uncommitted changes to tracked files, if there are any. Untracked files are left out: the
-/// results file itself is often one.
-fn code(dir: &Path) -> (String, Option<String>) {
+/// The commit (`CRASHTEST_COMMIT`, else git's HEAD) and a digest of the uncommitted changes
+/// to tracked files, if there are any. Untracked files are left out: the results file itself
+/// is often one.
+///
+/// Outside a git repository, with no `CRASHTEST_COMMIT`, the code is named by a digest of the
+/// test executable `exe` (`unknown commit, executable 0123...`): a bare `unknown` would let a
+/// sweep resume, or a merge join, results of code changed since, counting its seeds as
+/// seeds of the new code.
+fn code(dir: &Path, exe: &Path) -> (String, Option<String>) {
     if let Ok(commit) = std::env::var(env::COMMIT) {
         return (commit, None);
     }
@@ -76,7 +81,11 @@ fn code(dir: &Path) -> (String, Option<String>) {
             .map(|out| out.stdout)
     };
     let Some(head) = git(&["rev-parse", "HEAD"]) else {
-        return ("unknown".to_owned(), None);
+        let commit = match std::fs::read(exe) {
+            Ok(bytes) => format!("unknown commit, executable {:016x}", fnv1a(&bytes)),
+            Err(_) => "unknown".to_owned(),
+        };
+        return (commit, None);
     };
     let head = String::from_utf8_lossy(&head).trim().to_owned();
     let dirty = git(&["diff", "HEAD", "--no-ext-diff", "--binary"])

@@ -141,3 +141,37 @@ fn a_file_without_a_header_is_not_resumed_blindly() {
     assert_contains(&stderr(&run), "has no header line");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), text);
 }
+
+#[test]
+fn outside_git_the_executable_names_the_code_so_a_changed_build_is_not_resumed() {
+    let dir = tempdir("results-no-git");
+    let out = dir.join("results.jsonl");
+    let copy = dir.join("fixture-test");
+    std::fs::copy(exe(), &copy).unwrap();
+    let copy_arg = copy.to_str().unwrap().to_owned();
+    let no_git = [("GIT_DIR", "/nonexistent"), ("FIXTURE_BUG", "odd")];
+    let sweep = |extra: &[&str]| {
+        let mut args = sweep_args(SELECTED, &copy_arg, "0..4", &out);
+        args.extend(extra);
+        crashtest_with(&args, &no_git)
+    };
+    let first = sweep(&[]);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let commit = header(&out)["commit"].as_str().unwrap().to_owned();
+    assert!(
+        commit.starts_with("unknown commit, executable "),
+        "{commit}"
+    );
+    let same = sweep(&["--resume"]);
+    assert_eq!(same.status.code(), Some(1), "{}", stderr(&same));
+    // A rebuild after a change: the executable's bytes differ.
+    let mut bytes = std::fs::read(&copy).unwrap();
+    bytes.extend_from_slice(b"changed");
+    std::fs::write(&copy, bytes).unwrap();
+    let changed = sweep(&["--resume"]);
+    assert_eq!(changed.status.code(), Some(2), "{}", stdout(&changed));
+    assert_contains(
+        &stderr(&changed),
+        &format!("commit: {commit} (in the file) vs unknown commit, executable "),
+    );
+}

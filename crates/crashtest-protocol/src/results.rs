@@ -41,7 +41,8 @@ pub struct Header {
     /// The test executable.
     #[serde(default)]
     pub exe: String,
-    /// The commit the sweep ran on (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown`).
+    /// The commit the sweep ran on (`CRASHTEST_COMMIT`, else git's HEAD, else `unknown commit,
+    /// executable <digest>` naming the test executable's bytes).
     pub commit: String,
     /// A digest of the work tree's uncommitted changes to tracked files, when there are some.
     #[serde(default)]
