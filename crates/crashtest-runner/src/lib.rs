@@ -27,6 +27,7 @@ pub mod usage;
 /// environment variables, typed trace notes.
 pub use crashtest_protocol as protocol;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Mutex;
@@ -477,14 +478,16 @@ where
         // the order they failed.
         saved.sort_by_key(|regression| regression.seed);
         let mut ran = 0;
+        // Seeds saved under other values of the declared variables, by those values: one line
+        // each, however many seeds a sweep saved under them.
+        let mut skipped: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for regression in &saved {
             let unmet = regression.unmet(lookup);
             if !unmet.is_empty() {
-                println!(
-                    "crashtest: regression seed {} of {path} skipped: it failed under {}",
-                    regression.seed,
-                    unmet.join(" ")
-                );
+                skipped
+                    .entry(unmet.join(" "))
+                    .or_default()
+                    .push(regression.seed);
                 continue;
             }
             let one = Settings {
@@ -503,8 +506,22 @@ where
             }
             ran += 1;
         }
+        for (unmet, seeds) in &skipped {
+            println!(
+                "crashtest: {} of {path} skipped: {} under {unmet}",
+                count_of(seeds.len(), "regression seed"),
+                if seeds.len() == 1 {
+                    format!("seed {} failed", seeds[0])
+                } else {
+                    format!("seeds {} failed", seed_list(seeds))
+                }
+            );
+        }
         if ran > 0 {
-            println!("crashtest: {ran} regression seeds of {path} pass");
+            println!(
+                "crashtest: {} of {path} pass",
+                count_of(ran, "regression seed")
+            );
         }
     }
     let result = run_seeds(spec, settings, body);
@@ -743,4 +760,40 @@ fn watch_as(spec: &TestSpec, settings: &Settings, seed: u64) {
 /// whole (each push or add completes before any panic can happen).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `n` and the noun, plural unless `n` is one: `1 regression seed`, `3 regression seeds`.
+fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Seeds as a short list: all of a few, the first few and how many more of many.
+fn seed_list(seeds: &[u64]) -> String {
+    const SHOWN: usize = 5;
+    let shown: Vec<String> = seeds.iter().take(SHOWN).map(u64::to_string).collect();
+    match seeds.len().checked_sub(SHOWN) {
+        Some(more) if more > 0 => format!("{} and {more} more", shown.join(", ")),
+        _ => shown.join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skipped_seeds_are_counted_with_their_noun_and_listed_briefly() {
+        assert_eq!(count_of(1, "regression seed"), "1 regression seed");
+        assert_eq!(count_of(286, "regression seed"), "286 regression seeds");
+        assert_eq!(seed_list(&[3, 9]), "3, 9");
+        assert_eq!(seed_list(&[0, 1, 2, 3, 4]), "0, 1, 2, 3, 4");
+        assert_eq!(
+            seed_list(&(0..286).collect::<Vec<_>>()),
+            "0, 1, 2, 3, 4 and 281 more"
+        );
+    }
 }
