@@ -362,10 +362,11 @@ where
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
             next_seed += count;
-            fresh_seeds += count;
             for (seed, digest) in seeds.iter().zip(run_fresh(&seeds, &config, jobs, body)) {
                 let digest = digest.expect("every fresh seed up to the first failure ran");
+                // Counted as consumed, as `runs` is: a failure ends the batch early.
                 runs += 1;
+                fresh_seeds += 1;
                 if digest.failure.is_some() {
                     found = Some((*seed, Vec::new(), digest.fingerprint));
                     break;
@@ -408,6 +409,10 @@ where
         let stale = &mut search.corpus[index].stale;
         *stale = if produced { 0 } else { stale.saturating_add(1) };
     }
+    assert!(
+        fresh_seeds <= runs && (branch_points > 0 || fresh_seeds == runs),
+        "the summary counts only runs that were made: {fresh_seeds} fresh of {runs}"
+    );
     let cpu = crate::usage::cpu_time_with_children()
         .zip(started)
         .map(|(end, start)| end - start);
