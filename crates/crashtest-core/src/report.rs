@@ -282,7 +282,9 @@ impl fmt::Display for RunFailure {
             writeln!(f, "  {line}")?;
         }
         if !self.faults.is_empty() {
-            writeln!(f, "  {} faults injected:", self.faults.len())?;
+            let count = self.faults.len();
+            let noun = if count == 1 { "fault" } else { "faults" };
+            writeln!(f, "  {count} {noun} injected:")?;
             // A lossy network makes thousands of faults; the first and the last are the
             // ones a reader starts from (all of them are in `faults` and the results file).
             let (head, tail) = (10, 30);
