@@ -553,7 +553,9 @@ impl fmt::Display for Divergence {
             f,
             "nondeterminism: two runs of seed {} part at event #{}; something in the run is \
              not drawn from the seed (real time, OS randomness, HashMap order, threads, \
-             global state kept between runs)",
+             global state kept between runs, or a generator seeded from a process-wide \
+             counter: an unbiased futures::select!, tokio-stream's StreamMap, or \
+             tokio::select! without crashtest's tokio stand-in)",
             self.seed, self.index
         )?;
         match self.shown_index {
