@@ -27,11 +27,14 @@ pub(crate) fn running() -> Option<crashtest_hooks::Running> {
 }
 
 /// Fails the running simulation (if any) because `call` cannot be simulated, then panics,
-/// which ends the calling task; the run reports the refusal, not the panic.
+/// which ends the calling task; the run reports the refusal, not the panic. The message
+/// ends with where the program made the call (the stand-in's calls pass their caller on).
 #[cold]
 #[track_caller]
 pub(crate) fn refuse(call: &str, instead: &str) -> ! {
-    let message = format!("{call} cannot run inside a crashtest simulation: {instead}");
+    let at = std::panic::Location::caller();
+    let message =
+        format!("{call} cannot run inside a crashtest simulation: {instead} (called at {at})");
     if let Some(sim) = sim() {
         sim.fail(message.clone());
     }

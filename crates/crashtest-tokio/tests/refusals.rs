@@ -203,6 +203,10 @@ fn blocking_send_on_a_full_channel_fails_the_run_instead_of_hanging() {
          crashtest simulation"
     ));
     assert!(text.contains("send(..).await"));
+    assert!(
+        text.contains(&format!("(called at {}:", file!())),
+        "the refusal names the line that made the call: {text}"
+    );
 }
 
 #[test]
