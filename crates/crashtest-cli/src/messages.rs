@@ -70,50 +70,10 @@ pub(crate) fn peer(note: NetNote) -> Option<usize> {
 /// A short label for a network note; `peer_name` names the node a partition, clog or heal
 /// is with (else it is shown by index).
 pub(crate) fn label(note: NetNote, peer_name: Option<&str>) -> String {
-    let other = |peer: u32| peer_name.map_or_else(|| format!("n{peer}"), str::to_owned);
-    match note {
-        NetNote::UdpSend { to, len, .. } => format!("udp send {len}B to {to}"),
-        NetNote::UdpRecv { from, len, .. } => format!("udp recv {len}B from {from}"),
-        NetNote::UdpLost { to, len, .. } => format!("udp LOST {len}B to {to}"),
-        NetNote::UdpBind { local, .. } => format!("udp bind {local}"),
-        NetNote::UdpDropped { from, why, .. } => {
-            format!("udp DROPPED ({}) from {from}", why.name())
-        }
-        NetNote::UdpDuplicated { to, .. } => format!("udp duplicated to {to}"),
-        NetNote::UdpClogged { to, .. } => format!("udp clogged to {to}"),
-        NetNote::TcpSend { conn, bytes, .. } => format!("tcp send {bytes}B on c{conn}"),
-        NetNote::TcpRecv {
-            conn, delivered, ..
-        } => format!("tcp recv on c{conn} ({delivered}B so far)"),
-        NetNote::TcpListen { local, .. } => format!("tcp listen {local}"),
-        NetNote::TcpSyn { conn, remote, .. } => format!("tcp syn c{conn} to {remote}"),
-        NetNote::TcpSynLost { conn, .. } => format!("tcp syn lost c{conn}"),
-        NetNote::TcpRefused { conn, .. } => format!("tcp refused c{conn}"),
-        NetNote::TcpAccept { conn, .. } => format!("tcp accept c{conn}"),
-        NetNote::TcpAccepted { conn, .. } => format!("tcp accepted c{conn}"),
-        NetNote::TcpClogged { conn, .. } => format!("tcp clogged c{conn}"),
-        NetNote::TcpStalled { conn, .. } => format!("tcp stalled c{conn}"),
-        NetNote::TcpTimeout { conn, .. } => format!("tcp timeout c{conn}"),
-        NetNote::TcpFin { conn, .. } => format!("tcp fin c{conn}"),
-        NetNote::TcpRst { conn, .. } => format!("tcp rst c{conn}"),
-        NetNote::Partition { peer, both: true } => {
-            format!("PARTITION with {}, both ways", other(peer))
-        }
-        NetNote::Partition { peer, both: false } => {
-            format!("PARTITION to {}, one way", other(peer))
-        }
-        NetNote::ClogLink { peer, until_ns } => format!(
-            "CLOG link with {} until {}",
-            other(peer),
-            crate::duration::short(until_ns)
-        ),
-        NetNote::ClogNode { until_ns } => {
-            format!("CLOG every link until {}", crate::duration::short(until_ns))
-        }
-        NetNote::Heal { peer } => format!("HEAL with {}", other(peer)),
-        NetNote::HealAll => "HEAL all links".to_owned(),
-        NetNote::Swizzle { nodes } => format!("SWIZZLE {nodes} nodes"),
-    }
+    note.describe(
+        &|peer| peer_name.map_or_else(|| format!("n{peer}"), str::to_owned),
+        &crate::duration::short,
+    )
 }
 
 /// The network note of an event, if it is one.

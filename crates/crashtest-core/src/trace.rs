@@ -222,9 +222,12 @@ impl fmt::Display for EventKind {
                 source,
                 text,
                 words,
-            } if text.is_empty() => {
-                write!(f, "{source}: {} {} {}", words[0], words[1], words[2])
-            }
+            } if text.is_empty() => match crashtest_protocol::NetNote::decode(source, *words) {
+                // The network records packets as bare words, to cost no formatting per
+                // packet; a reader gets them in words.
+                Some(note) => write!(f, "{note}"),
+                None => write!(f, "{source}: {} {} {}", words[0], words[1], words[2]),
+            },
             EventKind::Note { source, text, .. } => write!(f, "{source}: {text}"),
         }
     }
@@ -986,6 +989,29 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn a_network_note_reads_in_words_and_any_other_bare_note_as_its_numbers() {
+        let (source, words) = crashtest_protocol::NetNote::TcpSend {
+            conn: 2,
+            side: 0,
+            bytes: 10,
+            arrival_ns: 7,
+        }
+        .encode();
+        let event = |source, words| Event {
+            index: 0,
+            time_ns: 0,
+            node: NodeId(1),
+            kind: EventKind::Note {
+                source,
+                words,
+                text: String::new(),
+            },
+        };
+        assert_eq!(event(source, words).kind.to_string(), "tcp send 10B on c2");
+        assert_eq!(event("user", [1, 2, 3]).kind.to_string(), "user: 1 2 3");
     }
 
     #[test]

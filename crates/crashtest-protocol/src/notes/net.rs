@@ -6,6 +6,8 @@
 //! `0` for the connecting end and `1` for the accepting end; times are virtual nanoseconds;
 //! node indexes are `NodeId::index`.
 
+use std::fmt;
+
 use super::PackedAddr;
 
 /// Why a datagram was dropped on arrival.
@@ -528,6 +530,76 @@ impl NetNote {
     /// Whether the note is a datagram lost or dropped.
     pub fn is_drop(self) -> bool {
         matches!(self, NetNote::UdpLost { .. } | NetNote::UdpDropped { .. })
+    }
+}
+
+impl NetNote {
+    /// The note in a few words, as a failure report and `crashtest replay` show it
+    /// (`tcp send 10B on c2`, `PARTITION with n3, both ways`): `peer` names the node a
+    /// partition, clog or heal is with, and `at` a virtual time in nanoseconds.
+    ///
+    /// ```
+    /// use crashtest_protocol::NetNote;
+    /// let send = NetNote::TcpSend { conn: 2, side: 0, bytes: 10, arrival_ns: 5 };
+    /// assert_eq!(send.to_string(), "tcp send 10B on c2");
+    /// let heal = NetNote::Heal { peer: 3 };
+    /// assert_eq!(heal.describe(&|_| "db-1".to_owned(), &|ns| format!("{ns}ns")), "HEAL with db-1");
+    /// ```
+    pub fn describe(&self, peer: &dyn Fn(u32) -> String, at: &dyn Fn(u64) -> String) -> String {
+        match *self {
+            NetNote::UdpSend { to, len, .. } => format!("udp send {len}B to {to}"),
+            NetNote::UdpRecv { from, len, .. } => format!("udp recv {len}B from {from}"),
+            NetNote::UdpLost { to, len, .. } => format!("udp LOST {len}B to {to}"),
+            NetNote::UdpBind { local, .. } => format!("udp bind {local}"),
+            NetNote::UdpDropped { from, why, .. } => {
+                format!("udp DROPPED ({}) from {from}", why.name())
+            }
+            NetNote::UdpDuplicated { to, .. } => format!("udp duplicated to {to}"),
+            NetNote::UdpClogged { to, .. } => format!("udp clogged to {to}"),
+            NetNote::TcpSend { conn, bytes, .. } => format!("tcp send {bytes}B on c{conn}"),
+            NetNote::TcpRecv {
+                conn, delivered, ..
+            } => format!("tcp recv on c{conn} ({delivered}B so far)"),
+            NetNote::TcpListen { local, .. } => format!("tcp listen {local}"),
+            NetNote::TcpSyn { conn, remote, .. } => format!("tcp syn c{conn} to {remote}"),
+            NetNote::TcpSynLost { conn, .. } => format!("tcp syn lost c{conn}"),
+            NetNote::TcpRefused { conn, .. } => format!("tcp refused c{conn}"),
+            NetNote::TcpAccept { conn, .. } => format!("tcp accept c{conn}"),
+            NetNote::TcpAccepted { conn, .. } => format!("tcp accepted c{conn}"),
+            NetNote::TcpClogged { conn, .. } => format!("tcp clogged c{conn}"),
+            NetNote::TcpStalled { conn, .. } => format!("tcp stalled c{conn}"),
+            NetNote::TcpTimeout { conn, .. } => format!("tcp timeout c{conn}"),
+            NetNote::TcpFin { conn, .. } => format!("tcp fin c{conn}"),
+            NetNote::TcpRst { conn, .. } => format!("tcp rst c{conn}"),
+            NetNote::Partition {
+                peer: p,
+                both: true,
+            } => {
+                format!("PARTITION with {}, both ways", peer(p))
+            }
+            NetNote::Partition {
+                peer: p,
+                both: false,
+            } => {
+                format!("PARTITION to {}, one way", peer(p))
+            }
+            NetNote::ClogLink { peer: p, until_ns } => {
+                format!("CLOG link with {} until {}", peer(p), at(until_ns))
+            }
+            NetNote::ClogNode { until_ns } => format!("CLOG every link until {}", at(until_ns)),
+            NetNote::Heal { peer: p } => format!("HEAL with {}", peer(p)),
+            NetNote::HealAll => "HEAL all links".to_owned(),
+            NetNote::Swizzle { nodes } => format!("SWIZZLE {nodes} nodes"),
+        }
+    }
+}
+
+/// [`NetNote::describe`] with nodes by index (`n3`) and times as `Duration`s print.
+impl fmt::Display for NetNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe(&|peer| format!("n{peer}"), &|ns| {
+            format!("{:?}", std::time::Duration::from_nanos(ns))
+        }))
     }
 }
 
