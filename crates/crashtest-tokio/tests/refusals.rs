@@ -242,3 +242,46 @@ fn blocking_send_from_async_code_fails_the_run_where_tokio_panics() {
     ));
     assert!(text.contains("spawn_blocking closure"));
 }
+
+#[test]
+fn blocking_recv_takes_what_waits_and_is_refused_where_it_would_wait() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+            tx.send(1).await.unwrap();
+            tx.send(2).await.unwrap();
+            tx.send(3).await.unwrap();
+            let (rx, got) = tokio::task::spawn_blocking(move || {
+                let first = rx.blocking_recv();
+                let mut rest = Vec::new();
+                let moved = rx.blocking_recv_many(&mut rest, 8);
+                (rx, (first, moved, rest))
+            })
+            .await
+            .unwrap();
+            assert_eq!(got, (Some(1), 2, vec![2, 3]));
+            drop(tx);
+            let mut rx = rx;
+            let closed = tokio::task::spawn_blocking(move || rx.blocking_recv())
+                .await
+                .unwrap();
+            assert_eq!(closed, None, "a closed, empty channel gives None");
+        })
+        .unwrap();
+
+    let text = failure_of(async {
+        let (_tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+        let _ = tokio::task::spawn_blocking(move || rx.blocking_recv()).await;
+    });
+    assert!(text.contains(
+        "tokio::sync::mpsc::Receiver::blocking_recv on an empty channel cannot run inside a \
+         crashtest simulation"
+    ));
+    assert!(text.contains("recv().await"));
+
+    let text = failure_of(async {
+        let (_tx, mut rx) = tokio::sync::mpsc::channel::<u32>(1);
+        let _ = rx.blocking_recv();
+    });
+    assert!(text.contains("tokio::sync::mpsc::Receiver::blocking_recv in async code"));
+}

@@ -77,3 +77,43 @@ macro_rules! handed_back_senders {
 fn permits_and_weak_senders_hand_back_working_senders() {
     conform!(handed_back_senders);
 }
+
+macro_rules! receiver_calls {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let (tx, mut rx) = tokio::sync::mpsc::channel::<u32>(3);
+            let mut seen = vec![format!("{:?}", rx.try_recv())];
+            for n in 0..3 {
+                tx.send(n).await.unwrap();
+            }
+            seen.push(format!(
+                "len {} empty {} capacity {} max {} senders {}/{}",
+                rx.len(),
+                rx.is_empty(),
+                rx.capacity(),
+                rx.max_capacity(),
+                rx.sender_strong_count(),
+                rx.sender_weak_count()
+            ));
+            let mut many = Vec::new();
+            let moved = rx.recv_many(&mut many, 2).await;
+            seen.push(format!("{moved} {many:?}"));
+            let polled = std::future::poll_fn(|cx| rx.poll_recv(cx)).await;
+            seen.push(format!("{polled:?}"));
+            rx.close();
+            seen.push(format!(
+                "closed {} {:?}",
+                rx.is_closed(),
+                tx.try_send(9).is_err()
+            ));
+            seen.push(format!("{:?}", rx.recv().await));
+            seen
+        }
+    };
+}
+
+#[test]
+fn the_receivers_calls_answer_as_tokios() {
+    conform!(receiver_calls);
+}
