@@ -285,3 +285,25 @@ fn blocking_recv_takes_what_waits_and_is_refused_where_it_would_wait() {
     });
     assert!(text.contains("tokio::sync::mpsc::Receiver::blocking_recv in async code"));
 }
+
+#[test]
+fn an_unbounded_blocking_recv_is_refused_where_it_would_wait() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            tx.send(5).unwrap();
+            let got = tokio::task::spawn_blocking(move || rx.blocking_recv())
+                .await
+                .unwrap();
+            assert_eq!(got, Some(5));
+        })
+        .unwrap();
+    let text = failure_of(async {
+        let (_tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        let _ = tokio::task::spawn_blocking(move || rx.blocking_recv()).await;
+    });
+    assert!(text.contains(
+        "tokio::sync::mpsc::UnboundedReceiver::blocking_recv on an empty channel cannot run \
+         inside a crashtest simulation"
+    ));
+}

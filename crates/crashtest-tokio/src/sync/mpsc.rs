@@ -3,8 +3,9 @@
 //!
 //! tokio's channels need no runtime, except for `Sender::send_timeout`, which waits under
 //! tokio's own timer (absent inside a simulation: tokio panics, no reactor), and the
-//! blocking calls, which park the thread. So the bounded channel's sender and receiver, and
-//! the two types that hand a sender back (`WeakSender` and `OwnedPermit`), wrap tokio's:
+//! blocking calls, which park the thread. So the bounded channel's sender, both channels'
+//! receivers, and the two types that hand a bounded sender back (`WeakSender` and
+//! `OwnedPermit`), wrap tokio's:
 //! - `send_timeout` waits for a slot under the stand-in's [`timeout`](crate::time::timeout),
 //!   on the virtual clock inside a simulation and on tokio's outside;
 //! - inside a simulation, from a blocking closure, `blocking_send` sends if a slot is free and
@@ -13,16 +14,13 @@
 //!   refused, where tokio panics.
 //!
 //! Every other call goes to tokio's channel unchanged; the permits that borrow a sender and
-//! the unbounded channel are tokio's own.
+//! the unbounded channel's senders are tokio's own.
 
 use std::fmt;
 use std::time::Duration;
 
 use real::sync::mpsc as tokio_mpsc;
-pub use real::sync::mpsc::{
-    Permit, PermitIterator, UnboundedReceiver, UnboundedSender, WeakUnboundedSender, error,
-    unbounded_channel,
-};
+pub use real::sync::mpsc::{Permit, PermitIterator, UnboundedSender, WeakUnboundedSender, error};
 
 use std::task::{Context, Poll};
 
@@ -60,11 +58,6 @@ pub fn channel<T>(buffer: usize) -> (Sender<T>, Receiver<T>) {
 /// The sending half of a bounded channel, like `tokio::sync::mpsc::Sender`.
 pub struct Sender<T> {
     real: tokio_mpsc::Sender<T>,
-}
-
-/// The receiving half of a bounded channel, like `tokio::sync::mpsc::Receiver`.
-pub struct Receiver<T> {
-    real: tokio_mpsc::Receiver<T>,
 }
 
 /// A sender that does not keep the channel open, like `tokio::sync::mpsc::WeakSender`.
@@ -276,114 +269,175 @@ impl<T> fmt::Debug for Sender<T> {
 fn refuse_blocking_recv(call: &str, empty: bool) -> ! {
     if empty {
         seam::refuse(
-            &format!("tokio::sync::mpsc::Receiver::{call} on an empty channel"),
+            &format!("{call} on an empty channel"),
             "it would block the one thread every simulated node runs on, so no sender could \
              ever send; receive from async code with recv().await",
         )
     }
     seam::refuse(
-        &format!("tokio::sync::mpsc::Receiver::{call} in async code"),
+        &format!("{call} in async code"),
         "tokio panics here (it cannot block a thread that runs async tasks); call \
          recv().await, or receive in a spawn_blocking closure",
     )
 }
 
-impl<T> Receiver<T> {
-    /// Waits for the next message; `None` once every sender is gone and the channel is empty.
-    pub async fn recv(&mut self) -> Option<T> {
-        self.real.recv().await
-    }
+/// Defines the receiving half `$name` over tokio's `$real`: every call tokio's, but the
+/// blocking ones inside a simulation (see the module's docs).
+macro_rules! receiver {
+    ($(#[$doc:meta])* $name:ident, $real:ident) => {
+        $(#[$doc])*
+        pub struct $name<T> {
+            real: tokio_mpsc::$real<T>,
+        }
 
-    /// Waits for at least one message, then moves up to `limit` into `buffer`; how many it
-    /// moved (0 once the channel is closed and empty, or for a `limit` of 0).
-    pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        self.real.recv_many(buffer, limit).await
-    }
+        impl<T> $name<T> {
+            /// Waits for the next message; `None` once every sender is gone and the channel
+            /// is empty.
+            pub async fn recv(&mut self) -> Option<T> {
+                self.real.recv().await
+            }
 
-    /// The next message if one is waiting.
-    ///
-    /// # Errors
-    ///
-    /// When the channel is empty, or empty and closed.
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        self.real.try_recv()
-    }
+            /// Waits for at least one message, then moves up to `limit` into `buffer`; how
+            /// many it moved (0 once the channel is closed and empty, or for a `limit` of 0).
+            pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+                self.real.recv_many(buffer, limit).await
+            }
 
-    /// Receives from blocking code, waiting for a message.
-    ///
-    /// Inside a simulation, from a blocking closure, it takes a waiting message (or `None`
-    /// from a closed, empty channel) and is refused on an empty open channel, where waiting
-    /// would hang every node; from async code it is refused, where tokio panics.
-    ///
-    /// # Panics
-    ///
-    /// In async code, as tokio's does; inside a simulation, also on an empty open channel.
-    #[track_caller]
-    pub fn blocking_recv(&mut self) -> Option<T> {
-        if seam::sim().is_none() {
-            return self.real.blocking_recv();
-        }
-        if !crate::task::blocking::inside() {
-            refuse_blocking_recv("blocking_recv", false);
-        }
-        match self.real.try_recv() {
-            Ok(message) => Some(message),
-            Err(TryRecvError::Disconnected) => None,
-            Err(TryRecvError::Empty) => refuse_blocking_recv("blocking_recv", true),
-        }
-    }
+            /// The next message if one is waiting.
+            ///
+            /// # Errors
+            ///
+            /// When the channel is empty, or empty and closed.
+            pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+                self.real.try_recv()
+            }
 
-    /// Receives up to `limit` messages from blocking code, as [`Receiver::recv_many`]; inside
-    /// a simulation refused as [`Receiver::blocking_recv`] is.
-    ///
-    /// # Panics
-    ///
-    /// In async code, as tokio's does; inside a simulation, also on an empty open channel.
-    #[track_caller]
-    pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-        if seam::sim().is_none() {
-            return self.real.blocking_recv_many(buffer, limit);
-        }
-        if !crate::task::blocking::inside() {
-            refuse_blocking_recv("blocking_recv_many", false);
-        }
-        let mut moved = 0;
-        while moved < limit {
-            match self.real.try_recv() {
-                Ok(message) => {
-                    buffer.push(message);
-                    moved += 1;
+            /// Receives from blocking code, waiting for a message.
+            ///
+            /// Inside a simulation, from a blocking closure, it takes a waiting message (or
+            /// `None` from a closed, empty channel) and is refused on an empty open channel,
+            /// where waiting would hang every node; from async code it is refused, where
+            /// tokio panics.
+            ///
+            /// # Panics
+            ///
+            /// In async code, as tokio's does; inside a simulation, also on an empty open
+            /// channel.
+            #[track_caller]
+            pub fn blocking_recv(&mut self) -> Option<T> {
+                const CALL: &str =
+                    concat!("tokio::sync::mpsc::", stringify!($name), "::blocking_recv");
+                if seam::sim().is_none() {
+                    return self.real.blocking_recv();
                 }
-                Err(TryRecvError::Disconnected) => break,
-                Err(TryRecvError::Empty) if moved == 0 => {
-                    refuse_blocking_recv("blocking_recv_many", true)
+                if !crate::task::blocking::inside() {
+                    refuse_blocking_recv(CALL, false);
                 }
-                Err(TryRecvError::Empty) => break,
+                match self.real.try_recv() {
+                    Ok(message) => Some(message),
+                    Err(TryRecvError::Disconnected) => None,
+                    Err(TryRecvError::Empty) => refuse_blocking_recv(CALL, true),
+                }
+            }
+
+            /// Receives up to `limit` messages from blocking code, as `recv_many`; inside a
+            /// simulation refused as `blocking_recv` is.
+            ///
+            /// # Panics
+            ///
+            /// In async code, as tokio's does; inside a simulation, also on an empty open
+            /// channel.
+            #[track_caller]
+            pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+                const CALL: &str =
+                    concat!("tokio::sync::mpsc::", stringify!($name), "::blocking_recv_many");
+                if seam::sim().is_none() {
+                    return self.real.blocking_recv_many(buffer, limit);
+                }
+                if !crate::task::blocking::inside() {
+                    refuse_blocking_recv(CALL, false);
+                }
+                let mut moved = 0;
+                while moved < limit {
+                    match self.real.try_recv() {
+                        Ok(message) => {
+                            buffer.push(message);
+                            moved += 1;
+                        }
+                        Err(TryRecvError::Disconnected) => break,
+                        Err(TryRecvError::Empty) if moved == 0 => refuse_blocking_recv(CALL, true),
+                        Err(TryRecvError::Empty) => break,
+                    }
+                }
+                moved
+            }
+
+            /// Closes the channel to senders; waiting messages can still be received.
+            pub fn close(&mut self) {
+                self.real.close();
+            }
+
+            /// True once the channel is closed (by `close` or the last sender's drop).
+            pub fn is_closed(&self) -> bool {
+                self.real.is_closed()
+            }
+
+            /// True if no message is waiting.
+            pub fn is_empty(&self) -> bool {
+                self.real.is_empty()
+            }
+
+            /// How many messages are waiting.
+            pub fn len(&self) -> usize {
+                self.real.len()
+            }
+
+            /// Polls for the next message, as `recv` awaits it.
+            pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+                self.real.poll_recv(cx)
+            }
+
+            /// Polls for up to `limit` messages, as `recv_many` awaits them.
+            pub fn poll_recv_many(
+                &mut self,
+                cx: &mut Context<'_>,
+                buffer: &mut Vec<T>,
+                limit: usize,
+            ) -> Poll<usize> {
+                self.real.poll_recv_many(cx, buffer, limit)
+            }
+
+            /// How many senders keep the channel open.
+            pub fn sender_strong_count(&self) -> usize {
+                self.real.sender_strong_count()
+            }
+
+            /// How many weak senders the channel has.
+            pub fn sender_weak_count(&self) -> usize {
+                self.real.sender_weak_count()
             }
         }
-        moved
-    }
 
-    /// Closes the channel to senders; waiting messages can still be received.
-    pub fn close(&mut self) {
-        self.real.close();
-    }
+        impl<T> fmt::Debug for $name<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.real.fmt(f)
+            }
+        }
+    };
+}
 
-    /// True once the channel is closed (by [`Receiver::close`] or the last sender's drop).
-    pub fn is_closed(&self) -> bool {
-        self.real.is_closed()
-    }
+receiver! {
+    /// The receiving half of a bounded channel, like `tokio::sync::mpsc::Receiver`.
+    Receiver, Receiver
+}
 
-    /// True if no message is waiting.
-    pub fn is_empty(&self) -> bool {
-        self.real.is_empty()
-    }
+receiver! {
+    /// The receiving half of an unbounded channel, like
+    /// `tokio::sync::mpsc::UnboundedReceiver`.
+    UnboundedReceiver, UnboundedReceiver
+}
 
-    /// How many messages are waiting.
-    pub fn len(&self) -> usize {
-        self.real.len()
-    }
-
+impl<T> Receiver<T> {
     /// The slots free now.
     pub fn capacity(&self) -> usize {
         self.real.capacity()
@@ -393,37 +447,21 @@ impl<T> Receiver<T> {
     pub fn max_capacity(&self) -> usize {
         self.real.max_capacity()
     }
-
-    /// Polls for the next message, as [`Receiver::recv`] awaits it.
-    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        self.real.poll_recv(cx)
-    }
-
-    /// Polls for up to `limit` messages, as [`Receiver::recv_many`] awaits them.
-    pub fn poll_recv_many(
-        &mut self,
-        cx: &mut Context<'_>,
-        buffer: &mut Vec<T>,
-        limit: usize,
-    ) -> Poll<usize> {
-        self.real.poll_recv_many(cx, buffer, limit)
-    }
-
-    /// How many senders keep the channel open.
-    pub fn sender_strong_count(&self) -> usize {
-        self.real.sender_strong_count()
-    }
-
-    /// How many weak senders the channel has.
-    pub fn sender_weak_count(&self) -> usize {
-        self.real.sender_weak_count()
-    }
 }
 
-impl<T> fmt::Debug for Receiver<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.real.fmt(f)
-    }
+/// Makes an unbounded channel, like `tokio::sync::mpsc::unbounded_channel`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+///     tx.send("job").unwrap();
+///     assert_eq!(rx.recv().await, Some("job"));
+/// }).unwrap();
+/// ```
+pub fn unbounded_channel<T>() -> (UnboundedSender<T>, UnboundedReceiver<T>) {
+    let (sender, real) = tokio_mpsc::unbounded_channel();
+    (sender, UnboundedReceiver { real })
 }
 
 impl<T> WeakSender<T> {

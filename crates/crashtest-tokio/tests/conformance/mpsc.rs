@@ -117,3 +117,29 @@ macro_rules! receiver_calls {
 fn the_receivers_calls_answer_as_tokios() {
     conform!(receiver_calls);
 }
+
+macro_rules! unbounded_receiver_calls {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+            let mut seen = vec![format!("{:?}", rx.try_recv())];
+            for n in 0..3 {
+                tx.send(n).unwrap();
+            }
+            seen.push(format!("len {} empty {}", rx.len(), rx.is_empty()));
+            let mut many = Vec::new();
+            let moved = rx.recv_many(&mut many, 2).await;
+            seen.push(format!("{moved} {many:?}"));
+            drop(tx);
+            seen.push(format!("{:?} {:?}", rx.recv().await, rx.recv().await));
+            seen.push(format!("closed {}", rx.is_closed()));
+            seen
+        }
+    };
+}
+
+#[test]
+fn the_unbounded_receivers_calls_answer_as_tokios() {
+    conform!(unbounded_receiver_calls);
+}
