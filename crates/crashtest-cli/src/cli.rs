@@ -142,8 +142,11 @@ pub(crate) struct SweepArgs {
     )]
     pub(crate) out: PathBuf,
     /// Continue the sweep whose results are in --out: seeds already there are skipped.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "replace")]
     pub(crate) resume: bool,
+    /// Start --out anew, dropping the results it holds (after changing the code, say).
+    #[arg(long)]
+    pub(crate) replace: bool,
     /// Stop at the first failing seed.
     #[arg(long)]
     pub(crate) stop_on_failure: bool,

@@ -66,7 +66,14 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     // another file there.
     let out = std::path::absolute(&args.out)
         .with_context(|| format!("cannot resolve the results path {}", args.out.display()))?;
-    let mut sweep = Sweep::open(&target, range, &out, args.resume, &header)?;
+    let existing = if args.resume {
+        Existing::Resume
+    } else if args.replace {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    let mut sweep = Sweep::open(&target, range, &out, existing, &header)?;
     if args.save_failures {
         // Each worker's runner appends its failing seeds to the test's regression file.
         sweep
@@ -188,17 +195,34 @@ struct Sweep {
     worker_env: Vec<(&'static str, String)>,
 }
 
+/// What a sweep does with a results file that already holds results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Existing {
+    /// Stop and say so: the results may be hours of work.
+    Refuse,
+    /// Continue that sweep, if it ran the same code, test, variables and seeds.
+    Resume,
+    /// Drop them and start the file anew.
+    Replace,
+}
+
 impl Sweep {
-    /// Locks and opens (or, with `resume`, continues) the results file at `path`, which a
-    /// fresh sweep starts with `header`.
+    /// Locks and opens the results file at `path`, which a fresh sweep starts with `header`;
+    /// `existing` says what to do with results already there.
     fn open(
         target: &Target,
         range: SeedRange,
         path: &Path,
-        resume: bool,
+        existing: Existing,
         header: &Header,
     ) -> anyhow::Result<Sweep> {
         let lock = crate::lock::acquire(path)?;
+        if existing == Existing::Replace && path.exists() {
+            // Under the lock, so that no other sweep is writing it.
+            std::fs::write(path, "")
+                .with_context(|| format!("cannot empty the results file {}", path.display()))?;
+        }
+        let resume = existing == Existing::Resume;
         let exists = path.metadata().is_ok_and(|m| m.len() > 0);
         let mut earlier = Vec::new();
         if exists {
@@ -212,7 +236,7 @@ impl Sweep {
             })?;
             if !resume {
                 bail!(
-                    "the results file {} already holds {} results: pass --resume to continue that sweep, or choose another file with --out",
+                    "the results file {} already holds {} results: pass --resume to continue that sweep, --replace to start it anew, or choose another file with --out",
                     path.display(),
                     contents.results
                 );

@@ -175,3 +175,30 @@ fn outside_git_the_executable_names_the_code_so_a_changed_build_is_not_resumed()
         &format!("commit: {commit} (in the file) vs unknown commit, executable "),
     );
 }
+
+#[test]
+fn replace_starts_a_results_file_anew_and_resume_with_it_is_refused() {
+    let dir = tempdir("results-replace");
+    let out = dir.join("results.jsonl");
+    let exe = exe();
+    let bug = [("FIXTURE_BUG", "odd"), ("CRASHTEST_COMMIT", "old")];
+    let first = crashtest_with(&sweep_args(SELECTED, &exe, "0..4", &out), &bug);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let again = crashtest_with(&sweep_args(SELECTED, &exe, "0..4", &out), &bug);
+    assert_eq!(again.status.code(), Some(2));
+    assert_contains(&stderr(&again), "--replace to start it anew");
+
+    let fixed = [("CRASHTEST_COMMIT", "new")];
+    let mut args = sweep_args(SELECTED, &exe, "10..12", &out);
+    args.push("--replace");
+    let replaced = crashtest_with(&args, &fixed);
+    assert_eq!(replaced.status.code(), Some(0), "{}", stderr(&replaced));
+    assert_eq!(header(&out)["commit"], "new");
+    let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
+    assert_eq!(seeds, [10, 11], "only the new sweep's results remain");
+
+    args.push("--resume");
+    let both = crashtest_with(&args, &fixed);
+    assert_eq!(both.status.code(), Some(2));
+    assert_contains(&stderr(&both), "cannot be used with");
+}
