@@ -35,7 +35,6 @@
 //! Outside a simulation every call goes to libc after one thread-local read.
 
 use std::ffi::{CStr, c_char, c_int, c_uint};
-use std::panic;
 use std::path::{Component, Path, PathBuf};
 
 use libc::{mode_t, off_t, off64_t};
@@ -114,13 +113,7 @@ unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
     if paths.iter().all(|path| stateless(path)) {
         return false;
     }
-    // Failing the run borrows the simulator's state; should that panic (the state already
-    // in use), the panic must not cross this `extern "C"` function: the caller still gets
-    // its error, and the run fails on the error it then meets.
-    let failed = panic::catch_unwind(|| {
-        crashtest_core::plumbing::checks::fail(message(call, &paths));
-    });
-    drop(failed);
+    super::fail(message(call, &paths));
     super::set_errno(libc::EROFS);
     true
 }

@@ -14,8 +14,8 @@
 //!   the run) calls a guarded function.
 //! - A guard never unwinds. It is an `extern "C"` function, so a panic in it would abort the
 //!   process, and inside a poll without a word (the core's panic hook keeps the message for
-//!   the failure report that the abort prevents). Both ways a guard can panic are caught: see
-//!   [`in_simulation`] and [`answer`].
+//!   the failure report that the abort prevents). Each way a guard can panic is caught: see
+//!   [`in_simulation`], [`answer`] and [`fail`].
 
 mod clock;
 mod files;
@@ -52,7 +52,7 @@ fn answer<R>(call: &str, compute: impl FnOnce() -> R) -> Option<R> {
     match panic::catch_unwind(AssertUnwindSafe(compute)) {
         Ok(value) => Some(value),
         Err(_) => {
-            crashtest_core::plumbing::checks::fail(format!(
+            fail(format!(
                 "{call} was called while the simulator's state was in use, inside a closure \
                  that the simulator runs (such as one given to crashtest::rand::rng().with); \
                  read the clock or draw OS randomness before or after that closure"
@@ -60,6 +60,17 @@ fn answer<R>(call: &str, compute: impl FnOnce() -> R) -> Option<R> {
             None
         }
     }
+}
+
+/// Fails the running simulation with `message`, the way every guard refuses a call.
+///
+/// Failing the run records the failure in the simulator's state; should that panic (the
+/// state already in use), the panic stops here instead of crossing the guard's `extern "C"`
+/// boundary: the guard still returns its C error, and the run fails on the error the caller
+/// then meets.
+fn fail(message: String) {
+    let recorded = panic::catch_unwind(|| crashtest_core::plumbing::checks::fail(message));
+    drop(recorded);
 }
 
 /// Sets the calling thread's `errno`, as a failing C function does.

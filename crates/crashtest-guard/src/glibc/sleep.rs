@@ -50,7 +50,7 @@ fn refused(call: &str) -> bool {
     if !super::in_simulation() {
         return false;
     }
-    crashtest_core::plumbing::checks::fail(message(call));
+    super::fail(message(call));
     true
 }
 

@@ -94,7 +94,7 @@ fn reaches_network(call: &str, fd: c_int) -> bool {
 
 /// Fails the run for a call that would reach the real network.
 fn refuse(call: &str) {
-    crashtest_core::plumbing::checks::fail(format!(
+    super::fail(format!(
         "{call} was called inside the simulation, on a socket that would reach the real \
          network; the call returned EPERM and nothing was sent or received. {INSTEAD}"
     ));

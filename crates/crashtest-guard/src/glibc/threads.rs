@@ -47,7 +47,7 @@ pub(super) unsafe extern "C" fn pthread_create(
     arg: *mut c_void,
 ) -> c_int {
     if super::in_simulation() {
-        crashtest_core::plumbing::checks::fail(MESSAGE.to_owned());
+        super::fail(MESSAGE.to_owned());
         return libc::EAGAIN;
     }
     // SAFETY: the caller's arguments, unchanged, to the function this one hides.
