@@ -134,13 +134,10 @@ impl<T> Sender<T> {
         if seam::sim().is_none() {
             return self.real.blocking_send(value);
         }
-        if !crate::task::blocking::inside() {
-            seam::refuse(
-                "tokio::sync::mpsc::Sender::blocking_send in async code",
-                "tokio panics here (it cannot block a thread that runs async tasks); call \
-                 send(..).await, or send from a spawn_blocking closure",
-            );
-        }
+        crate::task::blocking::refuse_in_async_code(
+            "tokio::sync::mpsc::Sender::blocking_send",
+            "send(..).await, or send from a spawn_blocking closure",
+        );
         match self.real.try_send(value) {
             Ok(()) => Ok(()),
             Err(TrySendError::Closed(value)) => Err(SendError(value)),
@@ -263,21 +260,17 @@ impl<T> fmt::Debug for Sender<T> {
     }
 }
 
-/// Refuses a blocking receive inside a simulation that would wait: from async code (where
-/// tokio panics) or on an empty channel (no sender could run while the one thread waits).
+/// What to call instead of a blocking receive in async code.
+const RECEIVE_INSTEAD: &str = "recv().await, or receive in a spawn_blocking closure";
+
+/// Refuses a blocking receive on an empty channel inside a simulation: no sender could run
+/// while the one thread waits.
 #[track_caller]
-fn refuse_blocking_recv(call: &str, empty: bool) -> ! {
-    if empty {
-        seam::refuse(
-            &format!("{call} on an empty channel"),
-            "it would block the one thread every simulated node runs on, so no sender could \
-             ever send; receive from async code with recv().await",
-        )
-    }
+fn refuse_empty(call: &str) -> ! {
     seam::refuse(
-        &format!("{call} in async code"),
-        "tokio panics here (it cannot block a thread that runs async tasks); call \
-         recv().await, or receive in a spawn_blocking closure",
+        &format!("{call} on an empty channel"),
+        "it would block the one thread every simulated node runs on, so no sender could ever \
+         send; receive from async code with recv().await",
     )
 }
 
@@ -330,13 +323,11 @@ macro_rules! receiver {
                 if seam::sim().is_none() {
                     return self.real.blocking_recv();
                 }
-                if !crate::task::blocking::inside() {
-                    refuse_blocking_recv(CALL, false);
-                }
+                crate::task::blocking::refuse_in_async_code(CALL, RECEIVE_INSTEAD);
                 match self.real.try_recv() {
                     Ok(message) => Some(message),
                     Err(TryRecvError::Disconnected) => None,
-                    Err(TryRecvError::Empty) => refuse_blocking_recv(CALL, true),
+                    Err(TryRecvError::Empty) => refuse_empty(CALL),
                 }
             }
 
@@ -354,9 +345,7 @@ macro_rules! receiver {
                 if seam::sim().is_none() {
                     return self.real.blocking_recv_many(buffer, limit);
                 }
-                if !crate::task::blocking::inside() {
-                    refuse_blocking_recv(CALL, false);
-                }
+                crate::task::blocking::refuse_in_async_code(CALL, RECEIVE_INSTEAD);
                 let mut moved = 0;
                 while moved < limit {
                     match self.real.try_recv() {
@@ -365,7 +354,7 @@ macro_rules! receiver {
                             moved += 1;
                         }
                         Err(TryRecvError::Disconnected) => break,
-                        Err(TryRecvError::Empty) if moved == 0 => refuse_blocking_recv(CALL, true),
+                        Err(TryRecvError::Empty) if moved == 0 => refuse_empty(CALL),
                         Err(TryRecvError::Empty) => break,
                     }
                 }

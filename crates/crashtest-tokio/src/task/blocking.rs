@@ -45,8 +45,23 @@ where
 }
 
 /// True while a blocking closure runs on this thread.
-pub(crate) fn inside() -> bool {
+fn inside() -> bool {
     DEPTH.with(|depth| depth.get() > 0)
+}
+
+/// Refuses `call`, one of tokio's blocking calls made inside a simulation, unless a blocking
+/// closure runs: in async code tokio panics, and `instead` says what to call there.
+#[track_caller]
+pub(crate) fn refuse_in_async_code(call: &str, instead: &str) {
+    if !inside() {
+        crate::seam::refuse(
+            &format!("{call} in async code"),
+            &format!(
+                "tokio panics here (it cannot block a thread that runs async tasks); call \
+                 {instead}"
+            ),
+        );
+    }
 }
 
 #[cfg(test)]
