@@ -93,6 +93,23 @@ pub(crate) fn directory_not_empty() -> io::Error {
     )
 }
 
+/// A whole file's bytes as text, as std's `read_to_string` gives them: `InvalidData` if they
+/// are not UTF-8.
+pub(crate) fn utf8(bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(ErrorKind::InvalidData, "stream did not contain valid UTF-8"))
+}
+
+/// Whether an entry exists, from what asking for its metadata gave: `Ok(false)` only when it
+/// is known not to.
+pub(crate) fn exists(metadata: io::Result<crate::Metadata>) -> io::Result<bool> {
+    match metadata {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
 /// `EINVAL`: the arguments make no sense (a rename into its own subdirectory, bad flags).
 pub(crate) fn invalid_input() -> io::Error {
     os_error(errno::EINVAL, ErrorKind::InvalidInput, "Invalid argument")

@@ -13,6 +13,7 @@ use crashtest_io::SimOrReal;
 use delegate::delegate;
 
 use crate::disk::OpenFlags;
+use crate::errors;
 use crate::metadata::{FileType, Metadata};
 use crate::path::Names;
 use crate::state;
@@ -59,13 +60,7 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// # }).unwrap();
 /// ```
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
-    let bytes = read(path).await?;
-    String::from_utf8(bytes).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    errors::utf8(read(path).await?)
 }
 
 /// Creates or replaces a file with `contents` (not synced: see [`crate::File::sync_all`]).
@@ -341,11 +336,7 @@ pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// # }).unwrap();
 /// ```
 pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
-    match metadata(path).await {
-        Ok(_) => Ok(true),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(error) => Err(error),
-    }
+    errors::exists(metadata(path).await)
 }
 
 /// Makes durable the creations, renames and removals of entries in directory `path` (the

@@ -47,12 +47,7 @@ pub fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 /// # }).unwrap();
 /// ```
 pub fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
-    String::from_utf8(read(path)?).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
-        )
-    })
+    errors::utf8(read(path)?)
 }
 
 /// Creates or replaces a file with `contents`, as `std::fs::write` (not synced: see
@@ -270,11 +265,7 @@ pub fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
 /// # }).unwrap();
 /// ```
 pub fn exists(path: impl AsRef<Path>) -> io::Result<bool> {
-    match metadata(path) {
-        Ok(_) => Ok(true),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(error) => Err(error),
-    }
+    errors::exists(metadata(path))
 }
 
 /// Makes a directory's entries durable: what std spells `File::open(dir)?.sync_all()`.
