@@ -19,12 +19,7 @@ use crate::target::Target;
 
 /// The header of a sweep of `target` over `seeds` (shard `shard` of it, if given).
 pub(crate) fn for_sweep(target: &Target, seeds: SeedRange, shard: Option<Shard>) -> Header {
-    let dir = target
-        .dir
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| ".".into());
-    let (commit, dirty) = code(&dir, &target.exe);
+    let (commit, dirty) = code_of(target).clone();
     Header {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         test: target.test.clone(),
@@ -39,24 +34,29 @@ pub(crate) fn for_sweep(target: &Target, seeds: SeedRange, shard: Option<Shard>)
     }
 }
 
-/// The commit as a worker's failure report names it (`abc123`, `abc123-dirty`), asked of
-/// git once per run of the tool and handed to every worker in `CRASHTEST_COMMIT`: a worker
-/// left to ask would run git in each of a sweep's processes.
+/// The commit as a worker's failure report names it (`abc123`, `abc123-dirty`), handed to
+/// every worker in `CRASHTEST_COMMIT`: a worker left to ask would run git in each of a
+/// sweep's processes.
 pub(crate) fn worker_commit(target: &Target) -> String {
-    static COMMIT: OnceLock<String> = OnceLock::new();
-    COMMIT
-        .get_or_init(|| {
-            let dir = target
-                .dir
-                .clone()
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| ".".into());
-            match code(&dir, &target.exe) {
-                (commit, Some(_)) => format!("{commit}-dirty"),
-                (commit, None) => commit,
-            }
-        })
-        .clone()
+    match code_of(target) {
+        (commit, Some(_)) => format!("{commit}-dirty"),
+        (commit, None) => commit.clone(),
+    }
+}
+
+/// [`code`] for `target`'s package, asked once per run of the tool (which tests one target):
+/// the header and every worker share the answer, and git runs (or the executable is read)
+/// once.
+fn code_of(target: &Target) -> &'static (String, Option<String>) {
+    static CODE: OnceLock<(String, Option<String>)> = OnceLock::new();
+    CODE.get_or_init(|| {
+        let dir = target
+            .dir
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| ".".into());
+        code(&dir, &target.exe)
+    })
 }
 
 /// The commit (`CRASHTEST_COMMIT`, else git's HEAD) and a digest of the uncommitted changes
