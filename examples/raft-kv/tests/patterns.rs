@@ -3,7 +3,10 @@
 //! when a server stands for election. The correct store survives them, and each shows in a
 //! run's coverage as its probe.
 
-use crashtest::{RunSummary, Sim};
+mod common;
+
+use common::run;
+use crashtest::RunSummary;
 use raft_kv::Setup;
 
 const PATTERNS: Setup = Setup {
@@ -13,11 +16,6 @@ const PATTERNS: Setup = Setup {
     patterns: true,
     silent_kills: false,
 };
-
-fn run(seed: u64, setup: Setup) -> RunSummary {
-    crashtest::on_fresh_thread(move || Sim::new(seed).run(raft_kv::run(setup)))
-        .unwrap_or_else(|failure| panic!("the correct store failed seed {seed}: {failure}"))
-}
 
 #[test]
 fn the_correct_store_survives_the_fault_patterns_and_each_is_probed() {

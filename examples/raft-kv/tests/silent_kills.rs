@@ -5,7 +5,10 @@
 
 use std::collections::BTreeSet;
 
-use crashtest::{Config, RunSummary, Sim, check_determinism};
+mod common;
+
+use common::run;
+use crashtest::{Config, check_determinism};
 use raft_kv::{Bug, Setup, hunt};
 
 const SILENT: Setup = Setup {
@@ -15,11 +18,6 @@ const SILENT: Setup = Setup {
     patterns: false,
     silent_kills: true,
 };
-
-fn run(seed: u64, setup: Setup) -> RunSummary {
-    crashtest::on_fresh_thread(move || Sim::new(seed).run(raft_kv::run(setup)))
-        .unwrap_or_else(|failure| panic!("the correct store failed seed {seed}: {failure}"))
-}
 
 #[test]
 fn the_correct_store_survives_silent_kills() {
