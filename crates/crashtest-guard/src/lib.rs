@@ -154,12 +154,7 @@
 //! ```
 
 mod allocator;
-#[cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(guards)]
 mod glibc;
 mod placeholder;
 
@@ -177,12 +172,7 @@ pub use placeholder::{Placeholder, SocketOptions};
 /// let arch = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 /// assert!(!crashtest_guard::SUPPORTED || linux_glibc && arch);
 /// ```
-pub const SUPPORTED: bool = cfg!(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-));
+pub const SUPPORTED: bool = cfg!(guards);
 
 /// Links the guards into the calling program. Cheap; call it as often as convenient.
 ///
@@ -190,12 +180,7 @@ pub const SUPPORTED: bool = cfg!(all(
 /// crashtest_guard::install();
 /// ```
 pub fn install() {
-    #[cfg(all(
-        feature = "interpose",
-        target_os = "linux",
-        target_env = "gnu",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    ))]
+    #[cfg(guards)]
     glibc::link();
 }
 

@@ -139,18 +139,8 @@ pub struct SocketOptions {
 /// ```
 #[cfg(unix)]
 pub fn adopt_placeholder(fd: std::os::fd::OwnedFd) -> Result<Placeholder, std::os::fd::OwnedFd> {
-    #[cfg(all(
-        feature = "interpose",
-        target_os = "linux",
-        target_env = "gnu",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    ))]
+    #[cfg(guards)]
     return crate::glibc::adopt(fd);
-    #[cfg(not(all(
-        feature = "interpose",
-        target_os = "linux",
-        target_env = "gnu",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )))]
+    #[cfg(not(guards))]
     Err(fd)
 }

@@ -3,12 +3,7 @@
 //! source (std's `HashMap`, `rand` 0.8, getrandom 0.3, libc's own calls, `Instant`,
 //! `SystemTime`) is tested on its own, so the crate docs say truthfully what is covered.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,

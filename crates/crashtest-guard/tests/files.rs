@@ -3,12 +3,7 @@
 //! the host is read-only to a simulated node. Reads pass, and so does a change made inside
 //! `with_host_files`. Outside a simulation every call works (`outside.rs`).
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 
 mod common;
 

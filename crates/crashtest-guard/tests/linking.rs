@@ -2,12 +2,7 @@
 //! getrandom crate look `getrandom` up with `dlsym`, which sees only what the executable
 //! exports.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 /// Whether a `dlsym` lookup of `name` finds libc's definition rather than this executable's.
 fn lookup_finds_libc(name: &std::ffi::CStr) -> bool {
     // SAFETY: dlopen with RTLD_NOLOAD only returns a handle to the already loaded libc; the

@@ -5,12 +5,7 @@
 //! the way hyper-util's connector configures one can be handed to a tokio stand-in with every
 //! option it was given. Outside a simulation real sockets and DNS work as before.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 
 use std::future::Future;
 use std::io::{ErrorKind, Read, Write};

@@ -1,12 +1,7 @@
 //! Outside a simulation the guards pass every call through: real time advances, random bytes
 //! are random, threads start. Also on a thread where a simulation ran and ended.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 #![allow(
     clippy::disallowed_methods,
     clippy::disallowed_types,

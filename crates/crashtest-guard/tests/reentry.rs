@@ -1,12 +1,7 @@
 //! A guarded call made inside a closure that the simulator runs on behalf of user code is
 //! answered: the simulator holds none of its state borrowed while user code runs.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 #![allow(
     clippy::disallowed_methods,
     reason = "these tests read the clock where the guard cannot answer"

@@ -2,12 +2,7 @@
 //! sleep to use, and returns at once instead of stopping the simulator for real time.
 //! Outside a simulation it sleeps (`outside.rs`).
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 #![allow(
     clippy::disallowed_methods,
     reason = "these tests time real sleeps from outside the simulation"

@@ -1,12 +1,7 @@
 //! Inside a simulation an OS thread cannot start: the run fails with a message that says why
 //! and what to do instead.
 
-#![cfg(all(
-    feature = "interpose",
-    target_os = "linux",
-    target_env = "gnu",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#![cfg(guards)]
 #![allow(
     clippy::disallowed_methods,
     reason = "these tests start OS threads on purpose"
