@@ -41,10 +41,13 @@ impl Links {
     /// every delivery.
     #[inline]
     pub(crate) fn is_clear(&self) -> bool {
-        self.cut.is_empty()
-            && self.link_clogs.is_empty()
-            && self.node_clogs.is_empty()
-            && self.down.is_empty()
+        self.no_partition_or_clog() && self.down.is_empty()
+    }
+
+    /// True when no partition or clog is recorded (a heal leaves no other).
+    #[inline]
+    fn no_partition_or_clog(&self) -> bool {
+        self.cut.is_empty() && self.link_clogs.is_empty() && self.node_clogs.is_empty()
     }
 
     /// What happens to a packet due at `now` on `from` → `to`.
@@ -136,7 +139,7 @@ impl Links {
         self.link_clogs.clear();
         self.node_clogs.clear();
         assert!(
-            self.cut.is_empty() && self.link_clogs.is_empty() && self.node_clogs.is_empty(),
+            self.no_partition_or_clog(),
             "a cleared network has no partition or clog left"
         );
     }
