@@ -49,18 +49,11 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 
 impl Simulator for Seam {
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
-        if crate::verify::enabled() {
-            // The class picks the slab the task's bytes move into; the handle reports it.
-            assert_eq!(
-                task.class,
-                crashtest_hooks::storage_class(task.layout),
-                "a raw task's storage class is not its layout's"
-            );
-        }
         with_world(|w| {
             let node = w.current_node();
             let stillborn = w.spawns_die_at_birth(node);
-            let id = w.spawn_raw_on(node, name.map(Box::from), &task);
+            // SAFETY: a `RawTask` is handed to `spawn` once, unmoved, and this is its move.
+            let id = unsafe { w.spawn_raw_on(node, name.map(Box::from), &task) };
             // Only a dead node's task, or one spawned once the run is over, ends at birth.
             assert_eq!(
                 w.is_finished(id),
@@ -78,7 +71,8 @@ impl Simulator for Seam {
                 .poll_join_with(id, cx, |cell| {
                     // SAFETY: the task finished (the executor takes only a finished task's
                     // output, once) and the caller passes the output slot of its type.
-                    unsafe { cell.take_raw_output(out) }.then_some(())
+                    unsafe { cell.take_output(out) };
+                    Some(())
                 })
                 .map(|taken| taken.is_some());
             assert!(
@@ -211,12 +205,23 @@ mod tests {
     use std::cell::Cell;
     use std::rc::Rc;
 
-    /// A task that completes with its value on its first poll; `PAD` bytes give it any size.
+    /// A future that completes with its value on its first poll; `PAD` bytes give it any
+    /// size. It counts its drops, and its output's (an `Output`).
     struct Ready<const PAD: usize> {
-        input: Option<u32>,
-        output: Option<u32>,
+        value: u32,
         _pad: [u8; PAD],
         drops: Rc<Cell<u32>>,
+    }
+
+    impl<const PAD: usize> Future for Ready<PAD> {
+        type Output = Output;
+
+        fn poll(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Output> {
+            Poll::Ready(Output {
+                value: self.value,
+                drops: self.drops.clone(),
+            })
+        }
     }
 
     impl<const PAD: usize> Drop for Ready<PAD> {
@@ -225,74 +230,39 @@ mod tests {
         }
     }
 
-    unsafe fn poll_ready<const PAD: usize>(bytes: *mut u8, _: &mut Context<'_>) -> Poll<()> {
-        // SAFETY: the seam passes the bytes of a `Ready<PAD>` (this vtable's type).
-        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
-        task.output = task.input.take();
-        Poll::Ready(())
+    struct Output {
+        value: u32,
+        drops: Rc<Cell<u32>>,
     }
 
-    unsafe fn take_output<const PAD: usize>(bytes: *mut u8, out: *mut ()) {
-        // SAFETY: as above; the output is moved to `out` (an `Option<u32>`, the caller's
-        // promise) and the task left in place, for its drop.
-        let task = unsafe { &mut *bytes.cast::<Ready<PAD>>() };
-        assert!(task.output.is_some(), "the output is taken once");
-        // SAFETY: the caller passes an `Option<u32>`.
-        unsafe { *out.cast::<Option<u32>>() = task.output.take() };
+    impl Drop for Output {
+        fn drop(&mut self) {
+            self.drops.set(self.drops.get() + 1);
+        }
     }
 
-    unsafe fn move_ready<const PAD: usize>(from: *const u8, to: *mut u8) {
-        // SAFETY: the seam moves a `Ready<PAD>` once, into storage that fits it.
-        unsafe { std::ptr::copy_nonoverlapping(from.cast::<Ready<PAD>>(), to.cast(), 1) };
-    }
-
-    unsafe fn drop_ready<const PAD: usize>(bytes: *mut u8) {
-        // SAFETY: as above; the seam drops a task once.
-        unsafe { std::ptr::drop_in_place(bytes.cast::<Ready<PAD>>()) };
-    }
-
-    struct Vtable<const PAD: usize>;
-
-    impl<const PAD: usize> Vtable<PAD> {
-        const VTABLE: crashtest_hooks::TaskVtable = crashtest_hooks::TaskVtable {
-            move_to: move_ready::<PAD>,
-            poll: poll_ready::<PAD>,
-            take_output: take_output::<PAD>,
-            drop: drop_ready::<PAD>,
-        };
-    }
-
-    /// Spawns a `Ready<PAD>` of `value` through the seam.
+    /// Spawns a `Ready<PAD>` of `value` through the seam, as the stand-in spawns.
     fn spawn_ready<const PAD: usize>(value: u32, drops: &Rc<Cell<u32>>) -> TaskRef {
-        let task = Ready::<PAD> {
-            input: Some(value),
-            output: None,
+        let future = Ready::<PAD> {
+            value,
             _pad: [0; PAD],
             drops: drops.clone(),
         };
-        let layout = std::alloc::Layout::new::<Ready<PAD>>();
-        let raw = RawTask {
-            bytes: std::ptr::from_ref(&task).cast(),
-            layout,
-            class: crashtest_hooks::storage_class(layout),
-            vtable: &Vtable::<PAD>::VTABLE,
-        };
-        let spawned = crashtest_hooks::current().unwrap().spawn(Some("raw"), raw);
-        std::mem::forget(task);
-        spawned
+        let seam = crashtest_hooks::current().unwrap();
+        RawTask::spawn(seam, Some("raw"), crashtest_hooks::FutureCell::new(future))
     }
 
-    /// Joins a spawned `Ready`: its output, or `None` if it was cancelled.
+    /// Joins a spawned `Ready`: its value, or `None` if it was cancelled.
     async fn join(task: TaskRef) -> Option<u32> {
         let seam = crashtest_hooks::current().unwrap();
-        let mut output: Option<u32> = None;
+        let mut output: Option<Output> = None;
         let completed = std::future::poll_fn(|cx| {
-            // SAFETY: a `Ready`'s output is an `Option<u32>`.
+            // SAFETY: a `Ready`'s output is an `Output`.
             unsafe { seam.poll_join(task, cx, (&raw mut output).cast()) }
         })
         .await;
         assert_eq!(completed, output.is_some());
-        output
+        output.map(|output| output.value)
     }
 
     #[test]
@@ -315,29 +285,22 @@ mod tests {
         let counted = drops.clone();
         Sim::new(1)
             .run(async move {
+                // A small cell, a large one the arena still holds, and one larger than its
+                // largest class (512 bytes), on the heap.
                 let small = spawn_ready::<0>(1, &counted);
-                let inline = spawn_ready::<300>(2, &counted);
+                let large = spawn_ready::<300>(2, &counted);
                 let heap = spawn_ready::<1000>(3, &counted);
-                let class = |layout| crashtest_hooks::storage_class(layout);
-                let heap_class = crashtest_hooks::STORAGE_WORDS.len() as u32;
-                let (small_class, inline_class) = (
-                    class(std::alloc::Layout::new::<Ready<0>>()),
-                    class(std::alloc::Layout::new::<Ready<300>>()),
-                );
-                // The three kinds of storage: a small class, a larger one, the heap.
-                assert!(small_class < inline_class && inline_class < heap_class);
-                assert_eq!(class(std::alloc::Layout::new::<Ready<1000>>()), heap_class);
                 assert_eq!(join(small).await, Some(1));
-                assert_eq!(join(inline).await, Some(2));
+                assert_eq!(join(large).await, Some(2));
                 assert_eq!(join(heap).await, Some(3));
                 assert_eq!(
                     counted.get(),
-                    3,
-                    "each task is dropped once, after its join"
+                    6,
+                    "each future is dropped once as it completes, each output once joined"
                 );
             })
             .unwrap();
-        assert_eq!(drops.get(), 3);
+        assert_eq!(drops.get(), 6);
     }
 
     #[test]
@@ -355,15 +318,15 @@ mod tests {
                     assert!(seam.is_finished(task));
                     assert_eq!(join(task).await, None);
                 }
-                assert_eq!(counted.get(), 2);
-                // A detached task that completes is dropped with its output.
+                assert_eq!(counted.get(), 2, "an aborted future is dropped once");
+                // A detached task that completes drops its future, then its output.
                 let detached = spawn_ready::<100>(3, &counted);
                 seam.detach(detached);
                 crate::task::yield_now().await;
                 crate::task::yield_now().await;
             })
             .unwrap();
-        assert_eq!(drops.get(), 3);
+        assert_eq!(drops.get(), 4);
     }
 
     #[test]

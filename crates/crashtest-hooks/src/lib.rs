@@ -46,7 +46,7 @@ pub use host_files::{host_files_allowed, with_host_files};
 pub use registry::{
     disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
 };
-pub use task::{RawTask, STORAGE_WORDS, TaskRef, TaskVtable, TimerRef, storage_class};
+pub use task::{FutureCell, RawTask, TaskCell, TaskRef, TimerRef};
 
 /// What the simulator's core does for the stand-in: tasks, timers, the seeded stream, and
 /// failing the run. Implemented once, by `crashtest-core`.
@@ -56,17 +56,17 @@ pub use task::{RawTask, STORAGE_WORDS, TaskRef, TaskVtable, TimerRef, storage_cl
 /// and calls with it do nothing or report the task finished.
 pub trait Simulator: Sync {
     /// Spawns `task` on the calling node (the supervisor when called from the test body).
-    /// The task's bytes are moved into the simulator's storage before this returns: the
-    /// caller must forget its copy (see [`RawTask`]).
+    /// The task's bytes are moved into the simulator's storage before this returns (see
+    /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`].
     fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef;
 
-    /// Once the task finished: `Ready(true)` after moving its output into `out` (through its
-    /// vtable's `take_output`), or `Ready(false)` if the task was cancelled. `Pending` after
+    /// Once the task finished: `Ready(true)` after moving its output into `out` (through
+    /// [`TaskCell::take_output`]), or `Ready(false)` if the task was cancelled. `Pending` after
     /// registering `cx`'s waker.
     ///
     /// # Safety
     ///
-    /// `out` points to a live `Option<T>`, `T` the output type of the task's vtable.
+    /// `out` points to a live `Option<T>`, `T` the output type of the task's future.
     ///
     /// # Panics
     ///

@@ -1,92 +1,217 @@
-//! Type-erased tasks and the ids of tasks and timers.
+//! Tasks handed to the simulator, and the ids of tasks and timers.
 //!
-//! The stand-in hands a task to the simulator by value, without its type: a [`RawTask`] names
-//! the task's bytes, their layout, and a [`TaskVtable`] of what can be done with them. The
-//! simulator moves the bytes into its own task storage (its arena, for the common sizes), so
-//! a spawn through the stand-in costs no allocation of its own, as a spawn through the
-//! simulator's API costs none. Which storage is a constant of the task's type
-//! ([`storage_class`]), computed by the stand-in when it compiles, not per spawn. From then on
-//! the simulator polls the task in place, and when it finishes moves the output straight into
-//! the join handle's slot. The output type is known only to the stand-in: hence pointers, not
-//! `dyn Any` (tokio's `JoinHandle<T>` is a future for every `T`, not only `T: 'static`).
+//! A task lives in one [`FutureCell`]: its future, then, once the future completes, its
+//! output in the same place. The simulator polls and drops cells only through [`TaskCell`],
+//! so a cell whose type it cannot name (the tokio stand-in's, generic over the user's future)
+//! is as good to it as its own: the stand-in builds the cell and hands it over by value as a
+//! [`RawTask`] (its bytes, its layout, and how to view bytes at an address as the cell), and
+//! the simulator moves the bytes into its own task storage. From then on a stand-in task is
+//! the same kind of cell, behind the same kind of pointer, as a task spawned through the
+//! simulator's API: one allocation from the simulator's arena, one dynamic call per poll, no
+//! header of its own. The output type is known only to the spawner, so the join side moves
+//! the output out through a pointer to the handle's slot ([`TaskCell::take_output`]): tokio's
+//! `JoinHandle<T>` is a future for every `T`, not only `T: 'static`, so `dyn Any` cannot be
+//! its only way.
 
 use std::alloc::Layout;
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::future::Future;
+use std::mem::ManuallyDrop;
+use std::pin::Pin;
+use std::ptr::NonNull;
 use std::task::{Context, Poll};
 
-/// What the simulator may do with a task's bytes.
-///
-/// # Safety
-///
-/// Each function is called only with a pointer to bytes that a [`RawTask`] carrying this vtable
-/// handed over, moved but otherwise untouched, aligned as the task's layout says; `poll` only
-/// until it returns `Ready`; `take_output` at most once, after that; and `drop` exactly once,
-/// last, which ends the task. The task keeps its own stage (the simulator keeps none), so
-/// each function checks the stage it needs. After `poll` first returns `Ready` the bytes may
-/// be moved again (the task has dropped its future and holds only its output), before that
-/// never.
-#[derive(Debug)]
-pub struct TaskVtable {
-    /// Moves the task's bytes from the first pointer to the second (a `RawTask`'s bytes into
-    /// the simulator's storage): a copy of the task's type, whose size the compiler knows,
-    /// instead of a copy of a size known only at run time.
-    pub move_to: unsafe fn(*const u8, *mut u8),
-    /// Polls the task's future; once it completes, the task drops the future and keeps its
-    /// output.
-    pub poll: unsafe fn(*mut u8, &mut Context<'_>) -> Poll<()>,
-    /// Moves a completed task's output into the second pointer, an `Option<T>`, leaving the
-    /// task finished with nothing in it (its `drop` still runs, and drops nothing).
-    pub take_output: unsafe fn(*mut u8, *mut ()),
-    /// Drops the task in place (its future, its output, or nothing once it was taken).
-    pub drop: unsafe fn(*mut u8),
+/// What the simulator does with a task's cell: poll it in place until it completes, then move
+/// its output out; dropping the cell ends the task (its future, its output, or nothing once
+/// the output was taken).
+pub trait TaskCell {
+    /// Polls the future; when it completes, drops it and keeps its output.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the future already completed.
+    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
+
+    /// The output, as `&mut Option<Output>` behind `dyn Any`, for a join handle that knows
+    /// its type to take.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the future has not completed.
+    fn output(self: Pin<&mut Self>) -> &mut dyn Any;
+
+    /// Moves the output into `out`, leaving the cell finished with nothing in it.
+    ///
+    /// # Safety
+    ///
+    /// `out` points to a live `Option<Output>`, `Output` the cell's future's output type.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the future has not completed, or its output was taken.
+    unsafe fn take_output(self: Pin<&mut Self>, out: *mut ());
 }
 
-/// The words of the simulator's inline task storage sizes, smallest first: storage class `i`
-/// holds a task of up to `STORAGE_WORDS[i]` 8-byte words, aligned to at most 8; the class after
-/// the last (`STORAGE_WORDS.len()`) is the heap.
-pub const STORAGE_WORDS: [usize; 14] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 24, 32, 48, 64];
+/// The stages of a task's life inside its cell.
+enum Stage<F: Future> {
+    Running(F),
+    Finished(Option<F::Output>),
+}
 
-/// The smallest storage class that holds a task of `layout` (see [`STORAGE_WORDS`]).
+/// A task's one allocation: its future, then its output.
+///
+/// The stage sits in an `UnsafeCell`: the simulator reads a live cell's size through a
+/// shared reference (`Layout::for_value`) before dropping it, and under Rust's aliasing rules
+/// a shared reference to plain memory would freeze it, invalidating the `&mut`s a future
+/// keeps into its own state. Interior mutability tells the compiler the memory may still
+/// change.
 ///
 /// ```
-/// use std::alloc::Layout;
-/// use crashtest_hooks::{STORAGE_WORDS, storage_class};
-/// assert_eq!(storage_class(Layout::new::<u64>()), 0);
-/// assert_eq!(storage_class(Layout::new::<[u64; 3]>()), 2);
-/// assert_eq!(storage_class(Layout::new::<[u64; 7]>()), 6);
-/// assert_eq!(storage_class(Layout::new::<[u64; 65]>()), STORAGE_WORDS.len() as u32);
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+/// use crashtest_hooks::{FutureCell, TaskCell};
+///
+/// let mut cell = pin!(FutureCell::new(async { 6 * 7 }));
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert_eq!(cell.as_mut().poll_task(&mut cx), Poll::Ready(()));
+/// let output = cell.as_mut().output().downcast_mut::<Option<i32>>().unwrap();
+/// assert_eq!(output.take(), Some(42));
 /// ```
-pub const fn storage_class(layout: Layout) -> u32 {
-    let heap = STORAGE_WORDS.len() as u32;
-    if layout.align() > 8 {
-        return heap;
-    }
-    let words = layout.size().div_ceil(8);
-    let mut class = 0;
-    while class < STORAGE_WORDS.len() {
-        if words <= STORAGE_WORDS[class] {
-            return class as u32;
+pub struct FutureCell<F: Future> {
+    stage: UnsafeCell<Stage<F>>,
+}
+
+impl<F: Future> FutureCell<F> {
+    /// A cell running `future`.
+    pub fn new(future: F) -> FutureCell<F> {
+        FutureCell {
+            stage: UnsafeCell::new(Stage::Running(future)),
         }
-        class += 1;
     }
-    heap
+
+    /// The stage, mutably, still pinned in place.
+    fn stage(self: Pin<&mut Self>) -> &mut Stage<F> {
+        // SAFETY: `&mut self` is exclusive, so no other reference to the stage exists; the
+        // caller keeps the pin's promise: the future is only ever polled in place (through
+        // `Pin::new_unchecked` below) and dropped in place (by assignment), never moved out.
+        unsafe { &mut *self.get_unchecked_mut().stage.get() }
+    }
+
+    /// The finished task's output slot.
+    fn finished(self: Pin<&mut Self>) -> &mut Option<F::Output> {
+        match self.stage() {
+            Stage::Finished(output) => {
+                // A join takes the output once, then the cell is dropped.
+                assert!(
+                    output.is_some(),
+                    "a task's output was asked for after it was taken"
+                );
+                output
+            }
+            Stage::Running(_) => panic!("a running task has no output yet"),
+        }
+    }
 }
 
-/// A task handed over by value: where its bytes are, their layout and storage class, and its
-/// vtable.
+impl<F: Future> std::fmt::Debug for FutureCell<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FutureCell").finish_non_exhaustive()
+    }
+}
+
+impl<F> TaskCell for FutureCell<F>
+where
+    F: Future,
+    F::Output: 'static,
+{
+    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let stage = self.stage();
+        let output = match stage {
+            Stage::Running(future) => {
+                // SAFETY: the future lives in the pinned cell and is never moved out of it
+                // (see `stage`).
+                match unsafe { Pin::new_unchecked(future) }.poll(cx) {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            Stage::Finished(_) => panic!("a finished task was polled again"),
+        };
+        // Drops the future in place, as `Pin::set` does, and keeps the output where it was.
+        *stage = Stage::Finished(Some(output));
+        Poll::Ready(())
+    }
+
+    fn output(self: Pin<&mut Self>) -> &mut dyn Any {
+        self.finished()
+    }
+
+    unsafe fn take_output(self: Pin<&mut Self>, out: *mut ()) {
+        let output = self.finished().take();
+        // SAFETY: `out` is a live `Option<F::Output>` (the caller's promise).
+        unsafe { *out.cast::<Option<F::Output>>() = output };
+    }
+}
+
+/// A task cell handed over by value: where its bytes are, their layout, and how to view bytes
+/// at an address as the cell (a pointer with the cell type's vtable, made where the type is
+/// known).
 ///
-/// The simulator moves the task from `bytes` into storage of its own (through the vtable's
-/// `move_to`) before `spawn` returns; the caller must then forget its copy
-/// (`std::mem::forget`) and never use or drop it.
+/// Made only by [`RawTask::spawn`], which forgets its copy of the cell: the simulator's
+/// `spawn` must move the bytes exactly once ([`RawTask::move_to`]) before it returns, or the
+/// task leaks, never runs, and is never dropped.
 #[derive(Debug)]
 pub struct RawTask {
-    /// The task's bytes, valid for reads of `layout.size()` bytes.
-    pub bytes: *const u8,
-    /// The task's layout.
-    pub layout: Layout,
-    /// `storage_class(layout)`, computed once per task type.
-    pub class: u32,
-    /// What may be done with the bytes.
-    pub vtable: &'static TaskVtable,
+    bytes: *const u8,
+    layout: Layout,
+    at: fn(*mut u8) -> *mut dyn TaskCell,
+}
+
+impl RawTask {
+    /// Spawns `cell` in `sim` under `name`: hands its bytes to the simulator, which moves them
+    /// into its own storage. The task then runs and is dropped by the simulator alone.
+    pub fn spawn<C: TaskCell + 'static>(
+        sim: &dyn crate::Simulator,
+        name: Option<&str>,
+        cell: C,
+    ) -> TaskRef {
+        /// The cell at `bytes`, as the simulator keeps it (valid where `bytes` holds a `C`).
+        fn at<C: TaskCell + 'static>(bytes: *mut u8) -> *mut dyn TaskCell {
+            bytes.cast::<C>()
+        }
+        // Never dropped here: its bytes move into the simulator, which owns the task from
+        // then on (and if `spawn` unwinds first, the task leaks rather than dropping twice).
+        let cell = ManuallyDrop::new(cell);
+        let raw = RawTask {
+            bytes: (&raw const cell).cast(),
+            layout: Layout::new::<C>(),
+            at: at::<C>,
+        };
+        sim.spawn(name, raw)
+    }
+
+    /// The cell's size and alignment.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Moves the cell's bytes to `to` and returns the cell there.
+    ///
+    /// # Safety
+    ///
+    /// Called once per `RawTask`; `to` is valid for writes of the cell's layout, aligned to
+    /// it, and does not overlap the bytes. The returned cell is live, pinned at `to`, and must
+    /// be dropped there exactly once.
+    pub unsafe fn move_to(&self, to: NonNull<u8>) -> NonNull<dyn TaskCell> {
+        // SAFETY: the bytes are a live cell of `layout` (made by `spawn`, moved nowhere yet:
+        // the caller moves them once) and `to` fits them without overlap (the caller's
+        // promise); `at` views them as their own type, whose pointer is not null.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.bytes, to.as_ptr(), self.layout.size());
+            NonNull::new_unchecked((self.at)(to.as_ptr()))
+        }
+    }
 }
 
 /// Names a simulated task: the run it belongs to, the simulator's id for it, and the kind of

@@ -453,16 +453,21 @@ impl World {
         self.spawn_with(node, |tasks| tasks.insert(node, name, future))
     }
 
-    /// Spawns a task whose type the core cannot name (the tokio stand-in's), moved once into
-    /// the task table (see `task::slab::raw`).
+    /// Spawns a task whose cell type the core cannot name (the tokio stand-in's), moved once
+    /// into the task table (see `task::slab`).
+    ///
+    /// # Safety
+    ///
+    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) fn spawn_raw_on(
+    pub(crate) unsafe fn spawn_raw_on(
         &self,
         node: NodeId,
         name: Option<Box<str>>,
         task: &crashtest_hooks::RawTask,
     ) -> TaskId {
-        self.spawn_with(node, |tasks| tasks.insert_raw(node, name, task))
+        // SAFETY: `spawn_with` inserts once; the bytes are unmoved (the caller's promise).
+        self.spawn_with(node, |tasks| unsafe { tasks.insert_raw(node, name, task) })
     }
 
     /// Whether a task spawned on `node` now is cancelled at birth: its node is dead (the
@@ -570,7 +575,7 @@ impl World {
         cx: &mut Context<'_>,
     ) -> Poll<Option<T>> {
         self.poll_join_with(id, cx, |cell| {
-            cell.output()?
+            cell.output()
                 .downcast_mut::<Option<T>>()
                 .and_then(Option::take)
         })

@@ -1,10 +1,10 @@
 //! `JoinHandle`, `AbortHandle`, `JoinError` and task `Id`: tokio's or the simulation's.
 //!
 //! Each is an enum of the two cases, chosen when the task was spawned, so a handle's methods
-//! pay a match and no thread-local. A simulated task is a [`SimTask`] (its future, then its
-//! output) whose bytes the world keeps in its own task storage, reached through the task's
-//! vtable; its handle holds only the task's [`TaskRef`], and takes the output out of the
-//! finished task when awaited.
+//! pay a match and no thread-local. A simulated task is a `crashtest_hooks::FutureCell` (its
+//! future, then its output), the same cell the world's own tasks live in, moved into the
+//! world's task storage when spawned; its handle holds only the task's [`TaskRef`], and takes
+//! the output out of the finished task when awaited.
 //!
 //! tokio's `JoinError` and `Id` cannot be made outside tokio, so this module has its own,
 //! wrapping tokio's when the task was real. A simulated task never reports a panic: a panic
@@ -17,103 +17,11 @@ use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use std::alloc::Layout;
-
-use crashtest_hooks::{RawTask, Simulator, TaskRef, TaskVtable};
-use pin_project_lite::pin_project;
+use crashtest_hooks::{FutureCell, RawTask, Simulator, TaskRef};
 
 use crate::seam;
 
-pin_project! {
-    /// A simulated task's one allocation: its future, then its output.
-    #[project = SimTaskProj]
-    pub(crate) enum SimTask<F: Future> {
-        Running { #[pin] future: F },
-        Finished { output: Option<F::Output> },
-    }
-}
-
-impl<F: Future> SimTask<F> {
-    pub(crate) fn new(future: F) -> SimTask<F> {
-        SimTask::Running { future }
-    }
-}
-
-impl<F: Future> SimTask<F> {
-    /// What the simulator may do with a `SimTask<F>`'s bytes.
-    const VTABLE: TaskVtable = TaskVtable {
-        move_to: move_task::<F>,
-        poll: poll_task::<F>,
-        take_output: take_output::<F>,
-        drop: drop_task::<F>,
-    };
-
-    const LAYOUT: Layout = Layout::new::<SimTask<F>>();
-
-    /// Where the simulator keeps a `SimTask<F>`: a constant, not worked out per spawn.
-    const CLASS: u32 = crashtest_hooks::storage_class(Self::LAYOUT);
-}
-
-/// Moves the `SimTask<F>` at `from` to `to`.
-///
-/// # Safety
-///
-/// `from` is a `SimTask<F>` not used again; `to` is valid for writes of one, aligned.
-unsafe fn move_task<F: Future>(from: *const u8, to: *mut u8) {
-    // SAFETY: as the caller promises.
-    unsafe { std::ptr::copy_nonoverlapping(from.cast::<SimTask<F>>(), to.cast::<SimTask<F>>(), 1) };
-}
-
-/// Polls the `SimTask<F>` at `bytes`; once its future completes, drops it and keeps the output.
-///
-/// # Safety
-///
-/// `bytes` is a `SimTask<F>` that stays in place until this returns `Ready` (the vtable's
-/// contract).
-unsafe fn poll_task<F: Future>(bytes: *mut u8, cx: &mut Context<'_>) -> Poll<()> {
-    // SAFETY: the caller keeps the task in place while it runs: it is pinned there.
-    let mut task = unsafe { Pin::new_unchecked(&mut *bytes.cast::<SimTask<F>>()) };
-    let output = match task.as_mut().project() {
-        SimTaskProj::Running { future } => ready!(future.poll(cx)),
-        SimTaskProj::Finished { .. } => panic!("a finished task was polled again"),
-    };
-    // Drops the future in place and keeps the output.
-    task.set(SimTask::Finished {
-        output: Some(output),
-    });
-    Poll::Ready(())
-}
-
-/// Moves the output of the finished `SimTask<F>` at `bytes` into `out`, leaving the task
-/// finished and empty (its drop then drops nothing).
-///
-/// # Safety
-///
-/// `bytes` is a live `SimTask<F>`; `out` is a live `Option<F::Output>`.
-unsafe fn take_output<F: Future>(bytes: *mut u8, out: *mut ()) {
-    // SAFETY: the caller gives a live `SimTask<F>`, pinned in place; its finished form holds
-    // no pinned data, so its output may be moved out of it.
-    match unsafe { &mut *bytes.cast::<SimTask<F>>() } {
-        SimTask::Finished { output } => {
-            assert!(output.is_some(), "a task's output is taken once");
-            // SAFETY: `out` is an `Option<F::Output>`, as the caller promises.
-            unsafe { *out.cast::<Option<F::Output>>() = output.take() };
-        }
-        SimTask::Running { .. } => panic!("a running task has no output yet"),
-    }
-}
-
-/// Drops the `SimTask<F>` at `bytes` in place.
-///
-/// # Safety
-///
-/// `bytes` is a live `SimTask<F>`, dropped once.
-unsafe fn drop_task<F: Future>(bytes: *mut u8) {
-    // SAFETY: as the caller promises.
-    unsafe { std::ptr::drop_in_place(bytes.cast::<SimTask<F>>()) };
-}
-
-/// Spawns `future` in the simulation `sim`, on the calling node. The task's bytes move into
+/// Spawns `future` in the simulation `sim`, on the calling node. The task's cell moves into
 /// the simulator's storage: no allocation of the stand-in's own.
 pub(crate) fn spawn_sim<F>(
     sim: &'static dyn Simulator,
@@ -122,18 +30,9 @@ pub(crate) fn spawn_sim<F>(
 ) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
+    F::Output: 'static,
 {
-    let task = SimTask::new(future);
-    let raw = RawTask {
-        bytes: std::ptr::from_ref(&task).cast(),
-        layout: SimTask::<F>::LAYOUT,
-        class: SimTask::<F>::CLASS,
-        vtable: &SimTask::<F>::VTABLE,
-    };
-    let spawned = sim.spawn(name, raw);
-    // The simulator has moved the task's bytes into its storage: this copy is not the task.
-    std::mem::forget(task);
-    JoinHandle::sim(spawned)
+    JoinHandle::sim(RawTask::spawn(sim, name, FutureCell::new(future)))
 }
 
 /// An owned permission to await a task's output, like `tokio::task::JoinHandle`; dropping it

@@ -27,8 +27,8 @@ use std::alloc::Layout;
 use std::pin::Pin;
 use std::ptr::NonNull;
 
-use super::cell::TaskCell;
 use super::spare;
+use crashtest_hooks::{RawTask, TaskCell};
 
 /// The step between the classes of cells aligned to at most 8 bytes (and their alignment).
 const FINE: usize = 8;
@@ -130,38 +130,40 @@ impl CellArena {
         }
     }
 
-    /// A cell that `init` builds in place, in the arena (or on the heap if it does not fit a
-    /// class): for cells built by copying bytes, which a by-value `alloc` would copy twice.
+    /// Moves a cell handed over as bytes (the tokio stand-in's) into the arena (or onto the
+    /// heap if it does not fit a class): one copy, where a typed `alloc` of a cell the core
+    /// cannot name is impossible.
     ///
     /// # Safety
     ///
-    /// `init` initializes the whole `C` at the pointer it is given (valid for writes of a
-    /// `C`, aligned), and does not unwind.
+    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) unsafe fn alloc_in_place<C: TaskCell + 'static>(
-        &mut self,
-        init: impl FnOnce(*mut C),
-    ) -> CellBox {
-        let Some(class) = class_of(Layout::new::<C>()) else {
-            let mut boxed = Box::<C>::new_uninit();
-            init(boxed.as_mut_ptr());
-            // SAFETY: `init` initialized the cell (the caller's promise).
-            let ptr: *mut dyn TaskCell = Box::into_raw(unsafe { boxed.assume_init() });
-            return CellBox {
-                ptr: NonNull::new(ptr).expect("a box is never null"),
-            };
+    pub(crate) unsafe fn alloc_raw(&mut self, task: &RawTask) -> CellBox {
+        let layout = task.layout();
+        let Some(class) = class_of(layout) else {
+            assert!(
+                layout.size() > 0,
+                "a task cell has at least its stage's tag"
+            );
+            // SAFETY: the layout's size is not zero.
+            let raw = unsafe { std::alloc::alloc(layout) };
+            let block = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+            // The cell is freed as a `Box` of its type (see `drop_in_place`): a block of the
+            // cell's own layout from the global allocator, which this is.
+            // SAFETY: the block is fresh, of the cell's layout; the bytes move once (the
+            // caller's promise).
+            let ptr = unsafe { task.move_to(block) };
+            return CellBox { ptr };
         };
-        // The block must cover the cell, as in `alloc` (a constant per cell type).
+        // The block must cover the cell, as in `alloc`.
         let (size, align) = block_layout(class);
-        assert!(size >= size_of::<C>() && align >= align_of::<C>());
-        let block = self.block(class).cast::<C>();
-        // `block` is fresh or reused arena memory of the size and alignment of `class`'s
-        // blocks, which cover `C`'s, and no other `CellBox` points to it (invariant).
-        init(block.as_ptr());
-        let ptr: *mut dyn TaskCell = block.as_ptr();
-        CellBox {
-            ptr: NonNull::new(ptr).expect("an arena block is never null"),
-        }
+        assert!(size >= layout.size() && align >= layout.align());
+        let block = self.block(class);
+        // SAFETY: `block` is fresh or reused arena memory of the size and alignment of
+        // `class`'s blocks, which cover the cell's, and no other `CellBox` points to it
+        // (invariant); the bytes move once (the caller's promise).
+        let ptr = unsafe { task.move_to(block) };
+        CellBox { ptr }
     }
 
     /// A block of `class`, reused or carved from the newest chunk.
@@ -377,8 +379,9 @@ impl CellBox {
                 })
             }
             None => {
-                // SAFETY: a cell that fits no class was allocated by `Box::new` in
-                // `CellArena::alloc`, and the consumed box owned it.
+                // SAFETY: a cell that fits no class was allocated on the heap by `Box::new`
+                // in `CellArena::alloc`, or with its own layout by the global allocator in
+                // `alloc_raw` (as a `Box` of it is), and the consumed box owned it.
                 drop(unsafe { Box::from_raw(ptr.as_ptr()) });
                 None
             }
@@ -396,8 +399,8 @@ impl Drop for CellBox {
 
 #[cfg(test)]
 mod tests {
-    use super::super::cell::Cell;
     use super::*;
+    use crashtest_hooks::FutureCell as Cell;
     use std::future::Future;
     use std::rc::Rc;
     use std::task::{Context, Poll, Waker};
@@ -426,17 +429,9 @@ mod tests {
         assert!(small.class().is_some() && large.class().is_none());
         assert!(poll(&mut small).is_ready() && poll(&mut large).is_ready());
         assert_eq!(Rc::strong_count(&drops), 1, "completing drops the futures");
-        let out = small
-            .as_mut()
-            .output()
-            .unwrap()
-            .downcast_mut::<Option<u8>>();
+        let out = small.as_mut().output().downcast_mut::<Option<u8>>();
         assert_eq!(out.unwrap().take(), Some(7));
-        let out = large
-            .as_mut()
-            .output()
-            .unwrap()
-            .downcast_mut::<Option<[u64; 200]>>();
+        let out = large.as_mut().output().downcast_mut::<Option<[u64; 200]>>();
         assert_eq!(out.unwrap().take(), Some([9; 200]));
         arena.recycle(small);
         arena.recycle(large);
@@ -467,11 +462,7 @@ mod tests {
             let mut wide = arena.alloc(Cell::new(ready(u128::from(i), &drops)));
             assert!((wide.ptr.cast::<u8>().as_ptr() as usize).is_multiple_of(16));
             assert!(poll(&mut wide).is_ready());
-            let out = wide
-                .as_mut()
-                .output()
-                .unwrap()
-                .downcast_mut::<Option<u128>>();
+            let out = wide.as_mut().output().downcast_mut::<Option<u128>>();
             assert_eq!(out.unwrap().take(), Some(u128::from(i)));
             cells.push(wide);
         }

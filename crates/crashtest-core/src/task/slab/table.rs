@@ -13,10 +13,10 @@ use std::future::Future;
 use std::task::Waker;
 
 use super::arena::{CellArena, CellBox, FreedBlock};
-use super::cell::Cell;
 use super::spare;
 use crate::node::NodeId;
 use crate::task::TaskId;
+use crashtest_hooks::FutureCell;
 
 /// A task's one allocation: its future, then its output (see `cell` and `arena`).
 pub(crate) type TaskFuture = CellBox;
@@ -300,20 +300,25 @@ impl TaskTable {
         F: Future + 'static,
         F::Output: 'static,
     {
-        let future = self.arena.alloc(Cell::new(future));
+        let future = self.arena.alloc(FutureCell::new(future));
         self.insert_cell(node, name, future)
     }
 
-    /// Adds a task whose type the table cannot name (see `raw`), moved once into a cell in
-    /// the table's arena. Inlined into the seam's spawn, as `insert` is into the core's.
+    /// Adds a task whose cell type the table cannot name (the tokio stand-in's), moved once
+    /// into the table's arena. Inlined into the seam's spawn, as `insert` is into the core's.
+    ///
+    /// # Safety
+    ///
+    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) fn insert_raw(
+    pub(crate) unsafe fn insert_raw(
         &mut self,
         node: NodeId,
         name: Option<Box<str>>,
         task: &crashtest_hooks::RawTask,
     ) -> TaskId {
-        let future = super::raw::alloc(&mut self.arena, task);
+        // SAFETY: as the caller promises.
+        let future = unsafe { self.arena.alloc_raw(task) };
         self.insert_cell(node, name, future)
     }
 
