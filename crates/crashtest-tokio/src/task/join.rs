@@ -54,12 +54,14 @@ const _: () = assert!(size_of::<JoinHandle<()>>() == 16);
 
 enum Join<T> {
     Real(real::task::JoinHandle<T>),
-    Sim {
-        task: TaskRef,
-        /// The output was taken: the task's slot is gone.
-        taken: bool,
-        _output: PhantomData<fn() -> T>,
-    },
+    /// A simulated task whose output is not taken yet.
+    Sim(TaskRef, PhantomData<fn() -> T>),
+    /// A simulated task whose output was taken (or found cancelled): its slot is gone. A
+    /// variant of its own rather than a flag beside the task: a spawn then writes the handle
+    /// as its tag and the task's words, where a flag made the compiler copy flag and task
+    /// through the stack as one unit, in reads wider than the writes they followed (which
+    /// the processor cannot forward from its store buffer, so each such read stalled).
+    Taken(TaskRef),
 }
 
 impl<T> JoinHandle<T> {
@@ -71,11 +73,7 @@ impl<T> JoinHandle<T> {
 
     pub(crate) fn sim(task: TaskRef) -> JoinHandle<T> {
         JoinHandle {
-            inner: Join::Sim {
-                task,
-                taken: false,
-                _output: PhantomData,
-            },
+            inner: Join::Sim(task, PhantomData),
         }
     }
 
@@ -93,7 +91,7 @@ impl<T> JoinHandle<T> {
     pub fn abort(&self) {
         match &self.inner {
             Join::Real(handle) => handle.abort(),
-            Join::Sim { task, .. } => abort_sim(*task),
+            Join::Sim(task, _) | Join::Taken(task) => abort_sim(*task),
         }
     }
 
@@ -111,7 +109,8 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         match &self.inner {
             Join::Real(handle) => handle.is_finished(),
-            Join::Sim { task, taken, .. } => *taken || sim_finished(*task),
+            Join::Sim(task, _) => sim_finished(*task),
+            Join::Taken(_) => true,
         }
     }
 
@@ -128,7 +127,7 @@ impl<T> JoinHandle<T> {
     pub fn abort_handle(&self) -> AbortHandle {
         match &self.inner {
             Join::Real(handle) => AbortHandle::real(handle.abort_handle()),
-            Join::Sim { task, .. } => AbortHandle {
+            Join::Sim(task, _) | Join::Taken(task) => AbortHandle {
                 inner: Abort::Sim(*task),
             },
         }
@@ -147,7 +146,7 @@ impl<T> JoinHandle<T> {
     pub fn id(&self) -> Id {
         match &self.inner {
             Join::Real(handle) => Id::real(handle.id()),
-            Join::Sim { task, .. } => Id::sim(task.id()),
+            Join::Sim(task, _) | Join::Taken(task) => Id::sim(task.id()),
         }
     }
 }
@@ -174,24 +173,24 @@ impl<T> Future for JoinHandle<T> {
         let this = self.get_mut();
         match &mut this.inner {
             Join::Real(handle) => Pin::new(handle).poll(cx).map_err(JoinError::real),
-            Join::Sim { task, taken, .. } => poll_sim_join(*task, taken, cx),
+            Join::Sim(task, _) => {
+                let task = *task;
+                let joined = ready!(poll_sim_join(task, cx));
+                this.inner = Join::Taken(task);
+                Poll::Ready(joined)
+            }
+            Join::Taken(_) => panic!("JoinHandle polled after completion"),
         }
     }
 }
 
-/// Polls a simulated task's join: its output once it finished (`taken` then set).
-fn poll_sim_join<T>(
-    task: TaskRef,
-    taken: &mut bool,
-    cx: &mut Context<'_>,
-) -> Poll<Result<T, JoinError>> {
-    assert!(!*taken, "JoinHandle polled after completion");
+/// Polls a simulated task's join: its output once it finished (the handle is then taken).
+fn poll_sim_join<T>(task: TaskRef, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
     let sim = seam::sim().unwrap_or_else(|| seam::outside("task's JoinHandle"));
     let mut output: Option<T> = None;
     // SAFETY: the handle was made by `spawn_sim` for a task whose future's output is `T`, and
     // the ids of a run name one task each, so `output` is the slot of that task's output type.
     let completed = ready!(unsafe { sim.poll_join(task, cx, (&raw mut output).cast()) });
-    *taken = true;
     if !completed {
         return Poll::Ready(Err(JoinError::cancelled(Id::sim(task.id()))));
     }
@@ -200,9 +199,7 @@ fn poll_sim_join<T>(
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        if let Join::Sim {
-            task, taken: false, ..
-        } = &self.inner
+        if let Join::Sim(task, _) = &self.inner
             && let Some(sim) = seam::sim()
         {
             sim.detach(*task);
