@@ -11,15 +11,15 @@
 //!
 //! The public surface is real tokio's (`pub use real::*`), with modules shadowed where a call
 //! must reach the simulation: [`spawn`], [`task`], [`runtime`], [`time`], [`net`], [`fs`],
-//! [`io`] (only `stdin`), [`process`] and [`signal`], [`sync`] (only `watch`), and the
-//! [`select!`] macro. Each
+//! [`io`] (only `stdin`), [`process`] and [`signal`], [`sync`] (`watch`, and the calls that
+//! block a thread or wait on tokio's timer), and the [`select!`] macro. Each
 //! function that makes something (a task, a sleep, a socket, a file) asks
 //! `crashtest_hooks::current()`, one thread-local read, whether a simulation runs on this
 //! thread; if not, it makes real tokio's and the object stays real for life (its methods pay a
 //! match on its variant, no thread-local). Inside a simulation it makes a simulated one
 //! through the hooks, which the simulator fills in.
 //!
-//! `sync` (but `watch`, whose receivers tokio wakes in a random order), the `io` traits and
+//! The rest of `sync` (see [`sync`] for what is switched and why), the `io` traits and
 //! helpers, `join!`, `pin!` and `task_local!` are real tokio's: they need no runtime and
 //! behave the same in a simulation.
 //!

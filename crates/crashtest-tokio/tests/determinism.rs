@@ -224,3 +224,57 @@ fn send_timeouts_replay_by_seed_and_seeds_differ() {
     let fingerprints: std::collections::BTreeSet<u64> = runs.iter().map(|(f, _)| *f).collect();
     assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
 }
+
+/// Blocking closures and tasks taking turns at one mutex: each closure's `blocking_lock`
+/// finds the lock free or fails the run, so which happens depends on the interleaving the
+/// seed draws. The order of the values pushed, or the refusal's text.
+async fn blocking_lock_turns() -> String {
+    let log = Arc::new(tokio::sync::Mutex::new(Vec::new()));
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..6u32 {
+        let log = log.clone();
+        if task % 2 == 0 {
+            set.spawn_blocking(move || log.blocking_lock().push(task));
+        } else {
+            set.spawn(async move {
+                let mut held = log.lock().await;
+                held.push(task);
+                tokio::task::yield_now().await;
+            });
+        }
+    }
+    while set.join_next().await.is_some() {}
+    format!("{:?}", log.lock().await)
+}
+
+#[test]
+fn blocking_locks_replay_by_seed_and_seeds_differ() {
+    for seed in 0..4 {
+        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
+            blocking_lock_turns().await;
+        });
+        // A refused run replays too: its outcome is the seed's either way.
+        let _outcome = run.expect("no divergence");
+    }
+    let outcomes: std::collections::BTreeSet<String> = (0..16)
+        .map(|seed| {
+            let out = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
+            let logged = out.clone();
+            match crashtest::Sim::new(seed)
+                .run(async move { *logged.borrow_mut() = blocking_lock_turns().await })
+            {
+                Ok(summary) => format!("{} {}", summary.fingerprint, out.take()),
+                Err(failure) => {
+                    let text = failure.to_string();
+                    assert!(text.contains("blocking_lock on a held lock"), "{text}");
+                    "refused".to_owned()
+                }
+            }
+        })
+        .collect();
+    assert!(outcomes.len() > 1, "every seed ran the same: {outcomes:?}");
+    assert!(
+        outcomes.contains("refused"),
+        "some seed lets a task hold the lock across its yield while a closure asks for it"
+    );
+}

@@ -307,3 +307,89 @@ fn an_unbounded_blocking_recv_is_refused_where_it_would_wait() {
          inside a crashtest simulation"
     ));
 }
+
+#[test]
+fn blocking_locks_take_a_free_lock_and_are_refused_where_they_would_wait() {
+    use std::sync::Arc;
+    crashtest::Sim::new(1)
+        .run(async {
+            let mutex = Arc::new(tokio::sync::Mutex::new(1));
+            let lock = Arc::new(tokio::sync::RwLock::new(2));
+            let (m, l) = (mutex.clone(), lock.clone());
+            let sum = tokio::task::spawn_blocking(move || {
+                *m.blocking_lock() += 10;
+                let owned = m.clone().blocking_lock_owned();
+                let read = *l.blocking_read();
+                *l.blocking_write() += 20;
+                *owned + read
+            })
+            .await
+            .unwrap();
+            assert_eq!(sum, 13);
+            assert_eq!((*mutex.lock().await, *lock.read().await), (11, 22));
+        })
+        .unwrap();
+
+    let text = failure_of(async {
+        let mutex = Arc::new(tokio::sync::Mutex::new(()));
+        let _held = mutex.clone().lock_owned().await;
+        let _ = tokio::task::spawn_blocking(move || drop(mutex.blocking_lock())).await;
+    });
+    assert!(text.contains(
+        "tokio::sync::Mutex::blocking_lock on a held lock cannot run inside a crashtest \
+         simulation"
+    ));
+    assert!(text.contains("the holder could never release it"));
+    assert!(text.contains("lock().await"));
+
+    let text = failure_of(async {
+        let lock = Arc::new(tokio::sync::RwLock::new(()));
+        let _reading = lock.clone().read_owned().await;
+        let _ = tokio::task::spawn_blocking(move || drop(lock.blocking_write())).await;
+    });
+    assert!(text.contains("tokio::sync::RwLock::blocking_write on a held lock"));
+    assert!(text.contains("write().await"));
+}
+
+#[test]
+fn blocking_locks_from_async_code_fail_the_run_where_tokio_panics() {
+    let text = failure_of(async {
+        let mutex = tokio::sync::Mutex::new(());
+        drop(mutex.blocking_lock());
+    });
+    assert!(text.contains("tokio::sync::Mutex::blocking_lock in async code cannot run inside"));
+    let text = failure_of(async {
+        let lock = tokio::sync::RwLock::new(());
+        drop(lock.blocking_read());
+    });
+    assert!(text.contains("tokio::sync::RwLock::blocking_read in async code cannot run inside"));
+}
+
+#[test]
+fn a_oneshot_blocking_recv_takes_a_sent_value_and_is_refused_where_it_would_wait() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            tx.send(4).unwrap();
+            let got = tokio::task::spawn_blocking(move || rx.blocking_recv());
+            assert_eq!(got.await.unwrap(), Ok(4));
+            let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+            drop(tx);
+            let gone = tokio::task::spawn_blocking(move || rx.blocking_recv());
+            assert!(gone.await.unwrap().is_err(), "a dropped sender is reported");
+        })
+        .unwrap();
+    let text = failure_of(async {
+        let (_tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let _ = tokio::task::spawn_blocking(move || rx.blocking_recv()).await;
+    });
+    assert!(text.contains(
+        "tokio::sync::oneshot::Receiver::blocking_recv before the value is sent cannot run \
+         inside a crashtest simulation"
+    ));
+    let text = failure_of(async {
+        let (_tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let _ = rx.blocking_recv();
+    });
+    assert!(text.contains("tokio::sync::oneshot::Receiver::blocking_recv in async code"));
+}

@@ -141,10 +141,10 @@ impl<T> Sender<T> {
         match self.real.try_send(value) {
             Ok(()) => Ok(()),
             Err(TrySendError::Closed(value)) => Err(SendError(value)),
-            Err(TrySendError::Full(_)) => seam::refuse(
+            Err(TrySendError::Full(_)) => crate::task::blocking::refuse_wait(
                 "tokio::sync::mpsc::Sender::blocking_send on a full channel",
-                "it would block the one thread every simulated node runs on, so the receiver \
-                 could never free a slot; send from async code with send(..).await",
+                "the receiver could never free a slot",
+                "send from async code with send(..).await",
             ),
         }
     }
@@ -267,10 +267,10 @@ const RECEIVE_INSTEAD: &str = "recv().await, or receive in a spawn_blocking clos
 /// while the one thread waits.
 #[track_caller]
 fn refuse_empty(call: &str) -> ! {
-    seam::refuse(
+    crate::task::blocking::refuse_wait(
         &format!("{call} on an empty channel"),
-        "it would block the one thread every simulated node runs on, so no sender could ever \
-         send; receive from async code with recv().await",
+        "no sender could ever send",
+        "receive from async code with recv().await",
     )
 }
 

@@ -1,8 +1,8 @@
 //! The blocking region: whether the code running inside a simulation is a blocking closure
 //! (one given to `spawn_blocking` or `block_in_place`) rather than async code.
 //!
-//! tokio allows its blocking calls (`mpsc::Sender::blocking_send`) in a blocking closure and
-//! panics on them in async code, where they would stall a runtime thread. Inside a
+//! tokio allows its blocking calls (`mpsc::Sender::blocking_send`, `Mutex::blocking_lock`,
+//! ...) in a blocking closure and panics on them in async code, where they would stall a runtime thread. Inside a
 //! simulation a blocking closure runs on the simulation's one thread, inside a task's poll,
 //! so the stand-in marks the closure's run to tell the two apart as tokio does.
 //!
@@ -62,6 +62,20 @@ pub(crate) fn refuse_in_async_code(call: &str, instead: &str) {
             ),
         );
     }
+}
+
+/// Refuses `call`, a blocking call made inside a simulation from a blocking closure, that
+/// would wait: what it waits for runs on the thread it would park, so `never` would happen
+/// (what would never happen); `instead` says what to call.
+#[cold]
+#[track_caller]
+pub(crate) fn refuse_wait(call: &str, never: &str, instead: &str) -> ! {
+    crate::seam::refuse(
+        call,
+        &format!(
+            "it would block the one thread every simulated node runs on, so {never}; {instead}"
+        ),
+    )
 }
 
 #[cfg(test)]
