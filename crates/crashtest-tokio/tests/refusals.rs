@@ -393,3 +393,46 @@ fn a_oneshot_blocking_recv_takes_a_sent_value_and_is_refused_where_it_would_wait
     });
     assert!(text.contains("tokio::sync::oneshot::Receiver::blocking_recv in async code"));
 }
+
+#[test]
+fn a_broadcast_blocking_recv_takes_what_waits_and_is_refused_where_it_would_wait() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let (tx, mut rx) = tokio::sync::broadcast::channel(1);
+            tx.send(1).unwrap();
+            tx.send(2).unwrap();
+            let (rx, lagged, got) = tokio::task::spawn_blocking(move || {
+                let lagged = rx.blocking_recv();
+                let got = rx.blocking_recv();
+                (rx, lagged, got)
+            })
+            .await
+            .unwrap();
+            assert_eq!(
+                lagged,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(1))
+            );
+            assert_eq!(got, Ok(2));
+            drop(tx);
+            let mut rx = rx;
+            let closed = tokio::task::spawn_blocking(move || rx.blocking_recv());
+            assert_eq!(
+                closed.await.unwrap(),
+                Err(tokio::sync::broadcast::error::RecvError::Closed)
+            );
+        })
+        .unwrap();
+    let text = failure_of(async {
+        let (_tx, mut rx) = tokio::sync::broadcast::channel::<u32>(1);
+        let _ = tokio::task::spawn_blocking(move || rx.blocking_recv()).await;
+    });
+    assert!(text.contains(
+        "tokio::sync::broadcast::Receiver::blocking_recv on an empty channel cannot run inside \
+         a crashtest simulation"
+    ));
+    let text = failure_of(async {
+        let (_tx, mut rx) = tokio::sync::broadcast::channel::<u32>(1);
+        let _ = rx.blocking_recv();
+    });
+    assert!(text.contains("tokio::sync::broadcast::Receiver::blocking_recv in async code"));
+}

@@ -1,5 +1,5 @@
-//! The locks and the oneshot channel, whose blocking calls the stand-in switches: their other
-//! calls answer as tokio's.
+//! The locks and the oneshot and broadcast channels, whose blocking calls the stand-in
+//! switches: their other calls answer as tokio's.
 
 macro_rules! mutex_calls {
     ($tokio:ident) => {
@@ -103,4 +103,51 @@ macro_rules! oneshot_calls {
 #[test]
 fn a_oneshot_channel_answers_as_tokios() {
     conform!(oneshot_calls);
+}
+
+macro_rules! broadcast_calls {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let (tx, mut first) = tokio::sync::broadcast::channel::<u32>(2);
+            let mut second = tx.subscribe();
+            let weak = tx.downgrade();
+            let mut seen = vec![format!(
+                "{:?} {} {} {}",
+                first.try_recv(),
+                tx.receiver_count(),
+                tx.strong_count(),
+                tx.weak_count()
+            )];
+            for n in 0..3 {
+                seen.push(format!("{:?}", tx.send(n)));
+            }
+            seen.push(format!(
+                "{} {} {} {}",
+                tx.len(),
+                first.len(),
+                first.same_channel(&second),
+                tx.same_channel(&weak.upgrade().unwrap())
+            ));
+            seen.push(format!("{:?} {:?}", first.recv().await, first.recv().await));
+            let mut third = second.resubscribe();
+            seen.push(format!("{:?} {:?}", second.try_recv(), third.try_recv()));
+            drop(tx);
+            seen.push(format!(
+                "{:?} {} {} {}",
+                second.recv().await,
+                first.is_closed(),
+                first.sender_strong_count(),
+                weak.upgrade().is_none()
+            ));
+            let lone = tokio::sync::broadcast::Sender::<u32>::new(1);
+            seen.push(format!("{:?} {}", lone.send(9), lone.is_empty()));
+            seen
+        }
+    };
+}
+
+#[test]
+fn a_broadcast_channel_answers_as_tokios() {
+    conform!(broadcast_calls);
 }
