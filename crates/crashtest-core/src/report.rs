@@ -8,7 +8,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::coverage::{Counts, SiteKey};
-use crate::trace::Event;
+use crate::trace::{Event, EventKind};
 
 /// The result of a run that ended because its body completed.
 ///
@@ -311,8 +311,22 @@ impl fmt::Display for RunFailure {
                 .map(|(i, name)| format!("n{i}={name}"))
                 .collect::<Vec<_>>()
                 .join(" ");
-            writeln!(f, "  last {} events ({names}):", self.tail.len())?;
-            for event in &self.tail {
+            // A clock jump is the step between two events' times, which each line shows:
+            // printed, the jumps took a third of the lines a reader looks at.
+            let shown = || {
+                self.tail
+                    .iter()
+                    .filter(|event| !matches!(event.kind, EventKind::ClockJump))
+            };
+            let jumps = self.tail.len() - shown().count();
+            write!(f, "  last {} events", self.tail.len())?;
+            match jumps {
+                0 => {}
+                1 => write!(f, ", 1 clock jump left out")?,
+                _ => write!(f, ", {jumps} clock jumps left out")?,
+            }
+            writeln!(f, " ({names}):")?;
+            for event in shown() {
                 writeln!(f, "    {event}")?;
             }
         }

@@ -295,3 +295,34 @@ fn function_timers_at_drawn_deadlines_give_the_same_fingerprint_for_a_seed() {
     assert_ne!(other, first);
     assert_ne!(other_fired, fired);
 }
+
+#[test]
+fn a_failure_report_leaves_clock_jumps_out_of_its_last_events_and_counts_them() {
+    let failure = Sim::new(1)
+        .run(async {
+            for _ in 0..3 {
+                time::sleep(Duration::from_millis(5)).await;
+            }
+            panic!("after three sleeps");
+        })
+        .unwrap_err();
+    let jumps = failure
+        .tail
+        .iter()
+        .filter(|event| matches!(event.kind, crashtest_core::trace::EventKind::ClockJump))
+        .count();
+    assert_eq!(jumps, 3, "the tail keeps every event: {:?}", failure.tail);
+    let text = failure.to_string();
+    assert!(
+        text.contains(&format!(
+            "last {} events, 3 clock jumps left out",
+            failure.tail.len()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("clock jump\n"), "{text}");
+    assert!(
+        text.contains("PANIC in t0"),
+        "the other events are all shown: {text}"
+    );
+}
