@@ -125,6 +125,22 @@ impl Simulator for Seam {
         with_world(|w| w.stretched_deadline(deadline_ns))
     }
 
+    fn sleep_for(&self, delay_ns: u64) -> (u64, u64) {
+        with_world(|w| {
+            let deadline_ns = w.now_ns().saturating_add(delay_ns);
+            let fire_at_ns = w.stretched_deadline(deadline_ns);
+            // The stand-in's sleep is ready once the clock reaches `fire_at_ns`, and reports
+            // its deadline as reached then: the fire time is never before the deadline, nor
+            // the deadline before now.
+            debug_assert!(
+                w.now_ns() <= deadline_ns && deadline_ns <= fire_at_ns,
+                "a sleep of {delay_ns} ns from {} fires at {fire_at_ns} for {deadline_ns}",
+                w.now_ns()
+            );
+            (deadline_ns, fire_at_ns)
+        })
+    }
+
     fn poll_timer(&self, at_ns: u64, armed: &mut Option<TimerRef>, waker: &Waker) -> Poll<()> {
         // One visit to the world, as the core's own sleep makes: sleeps are the hottest call.
         with_world(|w| {

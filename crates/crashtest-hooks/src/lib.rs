@@ -90,9 +90,12 @@ pub trait Simulator: Sync {
     fn now_ns(&self) -> u64;
 
     /// When a sleep until `deadline_ns` really fires: the deadline, or later when the run
-    /// stretches sleeps (a fault that a correct program tolerates; [`Running::stretches`]
-    /// says whether it may, so that a run that does not is not asked).
+    /// stretches sleeps (a fault that a correct program tolerates).
     fn fire_time(&self, deadline_ns: u64) -> u64;
+
+    /// A sleep of `delay_ns` from now, in one call: its deadline (saturating) and when it
+    /// really fires (see [`Simulator::fire_time`]).
+    fn sleep_for(&self, delay_ns: u64) -> (u64, u64);
 
     /// Polls a sleep that fires at `at_ns`: `Ready` once the virtual clock reached it;
     /// otherwise its timer (`armed`, armed here if `None` or fired) wakes `waker` then.
@@ -130,9 +133,6 @@ pub struct Running {
     pub sim: &'static dyn Simulator,
     /// The std `Instant` at which its virtual clock reads zero (see [`anchor`]).
     pub anchor: Instant,
-    /// Whether the run may stretch sleeps ([`Simulator::fire_time`] then decides each one's
-    /// fire time; otherwise a sleep fires at its deadline, with no call to ask).
-    pub stretches: bool,
     /// The simulation's virtual clock, in nanoseconds; read only through [`now_ns`], while
     /// this value is the thread's current one (see [`enter`]).
     clock: *const Cell<u64>,
@@ -184,22 +184,6 @@ pub fn now_ns() -> Option<u64> {
     })
 }
 
-/// The simulation running on this thread and its virtual clock (see [`now_ns`]), in one
-/// thread-local read: what a sleep needs to know its deadline without calling the simulator.
-///
-/// ```
-/// assert!(crashtest_hooks::running_now().is_none());
-/// ```
-#[inline]
-pub fn running_now() -> Option<(Running, u64)> {
-    CURRENT.with(|cell| {
-        cell.get().map(|running| {
-            // SAFETY: as in `now_ns`.
-            (running, unsafe { (*running.clock).get() })
-        })
-    })
-}
-
 /// The running simulation's anchor (see [`anchor`]) and its virtual clock (see [`now_ns`]),
 /// in one thread-local read.
 ///
@@ -233,9 +217,8 @@ pub fn anchor() -> Option<Instant> {
 }
 
 /// Makes `simulator` this thread's current simulation until the returned guard drops (on
-/// every exit path, panics included), with `clock` its virtual clock in nanoseconds and
-/// `stretches` whether it may stretch sleeps (see [`Running::stretches`]). Called by the
-/// simulator's core when a run begins, once the run's virtual clock reads zero.
+/// every exit path, panics included), with `clock` its virtual clock in nanoseconds. Called by
+/// the simulator's core when a run begins, once the run's virtual clock reads zero.
 ///
 /// # Safety
 ///
@@ -261,6 +244,7 @@ pub fn anchor() -> Option<Instant> {
 ///     fn current_task(&self) -> Option<u64> { None }
 ///     fn now_ns(&self) -> u64 { 0 }
 ///     fn fire_time(&self, deadline_ns: u64) -> u64 { deadline_ns }
+///     fn sleep_for(&self, delay_ns: u64) -> (u64, u64) { (delay_ns, delay_ns) }
 ///     fn poll_timer(&self, _: u64, _: &mut Option<TimerRef>, _: &Waker) -> Poll<()> {
 ///         Poll::Ready(())
 ///     }
@@ -273,17 +257,13 @@ pub fn anchor() -> Option<Instant> {
 /// let clock = std::cell::Cell::new(7);
 /// {
 ///     // SAFETY: `clock` outlives the guard.
-///     let _entered = unsafe { crashtest_hooks::enter(&STOPPED, &clock, false) };
+///     let _entered = unsafe { crashtest_hooks::enter(&STOPPED, &clock) };
 ///     assert!(crashtest_hooks::current().is_some());
 ///     assert_eq!(crashtest_hooks::now_ns(), Some(7));
 /// }
 /// assert!(crashtest_hooks::current().is_none());
 /// ```
-pub unsafe fn enter(
-    simulator: &'static dyn Simulator,
-    clock: *const Cell<u64>,
-    stretches: bool,
-) -> Entered {
+pub unsafe fn enter(simulator: &'static dyn Simulator, clock: *const Cell<u64>) -> Entered {
     assert!(
         current().is_none(),
         "a simulation is already current on this thread"
@@ -297,7 +277,6 @@ pub unsafe fn enter(
         cell.set(Some(Running {
             sim: simulator,
             anchor,
-            stretches,
             clock,
         }));
     });

@@ -137,13 +137,7 @@ impl Enter {
         });
         // SAFETY: the world, and so its clock, lives until this guard drops, which drops the
         // seam's guard first; a world never leaves its thread.
-        let seam = unsafe {
-            crashtest_hooks::enter(
-                &crate::tokio_seam::SEAM,
-                &world.now_ns,
-                world.config.sleep_stretch.is_some(),
-            )
-        };
+        let seam = unsafe { crashtest_hooks::enter(&crate::tokio_seam::SEAM, &world.now_ns) };
         // The tokio stand-in reads the clock through the hooks, not the world: from here on it
         // must read this run's.
         assert_eq!(

@@ -5,10 +5,9 @@
 //! branch or a completed `timeout` leaves nothing behind, as with the core's own sleep.
 //!
 //! Sleeps are the hottest calls of most simulated programs, so a simulated one costs one
-//! thread-local read when made (the simulation and its virtual clock together; the
-//! simulator is asked for the fire time only in a run that may stretch sleeps); a poll reads
-//! the virtual clock through the hooks' thread-local, and calls the simulator (the one the
-//! sleep was made in) only to arm or refresh its timer.
+//! thread-local read and one call to the simulator when made (its deadline and its fire time
+//! come back together); a poll reads the virtual clock through the hooks' thread-local, and
+//! calls the simulator (the one the sleep was made in) only to arm or refresh its timer.
 
 use std::fmt;
 use std::future::Future;
@@ -16,7 +15,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crashtest_hooks::{Running, Simulator, TimerRef};
+use crashtest_hooks::{Simulator, TimerRef};
 use pin_project_lite::pin_project;
 
 use super::Instant;
@@ -35,9 +34,9 @@ use crate::seam;
 #[inline]
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    match crashtest_hooks::running_now() {
+    match seam::sim() {
         None => real_sleep(duration),
-        Some((running, now_ns)) => sleep_in(running, now_ns, duration),
+        Some(sim) => sleep_in(sim, duration),
     }
 }
 
@@ -56,26 +55,13 @@ fn real_sleep_until(deadline: Instant) -> Sleep {
     Sleep::real(real::time::sleep_until(deadline.into_real()))
 }
 
-/// A sleep of `duration` from `now_ns` in the simulation `running`, on the virtual clock
-/// directly: no std `Instant` until one is asked for.
+/// A sleep of `duration` in the simulation `sim`, on the virtual clock directly: no std
+/// `Instant` until one is asked for.
 #[inline]
-pub(crate) fn sleep_in(running: Running, now_ns: u64, duration: Duration) -> Sleep {
+pub(crate) fn sleep_in(sim: &'static dyn Simulator, duration: Duration) -> Sleep {
     let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-    // A deadline past the virtual clock's end (584 years) is never reached.
-    let deadline_ns = now_ns.saturating_add(nanos);
-    Sleep::sim(running.sim, deadline_ns, fire_time(running, deadline_ns))
-}
-
-/// When a sleep until `deadline_ns` fires in the simulation `running`: at the deadline, unless
-/// the run may stretch sleeps, when the simulator decides (and draws for it, in the order the
-/// sleeps are made).
-#[inline]
-fn fire_time(running: Running, deadline_ns: u64) -> u64 {
-    if running.stretches {
-        running.sim.fire_time(deadline_ns)
-    } else {
-        deadline_ns
-    }
+    let (deadline_ns, fire_at_ns) = sim.sleep_for(nanos);
+    Sleep::sim(sim, deadline_ns, fire_at_ns)
 }
 
 /// Waits until `deadline`, like `tokio::time::sleep_until`.
@@ -96,7 +82,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
         None => real_sleep_until(deadline),
         Some(running) => {
             let deadline_ns = deadline.virtual_ns_after(running.anchor);
-            Sleep::sim(running.sim, deadline_ns, fire_time(running, deadline_ns))
+            Sleep::sim(running.sim, deadline_ns, running.sim.fire_time(deadline_ns))
         }
     }
 }
