@@ -48,12 +48,11 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 }
 
 impl Simulator for Seam {
-    fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef {
+    fn spawn(&self, name: Option<&str>, task: RawTask<'_>) -> TaskRef {
         with_world(|w| {
             let node = w.current_node();
             let stillborn = w.spawns_die_at_birth(node);
-            // SAFETY: a `RawTask` is handed to `spawn` once, unmoved, and this is its move.
-            let id = unsafe { w.spawn_raw_on(node, name.map(Box::from), &task) };
+            let id = w.spawn_raw_on(node, name.map(Box::from), task);
             // Only a dead node's task, or one spawned once the run is over, ends at birth.
             assert_eq!(
                 w.is_finished(id),
@@ -301,6 +300,36 @@ mod tests {
             })
             .unwrap();
         assert_eq!(drops.get(), 6);
+    }
+
+    /// A cell of no size, aligned past every arena class: it lives behind a dangling
+    /// pointer, as a box of it would.
+    #[repr(align(64))]
+    struct EmptyCell;
+
+    impl crashtest_hooks::TaskCell for EmptyCell {
+        fn poll_task(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            Poll::Ready(())
+        }
+
+        fn output(self: std::pin::Pin<&mut Self>) -> &mut dyn std::any::Any {
+            self.get_mut()
+        }
+
+        unsafe fn take_output(self: std::pin::Pin<&mut Self>, _: *mut ()) {}
+    }
+
+    #[test]
+    fn a_seam_cell_of_no_size_and_wide_alignment_runs_and_is_dropped() {
+        Sim::new(1)
+            .run(async {
+                let seam = crashtest_hooks::current().unwrap();
+                let task = RawTask::spawn(seam, None, EmptyCell);
+                crate::task::yield_now().await;
+                assert!(seam.is_finished(task));
+                seam.detach(task);
+            })
+            .unwrap();
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //!   registered once by the `crashtest` facade before its first run. They keep their
 //!   per-run state in the running simulation, so one registration serves every run.
 //!
-//! The calls are byte-level and type-erased (no tokio types, no generics), so that the
+//! The calls are byte-level and type-erased (no tokio types; the one generic piece is the
+//! task cell both sides build, `FutureCell`, handed over as bytes and a vtable), so that the
 //! stand-in and the simulator agree on this crate alone. Everything here is used only from
 //! the thread of the run it belongs to; the `Send` and `Sync` bounds exist because the
 //! stand-in's types must be `Send` and `Sync` like tokio's.
@@ -58,7 +59,7 @@ pub trait Simulator: Sync {
     /// Spawns `task` on the calling node (the supervisor when called from the test body).
     /// The task's bytes are moved into the simulator's storage before this returns (see
     /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`].
-    fn spawn(&self, name: Option<&str>, task: RawTask) -> TaskRef;
+    fn spawn(&self, name: Option<&str>, task: RawTask<'_>) -> TaskRef;
 
     /// Once the task finished: `Ready(true)` after moving its output into `out` (through
     /// [`TaskCell::take_output`]), or `Ready(false)` if the task was cancelled. `Pending` after
@@ -234,7 +235,7 @@ pub fn anchor() -> Option<Instant> {
 ///
 /// struct Stopped;
 /// impl Simulator for Stopped {
-///     fn spawn(&self, _: Option<&str>, _: RawTask) -> TaskRef { unimplemented!() }
+///     fn spawn(&self, _: Option<&str>, _: RawTask<'_>) -> TaskRef { unimplemented!() }
 ///     unsafe fn poll_join(&self, _: TaskRef, _: &mut Context<'_>, _: *mut ()) -> Poll<bool> {
 ///         Poll::Ready(false)
 ///     }

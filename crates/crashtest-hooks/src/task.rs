@@ -17,6 +17,7 @@ use std::alloc::Layout;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -158,17 +159,20 @@ where
 /// at an address as the cell (a pointer with the cell type's vtable, made where the type is
 /// known).
 ///
-/// Made only by [`RawTask::spawn`], which forgets its copy of the cell: the simulator's
-/// `spawn` must move the bytes exactly once ([`RawTask::move_to`]) before it returns, or the
-/// task leaks, never runs, and is never dropped.
+/// Made only by [`RawTask::spawn`], which forgets its copy of the cell and lends the bytes to
+/// the simulator's `spawn` for that call alone (the lifetime `'a`). The simulator moves them
+/// with [`RawTask::move_to`], which consumes the `RawTask`, so they move at most once; if
+/// `spawn` returns without moving them, the task leaks, never runs, and is never dropped.
 #[derive(Debug)]
-pub struct RawTask {
-    bytes: *const u8,
+pub struct RawTask<'a> {
+    bytes: NonNull<u8>,
     layout: Layout,
     at: fn(*mut u8) -> *mut dyn TaskCell,
+    /// The bytes are the spawner's, borrowed for the call to `spawn`.
+    _borrowed: PhantomData<&'a mut u8>,
 }
 
-impl RawTask {
+impl RawTask<'_> {
     /// Spawns `cell` in `sim` under `name`: hands its bytes to the simulator, which moves them
     /// into its own storage. The task then runs and is dropped by the simulator alone.
     pub fn spawn<C: TaskCell + 'static>(
@@ -182,13 +186,18 @@ impl RawTask {
         }
         // Never dropped here: its bytes move into the simulator, which owns the task from
         // then on (and if `spawn` unwinds first, the task leaks rather than dropping twice).
-        let cell = ManuallyDrop::new(cell);
-        let raw = RawTask {
-            bytes: (&raw const cell).cast(),
+        let mut cell = ManuallyDrop::new(cell);
+        sim.spawn(name, RawTask::lend(&mut cell, at::<C>))
+    }
+
+    /// Lends `cell`'s bytes for as long as the borrow.
+    fn lend<C>(cell: &mut ManuallyDrop<C>, at: fn(*mut u8) -> *mut dyn TaskCell) -> RawTask<'_> {
+        RawTask {
+            bytes: NonNull::from(&mut **cell).cast(),
             layout: Layout::new::<C>(),
-            at: at::<C>,
-        };
-        sim.spawn(name, raw)
+            at,
+            _borrowed: PhantomData,
+        }
     }
 
     /// The cell's size and alignment.
@@ -200,22 +209,22 @@ impl RawTask {
     ///
     /// # Safety
     ///
-    /// Called once per `RawTask`; `to` is valid for writes of the cell's layout, aligned to
-    /// it, and does not overlap the bytes. The returned cell is live, pinned at `to`, and must
-    /// be dropped there exactly once.
-    pub unsafe fn move_to(&self, to: NonNull<u8>) -> NonNull<dyn TaskCell> {
-        // SAFETY: the bytes are a live cell of `layout` (made by `spawn`, moved nowhere yet:
-        // the caller moves them once) and `to` fits them without overlap (the caller's
-        // promise); `at` views them as their own type, whose pointer is not null.
+    /// `to` is valid for writes of the cell's layout, aligned to it, and does not overlap the
+    /// bytes. The returned cell is live, pinned at `to`, and must be dropped there exactly
+    /// once.
+    pub unsafe fn move_to(self, to: NonNull<u8>) -> NonNull<dyn TaskCell> {
+        // SAFETY: the bytes are a live cell of `layout`, borrowed for as long as `self` lives
+        // and moved nowhere yet (`spawn` made `self` from them, and moving consumes it), and
+        // `to` fits them without overlap (the caller's promise); `at` views them as their own
+        // type, whose pointer is not null.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.bytes, to.as_ptr(), self.layout.size());
+            std::ptr::copy_nonoverlapping(self.bytes.as_ptr(), to.as_ptr(), self.layout.size());
             NonNull::new_unchecked((self.at)(to.as_ptr()))
         }
     }
 }
 
-/// Names a simulated task: the run it belongs to, the simulator's id for it, and the kind of
-/// storage the simulator keeps it in.
+/// Names a simulated task: the run it belongs to and the simulator's id for it.
 ///
 /// ```
 /// let task = crashtest_hooks::TaskRef::new(3, 7);
@@ -226,8 +235,8 @@ impl RawTask {
 pub struct TaskRef {
     run: u32,
     /// The id's low and high halves: 4-byte aligned, so that a join handle holding a
-    /// `TaskRef`, a flag and an enum tag fits in 16 bytes (a simulation may keep a great
-    /// many of them).
+    /// `TaskRef` and an enum tag fits in 16 bytes (a simulation may keep a great many of
+    /// them).
     id: [u32; 2],
 }
 

@@ -455,19 +455,14 @@ impl World {
 
     /// Spawns a task whose cell type the core cannot name (the tokio stand-in's), moved once
     /// into the task table (see `task::slab`).
-    ///
-    /// # Safety
-    ///
-    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) unsafe fn spawn_raw_on(
+    pub(crate) fn spawn_raw_on(
         &self,
         node: NodeId,
         name: Option<Box<str>>,
-        task: &crashtest_hooks::RawTask,
+        task: crashtest_hooks::RawTask<'_>,
     ) -> TaskId {
-        // SAFETY: `spawn_with` inserts once; the bytes are unmoved (the caller's promise).
-        self.spawn_with(node, |tasks| unsafe { tasks.insert_raw(node, name, task) })
+        self.spawn_with(node, |tasks| tasks.insert_raw(node, name, task))
     }
 
     /// Whether a task spawned on `node` now is cancelled at birth: its node is dead (the

@@ -133,25 +133,23 @@ impl CellArena {
     /// Moves a cell handed over as bytes (the tokio stand-in's) into the arena (or onto the
     /// heap if it does not fit a class): one copy, where a typed `alloc` of a cell the core
     /// cannot name is impossible.
-    ///
-    /// # Safety
-    ///
-    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) unsafe fn alloc_raw(&mut self, task: &RawTask) -> CellBox {
+    pub(crate) fn alloc_raw(&mut self, task: RawTask<'_>) -> CellBox {
         let layout = task.layout();
         let Some(class) = class_of(layout) else {
-            assert!(
-                layout.size() > 0,
-                "a task cell has at least its stage's tag"
-            );
-            // SAFETY: the layout's size is not zero.
-            let raw = unsafe { std::alloc::alloc(layout) };
-            let block = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
             // The cell is freed as a `Box` of its type (see `drop_in_place`): a block of the
-            // cell's own layout from the global allocator, which this is.
-            // SAFETY: the block is fresh, of the cell's layout; the bytes move once (the
-            // caller's promise).
+            // cell's own layout from the global allocator, or, for a cell of no size, an
+            // aligned dangling pointer, which such a box frees nothing for.
+            let block = if layout.size() == 0 {
+                NonNull::new(std::ptr::without_provenance_mut(layout.align()))
+                    .expect("an alignment is not zero")
+            } else {
+                // SAFETY: the layout's size is not zero.
+                let raw = unsafe { std::alloc::alloc(layout) };
+                NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+            };
+            // SAFETY: the block is fresh, of the cell's layout, and does not overlap the
+            // spawner's bytes.
             let ptr = unsafe { task.move_to(block) };
             return CellBox { ptr };
         };
@@ -161,7 +159,7 @@ impl CellArena {
         let block = self.block(class);
         // SAFETY: `block` is fresh or reused arena memory of the size and alignment of
         // `class`'s blocks, which cover the cell's, and no other `CellBox` points to it
-        // (invariant); the bytes move once (the caller's promise).
+        // (invariant).
         let ptr = unsafe { task.move_to(block) };
         CellBox { ptr }
     }
@@ -344,7 +342,8 @@ impl CellBox {
     /// The cell, pinned: it never moves while the `CellBox` lives.
     #[inline]
     pub(crate) fn as_mut(&mut self) -> Pin<&mut dyn TaskCell> {
-        // SAFETY: the `CellBox` owns a live cell at `ptr` (written by `CellArena::alloc`,
+        // SAFETY: the `CellBox` owns a live cell at `ptr` (written by `CellArena::alloc` or
+        // `alloc_raw`,
         // dropped only by consuming the box), `&mut self` makes this borrow exclusive, and
         // the cell's memory never moves until it is dropped, as `Pin` requires.
         unsafe { Pin::new_unchecked(self.ptr.as_mut()) }
@@ -366,7 +365,7 @@ impl CellBox {
         std::mem::forget(self);
         match class {
             Some(class) => {
-                // The cell sits where `CellArena::alloc` put it: in a block of its class.
+                // The cell sits where `alloc` or `alloc_raw` put it: in a block of its class.
                 debug_assert!(
                     (ptr.as_ptr().cast::<u8>() as usize).is_multiple_of(block_layout(class).1)
                 );
@@ -380,8 +379,9 @@ impl CellBox {
             }
             None => {
                 // SAFETY: a cell that fits no class was allocated on the heap by `Box::new`
-                // in `CellArena::alloc`, or with its own layout by the global allocator in
-                // `alloc_raw` (as a `Box` of it is), and the consumed box owned it.
+                // in `CellArena::alloc`, or as a `Box` of it would be in `alloc_raw` (with its
+                // own layout by the global allocator, or dangling if it has no size), and the
+                // consumed box owned it.
                 drop(unsafe { Box::from_raw(ptr.as_ptr()) });
                 None
             }

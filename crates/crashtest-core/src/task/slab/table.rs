@@ -18,7 +18,8 @@ use crate::node::NodeId;
 use crate::task::TaskId;
 use crashtest_hooks::FutureCell;
 
-/// A task's one allocation: its future, then its output (see `cell` and `arena`).
+/// A task's one allocation: its future, then its output (see `crashtest_hooks::FutureCell`
+/// and `arena`).
 pub(crate) type TaskFuture = CellBox;
 
 /// Where a task is in its life.
@@ -306,19 +307,14 @@ impl TaskTable {
 
     /// Adds a task whose cell type the table cannot name (the tokio stand-in's), moved once
     /// into the table's arena. Inlined into the seam's spawn, as `insert` is into the core's.
-    ///
-    /// # Safety
-    ///
-    /// `task`'s bytes were not moved before: this is their one move.
     #[inline]
-    pub(crate) unsafe fn insert_raw(
+    pub(crate) fn insert_raw(
         &mut self,
         node: NodeId,
         name: Option<Box<str>>,
-        task: &crashtest_hooks::RawTask,
+        task: crashtest_hooks::RawTask<'_>,
     ) -> TaskId {
-        // SAFETY: as the caller promises.
-        let future = unsafe { self.arena.alloc_raw(task) };
+        let future = self.arena.alloc_raw(task);
         self.insert_cell(node, name, future)
     }
 
