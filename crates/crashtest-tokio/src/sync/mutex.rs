@@ -3,13 +3,16 @@
 //! tokio's mutex needs no runtime and hands the lock to its waiters in the order they came,
 //! so every call but the blocking ones is tokio's unchanged. `blocking_lock` parks the
 //! thread until the lock is free; inside a simulation the holder runs on that same thread,
-//! so a held lock would never be released, and in async code tokio panics where the call
-//! passed silently here. So inside a simulation, from a blocking closure (`spawn_blocking`,
-//! `block_in_place`) it takes a free lock and is refused where it would wait, and from async
-//! code it is refused, as tokio refuses it.
+//! so a held lock would never be released; in async code tokio panics, and a simulation must
+//! not pass what production refuses. So inside a simulation, from a blocking closure
+//! (`spawn_blocking`, `block_in_place`) it takes a free lock and is refused where it would
+//! wait, and from async code it is refused, as tokio refuses it.
 //!
 //! The wrapper is `repr(transparent)` over tokio's, so the guards are tokio's own and an
-//! `Arc` of it is an `Arc` of tokio's for the owned calls.
+//! `Arc` of it is an `Arc` of tokio's for the owned calls. One difference follows: a guard's
+//! way back to its lock (`MutexGuard::mutex`, `OwnedMutexGuard::mutex`) gives tokio's
+//! mutex, not this one, so code that compares it with its own `Mutex` does not compile (no
+//! crate among tokio's common users calls it).
 
 use std::fmt;
 use std::sync::Arc;

@@ -4,7 +4,8 @@
 //! the order they came, so every call is tokio's but the blocking ones. Inside a simulation,
 //! from a blocking closure, those take a free lock and are refused where they would wait (the
 //! holder runs on the thread they would park); from async code they are refused, where tokio
-//! panics. The wrapper is `repr(transparent)` over tokio's, so the guards are tokio's own.
+//! panics. The wrapper is `repr(transparent)` over tokio's, so the guards are tokio's own; an
+//! owned guard's way back to its lock (`rwlock()`) gives tokio's lock, not this one.
 
 use std::fmt;
 use std::sync::Arc;
