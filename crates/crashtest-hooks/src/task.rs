@@ -166,10 +166,33 @@ where
 #[derive(Debug)]
 pub struct RawTask<'a> {
     bytes: NonNull<u8>,
-    layout: Layout,
-    at: fn(*mut u8) -> *mut dyn TaskCell,
+    /// Two words in all, so that the `RawTask` passes in registers: written to memory and
+    /// read back in wider loads, it stalled every spawn.
+    kind: &'static CellKind,
     /// The bytes are the spawner's, borrowed for the call to `spawn`.
     _borrowed: PhantomData<&'a mut u8>,
+}
+
+/// What is known of a cell type: its layout, and how to view bytes at an address as it.
+#[derive(Debug)]
+struct CellKind {
+    layout: Layout,
+    at: fn(*mut u8) -> *mut dyn TaskCell,
+}
+
+/// The [`CellKind`] of `C`, a constant (so a `&'static` to it costs nothing per spawn).
+struct KindOf<C>(PhantomData<C>);
+
+impl<C: TaskCell + 'static> KindOf<C> {
+    const KIND: CellKind = CellKind {
+        layout: Layout::new::<C>(),
+        at: Self::at,
+    };
+
+    /// The cell at `bytes`, as the simulator keeps it (valid where `bytes` holds a `C`).
+    fn at(bytes: *mut u8) -> *mut dyn TaskCell {
+        bytes.cast::<C>()
+    }
 }
 
 impl RawTask<'_> {
@@ -180,29 +203,24 @@ impl RawTask<'_> {
         name: Option<&str>,
         cell: C,
     ) -> TaskRef {
-        /// The cell at `bytes`, as the simulator keeps it (valid where `bytes` holds a `C`).
-        fn at<C: TaskCell + 'static>(bytes: *mut u8) -> *mut dyn TaskCell {
-            bytes.cast::<C>()
-        }
         // Never dropped here: its bytes move into the simulator, which owns the task from
         // then on (and if `spawn` unwinds first, the task leaks rather than dropping twice).
         let mut cell = ManuallyDrop::new(cell);
-        sim.spawn(name, RawTask::lend(&mut cell, at::<C>))
+        sim.spawn(name, RawTask::lend(&mut cell))
     }
 
     /// Lends `cell`'s bytes for as long as the borrow.
-    fn lend<C>(cell: &mut ManuallyDrop<C>, at: fn(*mut u8) -> *mut dyn TaskCell) -> RawTask<'_> {
+    fn lend<C: TaskCell + 'static>(cell: &mut ManuallyDrop<C>) -> RawTask<'_> {
         RawTask {
             bytes: NonNull::from(&mut **cell).cast(),
-            layout: Layout::new::<C>(),
-            at,
+            kind: &KindOf::<C>::KIND,
             _borrowed: PhantomData,
         }
     }
 
     /// The cell's size and alignment.
     pub fn layout(&self) -> Layout {
-        self.layout
+        self.kind.layout
     }
 
     /// Moves the cell's bytes to `to` and returns the cell there.
@@ -218,8 +236,8 @@ impl RawTask<'_> {
         // `to` fits them without overlap (the caller's promise); `at` views them as their own
         // type, whose pointer is not null.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.bytes.as_ptr(), to.as_ptr(), self.layout.size());
-            NonNull::new_unchecked((self.at)(to.as_ptr()))
+            std::ptr::copy_nonoverlapping(self.bytes.as_ptr(), to.as_ptr(), self.layout().size());
+            NonNull::new_unchecked((self.kind.at)(to.as_ptr()))
         }
     }
 }
