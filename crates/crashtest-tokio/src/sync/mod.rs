@@ -10,6 +10,41 @@
 
 pub use real::sync::*;
 
+/// What the lock wrappers share, for a `repr(transparent)` wrapper `$lock<T>` of tokio's
+/// `$real<T>` with its one field `real`: `into_real`, turning an `Arc` of the wrapper into an
+/// `Arc` of tokio's lock for the owned calls, and the trait impls tokio's lock has, through
+/// the wrapper's `new` and tokio's `Debug`.
+macro_rules! transparent_lock {
+    ($lock:ident, $real:path) => {
+        /// The `Arc` of tokio's lock inside `this`.
+        fn into_real<T: ?Sized>(this: std::sync::Arc<$lock<T>>) -> std::sync::Arc<$real> {
+            let inner = std::sync::Arc::into_raw(this) as *const $real;
+            // SAFETY: the wrapper is `repr(transparent)` over tokio's lock, so the pointer
+            // (with the same metadata) is to a value of tokio's type, in the same allocation
+            // with the same layout; ownership of the one count moves with it.
+            unsafe { std::sync::Arc::from_raw(inner) }
+        }
+
+        impl<T> From<T> for $lock<T> {
+            fn from(value: T) -> $lock<T> {
+                $lock::new(value)
+            }
+        }
+
+        impl<T: Default> Default for $lock<T> {
+            fn default() -> $lock<T> {
+                $lock::new(T::default())
+            }
+        }
+
+        impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for $lock<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.real.fmt(f)
+            }
+        }
+    };
+}
+
 pub mod broadcast;
 pub mod mpsc;
 mod mutex;

@@ -14,7 +14,6 @@
 //! mutex, not this one, so code that compares it with its own `Mutex` does not compile (no
 //! crate among tokio's common users calls it).
 
-use std::fmt;
 use std::sync::Arc;
 
 use real::sync::{MutexGuard, OwnedMutexGuard, TryLockError};
@@ -139,14 +138,7 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
-/// The `Arc` of tokio's mutex inside `this`.
-fn into_real<T: ?Sized>(this: Arc<Mutex<T>>) -> Arc<real::sync::Mutex<T>> {
-    let inner = Arc::into_raw(this) as *const real::sync::Mutex<T>;
-    // SAFETY: `Mutex<T>` is a `repr(transparent)` wrapper of tokio's `Mutex<T>`, so the
-    // pointer (with the same metadata) is to a value of tokio's type, in the same allocation
-    // with the same layout; ownership of the one count moves with it.
-    unsafe { Arc::from_raw(inner) }
-}
+transparent_lock!(Mutex, real::sync::Mutex<T>);
 
 /// Refuses a blocking lock made from async code inside a simulation.
 #[track_caller]
@@ -165,22 +157,4 @@ fn refuse_held(call: &str) -> ! {
         "the holder could never release it",
         "lock from async code with lock().await",
     )
-}
-
-impl<T> From<T> for Mutex<T> {
-    fn from(value: T) -> Mutex<T> {
-        Mutex::new(value)
-    }
-}
-
-impl<T: Default> Default for Mutex<T> {
-    fn default() -> Mutex<T> {
-        Mutex::new(T::default())
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.real.fmt(f)
-    }
 }

@@ -7,7 +7,6 @@
 //! panics. The wrapper is `repr(transparent)` over tokio's, so the guards are tokio's own; an
 //! owned guard's way back to its lock (`rwlock()`) gives tokio's lock, not this one.
 
-use std::fmt;
 use std::sync::Arc;
 
 use real::sync::{
@@ -194,14 +193,7 @@ impl<T: ?Sized> RwLock<T> {
     }
 }
 
-/// The `Arc` of tokio's lock inside `this`.
-fn into_real<T: ?Sized>(this: Arc<RwLock<T>>) -> Arc<real::sync::RwLock<T>> {
-    let inner = Arc::into_raw(this) as *const real::sync::RwLock<T>;
-    // SAFETY: `RwLock<T>` is a `repr(transparent)` wrapper of tokio's `RwLock<T>`, so the
-    // pointer (with the same metadata) is to a value of tokio's type, in the same allocation
-    // with the same layout; ownership of the one count moves with it.
-    unsafe { Arc::from_raw(inner) }
-}
+transparent_lock!(RwLock, real::sync::RwLock<T>);
 
 /// Refuses a blocking call made from async code inside a simulation.
 #[track_caller]
@@ -220,22 +212,4 @@ fn refuse_held(call: &str, instead: &str) -> ! {
         "the holder could never release it",
         &format!("lock from async code with {instead}"),
     )
-}
-
-impl<T> From<T> for RwLock<T> {
-    fn from(value: T) -> RwLock<T> {
-        RwLock::new(value)
-    }
-}
-
-impl<T: Default> Default for RwLock<T> {
-    fn default() -> RwLock<T> {
-        RwLock::new(T::default())
-    }
-}
-
-impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.real.fmt(f)
-    }
 }
