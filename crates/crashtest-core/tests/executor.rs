@@ -339,6 +339,37 @@ fn a_body_waiting_on_nothing_is_a_deadlock() {
 }
 
 #[test]
+fn a_deadlock_report_says_which_tasks_await_which() {
+    let failure = Sim::new(1)
+        .run(async {
+            let stuck = task::Builder::new()
+                .name("stuck")
+                .spawn_local(std::future::pending::<()>());
+            let middle = task::Builder::new().name("middle").spawn_local(stuck);
+            let _ = middle.await;
+        })
+        .unwrap_err();
+    let FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("expected a deadlock, got {:?}", failure.kind);
+    };
+    let line = |name: &str| {
+        waiting
+            .iter()
+            .find(|w| w.contains(&format!("({name}) on")))
+            .unwrap_or_else(|| panic!("no line for {name}: {waiting:?}"))
+    };
+    assert!(
+        line("body").ends_with("awaiting the end of t2 (middle)"),
+        "{waiting:?}"
+    );
+    assert!(
+        line("middle").ends_with("awaiting the end of t1 (stuck)"),
+        "{waiting:?}"
+    );
+    assert!(!line("stuck").contains("awaiting"), "{waiting:?}");
+}
+
+#[test]
 fn a_task_yielding_forever_is_a_livelock() {
     let config = crashtest_core::Config::default().livelock_polls(10_000);
     let failure = Sim::with_config(1, config)

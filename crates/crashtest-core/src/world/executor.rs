@@ -656,12 +656,21 @@ impl World {
         assert!(!self.body_done.get(), "a deadlock after the body finished");
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
+        let awaited = tasks.awaited();
+        let named = |id: TaskId| format!("{id} ({})", tasks.name(id).unwrap_or("unnamed"));
         let waiting: Vec<String> = tasks
             .iter_unfinished()
             .take(32)
             .map(|(id, slot)| {
-                let name = tasks.name(id).unwrap_or("unnamed");
-                format!("{id} ({name}) on {}", nodes.name(slot.node()))
+                let mut line = format!("{} on {}", named(id), nodes.name(slot.node()));
+                // Who waits for whom, where the simulator holds it: a join handle's waker.
+                // What else a task waits on (a channel, a lock, a socket) lives in its own
+                // state, out of the simulator's sight.
+                if let Some(joined) = awaited.get(&id.slot) {
+                    let joined: Vec<String> = joined.iter().map(|&t| named(t)).collect();
+                    line.push_str(&format!(", awaiting the end of {}", joined.join(", ")));
+                }
+                line
             })
             .collect();
         // A deadlock is declared while the body is unfinished, so someone is waiting.

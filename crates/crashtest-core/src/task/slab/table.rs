@@ -586,6 +586,34 @@ impl TaskTable {
     }
 
     /// Every unfinished task, in slot order.
+    /// For each task awaiting others' join handles, by slot, the tasks it awaits: read off
+    /// the join wakers (a deadlock report says who waits for whom).
+    pub(crate) fn awaited(&self) -> BTreeMap<u32, Vec<TaskId>> {
+        let mut awaited: BTreeMap<u32, Vec<TaskId>> = BTreeMap::new();
+        for (&slot, waker) in &self.join_wakers {
+            let SlotEntry::Occupied(joined) = &self.slots[slot as usize] else {
+                panic!("a join waker for a vacant slot");
+            };
+            // A handle polled by something other than a simulated task (a waker of another
+            // kind), or by a task since gone, names no task to report.
+            let Some((_, joiner, serial_low)) = crate::task::waker::task_of(waker) else {
+                continue;
+            };
+            let joiner_lives = matches!(
+                self.slots.get(joiner as usize),
+                Some(SlotEntry::Occupied(slot))
+                    if slot.serial & crate::task::waker::SERIAL_MASK == serial_low
+            );
+            if joiner_lives {
+                awaited.entry(joiner).or_default().push(TaskId {
+                    slot,
+                    serial: joined.serial,
+                });
+            }
+        }
+        awaited
+    }
+
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
         self.slots.iter().enumerate().filter_map(|(index, entry)| {
             let SlotEntry::Occupied(slot) = entry else {
