@@ -44,13 +44,20 @@ pub(crate) fn refuse(call: &str, instead: &str) -> ! {
 /// The simulated network; refuses `call` if none is registered.
 #[track_caller]
 pub(crate) fn network(call: &str) -> &'static dyn Network {
-    crashtest_hooks::network().unwrap_or_else(|| refuse(call, UNREGISTERED))
+    // A `match`, not `unwrap_or_else`: a closure would hide the caller's location.
+    match crashtest_hooks::network() {
+        Some(network) => network,
+        None => refuse(call, UNREGISTERED),
+    }
 }
 
 /// The simulated disk; refuses `call` if none is registered.
 #[track_caller]
 pub(crate) fn disk(call: &str) -> &'static dyn Disk {
-    crashtest_hooks::disk().unwrap_or_else(|| refuse(call, UNREGISTERED))
+    match crashtest_hooks::disk() {
+        Some(disk) => disk,
+        None => refuse(call, UNREGISTERED),
+    }
 }
 
 const UNREGISTERED: &str = "the simulated network and disk are registered by the `crashtest` \

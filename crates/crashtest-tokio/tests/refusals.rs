@@ -341,6 +341,10 @@ fn blocking_locks_take_a_free_lock_and_are_refused_where_they_would_wait() {
     ));
     assert!(text.contains("the holder could never release it"));
     assert!(text.contains("lock().await"));
+    assert!(
+        text.contains("(called at crates/crashtest-tokio/tests/refusals.rs:"),
+        "the refusal names the program's line, not the stand-in's: {text}"
+    );
 
     let text = failure_of(async {
         let lock = Arc::new(tokio::sync::RwLock::new(()));
@@ -349,6 +353,10 @@ fn blocking_locks_take_a_free_lock_and_are_refused_where_they_would_wait() {
     });
     assert!(text.contains("tokio::sync::RwLock::blocking_write on a held lock"));
     assert!(text.contains("write().await"));
+    assert!(
+        text.contains("(called at crates/crashtest-tokio/tests/refusals.rs:"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -80,9 +80,12 @@ impl<T: ?Sized> Mutex<T> {
             return self.real.blocking_lock();
         }
         refuse_blocking("blocking_lock");
-        self.real
-            .try_lock()
-            .unwrap_or_else(|_| refuse_held("blocking_lock"))
+        // A `match`, not `unwrap_or_else`: a closure would hide the caller's location, which
+        // the refusal names.
+        match self.real.try_lock() {
+            Ok(guard) => guard,
+            Err(_) => refuse_held("blocking_lock"),
+        }
     }
 
     /// [`Mutex::blocking_lock`] for a mutex in an `Arc`, giving an owned guard.
@@ -96,9 +99,10 @@ impl<T: ?Sized> Mutex<T> {
             return into_real(self).blocking_lock_owned();
         }
         refuse_blocking("blocking_lock_owned");
-        into_real(self)
-            .try_lock_owned()
-            .unwrap_or_else(|_| refuse_held("blocking_lock_owned"))
+        match into_real(self).try_lock_owned() {
+            Ok(guard) => guard,
+            Err(_) => refuse_held("blocking_lock_owned"),
+        }
     }
 
     /// Waits for the lock of a mutex in an `Arc`, then holds it until the owned guard drops.

@@ -104,9 +104,10 @@ impl<T: ?Sized> RwLock<T> {
             return self.real.blocking_read();
         }
         refuse_blocking("blocking_read", "read().await");
-        self.real
-            .try_read()
-            .unwrap_or_else(|_| refuse_held("blocking_read", "read().await"))
+        match self.real.try_read() {
+            Ok(guard) => guard,
+            Err(_) => refuse_held("blocking_read", "read().await"),
+        }
     }
 
     /// Waits for shared access to a lock in an `Arc`, held until the owned guard drops.
@@ -151,9 +152,10 @@ impl<T: ?Sized> RwLock<T> {
             return self.real.blocking_write();
         }
         refuse_blocking("blocking_write", "write().await");
-        self.real
-            .try_write()
-            .unwrap_or_else(|_| refuse_held("blocking_write", "write().await"))
+        match self.real.try_write() {
+            Ok(guard) => guard,
+            Err(_) => refuse_held("blocking_write", "write().await"),
+        }
     }
 
     /// Waits for exclusive access to a lock in an `Arc`, held until the owned guard drops.
