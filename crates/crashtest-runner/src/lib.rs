@@ -349,12 +349,17 @@ fn stuck_before(spec: &TestSpec) -> Option<String> {
     })
 }
 
-/// Fails the calling test with `report`'s reproduce line.
+/// Fails the calling test with what failed, in one line, and `report`'s reproduce line: the
+/// panic message holds the failure's own words, so that `#[should_panic(expected = ...)]`
+/// can name them.
 fn fail_test(report: &FailureReport, settings: &Settings) -> ! {
     eprintln!("{report}");
+    let what = report.message();
     let message = format!(
-        "crashtest: seed {} failed; reproduce with: {}",
-        report.seed, report.command
+        "crashtest: seed {} failed: {}; reproduce with: {}",
+        report.seed,
+        what.lines().next().unwrap_or_default(),
+        report.command
     );
     if settings.results.is_some() {
         // A worker of the `crashtest` tool, which reads the results file: unwinding

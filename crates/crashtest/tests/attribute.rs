@@ -37,6 +37,18 @@ async fn a_failing_seed_panics_with_the_reproduce_line() {
     time::sleep(Duration::from_secs(60)).await;
 }
 
+#[crashtest::test(seeds = 4)]
+#[should_panic(expected = "failed: panicked at")]
+async fn a_failing_seed_panics_with_what_failed_so_should_panic_can_name_it() {
+    panic!("the words should_panic looks for");
+}
+
+#[crashtest::test(seeds = 4)]
+#[should_panic(expected = "the words should_panic looks for; reproduce with:")]
+async fn the_failure_a_panic_names_is_the_programs_own() {
+    panic!("the words should_panic looks for");
+}
+
 #[crashtest::test(seeds = 64)]
 #[should_panic(
     expected = "cargo test -p crashtest --test attribute -- a_rare_bug_is_found_and_named --exact"
