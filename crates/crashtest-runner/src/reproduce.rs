@@ -121,11 +121,15 @@ impl TestSpec {
             selection.push_str(" --release");
         }
         let declared = reproduce::declared(&self.declared_values());
-        reproduce::cargo_test(
+        let mut line = reproduce::cargo_test(
             &reproduce::join(&declared, env),
             &selection,
             &self.test_path(),
-        )
+        );
+        if asks_for_ignored(std::env::args()) {
+            line.push_str(" --include-ignored");
+        }
+        line
     }
 
     /// The declared variables and their values in this process (`None` when unset).
@@ -154,6 +158,14 @@ impl TestSpec {
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
+}
+
+/// Whether the test binary was asked to run ignored tests: then the running test may be an
+/// `#[ignore]` one (the attribute is out of the runner's sight), which a reproduce line runs
+/// only if it asks for ignored tests too. Asking costs nothing for one that is not.
+fn asks_for_ignored(args: impl Iterator<Item = String>) -> bool {
+    args.into_iter()
+        .any(|arg| arg == "--ignored" || arg == "--include-ignored")
 }
 
 /// The commit under test: `CRASHTEST_COMMIT`, else git's HEAD (with `-dirty` if tracked files
@@ -185,5 +197,29 @@ fn ask_commit() -> String {
             _ => head,
         },
         None => "unknown".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_for_ignored;
+
+    fn args(list: &[&str]) -> impl Iterator<Item = String> {
+        list.iter()
+            .map(|arg| (*arg).to_owned())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn a_run_of_ignored_tests_makes_the_reproduce_line_ask_for_them() {
+        assert!(asks_for_ignored(args(&["t", "agree", "--ignored"])));
+        assert!(asks_for_ignored(args(&[
+            "t",
+            "--include-ignored",
+            "--exact"
+        ])));
+        assert!(!asks_for_ignored(args(&["t", "agree", "--exact"])));
+        assert!(!asks_for_ignored(args(&["t", "ignored_test"])));
     }
 }
