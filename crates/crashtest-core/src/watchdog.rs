@@ -299,7 +299,10 @@ fn report_and_end(watch: &Watch, stuck: Duration) -> ! {
          without returning from its poll.\n\
          A simulation runs every task on one thread, so a task must reach an `.await` that \
          waits (a timer, a message, another task) to let the others run. Look for a loop \
-         without an `.await`, blocking I/O, `std::thread::sleep`, or a blocking lock.\n\
+         without an `.await`, or one whose `.await`s are always ready (an uncontended lock, a \
+         channel that always holds a message: tokio's cooperative budget, which would make \
+         them yield now and then, does not run inside a simulation), blocking I/O, \
+         `std::thread::sleep`, or a blocking lock.\n\
          Reproduce with: {reproduce}\n\
          Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow.",
         watch.seed,
