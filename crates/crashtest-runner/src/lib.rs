@@ -78,8 +78,8 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "crashtest: {} seeds passed ({}..={}); seed {} fingerprint {:016x}{}",
-            self.seeds,
+            "{} passed ({}..={}); seed {} fingerprint {:016x}{}",
+            count_of(self.seeds, "seed"),
             self.start,
             self.start + (self.seeds - 1),
             self.start,
@@ -296,7 +296,8 @@ where
         .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
     let policy = RegressionPolicy::from_env(&spec, &root, &lookup);
     match run_with_regressions(&spec, &settings, &policy, &lookup, &body) {
-        Ok(outcome) => println!("{outcome}"),
+        // Named, since libtest interleaves the lines of tests that run at once.
+        Ok(outcome) => println!("crashtest: {}: {outcome}", spec.test_path()),
         Err(report) => fail_test(&report, &settings),
     }
 }
@@ -319,7 +320,7 @@ where
     let settings = Settings::resolve(spec.seeds, spec.seed, &|name| std::env::var(name).ok())
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     match run_seeds(&spec, &settings, &body) {
-        Ok(outcome) => println!("{outcome}"),
+        Ok(outcome) => println!("crashtest: {}: {outcome}", spec.test_path()),
         Err(report) => fail_test(&report, &settings),
     }
 }
@@ -514,7 +515,7 @@ where
         for (unmet, seeds) in &skipped {
             println!(
                 "crashtest: {} of {path} skipped: {} under {unmet}",
-                count_of(seeds.len(), "regression seed"),
+                count_of(seeds.len() as u64, "regression seed"),
                 if seeds.len() == 1 {
                     format!("seed {} failed", seeds[0])
                 } else {
@@ -525,7 +526,7 @@ where
         if ran > 0 {
             println!(
                 "crashtest: {} of {path} pass",
-                count_of(ran, "regression seed")
+                count_of(ran as u64, "regression seed")
             );
         }
     }
@@ -768,7 +769,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// `n` and the noun, plural unless `n` is one: `1 regression seed`, `3 regression seeds`.
-fn count_of(n: usize, noun: &str) -> String {
+fn count_of(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -789,6 +790,26 @@ fn seed_list(seeds: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pass_counts_its_seeds_with_their_noun() {
+        let outcome = |seeds| Outcome {
+            start: 5,
+            seeds,
+            first_fingerprint: 0xab,
+            determinism_checked: false,
+            coverage: CoverageReport::new(),
+        };
+        assert_eq!(
+            outcome(1).to_string(),
+            "1 seed passed (5..=5); seed 5 fingerprint 00000000000000ab"
+        );
+        assert!(
+            outcome(200)
+                .to_string()
+                .starts_with("200 seeds passed (5..=204)")
+        );
+    }
 
     #[test]
     fn skipped_seeds_are_counted_with_their_noun_and_listed_briefly() {
