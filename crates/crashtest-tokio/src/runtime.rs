@@ -119,7 +119,10 @@ impl Handle {
         if seam::sim().is_some() {
             seam::refuse(
                 "tokio::runtime::Handle::block_on",
-                "it would block the simulation's only thread; await the future instead",
+                "it would block the simulation's only thread, where the future's task would \
+                 have to run; await the future instead, and from blocking code (a \
+                 spawn_blocking closure) do the async part in a task before or after the \
+                 closure and pass its result in or out",
             );
         }
         match &self.inner {
