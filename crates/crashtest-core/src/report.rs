@@ -159,6 +159,13 @@ pub enum FailureKind {
         /// What the check found.
         message: String,
     },
+    /// The program made a call that a simulation cannot own (an OS thread, a change to a host
+    /// file, a real socket, a tokio runtime, a wait that would block the simulation's one
+    /// thread): not a broken invariant of the program, but a use the simulation refuses.
+    Refused {
+        /// The call, what to use instead, and where the program made it.
+        message: String,
+    },
 }
 
 impl fmt::Display for FailureKind {
@@ -195,6 +202,7 @@ impl fmt::Display for FailureKind {
                  itself in a loop without awaiting a timer or another task"
             ),
             FailureKind::Check { message } => write!(f, "check failed: {message}"),
+            FailureKind::Refused { message } => write!(f, "refused: {message}"),
         }
     }
 }

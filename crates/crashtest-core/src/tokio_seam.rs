@@ -191,9 +191,9 @@ impl Simulator for Seam {
         draw
     }
 
-    fn fail(&self, message: String) {
-        assert!(!message.is_empty(), "a failure says what broke");
-        with_world(|w| w.fail(FailureKind::Check { message }));
+    fn refuse(&self, message: String) {
+        assert!(!message.is_empty(), "a refusal says what it refused");
+        with_world(|w| w.fail(FailureKind::Refused { message }));
     }
 }
 
@@ -389,14 +389,19 @@ mod tests {
     }
 
     #[test]
-    fn a_seam_failure_fails_the_run_with_its_message() {
+    fn a_seam_refusal_fails_the_run_as_a_refusal_with_its_message() {
         let failure = Sim::new(1)
             .run(async {
                 crashtest_hooks::current()
                     .unwrap()
-                    .fail("refused: tokio::process".into());
+                    .refuse("tokio::process cannot run here".into());
             })
             .unwrap_err();
+        assert!(
+            matches!(&failure.kind, FailureKind::Refused { message }
+                if message == "tokio::process cannot run here"),
+            "{failure}"
+        );
         assert!(failure.to_string().contains("refused: tokio::process"));
     }
 }

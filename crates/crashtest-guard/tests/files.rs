@@ -30,7 +30,7 @@ fn run_failing(seed: u64, body: impl std::future::Future<Output = ()> + 'static)
 
 /// Asserts that `failure` is the refusal of `call` on `path`.
 fn assert_refused(failure: &RunFailure, call: &str, path: &std::path::Path) {
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         failure,
         &[
             &format!(
@@ -68,7 +68,7 @@ fn renaming_removing_and_making_directories_on_the_host_are_refused() {
     let failure = run_failing(1, async move {
         assert!(std::fs::rename(&from, &to).is_err());
     });
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         &failure,
         &[&format!(
             "rename({:?}, {:?}) was called inside the simulation",
@@ -143,7 +143,7 @@ fn a_path_through_dev_is_host_state_unless_it_names_a_stateless_device() {
     let failure = run_failing(1, async move {
         assert!(std::fs::rename("/dev/null", &inside).is_err());
     });
-    common::assert_check_failed_with(&failure, &["rename(\"/dev/null\""]);
+    common::assert_refused_with(&failure, &["rename(\"/dev/null\""]);
 }
 
 #[test]

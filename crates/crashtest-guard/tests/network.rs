@@ -29,7 +29,7 @@ fn run<Fut: Future<Output = ()> + 'static>(
 /// message that names the call and what to use instead.
 fn assert_refused(result: Result<RunSummary, Box<RunFailure>>, call: &str) {
     let failure = result.expect_err("the run must fail");
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         &failure,
         &[
             &format!("{call} was called inside the simulation"),
@@ -213,7 +213,7 @@ fn an_unknown_name_fails_the_run_with_eai_noname() {
         );
     })
     .unwrap_err();
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         &failure,
         &[
             "getaddrinfo was asked for \"example.com\" inside the simulation",

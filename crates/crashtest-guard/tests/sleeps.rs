@@ -26,7 +26,7 @@ fn run_failing(body: impl std::future::Future<Output = ()> + 'static) -> (RunFai
 }
 
 fn assert_refused(failure: &RunFailure, call: &str) {
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         failure,
         &[
             &format!("{call} was called inside the simulation"),

@@ -12,7 +12,7 @@ mod common;
 use crashtest_core::Sim;
 
 fn assert_fails_naming_the_fix(failure: &crashtest_core::RunFailure) {
-    common::assert_check_failed_with(
+    common::assert_refused_with(
         failure,
         &[
             "an OS thread was started inside the simulation",

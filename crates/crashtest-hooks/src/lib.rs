@@ -113,7 +113,7 @@ pub trait Simulator: Sync {
     fn draw_below(&self, bound: u64) -> u64;
 
     /// Fails the run with `message` (the first failure of a run is the one reported).
-    fn fail(&self, message: String);
+    fn refuse(&self, message: String);
 }
 
 impl fmt::Debug for dyn Simulator + '_ {
@@ -251,7 +251,7 @@ pub fn anchor() -> Option<Instant> {
 ///     }
 ///     fn cancel_timer(&self, _: TimerRef) {}
 ///     fn draw_below(&self, _: u64) -> u64 { 0 }
-///     fn fail(&self, _: String) {}
+///     fn refuse(&self, _: String) {}
 /// }
 ///
 /// static STOPPED: Stopped = Stopped;

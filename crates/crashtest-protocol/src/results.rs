@@ -265,6 +265,8 @@ pub enum FailureClass {
     Livelock,
     /// A registered check failed.
     Check,
+    /// The program made a call the simulation refuses.
+    Refused,
     /// Two runs of the seed differed.
     Nondeterminism,
     /// A failure this protocol has no name for (from a newer simulator).
@@ -385,12 +387,13 @@ pub struct CoverageLine {
 /// How the lines that say what failed begin, in a failure report or a worker's output: the
 /// runner's failure kinds, its nondeterminism report, the poll watchdog's message and the
 /// Rust runtime's abort.
-const HEADLINES: [&str; 8] = [
+const HEADLINES: [&str; 9] = [
     "panicked",
     "deadlock:",
     "time limit:",
     "livelock:",
     "check failed:",
+    "refused:",
     "nondeterminism:",
     "crashtest: seed",
     "fatal runtime error",

@@ -174,9 +174,9 @@ impl FailureReport {
     pub fn detail(&self) -> String {
         match &self.cause {
             Cause::Run(failure) => match &failure.kind {
-                FailureKind::Panic { message, .. } | FailureKind::Check { message } => {
-                    message.clone()
-                }
+                FailureKind::Panic { message, .. }
+                | FailureKind::Check { message }
+                | FailureKind::Refused { message } => message.clone(),
                 other => other.to_string(),
             },
             Cause::Nondeterminism(divergence) => divergence.to_string(),

@@ -104,6 +104,7 @@ pub fn signature(failure: &RunFailure) -> Signature {
         FailureKind::TimeLimit { .. } => (FailureClass::TimeLimit, None),
         FailureKind::Livelock { .. } => (FailureClass::Livelock, None),
         FailureKind::Check { .. } => (FailureClass::Check, None),
+        FailureKind::Refused { .. } => (FailureClass::Refused, None),
         _ => (FailureClass::Other, None),
     };
     let kind = failure.kind.to_string();

@@ -36,7 +36,7 @@ pub(crate) fn refuse(call: &str, instead: &str) -> ! {
     let message =
         format!("{call} cannot run inside a crashtest simulation: {instead} (called at {at})");
     if let Some(sim) = sim() {
-        sim.fail(message.clone());
+        sim.refuse(message.clone());
     }
     panic!("{message}");
 }

@@ -52,6 +52,22 @@ pub fn fail(message: String) {
     world::with(|w| w.fail(FailureKind::Check { message }));
 }
 
+/// Fails the running simulation because the program made a call that a simulation cannot own;
+/// `message` names the call and what to use instead. The determinism guards and the tokio
+/// stand-in refuse through this. The run stops at the next scheduling point.
+///
+/// ```
+/// let failed = crashtest_core::Sim::new(1).run(async {
+///     crashtest_core::plumbing::checks::refuse("std::thread::spawn cannot run here".into());
+///     std::future::pending::<()>().await;
+/// });
+/// assert!(failed.unwrap_err().to_string().contains("refused: std::thread::spawn"));
+/// ```
+pub fn refuse(message: String) {
+    assert!(!message.is_empty(), "a refusal says what it refused");
+    world::with(|w| w.fail(FailureKind::Refused { message }));
+}
+
 /// The running simulation's extension of type `T`, created with `T::default()` on first use.
 ///
 /// ```

@@ -69,7 +69,7 @@ fn answer<R>(call: &str, compute: impl FnOnce() -> R) -> Option<R> {
 /// boundary: the guard still returns its C error, and the run fails on the error the caller
 /// then meets.
 fn fail(message: String) {
-    let recorded = panic::catch_unwind(|| crashtest_core::plumbing::checks::fail(message));
+    let recorded = panic::catch_unwind(|| crashtest_core::plumbing::checks::refuse(message));
     drop(recorded);
 }
 

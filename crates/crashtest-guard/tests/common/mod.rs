@@ -2,11 +2,11 @@
 
 use crashtest_core::{FailureKind, RunFailure};
 
-/// Asserts that `failure` is a failed check (how a guard fails a run) whose report contains
-/// every one of `needles`.
-pub(crate) fn assert_check_failed_with(failure: &RunFailure, needles: &[&str]) {
+/// Asserts that `failure` is a refusal (how a guard fails a run) whose report contains every
+/// one of `needles`.
+pub(crate) fn assert_refused_with(failure: &RunFailure, needles: &[&str]) {
     assert!(
-        matches!(failure.kind, FailureKind::Check { .. }),
+        matches!(failure.kind, FailureKind::Refused { .. }),
         "{:?}",
         failure.kind
     );
