@@ -11,11 +11,11 @@
 //! The permission is a depth counter, so scopes nest, and it is restored when the closure
 //! unwinds, so a panic inside a scope does not leave the thread's host files open.
 
-use std::cell::Cell;
+use crate::Nesting;
 
 thread_local! {
-    /// How many [`with_host_files`] scopes are open on this thread.
-    static OPEN_SCOPES: Cell<u32> = const { Cell::new(0) };
+    /// The [`with_host_files`] scopes open on this thread.
+    static OPEN_SCOPES: Nesting = const { Nesting::new() };
 }
 
 /// Runs `f` with the host's files open to changes on this thread, even inside a simulation.
@@ -34,20 +34,7 @@ thread_local! {
 /// std::fs::remove_dir(&dir).unwrap();
 /// ```
 pub fn with_host_files<R>(f: impl FnOnce() -> R) -> R {
-    /// Closes the scope when dropped, on return and on unwind alike.
-    struct Scope;
-    impl Drop for Scope {
-        fn drop(&mut self) {
-            OPEN_SCOPES.with(|open| {
-                let depth = open.get();
-                assert!(depth > 0, "a host-files scope closes once");
-                open.set(depth - 1);
-            });
-        }
-    }
-    OPEN_SCOPES.with(|open| open.set(open.get().checked_add(1).expect("scopes nest finitely")));
-    let _scope = Scope;
-    f()
+    Nesting::within(&OPEN_SCOPES, f)
 }
 
 /// True inside [`with_host_files`] on this thread. False on a thread whose thread-locals are
@@ -57,7 +44,7 @@ pub fn with_host_files<R>(f: impl FnOnce() -> R) -> R {
 /// assert!(!crashtest_hooks::host_files_allowed());
 /// ```
 pub fn host_files_allowed() -> bool {
-    OPEN_SCOPES.try_with(|open| open.get() > 0).unwrap_or(false)
+    Nesting::is_open(&OPEN_SCOPES)
 }
 
 #[cfg(test)]

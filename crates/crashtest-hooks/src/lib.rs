@@ -14,7 +14,8 @@
 //!   goes straight to real tokio.
 //! - Per thread, whether the running code may change the host's files inside a simulation
 //!   ([`with_host_files`]): the determinism guards refuse such changes otherwise, and the
-//!   stand-in, which cannot depend on the guards, opens the scope where it must.
+//!   stand-in, which cannot depend on the guards, opens the scope where it must. Such
+//!   per-thread scopes are [`Nesting`]s, which the stand-in's blocking region shares.
 //! - Per process, the simulated network, disk and socket adoption ([`register_network`],
 //!   [`register_disk`], [`register_socket_adopter`]): components built on top of the core,
 //!   registered once by the `crashtest` facade before its first run. They keep their
@@ -34,6 +35,7 @@
 
 pub mod fs;
 mod host_files;
+mod nesting;
 pub mod net;
 mod registry;
 mod task;
@@ -44,6 +46,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 pub use host_files::{host_files_allowed, with_host_files};
+pub use nesting::Nesting;
 pub use registry::{
     disk, network, register_disk, register_network, register_socket_adopter, socket_adopter,
 };

@@ -10,29 +10,16 @@
 //! nest (a `block_in_place` inside a `spawn_blocking` closure), so it is a depth, and it is
 //! closed on unwind too.
 
-use std::cell::Cell;
+use crashtest_hooks::Nesting;
 
 thread_local! {
-    /// How many blocking closures are running on this thread, one inside another.
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// The blocking closures running on this thread, one inside another.
+    static DEPTH: Nesting = const { Nesting::new() };
 }
 
 /// Runs the blocking closure `f` inside the region.
 pub(crate) fn run<R>(f: impl FnOnce() -> R) -> R {
-    /// Closes the region when dropped, on return and on unwind alike.
-    struct Region;
-    impl Drop for Region {
-        fn drop(&mut self) {
-            DEPTH.with(|depth| {
-                let open = depth.get();
-                assert!(open > 0, "a blocking region closes once");
-                depth.set(open - 1);
-            });
-        }
-    }
-    DEPTH.with(|depth| depth.set(depth.get() + 1));
-    let _region = Region;
-    f()
+    Nesting::within(&DEPTH, f)
 }
 
 /// The future of a simulated `spawn_blocking` task: it runs `f` inside the region when first
@@ -46,7 +33,7 @@ where
 
 /// True while a blocking closure runs on this thread.
 fn inside() -> bool {
-    DEPTH.with(|depth| depth.get() > 0)
+    Nesting::is_open(&DEPTH)
 }
 
 /// Refuses `call`, one of tokio's blocking calls made inside a simulation, unless a blocking
