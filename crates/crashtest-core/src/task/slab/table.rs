@@ -99,6 +99,13 @@ const NO_FREE: u32 = u32::MAX;
 const _: () = assert!((CANCEL_REQUESTED | HANDLE_ALIVE | NAMED | CANCELLED).count_ones() == 4);
 
 impl TaskSlot {
+    /// Whether a waker's truncated serial (see `waker`) names this task, not an earlier one
+    /// of its slot.
+    #[inline]
+    fn is_named_by(&self, serial_low: u32) -> bool {
+        self.serial & crate::task::waker::SERIAL_MASK == serial_low
+    }
+
     /// The node the task runs on.
     #[inline]
     pub(crate) fn node(&self) -> NodeId {
@@ -412,9 +419,7 @@ impl TaskTable {
     ) -> Option<(TaskId, &mut TaskSlot)> {
         debug_assert!(serial_low <= crate::task::waker::SERIAL_MASK);
         match self.slots.get_mut(slot as usize) {
-            Some(SlotEntry::Occupied(task))
-                if task.serial & crate::task::waker::SERIAL_MASK == serial_low =>
-            {
+            Some(SlotEntry::Occupied(task)) if task.is_named_by(serial_low) => {
                 let id = TaskId {
                     slot,
                     serial: task.serial,
@@ -585,7 +590,6 @@ impl TaskTable {
             .collect()
     }
 
-    /// Every unfinished task, in slot order.
     /// For each task awaiting others' join handles, by slot, the tasks it awaits: read off
     /// the join wakers (a deadlock report says who waits for whom).
     pub(crate) fn awaited(&self) -> BTreeMap<u32, Vec<TaskId>> {
@@ -601,8 +605,7 @@ impl TaskTable {
             };
             let joiner_lives = matches!(
                 self.slots.get(joiner as usize),
-                Some(SlotEntry::Occupied(slot))
-                    if slot.serial & crate::task::waker::SERIAL_MASK == serial_low
+                Some(SlotEntry::Occupied(slot)) if slot.is_named_by(serial_low)
             );
             if joiner_lives {
                 awaited.entry(joiner).or_default().push(TaskId {
@@ -614,6 +617,7 @@ impl TaskTable {
         awaited
     }
 
+    /// Every unfinished task, in slot order.
     pub(crate) fn iter_unfinished(&self) -> impl Iterator<Item = (TaskId, &TaskSlot)> {
         self.slots.iter().enumerate().filter_map(|(index, entry)| {
             let SlotEntry::Occupied(slot) = entry else {
