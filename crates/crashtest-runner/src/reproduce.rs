@@ -126,7 +126,7 @@ impl TestSpec {
             &selection,
             &self.test_path(),
         );
-        if asks_for_ignored(std::env::args()) {
+        if this_binary_asks_for_ignored() {
             line.push_str(" --include-ignored");
         }
         line
@@ -158,6 +158,13 @@ impl TestSpec {
             version: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }
+}
+
+/// [`asks_for_ignored`] of this process's arguments, read once: a line is made for every seed
+/// run (the watchdog's), and the arguments never change.
+fn this_binary_asks_for_ignored() -> bool {
+    static ASKS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ASKS.get_or_init(|| asks_for_ignored(std::env::args()))
 }
 
 /// Whether the test binary was asked to run ignored tests: then the running test may be an
