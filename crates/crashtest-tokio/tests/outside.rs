@@ -95,3 +95,65 @@ fn a_command_hands_std_what_was_set_on_it() {
     assert_eq!(std.get_args().collect::<Vec<_>>(), ["--flag"]);
     assert_eq!(std.get_current_dir(), Some(std::path::Path::new("/")));
 }
+
+/// A sleep made, left unpolled for a while, reset and awaited, recording what it shows on
+/// the way: the stand-in makes tokio's sleep only on the first poll, from the deadline taken
+/// when the sleep was made, and must show and do what tokio's own does.
+macro_rules! unpolled_sleep {
+    ($tokio:ident) => {
+        async {
+            let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap();
+            let start = $tokio::time::Instant::now();
+            let mut seen = Vec::new();
+            let first = $tokio::time::sleep(Duration::from_millis(10));
+            seen.push(("deadline", millis(first.deadline() - start)));
+            seen.push(("elapsed when made", u64::from(first.is_elapsed())));
+            $tokio::time::sleep(Duration::from_millis(4)).await;
+            first.await;
+            seen.push(("first woke at", millis(start.elapsed())));
+            let mut second = std::pin::pin!($tokio::time::sleep(Duration::from_millis(50)));
+            second.as_mut().reset(start + Duration::from_millis(25));
+            seen.push(("reset deadline", millis(second.deadline() - start)));
+            second.as_mut().await;
+            seen.push(("second woke at", millis(start.elapsed())));
+            seen.push(("elapsed when done", u64::from(second.is_elapsed())));
+            let late = $tokio::time::sleep(Duration::from_millis(5));
+            $tokio::time::sleep(Duration::from_millis(20)).await;
+            late.await;
+            seen.push(("late woke at", millis(start.elapsed())));
+            seen
+        }
+    };
+}
+
+#[test]
+fn a_sleep_polled_late_or_reset_before_its_first_poll_behaves_as_tokios() {
+    fn on_paused_tokio<T>(script: impl Future<Output = T>) -> T {
+        real::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap()
+            .block_on(script)
+    }
+    let expected = on_paused_tokio(unpolled_sleep!(real));
+    assert_eq!(on_paused_tokio(unpolled_sleep!(tokio)), expected);
+    assert_eq!(
+        expected,
+        [
+            ("deadline", 10),
+            ("elapsed when made", 0),
+            ("first woke at", 10),
+            ("reset deadline", 25),
+            ("second woke at", 25),
+            ("elapsed when done", 1),
+            ("late woke at", 45),
+        ]
+    );
+}
+
+#[test]
+#[should_panic(expected = "there is no reactor running")]
+fn a_sleep_polled_outside_any_runtime_panics_as_tokios_does() {
+    futures::executor::block_on(tokio::time::sleep(Duration::from_millis(1)));
+}
