@@ -229,6 +229,19 @@ fn runtime() -> tokio::runtime::Runtime {
 
 const OUTSIDE_OPS: u64 = 200_000;
 
+/// Polls `future` once and drops it, asserting it was pending.
+async fn poll_once(future: impl Future<Output = ()>) {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| {
+        assert!(
+            future.as_mut().poll(cx).is_pending(),
+            "the sleep is pending"
+        );
+        std::task::Poll::Ready(())
+    })
+    .await;
+}
+
 fn main() {
     let args = Args::parse();
     let plan = &Plan {
@@ -336,6 +349,29 @@ fn main() {
                     let wrapped =
                         crashtest_tokio::time::timeout(Duration::from_secs(60), async { i });
                     assert_eq!(wrapped.await.expect("in time"), i);
+                }
+            });
+        },
+    );
+    compare(
+        plan,
+        "outside-sleep",
+        "make a one-minute sleep, poll it once (which arms its timer) and drop it, as a lost \
+         select! branch does, outside a simulation",
+        "tokio::time::sleep",
+        outside,
+        Some(OUTSIDE_OPS),
+        &|| {
+            rt.block_on(async {
+                for _ in 0..OUTSIDE_OPS {
+                    poll_once(tokio::time::sleep(Duration::from_secs(60))).await;
+                }
+            });
+        },
+        &|| {
+            rt.block_on(async {
+                for _ in 0..OUTSIDE_OPS {
+                    poll_once(crashtest_tokio::time::sleep(Duration::from_secs(60))).await;
                 }
             });
         },
