@@ -15,7 +15,9 @@
 //! into the awaiting future whole, with wide loads of just-written narrow stores that the CPU
 //! cannot forward: a tenth of a simulated sleep's cost. Tokio itself registers a sleep's
 //! timer only on the first poll, so what is deferred is taking the runtime's handle: a sleep
-//! made outside any runtime panics when first polled, not when made.
+//! belongs to the runtime of the thread that first polls it (the one that made it, unless it
+//! was sent elsewhere unpolled), and one made outside any runtime panics when first polled,
+//! not when made.
 
 use std::fmt;
 use std::future::Future;
