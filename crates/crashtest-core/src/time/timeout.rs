@@ -50,6 +50,7 @@ impl From<Elapsed> for std::io::Error {
 ///     assert_eq!(time::timeout(Duration::from_secs(1), quick).await, Ok(7));
 /// }).unwrap();
 /// ```
+#[inline]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         future,
@@ -67,6 +68,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// assert!(time::timeout_at(deadline, std::future::pending::<()>()).await.is_err());
 /// # }).unwrap();
 /// ```
+#[inline]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     let sleep = sleep_until(deadline);
     // The sleep ends the timeout at the caller's deadline (a stretch may delay when it fires,
