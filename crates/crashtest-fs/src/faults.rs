@@ -450,12 +450,17 @@ pub(crate) fn disk_full(
     if new_len <= current {
         return false;
     }
+    if transient {
+        return true;
+    }
+    // The disk's usage is a walk over every file, taken only when a capacity can be reached:
+    // an appending program grows a file on nearly every write.
+    let Some(capacity) = faults.capacity else {
+        return false;
+    };
     let used = disk.used_bytes();
     assert!(used >= current, "the disk's usage includes this file");
-    let over_capacity = faults
-        .capacity
-        .is_some_and(|capacity| used - current + new_len > capacity);
-    transient || over_capacity
+    used - current + new_len > capacity
 }
 
 #[cfg(test)]
