@@ -83,12 +83,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let Minimized { mask, last } = minimize(&mut search, original)?;
     let last = last.run;
     let kept = last.fault_ids();
-    println!(
-        "a 1-minimal failing set ({} runs): {} of the maskable faults (the original applied \
-         {drawn}); without any one of them the seed no longer fails the same way",
-        search.runs,
-        kept.len()
-    );
+    println!("{}", outcome(kept.len(), drawn, search.runs));
     for fault in &last.faults {
         match fault.id {
             Some(id) => println!(
@@ -137,6 +132,30 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         target.reproduce(&reproduce::assignments(variables))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the search found, as its first line: a set of `kept` faults out of the `drawn`
+/// maskable ones, after `runs` replays. A set of none says so in words: "without any one of
+/// them" means nothing for an empty set, and the failure then owes nothing to faults.
+fn outcome(kept: usize, drawn: usize, runs: u64) -> String {
+    let runs = match runs {
+        1 => "1 run".to_owned(),
+        n => format!("{n} runs"),
+    };
+    match (kept, drawn) {
+        (0, 0) => "nothing to minimize: the seed drew no maskable fault, so its failure does \
+                   not hinge on one (`crashtest replay` shows how it unfolds)"
+            .to_owned(),
+        (0, _) => format!(
+            "no fault is needed ({runs}): with all {drawn} maskable faults masked the seed \
+             still fails the same way, so its failure comes from the workload and the schedule \
+             alone"
+        ),
+        _ => format!(
+            "a 1-minimal failing set ({runs}): {kept} of the maskable faults (the original \
+             applied {drawn}); without any one of them the seed no longer fails the same way"
+        ),
+    }
 }
 
 /// Whether a minimized set kept most of the original's faults (it may even hold more: masking
@@ -290,7 +309,27 @@ impl Replay for Search<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::mostly_kept;
+    use super::{mostly_kept, outcome};
+
+    #[test]
+    fn an_empty_set_is_reported_as_needing_no_fault() {
+        let none_drawn = outcome(0, 0, 0);
+        assert!(
+            none_drawn.starts_with("nothing to minimize"),
+            "{none_drawn}"
+        );
+        let none_needed = outcome(0, 5, 1);
+        assert!(
+            none_needed
+                .starts_with("no fault is needed (1 run): with all 5 maskable faults masked"),
+            "{none_needed}"
+        );
+        let some = outcome(2, 5, 9);
+        assert!(
+            some.starts_with("a 1-minimal failing set (9 runs): 2 of the maskable faults"),
+            "{some}"
+        );
+    }
 
     #[test]
     fn only_a_set_that_keeps_most_of_many_faults_gets_the_note() {

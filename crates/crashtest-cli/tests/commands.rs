@@ -4,7 +4,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{STORE, assert_contains, crashtest, exe, failing_store_seed, fixture, stdout};
+use common::{
+    STORE, assert_contains, crashtest, crashtest_with, exe, failing_store_seed, fixture, stdout,
+};
 
 /// The failing seed, as an argument.
 fn seed() -> String {
@@ -233,6 +235,24 @@ fn a_sweep_through_cargo_prints_a_cargo_reproduce_line() {
         let want = format!("crashtest {command} {STORE} {seed} {selection}");
         common::assert_contains(&text, &format!("{label}{want}"));
     }
+}
+
+#[test]
+fn minimize_of_a_failure_without_faults_says_there_is_nothing_to_minimize() {
+    let test = "selected::fails_on_odd_seeds_when_selected";
+    let run = crashtest_with(
+        &["minimize", test, "1", "--exe", &exe()],
+        &[("FIXTURE_BUG", "odd")],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    let text = stdout(&run);
+    assert_contains(&text, "fails with 0 faults applied (0 maskable)");
+    assert_contains(
+        &text,
+        "nothing to minimize: the seed drew no maskable fault",
+    );
+    assert!(!text.contains("1-minimal"), "{text}");
+    assert_contains(&text, "reproduce: FIXTURE_BUG=odd CRASHTEST_SEED=1 ");
 }
 
 #[test]
