@@ -121,13 +121,25 @@ macro_rules! unpolled_sleep {
             $tokio::time::sleep(Duration::from_millis(20)).await;
             late.await;
             seen.push(("late woke at", millis(start.elapsed())));
+            let mut past = std::pin::pin!($tokio::time::sleep(Duration::from_millis(50)));
+            past.as_mut().reset(start);
+            seen.push(("reset into the past, elapsed", u64::from(past.is_elapsed())));
+            let mut unpolled = std::pin::pin!($tokio::time::sleep(Duration::from_millis(50)));
+            unpolled
+                .as_mut()
+                .reset($tokio::time::Instant::now() + Duration::from_millis(5));
+            $tokio::time::sleep(Duration::from_millis(10)).await;
+            seen.push(("reset, unpolled, elapsed", u64::from(unpolled.is_elapsed())));
+            let century = $tokio::time::sleep(Duration::from_secs(100 * 365 * 86_400));
+            let far = century.deadline() - $tokio::time::Instant::now();
+            seen.push(("a century's sleep, in days", far.as_secs() / 86_400));
             seen
         }
     };
 }
 
 #[test]
-fn a_sleep_polled_late_or_reset_before_its_first_poll_behaves_as_tokios() {
+fn a_sleep_polled_late_reset_before_its_first_poll_or_of_a_century_behaves_as_tokios() {
     fn on_paused_tokio<T>(script: impl Future<Output = T>) -> T {
         real::runtime::Builder::new_current_thread()
             .enable_all()
@@ -148,12 +160,24 @@ fn a_sleep_polled_late_or_reset_before_its_first_poll_behaves_as_tokios() {
             ("second woke at", 25),
             ("elapsed when done", 1),
             ("late woke at", 45),
+            ("reset into the past, elapsed", 1),
+            ("reset, unpolled, elapsed", 1),
+            ("a century's sleep, in days", 30 * 365),
         ]
     );
 }
 
 #[test]
-#[should_panic(expected = "there is no reactor running")]
-fn a_sleep_polled_outside_any_runtime_panics_as_tokios_does() {
-    futures::executor::block_on(tokio::time::sleep(Duration::from_millis(1)));
+fn a_sleep_made_outside_any_runtime_panics_as_tokios_does_when_first_polled() {
+    let sleep = tokio::time::sleep(Duration::from_millis(1));
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        futures::executor::block_on(sleep);
+    }));
+    let payload = polled.expect_err("tokio's sleep needs a runtime");
+    let message = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(message.contains("there is no reactor running"), "{message}");
 }

@@ -23,7 +23,7 @@ pub struct Instant {
 }
 
 /// How far "never" is: a deadline thirty years out, as tokio uses for sleeps that overflow.
-const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+pub(crate) const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 impl Instant {
     /// Now: virtual time inside a simulation, tokio's clock outside (paused or not).

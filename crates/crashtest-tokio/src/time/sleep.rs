@@ -9,15 +9,17 @@
 //! come back together); a poll reads the virtual clock through the hooks' thread-local, and
 //! calls the simulator (the one the sleep was made in) only to arm or refresh its timer.
 //!
-//! Outside a simulation, tokio's sleep is made on the first poll, from the deadline taken
-//! when the sleep was made, so a `Sleep` is always built from a few plain values. Built with
-//! tokio's 112-byte sleep inside on one of two paths, it was assembled on the stack and copied
-//! into the awaiting future whole, with wide loads of just-written narrow stores that the CPU
-//! cannot forward: a tenth of a simulated sleep's cost. Tokio itself registers a sleep's
-//! timer only on the first poll, so what is deferred is taking the runtime's handle: a sleep
-//! belongs to the runtime of the thread that first polls it (the one that made it, unless it
-//! was sent elsewhere unpolled), and one made outside any runtime panics when first polled,
-//! not when made.
+//! Outside a simulation, tokio's sleep is made on the first poll (or reset), from the
+//! deadline taken when the sleep was made, so a `Sleep` is always built from a few plain
+//! values. Built with tokio's 112-byte sleep inside on one of two paths, it was assembled on
+//! the stack and copied into the awaiting future whole, with wide loads of just-written narrow
+//! stores that the CPU cannot forward: a tenth of a simulated sleep's cost. Tokio itself
+//! registers a sleep's timer only when it is first polled or reset, so what is deferred is
+//! taking the runtime's handle: a sleep belongs to the runtime of the thread that first polls
+//! or resets it (the one that made it, unless it was sent elsewhere untouched), and one made
+//! outside any runtime, or on a runtime without timers, panics there, at a line of this file,
+//! where tokio's panics where it is made. A sleep of over thirty years, where tokio's versions
+//! compute the deadline differently, asks tokio's own sleep for it.
 
 use std::fmt;
 use std::future::Future;
@@ -29,6 +31,7 @@ use crashtest_hooks::{Simulator, TimerRef};
 use pin_project_lite::pin_project;
 
 use super::Instant;
+use super::instant::FAR_FUTURE;
 use crate::seam;
 
 /// Waits until `duration` has passed, like `tokio::time::sleep`.
@@ -49,13 +52,17 @@ pub fn sleep(duration: Duration) -> Sleep {
     }
 }
 
-/// The deadline of a sleep of `duration` on tokio's clock (paused or not), saturating thirty
-/// years out as tokio's does; out of line, so that [`sleep`] stays small enough to inline.
+/// The deadline of a sleep of `duration` on tokio's clock (paused or not); out of line, so
+/// that [`sleep`] stays small enough to inline.
 #[inline(never)]
 fn real_deadline(duration: Duration) -> Instant {
-    let now = Instant::from_real(real::time::Instant::now());
-    now.checked_add(duration)
-        .unwrap_or_else(Instant::far_future)
+    let now = real::time::Instant::now();
+    match now.checked_add(duration) {
+        Some(deadline) if duration <= FAR_FUTURE => Instant::from_real(deadline),
+        // Past thirty years tokio's versions differ (1.47 adds and saturates there on
+        // overflow, later ones cap the delay there): its own sleep says, runtime and all.
+        _ => Instant::from_real(real::time::sleep(duration).deadline()),
+    }
 }
 
 /// A sleep of `duration` in the simulation `sim`, on the virtual clock directly: no std
@@ -184,8 +191,20 @@ impl Sleep {
     /// }).unwrap();
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
-        match self.project().inner.project() {
-            InnerProj::Unmade { deadline: unmade } => *unmade = deadline,
+        let mut inner = self.project().inner;
+        match inner.as_mut().project() {
+            // Tokio registers a sleep's timer when it is reset, polled or not, so that it
+            // elapses by itself: tokio's sleep is made here.
+            InnerProj::Unmade { .. } => {
+                let deadline = deadline.into_real();
+                inner.set(Inner::Real {
+                    sleep: real::time::sleep_until(deadline),
+                });
+                match inner.project() {
+                    InnerProj::Real { sleep } => sleep.reset(deadline),
+                    _ => unreachable!("tokio's sleep was just made"),
+                }
+            }
             InnerProj::Real { sleep } => sleep.reset(deadline.into_real()),
             InnerProj::Sim { timer } => {
                 let sim = timer.sim;
