@@ -83,7 +83,10 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let Minimized { mask, last } = minimize(&mut search, original)?;
     let last = last.run;
     let kept = last.fault_ids();
-    println!("{}", outcome(kept.len(), drawn, search.runs));
+    println!(
+        "{}",
+        outcome(kept.len(), drawn, search.runs, args.any_failure)
+    );
     for fault in &last.faults {
         match fault.id {
             Some(id) => println!(
@@ -135,25 +138,36 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What the search found, as its first line: a set of `kept` faults out of the `drawn`
-/// maskable ones, after `runs` replays. A set of none says so in words: "without any one of
-/// them" means nothing for an empty set, and the failure then owes nothing to faults.
-fn outcome(kept: usize, drawn: usize, runs: u64) -> String {
+/// maskable ones, after `runs` replays, where a replay counted if it failed (`any_failure`)
+/// or failed the same way. A set of none says so in words: "without any one of them" means
+/// nothing for an empty set, and the failure then owes nothing to faults.
+fn outcome(kept: usize, drawn: usize, runs: u64, any_failure: bool) -> String {
     let runs = match runs {
         1 => "1 run".to_owned(),
         n => format!("{n} runs"),
+    };
+    let fails = if any_failure {
+        "fails"
+    } else {
+        "fails the same way"
     };
     match (kept, drawn) {
         (0, 0) => "nothing to minimize: the seed drew no maskable fault, so its failure does \
                    not hinge on one (`crashtest replay` shows how it unfolds)"
             .to_owned(),
-        (0, _) => format!(
-            "no fault is needed ({runs}): with all {drawn} maskable faults masked the seed \
-             still fails the same way, so its failure comes from the workload and the schedule \
-             alone"
-        ),
+        (0, _) => {
+            let all = match drawn {
+                1 => "its one maskable fault".to_owned(),
+                n => format!("all {n} maskable faults"),
+            };
+            format!(
+                "no fault is needed ({runs}): with {all} masked the seed still {fails}, so its \
+                 failure comes from the workload and the schedule alone"
+            )
+        }
         _ => format!(
             "a 1-minimal failing set ({runs}): {kept} of the maskable faults (the original \
-             applied {drawn}); without any one of them the seed no longer fails the same way"
+             applied {drawn}); without any one of them the seed no longer {fails}"
         ),
     }
 }
@@ -313,22 +327,35 @@ mod tests {
 
     #[test]
     fn an_empty_set_is_reported_as_needing_no_fault() {
-        let none_drawn = outcome(0, 0, 0);
+        let none_drawn = outcome(0, 0, 0, false);
         assert!(
             none_drawn.starts_with("nothing to minimize"),
             "{none_drawn}"
         );
-        let none_needed = outcome(0, 5, 1);
+        let none_needed = outcome(0, 5, 1, false);
         assert!(
-            none_needed
-                .starts_with("no fault is needed (1 run): with all 5 maskable faults masked"),
+            none_needed.starts_with(
+                "no fault is needed (1 run): with all 5 maskable faults masked the seed still \
+                 fails the same way"
+            ),
             "{none_needed}"
         );
-        let some = outcome(2, 5, 9);
+        let one_unneeded = outcome(0, 1, 2, true);
+        assert!(
+            one_unneeded.starts_with(
+                "no fault is needed (2 runs): with its one maskable fault masked the seed \
+                 still fails, so"
+            ),
+            "{one_unneeded}"
+        );
+        let some = outcome(2, 5, 9, false);
         assert!(
             some.starts_with("a 1-minimal failing set (9 runs): 2 of the maskable faults"),
             "{some}"
         );
+        assert!(some.ends_with("no longer fails the same way"), "{some}");
+        let any = outcome(2, 5, 9, true);
+        assert!(any.ends_with("no longer fails"), "{any}");
     }
 
     #[test]
