@@ -29,6 +29,15 @@
 //! simulation whose test is unknown abort instead: the tool records an aborted worker's seed
 //! as crashed, with this report, and a bare `Sim::run` may not be in a test binary at all.
 //!
+//! A poll can also be stuck without spinning: blocked in the kernel on a futex, by
+//! `futures::executor::block_on`, `std::thread::park`, a `std::sync` lock or channel, a
+//! `Condvar`. Every task runs on the simulation's one thread, so nothing can wake it. On Linux
+//! the watchdog reads what the thread is doing (`/proc/self/task/TID/syscall`), reports such a
+//! wait as one, with what to use instead, and does not wait the whole limit for it: a
+//! sixth of it (10 s of the default 60 s; never under 5 s, or the limit if shorter) blocked
+//! without a break is enough, since a poll that waits that long on another thread of the
+//! process is itself a bug in a simulation.
+//!
 //! The watchdog only reads; it never touches a simulation's state, so it cannot affect
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
 
@@ -47,6 +56,9 @@ pub(crate) struct Watch {
     polls: AtomicU64,
     node: AtomicU32,
     task: AtomicU32,
+    /// The simulation thread's id in the kernel, to read what a stuck poll is doing (Linux;
+    /// `None` elsewhere).
+    thread: Option<i32>,
     /// Node names by index, as nodes are created (node 0 is the supervisor).
     names: Mutex<Vec<String>>,
     /// The test running the simulation and the command that reproduces the seed, if the
@@ -183,6 +195,7 @@ impl Watch {
             polls: AtomicU64::new(0),
             node: AtomicU32::new(0),
             task: AtomicU32::new(0),
+            thread: kernel_thread_id(),
             names: Mutex::new(vec!["supervisor".to_owned()]),
             caller: take_caller(),
         });
@@ -245,10 +258,37 @@ impl Watch {
     }
 }
 
+/// What a stuck simulation thread is doing, as the kernel says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Activity {
+    /// Running or runnable: a loop that never reaches a waiting `.await`.
+    Running,
+    /// Waiting on a futex (a lock, a condition variable, a parked thread).
+    FutexWait,
+    /// Blocked in another system call (its number), or outside one (`-1`).
+    Blocked(i64),
+    /// Unknown (not Linux, or the kernel would not say).
+    Unknown,
+}
+
+/// How long a poll may stay blocked on a futex before it is reported: a sixth of the limit,
+/// but not under 5 s (or the limit, if that is shorter), so that a short wait on another
+/// thread (for the standard output's lock while a pipe drains) is never taken for one.
+fn futex_limit(limit: Duration) -> Duration {
+    (limit / 6).max(limit.min(Duration::from_secs(5)))
+}
+
 fn watch_forever() {
     const TICK: Duration = Duration::from_millis(250);
-    // For each watched simulation: the poll count last seen and how long it has not changed.
-    let mut seen: Vec<(Weak<Watch>, u64, Duration)> = Vec::new();
+    /// For each watched simulation: the poll count last seen, how long it has not changed,
+    /// and how long of that the thread has waited on a futex without a break.
+    struct Seen {
+        watch: Weak<Watch>,
+        polls: u64,
+        stuck: Duration,
+        futex_wait: Duration,
+    }
+    let mut seen: Vec<Seen> = Vec::new();
     loop {
         std::thread::sleep(TICK);
         let current: Vec<Weak<Watch>> = WATCHED
@@ -257,58 +297,136 @@ fn watch_forever() {
             .iter()
             .cloned()
             .collect();
-        seen.retain(|(w, _, _)| w.strong_count() > 0);
+        seen.retain(|s| s.watch.strong_count() > 0);
         for weak in current {
             let Some(watch) = weak.upgrade() else {
                 continue;
             };
             let polls = watch.polls.load(Ordering::Relaxed);
-            let entry = match seen.iter_mut().find(|(w, _, _)| w.ptr_eq(&weak)) {
+            let fresh = || Seen {
+                watch: weak.clone(),
+                polls,
+                stuck: Duration::ZERO,
+                futex_wait: Duration::ZERO,
+            };
+            let entry = match seen.iter_mut().find(|s| s.watch.ptr_eq(&weak)) {
                 Some(entry) => entry,
                 None => {
-                    seen.push((weak.clone(), polls, Duration::ZERO));
+                    seen.push(fresh());
                     continue;
                 }
             };
             // One writer counts the polls up: a smaller count is not the same simulation.
-            assert!(polls >= entry.1, "a simulation's poll count went backwards");
-            if entry.1 != polls || !watch.in_poll.load(Ordering::Acquire) {
-                *entry = (weak.clone(), polls, Duration::ZERO);
+            assert!(
+                polls >= entry.polls,
+                "a simulation's poll count went backwards"
+            );
+            if entry.polls != polls || !watch.in_poll.load(Ordering::Acquire) {
+                *entry = fresh();
                 continue;
             }
-            entry.2 += TICK;
-            if entry.2 >= watch.limit {
-                report_and_end(&watch, entry.2);
+            entry.stuck += TICK;
+            let activity = activity(watch.thread);
+            entry.futex_wait = match activity {
+                Activity::FutexWait => entry.futex_wait + TICK,
+                _ => Duration::ZERO,
+            };
+            if entry.stuck >= watch.limit || entry.futex_wait >= futex_limit(watch.limit) {
+                report_and_end(&watch, entry.stuck, activity);
             }
         }
     }
 }
 
-fn report_and_end(watch: &Watch, stuck: Duration) -> ! {
-    // The report says the poll ran past the limit; ending a process for less would be wrong.
+/// This thread's id in the kernel (once per thread: sweeps run each seed on a new thread).
+#[cfg(target_os = "linux")]
+fn kernel_thread_id() -> Option<i32> {
+    thread_local! {
+        // SAFETY: `gettid` takes nothing and cannot fail.
+        static ID: i32 = unsafe { libc::gettid() };
+    }
+    Some(ID.with(|id| *id))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kernel_thread_id() -> Option<i32> {
+    None
+}
+
+/// What thread `id` of this process is doing, from `/proc/self/task/ID/syscall`: `running`,
+/// or the number of the system call it is blocked in (`-1` when blocked outside one).
+fn activity(thread: Option<i32>) -> Activity {
+    let Some(id) = thread else {
+        return Activity::Unknown;
+    };
+    match std::fs::read_to_string(format!("/proc/self/task/{id}/syscall")) {
+        Ok(text) => parse_activity(&text),
+        Err(_) => Activity::Unknown,
+    }
+}
+
+/// Reads the kernel's account of a thread (see [`activity`]).
+fn parse_activity(text: &str) -> Activity {
+    let first = text.split_whitespace().next().unwrap_or("");
+    if first == "running" {
+        return Activity::Running;
+    }
+    match first.parse::<i64>() {
+        #[cfg(target_os = "linux")]
+        Ok(number) if number == libc::SYS_futex => Activity::FutexWait,
+        Ok(number) => Activity::Blocked(number),
+        Err(_) => Activity::Unknown,
+    }
+}
+
+fn report_and_end(watch: &Watch, stuck: Duration, activity: Activity) -> ! {
+    // The report says the poll ran past the limit, or waited on a futex past a sixth of it;
+    // ending a process for less would be wrong.
     assert!(
-        stuck >= watch.limit,
+        stuck >= watch.limit
+            || (activity == Activity::FutexWait && stuck >= futex_limit(watch.limit)),
         "a poll reported stuck within its limit"
     );
     let reproduce = watch.caller.as_ref().map_or_else(
         || format!("CRASHTEST_SEED={}", watch.seed),
         |caller| caller.reproduce.clone(),
     );
+    let (seed, task) = (watch.seed, watch.task.load(Ordering::Relaxed));
+    let node = watch.node_label(watch.node.load(Ordering::Relaxed));
+    let what = match activity {
+        Activity::FutexWait => format!(
+            "seed {seed} is stuck: task t{task} on node {node} has waited in the kernel on a \
+             futex for {stuck:?} of wall time without returning from its poll.\n\
+             A simulation runs every task on one thread, so a blocking wait can never be woken: \
+             the task that would wake it cannot run. Look for `futures::executor::block_on` or \
+             `Handle::block_on`, `std::thread::park`, a `std::sync` `Mutex` or `RwLock` that \
+             another task holds across an `.await`, a `std::sync::mpsc` or crossbeam receive, a \
+             `Condvar` or a `Barrier`, and use the async equivalent instead (`.await`, \
+             `tokio::sync`)."
+        ),
+        Activity::Blocked(number) => format!(
+            "seed {seed} is stuck: task t{task} on node {node} has been blocked in the kernel \
+             (system call {number}) for {stuck:?} of wall time without returning from its \
+             poll.\n\
+             A simulation runs every task on one thread, and a blocking call stops all of them. \
+             Look for blocking I/O outside the simulated network and disk (a terminal, a pipe, \
+             a socket the simulation does not own) or `std::thread::sleep`."
+        ),
+        Activity::Running | Activity::Unknown => format!(
+            "seed {seed} is stuck: task t{task} on node {node} has run for {stuck:?} of wall \
+             time without returning from its poll.\n\
+             A simulation runs every task on one thread, so a task must reach an `.await` that \
+             waits (a timer, a message, another task) to let the others run. Look for a loop \
+             without an `.await`, or one whose `.await`s are always ready (an uncontended lock, \
+             a channel that always holds a message: tokio's cooperative budget, which would \
+             make them yield now and then, does not run inside a simulation), blocking I/O, \
+             `std::thread::sleep`, or a blocking lock."
+        ),
+    };
     let report = format!(
-        "seed {} is stuck: task t{} on node {} has run for {:?} of wall time \
-         without returning from its poll.\n\
-         A simulation runs every task on one thread, so a task must reach an `.await` that \
-         waits (a timer, a message, another task) to let the others run. Look for a loop \
-         without an `.await`, or one whose `.await`s are always ready (an uncontended lock, a \
-         channel that always holds a message: tokio's cooperative budget, which would make \
-         them yield now and then, does not run inside a simulation), blocking I/O, \
-         `std::thread::sleep`, or a blocking lock.\n\
+        "{what}\n\
          Reproduce with: {reproduce}\n\
-         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow.",
-        watch.seed,
-        watch.task.load(Ordering::Relaxed),
-        watch.node_label(watch.node.load(Ordering::Relaxed)),
-        stuck,
+         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow."
     );
     say(format_args!("\ncrashtest: {report}\n"));
     let lookup = |name: &str| std::env::var(name).ok();
@@ -423,6 +541,56 @@ mod tests {
             test: test.to_owned(),
             reproduce: format!("CRASHTEST_SEED=8 cargo test -- {test} --exact"),
         }
+    }
+
+    #[test]
+    fn a_futex_wait_is_reported_after_a_sixth_of_the_limit_but_not_under_five_seconds() {
+        let secs = |s| Duration::from_secs(s);
+        assert_eq!(futex_limit(secs(60)), secs(10));
+        assert_eq!(futex_limit(secs(12)), secs(5));
+        assert_eq!(futex_limit(secs(1)), secs(1));
+        assert_eq!(futex_limit(secs(600)), secs(100));
+    }
+
+    #[test]
+    fn the_kernels_account_of_a_thread_reads_as_running_a_futex_wait_or_another_call() {
+        assert_eq!(parse_activity("running\n"), Activity::Running);
+        let futex = format!(
+            "{} 0x7f00 0x80 0x0 0x0 0x0 0x0 0x7ffc 0x7f01\n",
+            libc::SYS_futex
+        );
+        assert_eq!(parse_activity(&futex), Activity::FutexWait);
+        assert_eq!(
+            parse_activity("0 0x0 0x7ffd 0x400 0x0 0x0 0x0 0x7ffc 0x7f01\n"),
+            Activity::Blocked(0)
+        );
+        assert_eq!(parse_activity("-1 0x7ffc 0x7f01\n"), Activity::Blocked(-1));
+        assert_eq!(parse_activity(""), Activity::Unknown);
+    }
+
+    #[test]
+    #[allow(
+        clippy::disallowed_methods,
+        reason = "a real parked thread, outside any simulation"
+    )]
+    fn a_parked_thread_reads_as_a_futex_wait() {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let parked = std::thread::spawn(move || {
+            sender.send(kernel_thread_id()).expect("the test waits");
+            std::thread::park();
+        });
+        let id = receiver.recv().expect("the thread says its id");
+        // The thread parks just after it sends: wait for the kernel to see it there.
+        let seen = (0..1000)
+            .map(|_| {
+                std::thread::sleep(Duration::from_millis(2));
+                activity(id)
+            })
+            .find(|seen| *seen == Activity::FutexWait);
+        parked.thread().unpark();
+        parked.join().expect("the thread ends");
+        assert_eq!(seen, Some(Activity::FutexWait));
+        assert_eq!(activity(None), Activity::Unknown);
     }
 
     #[test]

@@ -71,3 +71,57 @@ fn a_task_that_never_yields_is_reported() {
         "{stdout}"
     );
 }
+
+#[test]
+#[ignore = "run in a child process by a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait"]
+fn blocked_on_a_std_channel_in_a_child() {
+    if let Some(report) = plumbing::stuck_before("blocked_on_a_std_channel_in_a_child") {
+        panic!("stuck before: {report}");
+    }
+    plumbing::reproduce_with(
+        "blocked_on_a_std_channel_in_a_child",
+        "CRASHTEST_SEED=22 cargo test".into(),
+    );
+    // A limit far above the futex wait's sixth of it, so that the report must come early.
+    let config = Config::default().poll_timeout(Duration::from_secs(30));
+    let _ = Sim::with_config(22, config).run(async {
+        node::create("waiter", || async {
+            let (sender, receiver) = std::sync::mpsc::channel::<()>();
+            // Blocks the simulation's one thread: no task can ever send.
+            let _ = receiver.recv();
+            drop(sender);
+        });
+        time::sleep(Duration::from_secs(1)).await;
+    });
+}
+
+#[test]
+fn a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "blocked_on_a_std_channel", "--test-threads=1"])
+        .env_remove("CRASHTEST_STUCK")
+        .env_remove("CRASHTEST_RESULTS")
+        .output()
+        .expect("the test binary runs again");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
+    assert!(
+        stderr.contains(
+            "seed 22 is stuck: task t1 on node waiter (n1) has waited in the kernel on a futex"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("a `std::sync::mpsc`"), "{stderr}");
+    assert!(
+        stderr.contains("Reproduce with: CRASHTEST_SEED=22 cargo test"),
+        "{stderr}"
+    );
+    // Reported after a sixth of the 30 s limit (5 s), not the whole of it.
+    let waited: f64 = stderr
+        .split("on a futex for ")
+        .nth(1)
+        .and_then(|rest| rest.split("s of wall time").next())
+        .and_then(|secs| secs.parse().ok())
+        .unwrap_or_else(|| panic!("the report says how long: {stderr}"));
+    assert!((5.0..10.0).contains(&waited), "reported after {waited} s");
+}
