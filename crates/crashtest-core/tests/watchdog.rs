@@ -9,16 +9,21 @@ use std::time::Duration;
 
 use crashtest_core::{Config, Sim, node, plumbing, time};
 
+/// What the test runner does before a test's seeds, and before each seed: fail at once if the
+/// test got stuck in an earlier run of the binary, and tell the watchdog how to reproduce.
+fn start_as_the_runner_does(test: &str, reproduce: &str) {
+    if let Some(report) = plumbing::stuck_before(test) {
+        panic!("stuck before: {report}");
+    }
+    plumbing::reproduce_with(test, reproduce.into());
+}
+
 #[test]
 #[ignore = "run in a child process by a_task_that_never_yields_is_reported"]
 fn child_never_yields() {
-    // What the test runner does before a test's seeds, and before each seed.
-    if let Some(report) = plumbing::stuck_before("child_never_yields") {
-        panic!("stuck before: {report}");
-    }
-    plumbing::reproduce_with(
+    start_as_the_runner_does(
         "child_never_yields",
-        "MY_BUG=spin CRASHTEST_SEED=21 cargo test".into(),
+        "MY_BUG=spin CRASHTEST_SEED=21 cargo test",
     );
     let config = Config::default().poll_timeout(Duration::from_secs(1));
     let _ = Sim::with_config(21, config).run(async {
@@ -75,12 +80,9 @@ fn a_task_that_never_yields_is_reported() {
 #[test]
 #[ignore = "run in a child process by a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait"]
 fn blocked_on_a_std_channel_in_a_child() {
-    if let Some(report) = plumbing::stuck_before("blocked_on_a_std_channel_in_a_child") {
-        panic!("stuck before: {report}");
-    }
-    plumbing::reproduce_with(
+    start_as_the_runner_does(
         "blocked_on_a_std_channel_in_a_child",
-        "CRASHTEST_SEED=22 cargo test".into(),
+        "CRASHTEST_SEED=22 cargo test",
     );
     // A limit far above the futex wait's sixth of it, so that the report must come early.
     let config = Config::default().poll_timeout(Duration::from_secs(30));
