@@ -44,8 +44,61 @@ const MAX_DATAGRAM: usize = 65_507;
 pub(crate) struct UdpTables {
     sockets: IdMap<SocketState>,
     /// Datagrams held by a clog, by sequence number: what an unclog releases.
-    held: BTreeMap<u64, (TimerKey, Box<Datagram>)>,
+    held: BTreeMap<u64, (TimerKey, Datagram)>,
     next_held: u64,
+    in_flight: InFlight,
+}
+
+/// Datagrams on their way, each in a slot that its arrival timer names: the timer holds a
+/// function and the slot, not a boxed closure holding the network and a boxed datagram (a
+/// datagram is sent per message, and those were two allocations each). A slot is filled when
+/// its timer is armed and emptied once, when it fires; freed slots are reused last-freed
+/// first, which nothing observable depends on.
+#[derive(Debug, Default)]
+struct InFlight {
+    slots: Vec<Option<Datagram>>,
+    free: Vec<usize>,
+}
+
+impl InFlight {
+    fn put(&mut self, datagram: Datagram) -> u64 {
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                assert!(self.slots[slot].is_none(), "a free slot holds a datagram");
+                self.slots[slot] = Some(datagram);
+                slot
+            }
+            None => {
+                self.slots.push(Some(datagram));
+                self.slots.len() - 1
+            }
+        };
+        slot as u64
+    }
+
+    fn take(&mut self, slot: u64) -> Datagram {
+        let slot = usize::try_from(slot).expect("a slot index fits in memory");
+        let datagram = self.slots[slot]
+            .take()
+            .expect("a datagram's arrival fires once");
+        self.free.push(slot);
+        datagram
+    }
+}
+
+impl UdpTables {
+    /// Makes `datagram` arrive at `at`.
+    fn arm(&mut self, at: u64, datagram: Datagram) {
+        let slot = self.in_flight.put(datagram);
+        plumbing::timers::call_function_at(at, datagram_due, slot);
+    }
+}
+
+/// The arrival timer of the datagram in flight in `slot` fired.
+fn datagram_due(slot: u64) {
+    let net = fabric::net();
+    let datagram = net.state.borrow_mut().udp.in_flight.take(slot);
+    net.udp_arrive(datagram);
 }
 
 #[derive(Debug)]
@@ -596,25 +649,20 @@ impl Net {
                     delay += extra;
                 }
             }
-            let datagram = Box::new(Datagram {
+            let datagram = Datagram {
                 from_node,
                 to_node,
                 from,
                 to,
                 payload: payload.to_vec(),
-            });
-            self.arm_datagram(now + delay, datagram);
+            };
+            st.udp.arm(now + delay, datagram);
         }
         Ok(len)
     }
 
-    fn arm_datagram(self: &Rc<Net>, at: u64, datagram: Box<Datagram>) -> TimerKey {
-        let net = Rc::clone(self);
-        plumbing::timers::call_at(at, move || net.udp_arrive(datagram))
-    }
-
     /// A datagram is due at its destination.
-    fn udp_arrive(self: &Rc<Net>, datagram: Box<Datagram>) {
+    fn udp_arrive(self: &Rc<Net>, datagram: Datagram) {
         let mut wakers = Wakers::default();
         {
             let mut guard = self.state.borrow_mut();
@@ -637,7 +685,7 @@ impl Net {
     }
 
     /// Holds a datagram until a clog lifts.
-    fn udp_hold(self: &Rc<Net>, st: &mut State, until: u64, datagram: Box<Datagram>) {
+    fn udp_hold(self: &Rc<Net>, st: &mut State, until: u64, datagram: Datagram) {
         let seq = st.udp.next_held;
         st.udp.next_held += 1;
         let net = Rc::clone(self);
@@ -677,7 +725,7 @@ impl Net {
             let (timer, datagram) = st.udp.held.remove(&seq).expect("listed above");
             plumbing::timers::cancel(timer);
             let delay = st.latency_ns(datagram.from_node, datagram.to_node);
-            self.arm_datagram(now + delay, datagram);
+            st.udp.arm(now + delay, datagram);
         }
     }
 
@@ -719,7 +767,7 @@ impl State {
     }
 
     /// Puts an arrived datagram in its socket's queue; adds the receivers to wake.
-    fn udp_deliver(&mut self, datagram: Box<Datagram>, wakers: &mut Wakers) {
+    fn udp_deliver(&mut self, datagram: Datagram, wakers: &mut Wakers) {
         if self.is_dead(datagram.to_node) {
             self.udp_drop(&datagram, UdpDrop::Dead);
             return;
@@ -751,7 +799,7 @@ impl State {
         let node = socket.node;
         let Datagram {
             from, to, payload, ..
-        } = *datagram;
+        } = datagram;
         trace(
             node,
             NetNote::UdpRecv {
