@@ -18,8 +18,9 @@
 //! taking the runtime's handle: a sleep belongs to the runtime of the thread that first polls
 //! or resets it (the one that made it, unless it was sent elsewhere untouched), and one made
 //! outside any runtime, or on a runtime without timers, panics there, at a line of this file,
-//! where tokio's panics where it is made. A sleep of over thirty years, where tokio's versions
-//! compute the deadline differently, asks tokio's own sleep for it.
+//! where tokio's panics where it is made (for the same reason, with `tokio_unstable` tracing,
+//! a sleep's span names that line, not the caller's). A sleep of over thirty years, where
+//! tokio's versions compute the deadline differently, asks tokio's own sleep for it.
 
 use std::fmt;
 use std::future::Future;
