@@ -127,12 +127,36 @@ pub fn outcomes(path: &Path) -> Vec<(u64, String, String)> {
     out
 }
 
-/// A fresh, empty directory for one test.
-pub fn tempdir(name: &str) -> PathBuf {
+/// A fresh, empty directory for one test, removed with everything in it when dropped (at
+/// the end of the test, passed or failed), so that test runs leave nothing behind.
+pub fn tempdir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("crashtest-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
+}
+
+/// A directory of [`tempdir`]'s: a path, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// The planted bug of the fixture.
