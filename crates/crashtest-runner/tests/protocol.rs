@@ -43,7 +43,7 @@ async fn flaky() {
 #[test]
 fn every_seed_writes_one_results_line_even_after_failures() {
     let dir = tempdir();
-    let results = dir.join("results.jsonl");
+    let results = dir.path().join("results.jsonl");
     let settings = Settings {
         count: 30,
         threads: 2,
@@ -81,7 +81,7 @@ fn every_seed_writes_one_results_line_even_after_failures() {
 #[test]
 fn a_failing_line_names_its_failure_for_comparison() {
     let dir = tempdir();
-    let results = dir.join("results.jsonl");
+    let results = dir.path().join("results.jsonl");
     let settings = Settings {
         count: 30,
         stop_on_failure: false,
@@ -120,7 +120,7 @@ fn a_failing_line_names_its_failure_for_comparison() {
 #[test]
 fn masking_the_failing_fault_makes_the_seed_pass() {
     let dir = tempdir();
-    let results = dir.join("results.jsonl");
+    let results = dir.path().join("results.jsonl");
     let failing = (0..100)
         .find(|seed| {
             let settings = Settings {
@@ -151,7 +151,7 @@ fn masking_the_failing_fault_makes_the_seed_pass() {
 #[test]
 fn a_trace_file_holds_every_event_with_node_names() {
     let dir = tempdir();
-    let trace = dir.join("trace.jsonl");
+    let trace = dir.path().join("trace.jsonl");
     let settings = Settings {
         start: 4,
         count: 1,
@@ -170,16 +170,12 @@ fn a_trace_file_holds_every_event_with_node_names() {
     assert!(events.iter().any(|e| e["node_name"] == "db"));
 }
 
-/// A fresh directory in the system temp directory, named after the process and test.
-fn tempdir() -> std::path::PathBuf {
-    let name = std::thread::current()
-        .name()
-        .unwrap_or("test")
-        .replace("::", "-");
-    let dir =
-        std::env::temp_dir().join(format!("crashtest-protocol-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory in the system temp directory, removed with its files when the test ends.
+fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("crashtest-protocol-")
+        .tempdir()
+        .expect("a temporary directory")
 }
 
 #[test]
