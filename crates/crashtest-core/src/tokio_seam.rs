@@ -16,7 +16,6 @@ use std::task::{Context, Poll, Waker};
 
 use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
 
-use crate::report::FailureKind;
 use crate::task::TaskId;
 use crate::time::timer_heap::TimerKey;
 use crate::world::{self, World};
@@ -192,8 +191,7 @@ impl Simulator for Seam {
     }
 
     fn refuse(&self, message: String) {
-        assert!(!message.is_empty(), "a refusal says what it refused");
-        with_world(|w| w.fail(FailureKind::Refused { message }));
+        with_world(|w| w.refuse(message));
     }
 }
 
@@ -201,6 +199,7 @@ impl Simulator for Seam {
 mod tests {
     use super::*;
     use crate::Sim;
+    use crate::report::FailureKind;
     use std::cell::Cell;
     use std::rc::Rc;
 

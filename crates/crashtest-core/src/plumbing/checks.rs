@@ -64,8 +64,7 @@ pub fn fail(message: String) {
 /// assert!(failed.unwrap_err().to_string().contains("refused: std::thread::spawn"));
 /// ```
 pub fn refuse(message: String) {
-    assert!(!message.is_empty(), "a refusal says what it refused");
-    world::with(|w| w.fail(FailureKind::Refused { message }));
+    world::with(|w| w.refuse(message));
 }
 
 /// The running simulation's extension of type `T`, created with `T::default()` on first use.

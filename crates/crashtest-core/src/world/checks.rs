@@ -72,6 +72,13 @@ impl World {
         self.context.borrow_mut().push(line);
     }
 
+    /// Fails the run because the program made a call it cannot own; `message` names the call
+    /// and what to use instead (see `plumbing::checks::refuse`).
+    pub(crate) fn refuse(&self, message: String) {
+        assert!(!message.is_empty(), "a refusal says what it refused");
+        self.fail(FailureKind::Refused { message });
+    }
+
     /// Records the first failure of the run; later ones are consequences and are dropped.
     pub(crate) fn fail(&self, kind: FailureKind) {
         let mut failure = self.failure.borrow_mut();
