@@ -198,13 +198,7 @@ impl Sleep {
             // elapses by itself: tokio's sleep is made here.
             InnerProj::Unmade { .. } => {
                 let deadline = deadline.into_real();
-                inner.set(Inner::Real {
-                    sleep: real::time::sleep_until(deadline),
-                });
-                match inner.project() {
-                    InnerProj::Real { sleep } => sleep.reset(deadline),
-                    _ => unreachable!("tokio's sleep was just made"),
-                }
+                make_real(inner, deadline).reset(deadline);
             }
             InnerProj::Real { sleep } => sleep.reset(deadline.into_real()),
             InnerProj::Sim { timer } => {
@@ -227,8 +221,8 @@ impl Future for Sleep {
         let mut inner = self.project().inner;
         match inner.as_mut().project() {
             InnerProj::Unmade { deadline } => {
-                let deadline = *deadline;
-                poll_first_real(inner, deadline, cx)
+                let deadline = deadline.into_real();
+                make_real(inner, deadline).poll(cx)
             }
             InnerProj::Real { sleep } => sleep.poll(cx),
             InnerProj::Sim { timer } => match crashtest_hooks::now_ns() {
@@ -247,20 +241,19 @@ impl Future for Sleep {
     }
 }
 
-/// Makes tokio's sleep until `deadline` in `inner`, and polls it: the first poll of a sleep
-/// outside a simulation. Inlined: out of line, the call and the move of tokio's sleep out of
-/// it cost a sleep outside a simulation about 5% more than tokio's.
+/// Makes tokio's sleep until `deadline` in `inner`, on the first poll or reset of a sleep
+/// made outside a simulation. Inlined: out of line, the call and the move of tokio's sleep out
+/// of it cost a sleep outside a simulation about 5% more than tokio's.
 #[inline]
-fn poll_first_real(
+fn make_real(
     mut inner: Pin<&mut Inner>,
-    deadline: Instant,
-    cx: &mut Context<'_>,
-) -> Poll<()> {
+    deadline: real::time::Instant,
+) -> Pin<&mut real::time::Sleep> {
     inner.set(Inner::Real {
-        sleep: real::time::sleep_until(deadline.into_real()),
+        sleep: real::time::sleep_until(deadline),
     });
     match inner.project() {
-        InnerProj::Real { sleep } => sleep.poll(cx),
+        InnerProj::Real { sleep } => sleep,
         _ => unreachable!("tokio's sleep was just made"),
     }
 }
