@@ -391,12 +391,16 @@ fn report_and_end(watch: &Watch, stuck: Duration, activity: Activity) -> ! {
         || format!("CRASHTEST_SEED={}", watch.seed),
         |caller| caller.reproduce.clone(),
     );
-    let (seed, task) = (watch.seed, watch.task.load(Ordering::Relaxed));
-    let node = watch.node_label(watch.node.load(Ordering::Relaxed));
+    let who = format!(
+        "seed {} is stuck: task t{} on node {}",
+        watch.seed,
+        watch.task.load(Ordering::Relaxed),
+        watch.node_label(watch.node.load(Ordering::Relaxed))
+    );
     let what = match activity {
         Activity::FutexWait => format!(
-            "seed {seed} is stuck: task t{task} on node {node} has waited in the kernel on a \
-             futex for {stuck:?} of wall time without returning from its poll.\n\
+            "{who} has waited in the kernel on a futex for {stuck:?} of wall time without \
+             returning from its poll.\n\
              A simulation runs every task on one thread, so a blocking wait can never be woken: \
              the task that would wake it cannot run. Look for `futures::executor::block_on` or \
              `Handle::block_on`, `std::thread::park`, a `std::sync` `Mutex` or `RwLock` that \
@@ -405,16 +409,14 @@ fn report_and_end(watch: &Watch, stuck: Duration, activity: Activity) -> ! {
              `tokio::sync`)."
         ),
         Activity::Blocked(number) => format!(
-            "seed {seed} is stuck: task t{task} on node {node} has been blocked in the kernel \
-             (system call {number}) for {stuck:?} of wall time without returning from its \
-             poll.\n\
+            "{who} has been blocked in the kernel (system call {number}) for {stuck:?} of wall \
+             time without returning from its poll.\n\
              A simulation runs every task on one thread, and a blocking call stops all of them. \
              Look for blocking I/O outside the simulated network and disk (a terminal, a pipe, \
              a socket the simulation does not own) or `std::thread::sleep`."
         ),
         Activity::Running | Activity::Unknown => format!(
-            "seed {seed} is stuck: task t{task} on node {node} has run for {stuck:?} of wall \
-             time without returning from its poll.\n\
+            "{who} has run for {stuck:?} of wall time without returning from its poll.\n\
              A simulation runs every task on one thread, so a task must reach an `.await` that \
              waits (a timer, a message, another task) to let the others run. Look for a loop \
              without an `.await`, or one whose `.await`s are always ready (an uncontended lock, \
