@@ -27,7 +27,6 @@
 //!   and an empty text, so no formatting per packet.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::task::Waker;
@@ -56,7 +55,7 @@ impl Default for Net {
         Net {
             state: RefCell::new(State {
                 config: NetConfig::default(),
-                nodes: BTreeMap::new(),
+                nodes: Vec::new(),
                 links: Links::default(),
                 ports: Ports::default(),
                 tcp: TcpTables::default(),
@@ -71,8 +70,10 @@ impl Default for Net {
 /// Everything the network knows, borrowed as one.
 pub(crate) struct State {
     pub(crate) config: NetConfig,
-    /// Nodes seen so far by index: those that used the network or were named to it.
-    pub(crate) nodes: BTreeMap<u32, NodeId>,
+    /// Nodes seen so far, at their index: those that used the network or were named to it.
+    /// Indexed, not searched: a program that names its peers tells the network of one on
+    /// every send.
+    nodes: Vec<Option<NodeId>>,
     pub(crate) links: Links,
     pub(crate) ports: Ports,
     pub(crate) tcp: TcpTables,
@@ -206,7 +207,11 @@ impl Net {
 
 impl State {
     pub(crate) fn learn(&mut self, node: NodeId) {
-        self.nodes.insert(node.index() as u32, node);
+        let index = node.index();
+        if index >= self.nodes.len() {
+            self.nodes.resize(index + 1, None);
+        }
+        self.nodes[index] = Some(node);
     }
 
     /// A fresh id for a socket or connection.
@@ -220,7 +225,7 @@ impl State {
     /// The node of index `index`, if the network has seen it.
     #[inline]
     pub(crate) fn node(&self, index: u32) -> Option<NodeId> {
-        self.nodes.get(&index).copied()
+        self.nodes.get(index as usize).copied().flatten()
     }
 
     /// True if the node of `index` is known to be dead (a dead host answers nothing).
