@@ -22,7 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::coverage::{Site, SiteKey, SiteKind};
 use crate::fault::SITE_ENABLED;
-use crate::report::InjectedFault;
+use crate::node::NodeId;
+use crate::rng::Stream;
 use crate::rng::{Rng, derive_seed};
 use crate::sim::Config;
 
@@ -48,6 +49,18 @@ pub(crate) enum Verdict {
 }
 
 /// The ledger; see the module docs.
+/// An applied fault as the ledger keeps it until a failure report asks: its stream and node
+/// by value, named only then (a passing run, the common case, never names them, and a run
+/// may list thousands of faults).
+#[derive(Debug)]
+pub(crate) struct ListedFault {
+    pub(crate) id: Option<u64>,
+    pub(crate) stream: Option<Stream>,
+    pub(crate) time_ns: u64,
+    pub(crate) node: NodeId,
+    pub(crate) text: String,
+}
+
 #[derive(Debug)]
 pub(crate) struct Ledger {
     seed: u64,
@@ -69,7 +82,7 @@ pub(crate) struct Ledger {
     /// The sites decided so far, and whether each is enabled.
     sites: BTreeMap<SiteKey, bool>,
     /// Every fault applied so far, numbered or not, for the failure report.
-    applied: Vec<InjectedFault>,
+    applied: Vec<ListedFault>,
 }
 
 impl Ledger {
@@ -118,7 +131,7 @@ impl Ledger {
 
     /// Lists an applied fault for the failure report: one numbered by [`Ledger::come_up`]
     /// and applied, or one the test applied itself (no id).
-    pub(crate) fn list(&mut self, fault: InjectedFault) {
+    pub(crate) fn list(&mut self, fault: ListedFault) {
         assert_eq!(
             fault.id.is_some(),
             fault.stream.is_some(),
@@ -127,8 +140,10 @@ impl Ledger {
         assert!(
             self.applied
                 .last()
-                .is_none_or(|last| last.time <= fault.time),
-            "fault {fault} is listed before the one applied ahead of it"
+                .is_none_or(|last| last.time_ns <= fault.time_ns),
+            "fault {:?} ({}) is listed before the one applied ahead of it",
+            fault.id,
+            fault.text
         );
         if let Some(id) = fault.id {
             assert!(id < self.next_id, "fault #{id} is listed before it came up");
@@ -151,7 +166,7 @@ impl Ledger {
     }
 
     /// Every fault applied so far.
-    pub(crate) fn applied(&self) -> &[InjectedFault] {
+    pub(crate) fn applied(&self) -> &[ListedFault] {
         if crate::verify::enabled() {
             let ids: Vec<u64> = self.applied.iter().filter_map(|f| f.id).collect();
             assert_eq!(
@@ -166,7 +181,7 @@ impl Ledger {
             assert!(
                 self.applied
                     .windows(2)
-                    .all(|pair| pair[0].time <= pair[1].time),
+                    .all(|pair| pair[0].time_ns <= pair[1].time_ns),
                 "applied faults are listed in time order"
             );
             assert!(

@@ -5,6 +5,7 @@
 //! with its id when it has one; a masked fault is only noted.
 
 use super::*;
+use crate::fault::ledger::ListedFault;
 
 impl World {
     pub(crate) fn add_healer(&self, healer: Rc<dyn Healer>) {
@@ -125,11 +126,11 @@ impl World {
         self.note_with(node, source, words, |note| {
             note.push(&text);
         });
-        let fault = InjectedFault {
+        let fault = ListedFault {
             id,
-            stream: stream.map(|s| s.to_string()),
-            time: Duration::from_nanos(self.now_ns.get()),
-            node: self.nodes.borrow().name(node).to_owned(),
+            stream,
+            time_ns: self.now_ns.get(),
+            node,
             text,
         };
         self.ledger.borrow_mut().list(fault);

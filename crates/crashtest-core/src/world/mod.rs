@@ -565,7 +565,19 @@ impl World {
             node: node.map(|n| nodes.name(n).to_owned()),
             task,
             tail: self.trace.borrow().tail(),
-            faults: self.ledger.borrow().applied().to_vec(),
+            faults: self
+                .ledger
+                .borrow()
+                .applied()
+                .iter()
+                .map(|fault| InjectedFault {
+                    id: fault.id,
+                    stream: fault.stream.map(|s| s.to_string()),
+                    time: Duration::from_nanos(fault.time_ns),
+                    node: nodes.name(fault.node).to_owned(),
+                    text: fault.text.clone(),
+                })
+                .collect(),
             context: self.context.borrow().clone(),
         })
     }
