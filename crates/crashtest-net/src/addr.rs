@@ -366,12 +366,20 @@ where
 
 /// Resolves `addrs` for a socket call, failing on an empty list as the OS would.
 pub(crate) async fn resolve_all<A: ToSocketAddrs + ?Sized>(addrs: &A) -> io::Result<Resolved> {
-    let target = addrs.target();
-    let resolved = if plumbing::is_simulation() {
-        resolve(target)?
-    } else {
-        resolve_real(target).await?
-    };
+    if plumbing::is_simulation() {
+        return resolve_in_sim(addrs);
+    }
+    not_empty(resolve_real(addrs.target()).await?)
+}
+
+/// [`resolve_all`] inside a simulation, where resolving never waits: a call on a simulated
+/// socket resolves without building the system resolver's future (a send to a named peer
+/// resolves on every datagram).
+pub(crate) fn resolve_in_sim<A: ToSocketAddrs + ?Sized>(addrs: &A) -> io::Result<Resolved> {
+    not_empty(resolve(addrs.target())?)
+}
+
+fn not_empty(resolved: Resolved) -> io::Result<Resolved> {
     if resolved.as_slice().is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -26,7 +26,8 @@ use delegate::delegate;
 use tokio::io::ReadBuf;
 
 use crate::addr::{
-    self, Place, ToSocketAddrs, between, check_bind_ip, place_of, resolve_all, v4_of,
+    self, Place, ToSocketAddrs, between, check_bind_ip, place_of, resolve_all, resolve_in_sim,
+    v4_of,
 };
 use crate::config::nanos;
 use crate::fabric::{
@@ -257,10 +258,12 @@ impl UdpSocket {
     /// # }).unwrap();
     /// ```
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        let target = resolve_all(&target).await?.first();
         match &self.inner {
-            SimOrReal::Sim(socket) => socket.send_to(buf, target),
-            SimOrReal::Real(socket) => socket.send_to(buf, target).await,
+            SimOrReal::Sim(socket) => socket.send_to(buf, resolve_in_sim(&target)?.first()),
+            SimOrReal::Real(socket) => {
+                let target = resolve_all(&target).await?.first();
+                socket.send_to(buf, target).await
+            }
         }
     }
 
