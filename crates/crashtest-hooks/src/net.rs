@@ -51,6 +51,20 @@ pub trait TcpConn: Send + Sync {
     /// Writes some of `data`; waits while the send buffer is full.
     fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>;
 
+    /// Copies arrived bytes into `buf` and leaves them to be read; `Ok(0)` at the end of the
+    /// stream. Waits, as a read does, while nothing has arrived.
+    fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>>;
+
+    /// What the end is ready for, once a direction asked for (`read`, `write`) is: a read
+    /// direction by bytes arrived, the end of the stream or an error, a write direction by
+    /// room in the send buffer or an error. Until then `Pending`, with `cx`'s waker
+    /// registered for each direction asked for.
+    fn poll_ready(&self, cx: &mut Context<'_>, read: bool, write: bool) -> Poll<TcpReady>;
+
     /// Shuts the write direction down (a FIN); reads go on.
     fn shutdown(&self);
 
@@ -59,6 +73,19 @@ pub trait TcpConn: Send + Sync {
 
     /// The other end's address.
     fn peer_addr(&self) -> SocketAddr;
+}
+
+/// What a TCP end is ready for ([`TcpConn::poll_ready`]), in the terms of tokio's `Ready`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpReady {
+    /// Bytes have arrived and wait to be read.
+    pub readable: bool,
+    /// A read would not wait for bytes: the stream ended (the peer's FIN) or failed.
+    pub read_closed: bool,
+    /// The send buffer has room.
+    pub writable: bool,
+    /// A write would fail: the end shut its writing down, or the connection failed.
+    pub write_closed: bool,
 }
 
 /// A bound TCP listener; dropping it frees the port.

@@ -15,7 +15,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crashtest_hooks::net::{BoxFuture, Network, TcpConn, TcpListen, UdpSock};
+use crashtest_hooks::net::{BoxFuture, Network, TcpConn, TcpListen, TcpReady, UdpSock};
 use tokio::io::ReadBuf;
 
 use crate::tcp::Shared;
@@ -99,6 +99,20 @@ impl TcpConn for Shared {
     fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let (id, side) = self.end();
         fabric::net().tcp_poll_write(id, side, cx, data)
+    }
+
+    fn poll_peek(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [MaybeUninit<u8>],
+    ) -> Poll<io::Result<usize>> {
+        let (id, side) = self.end();
+        read_into(buf, |buf| fabric::net().tcp_poll_peek(id, side, cx, buf)).map_ok(|(n, ())| n)
+    }
+
+    fn poll_ready(&self, cx: &mut Context<'_>, read: bool, write: bool) -> Poll<TcpReady> {
+        let (id, side) = self.end();
+        fabric::net().tcp_poll_ready(id, side, cx, read, write)
     }
 
     fn shutdown(&self) {

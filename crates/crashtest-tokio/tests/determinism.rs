@@ -278,3 +278,68 @@ fn blocking_locks_replay_by_seed_and_seeds_differ() {
         "some seed lets a task hold the lock across its yield while a closure asks for it"
     );
 }
+
+/// Streams from three nodes, read through `readable` and `try_read` and peeked first: what
+/// the receiver saw, in order.
+async fn stream_readiness() -> Vec<(String, usize)> {
+    for sender in 0..3u8 {
+        crashtest::node::create(format!("writer{sender}"), move || async move {
+            let stream = tokio::net::TcpStream::connect("reader:9000").await.unwrap();
+            for i in 0..4u64 {
+                tokio::time::sleep(Duration::from_millis(1 + (i * 5 + u64::from(sender)) % 4))
+                    .await;
+                stream.writable().await.unwrap();
+                let _ = stream.try_write(&[sender; 6]);
+            }
+        });
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let out = seen.clone();
+    crashtest::node::create("reader", move || {
+        let seen = out.clone();
+        async move {
+            let listener = tokio::net::TcpListener::bind("0.0.0.0:9000").await.unwrap();
+            loop {
+                let (stream, peer) = listener.accept().await.unwrap();
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    loop {
+                        stream.readable().await.unwrap();
+                        let mut head = [0; 1];
+                        if stream.peek(&mut head).await.unwrap() == 0 {
+                            return;
+                        }
+                        let mut buf = [0; 64];
+                        match stream.try_read(&mut buf) {
+                            Ok(0) => return,
+                            Ok(n) => seen.lock().unwrap().push((peer.ip().to_string(), n)),
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                            Err(_) => return,
+                        }
+                    }
+                });
+            }
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    seen.lock().unwrap().clone()
+}
+
+#[test]
+fn stream_readiness_replays_by_seed_and_seeds_differ() {
+    let run = crashtest::check_determinism(3, crashtest::Config::default(), || async {
+        stream_readiness().await;
+    });
+    assert!(run.expect("no divergence").is_ok());
+    let fingerprints: std::collections::BTreeSet<_> = (0..6)
+        .map(|seed| {
+            crashtest::Sim::new(seed)
+                .run(async {
+                    assert!(!stream_readiness().await.is_empty());
+                })
+                .unwrap()
+                .fingerprint
+        })
+        .collect();
+    assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
+}

@@ -364,3 +364,53 @@ fn a_server_left_running_at_the_end_may_spawn_from_its_destructors() {
         .unwrap();
     assert!(!RAN.load(Ordering::SeqCst));
 }
+
+#[test]
+fn readiness_of_a_simulated_stream_follows_its_peer_and_a_reset() {
+    crashtest::Sim::new(5)
+        .run(async {
+            let server = crashtest::node::create("server", || async {
+                let listener = tokio::net::TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
+                // Reads nothing: the client's send buffer fills up.
+                stream.write_all(b"ready").await.unwrap();
+                std::future::pending::<()>().await
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let stream = tokio::net::TcpStream::connect("server:9000").await.unwrap();
+            let ready = stream.ready(tokio::io::Interest::READABLE).await.unwrap();
+            assert!(ready.is_readable() && !ready.is_read_closed(), "{ready:?}");
+            let mut head = [0; 5];
+            assert_eq!(stream.peek(&mut head).await.unwrap(), 5);
+            assert_eq!(&head, b"ready", "a peek copies what arrived");
+            assert_eq!(stream.try_read(&mut [0; 16]).unwrap(), 5, "and leaves it");
+            // Writing until the buffer is full: then `writable` waits, and the write it
+            // guarded reports `WouldBlock` no more once it returns.
+            let chunk = [7u8; 4096];
+            let mut sent = 0usize;
+            loop {
+                match stream.try_write(&chunk) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            assert!(sent > 0, "the send buffer took some bytes first");
+            let full = tokio::time::timeout(Duration::from_secs(1), stream.writable()).await;
+            assert!(full.is_err(), "a full send buffer is not writable");
+            // A reset wakes a reader waiting on readiness, and says the stream is closed.
+            let waiting = tokio::spawn(async move {
+                let ready = stream.ready(tokio::io::Interest::READABLE).await.unwrap();
+                let read = stream.try_read(&mut [0; 16]).map_err(|e| e.kind());
+                let writable = stream.ready(tokio::io::Interest::WRITABLE).await.unwrap();
+                (ready, read, writable)
+            });
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            server.kill();
+            let (ready, read, writable) = waiting.await.unwrap();
+            assert!(ready.is_readable() && ready.is_read_closed(), "{ready:?}");
+            assert_eq!(read, Err(std::io::ErrorKind::ConnectionReset));
+            assert!(writable.is_write_closed(), "{writable:?}");
+        })
+        .unwrap();
+}

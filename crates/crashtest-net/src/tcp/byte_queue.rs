@@ -103,6 +103,27 @@ impl ByteQueue {
         }
     }
 
+    /// Calls `sink` with the first `n` queued bytes, in order, a slice per chunk, and leaves
+    /// them queued (a peek).
+    ///
+    /// # Panics
+    ///
+    /// Panics if fewer than `n` bytes are queued.
+    pub(crate) fn copy_into(&self, n: usize, mut sink: impl FnMut(&[u8])) {
+        assert!(n <= self.len, "copied {n} bytes of {}", self.len);
+        let (mut left, mut start) = (n, self.head);
+        for chunk in &self.chunks {
+            if left == 0 {
+                break;
+            }
+            let take = left.min(CHUNK - start);
+            sink(&chunk[start..start + take]);
+            left -= take;
+            start = 0;
+        }
+        assert_eq!(left, 0, "the chunks hold every queued byte");
+    }
+
     /// Removes the first `n` queued bytes.
     pub(crate) fn drain(&mut self, n: usize) {
         self.drain_into(n, |_| {});
@@ -136,6 +157,23 @@ impl ByteQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copy_sees_what_a_drain_takes_and_leaves_it_queued() {
+        let mut queue = ByteQueue::default();
+        let bytes: Vec<u8> = (0..3 * CHUNK + 17).map(|i| (i % 251) as u8).collect();
+        queue.extend(&bytes);
+        queue.drain(CHUNK - 5);
+        for n in [0, 1, 5, 6, CHUNK, 2 * CHUNK + 22] {
+            let mut copied = Vec::new();
+            queue.copy_into(n, |part| copied.extend_from_slice(part));
+            assert_eq!(copied, bytes[CHUNK - 5..CHUNK - 5 + n], "{n} bytes");
+            assert_eq!(queue.len(), 2 * CHUNK + 22, "a copy takes nothing");
+        }
+        let mut drained = Vec::new();
+        queue.drain_into(queue.len(), |part| drained.extend_from_slice(part));
+        assert_eq!(drained, bytes[CHUNK - 5..]);
+    }
 
     #[test]
     fn matches_a_byte_deque_under_random_writes_and_reads() {

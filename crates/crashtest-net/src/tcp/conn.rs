@@ -199,6 +199,13 @@ impl Pipe {
         n
     }
 
+    /// Copies arrived bytes into `out` and leaves them to be read (a peek); returns how many.
+    pub(crate) fn peek_into(&self, out: &mut ReadBuf<'_>) -> usize {
+        let n = self.readable().min(out.remaining());
+        self.buf.copy_into(n, |bytes| out.put_slice(bytes));
+        n
+    }
+
     /// Throws away what has arrived and not been read (the reader is gone).
     pub(crate) fn discard_delivered(&mut self) {
         let n = self.readable();

@@ -24,6 +24,7 @@ use std::task::{Context, Poll};
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, timers::TimerKey};
+use crashtest_hooks::net::TcpReady;
 use tokio::io::ReadBuf;
 
 use super::conn::{Conn, Handle, Hold, Mark, error};
@@ -170,6 +171,30 @@ impl Net {
         cx: &mut Context<'_>,
         out: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        self.tcp_read(id, side, cx, out, true)
+    }
+
+    /// A peek of end `side` of connection `id`: `tcp_poll_read`, but the bytes stay to be
+    /// read (the error and the end of stream are reported as a read reports them, as a peek
+    /// on a socket reports the socket's error).
+    pub(crate) fn tcp_poll_peek(
+        &self,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.tcp_read(id, side, cx, out, false)
+    }
+
+    fn tcp_read(
+        &self,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+        consume: bool,
+    ) -> Poll<io::Result<()>> {
         let writer = {
             let mut guard = self.state.borrow_mut();
             let Some(conn) = guard.tcp.conns.get_mut(&id) else {
@@ -179,6 +204,11 @@ impl Net {
                 return Poll::Ready(Ok(()));
             }
             let inbound = &mut conn.pipes[1 - side];
+            if inbound.readable() > 0 && !consume {
+                let n = inbound.peek_into(out);
+                assert!(n > 0, "a peek with room and bytes arrived copies some");
+                return Poll::Ready(Ok(()));
+            }
             if inbound.readable() > 0 {
                 let n = inbound.read_into(out);
                 assert!(n > 0, "a read with room and bytes arrived takes some");
@@ -199,6 +229,52 @@ impl Net {
             waker.wake();
         }
         Poll::Ready(Ok(()))
+    }
+
+    /// What end `side` of connection `id` is ready for. If nothing asked for (`read`,
+    /// `write`) is ready, registers `cx`'s waker for each direction asked for and returns
+    /// `Pending`: a read direction is woken by arriving bytes, the end of stream or an error,
+    /// a write direction by room freed in the send buffer or an error. A forgotten
+    /// connection is closed both ways.
+    pub(crate) fn tcp_poll_ready(
+        &self,
+        id: u64,
+        side: usize,
+        cx: &mut Context<'_>,
+        read: bool,
+        write: bool,
+    ) -> Poll<TcpReady> {
+        assert!(read || write, "readiness is asked for a direction");
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        let Some(conn) = st.tcp.conns.get_mut(&id) else {
+            return Poll::Ready(TcpReady {
+                read_closed: true,
+                write_closed: true,
+                ..TcpReady::default()
+            });
+        };
+        let inbound = &conn.pipes[1 - side];
+        let end = &conn.ends[side];
+        let ready = TcpReady {
+            readable: inbound.readable() > 0,
+            read_closed: inbound.fin || end.is_failed(),
+            writable: conn.pipes[side].unread() < st.config.tcp_buffer,
+            write_closed: end.is_failed() || end.write_shut,
+        };
+        let read_ready = ready.readable || ready.read_closed;
+        let write_ready = ready.writable || ready.write_closed;
+        if (read && read_ready) || (write && write_ready) {
+            return Poll::Ready(ready);
+        }
+        let end = &mut conn.ends[side];
+        if read {
+            register(&mut end.read_waker, cx.waker());
+        }
+        if write {
+            register(&mut end.write_waker, cx.waker());
+        }
+        Poll::Pending
     }
 
     /// Delivers what is due on pipe `dir` of connection `id` (its timer fired).

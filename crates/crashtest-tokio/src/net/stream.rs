@@ -3,18 +3,22 @@
 //! A simulated stream holds its end of the connection (`crashtest_hooks::net::TcpConn`),
 //! shared with its owned halves; the end closes when the last of them drops. Socket options
 //! are remembered (the simulated network has no Nagle, no TTL), so code that sets and reads
-//! them back sees what it set. Readiness calls (`readable`, `ready`, `peek`, the `poll_`
-//! readiness calls) and raw I/O (`try_io`, `async_io`) are refused inside a simulation, with a
-//! message naming the call: read and write through `AsyncRead`/`AsyncWrite` (or the
-//! `try_read`/`try_write` family, vectored too, which works).
+//! them back sees what it set. Readiness (`ready`, `readable`, `writable`, the `poll_`
+//! readiness calls) comes from the simulated connection: readable once bytes arrived or the
+//! stream ended or failed, writable while the send buffer has room or once writing would
+//! fail, so tokio's loop of `readable().await` and `try_read` works, and never reports
+//! readiness that is not there. `peek` copies arrived bytes and leaves them to be read. Raw
+//! I/O (`try_io`, `async_io`) is refused inside a simulation, with a message naming the
+//! call: a simulated stream has no OS socket to run it on.
 
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
 use crashtest_hooks::net::TcpConn;
@@ -86,14 +90,55 @@ pub(super) fn poll_read_conn(
     })
 }
 
-/// A readiness call inside a simulation.
+/// Peeks at a simulated connection into tokio's buffer; returns how many bytes it copied.
+pub(super) fn poll_peek_conn(
+    conn: &dyn TcpConn,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<usize>> {
+    seam::read_into(buf, |unfilled| {
+        conn.poll_peek(cx, unfilled).map_ok(|n| (n, n))
+    })
+}
+
+/// Polls a simulated connection for the readiness `interest` asks for, as tokio's `ready`
+/// reports it: only the directions asked for, a closed direction with its readiness.
 #[track_caller]
-pub(super) fn refuse_readiness(call: &str) -> ! {
-    seam::refuse(
-        call,
-        "readiness is not simulated; read and write through AsyncRead/AsyncWrite \
-         (tokio::io::AsyncReadExt, AsyncWriteExt) or try_read/try_write",
-    )
+pub(super) fn poll_ready_conn(
+    conn: &dyn TcpConn,
+    cx: &mut Context<'_>,
+    interest: Interest,
+    call: &str,
+) -> Poll<io::Result<Ready>> {
+    let (read, write) = (interest.is_readable(), interest.is_writable());
+    if !read && !write {
+        seam::refuse(
+            call,
+            "a simulated connection reports read and write readiness only; ask for \
+             Interest::READABLE or Interest::WRITABLE",
+        );
+    }
+    let now = ready!(conn.poll_ready(cx, read, write));
+    // As epoll reports a socket: readable whenever a read would not wait (an ended or failed
+    // stream too, with its closed flag), writable whenever a write would not.
+    let mut ready = Ready::EMPTY;
+    if read && (now.readable || now.read_closed) {
+        ready |= Ready::READABLE;
+    }
+    if read && now.read_closed {
+        ready |= Ready::READ_CLOSED;
+    }
+    if write && (now.writable || now.write_closed) {
+        ready |= Ready::WRITABLE;
+    }
+    if write && now.write_closed {
+        ready |= Ready::WRITE_CLOSED;
+    }
+    assert!(
+        !ready.is_empty(),
+        "a connection is ready for a direction asked for"
+    );
+    Poll::Ready(Ok(ready))
 }
 
 /// Refuses a raw I/O call on a simulated socket.
@@ -533,38 +578,47 @@ impl TcpStream {
         }
     }
 
-    /// Polls for read readiness; refused inside a simulation.
+    /// Polls for read readiness: bytes arrived, or the stream ended or failed.
     ///
     /// # Errors
     ///
     /// tokio's.
-    #[track_caller]
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match &self.inner {
             Inner::Real(stream) => stream.poll_read_ready(cx),
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_read_ready"),
+            Inner::Sim(sim) => poll_ready_conn(
+                &*sim.conn,
+                cx,
+                Interest::READABLE,
+                "tokio::net::TcpStream::poll_read_ready",
+            )
+            .map_ok(drop),
         }
     }
 
-    /// Polls for write readiness; refused inside a simulation.
+    /// Polls for write readiness: room in the send buffer, or a write that would fail.
     ///
     /// # Errors
     ///
     /// tokio's.
-    #[track_caller]
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match &self.inner {
             Inner::Real(stream) => stream.poll_write_ready(cx),
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_write_ready"),
+            Inner::Sim(sim) => poll_ready_conn(
+                &*sim.conn,
+                cx,
+                Interest::WRITABLE,
+                "tokio::net::TcpStream::poll_write_ready",
+            )
+            .map_ok(drop),
         }
     }
 
-    /// Polls a read that does not consume; refused inside a simulation.
+    /// Polls a read that leaves the bytes to be read: how many it copied into `buf`.
     ///
     /// # Errors
     ///
     /// tokio's.
-    #[track_caller]
     pub fn poll_peek(
         &self,
         cx: &mut Context<'_>,
@@ -572,11 +626,32 @@ impl TcpStream {
     ) -> Poll<io::Result<usize>> {
         match &self.inner {
             Inner::Real(stream) => stream.poll_peek(cx, buf),
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::poll_peek"),
+            Inner::Sim(sim) => poll_peek_conn(&*sim.conn, cx, buf),
         }
     }
 
-    /// Waits for readiness; refused inside a simulation.
+    /// Waits until the stream is ready for a direction `interest` asks for, and says which
+    /// (only those asked for).
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// use tokio::io::{AsyncWriteExt, Interest, Ready};
+    /// crashtest::Sim::new(1).run(async {
+    ///     crashtest::node::create("server", || async {
+    ///         let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+    ///         let (mut stream, _) = listener.accept().await.unwrap();
+    ///         stream.write_all(b"hello").await.unwrap();
+    ///         std::future::pending::<()>().await
+    ///     });
+    ///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     let stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
+    ///     assert_eq!(stream.ready(Interest::WRITABLE).await.unwrap(), Ready::WRITABLE);
+    ///     let ready = stream.ready(Interest::READABLE).await.unwrap();
+    ///     assert!(ready.is_readable() && !ready.is_read_closed());
+    ///     let mut buf = [0; 16];
+    ///     assert_eq!(stream.try_read(&mut buf).unwrap(), 5);
+    /// }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -584,11 +659,43 @@ impl TcpStream {
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         match &self.inner {
             Inner::Real(stream) => stream.ready(interest).await,
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::ready"),
+            Inner::Sim(sim) => {
+                poll_fn(|cx| {
+                    poll_ready_conn(&*sim.conn, cx, interest, "tokio::net::TcpStream::ready")
+                })
+                .await
+            }
         }
     }
 
-    /// Waits until the stream is readable; refused inside a simulation.
+    /// Waits until the stream is readable: bytes arrived, or the stream ended or failed (a
+    /// read then says which). With `try_read`, tokio's readiness loop.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// use tokio::io::AsyncWriteExt;
+    /// crashtest::Sim::new(1).run(async {
+    ///     crashtest::node::create("server", || async {
+    ///         let listener = tokio::net::TcpListener::bind("0.0.0.0:7").await.unwrap();
+    ///         let (mut stream, _) = listener.accept().await.unwrap();
+    ///         stream.write_all(b"hello").await.unwrap();
+    ///     });
+    ///     tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    ///     let stream = tokio::net::TcpStream::connect("server:7").await.unwrap();
+    ///     let mut got = Vec::new();
+    ///     loop {
+    ///         stream.readable().await.unwrap();
+    ///         let mut buf = [0; 4];
+    ///         match stream.try_read(&mut buf) {
+    ///             Ok(0) => break,
+    ///             Ok(n) => got.extend_from_slice(&buf[..n]),
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             Err(e) => panic!("{e}"),
+    ///         }
+    ///     }
+    ///     assert_eq!(got, b"hello");
+    /// }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -596,11 +703,12 @@ impl TcpStream {
     pub async fn readable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(stream) => stream.readable().await,
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::readable"),
+            Inner::Sim(_) => poll_fn(|cx| self.poll_read_ready(cx)).await,
         }
     }
 
-    /// Waits until the stream is writable; refused inside a simulation.
+    /// Waits until the stream is writable: room in the send buffer, or a write that would
+    /// fail (the write then says why).
     ///
     /// # Errors
     ///
@@ -608,11 +716,12 @@ impl TcpStream {
     pub async fn writable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(stream) => stream.writable().await,
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::writable"),
+            Inner::Sim(_) => poll_fn(|cx| self.poll_write_ready(cx)).await,
         }
     }
 
-    /// Reads without consuming; refused inside a simulation.
+    /// Copies arrived bytes into `buf` and leaves them to be read, waiting as a read does;
+    /// `Ok(0)` at the end of the stream.
     ///
     /// # Errors
     ///
@@ -620,7 +729,10 @@ impl TcpStream {
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.peek(buf).await,
-            Inner::Sim(_) => refuse_readiness("tokio::net::TcpStream::peek"),
+            Inner::Sim(sim) => {
+                let mut buf = ReadBuf::new(buf);
+                poll_fn(|cx| poll_peek_conn(&*sim.conn, cx, &mut buf)).await
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use std::error::Error;
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -16,7 +17,7 @@ use crashtest_hooks::net::TcpConn;
 use real::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 
 use super::TcpStream;
-use super::stream::{poll_read_conn, refuse_readiness, try_conn};
+use super::stream::{poll_peek_conn, poll_read_conn, poll_ready_conn, try_conn};
 
 /// The read half of [`TcpStream::split`], like `tokio::net::tcp::ReadHalf`.
 #[derive(Debug)]
@@ -168,16 +169,16 @@ macro_rules! read_calls {
                 }
             }
 
-            readiness_calls!($name, readable);
+            readiness_calls!($name, readable, READABLE);
         }
     )*};
 }
 
-/// A half's readiness calls, `ready` and `$wait` (`readable` or `writable`): tokio's, and
-/// refused inside a simulation.
+/// A half's readiness calls, `ready` and `$wait` (`readable` or `writable`), as the stream's.
 macro_rules! readiness_calls {
-    ($name:literal, $wait:ident) => {
-        /// Waits for readiness; refused inside a simulation.
+    ($name:literal, $wait:ident, $interest:ident) => {
+        /// Waits until the stream is ready for a direction `interest` asks for, and says
+        /// which (only those asked for).
         ///
         /// # Errors
         ///
@@ -185,11 +186,21 @@ macro_rules! readiness_calls {
         pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
             match self.side() {
                 Side::Real(half) => half.ready(interest).await,
-                Side::Sim(_) => refuse_readiness(concat!("tokio::net::tcp::", $name, "::ready")),
+                Side::Sim(conn) => {
+                    poll_fn(|cx| {
+                        poll_ready_conn(
+                            conn,
+                            cx,
+                            interest,
+                            concat!("tokio::net::tcp::", $name, "::ready"),
+                        )
+                    })
+                    .await
+                }
             }
         }
 
-        #[doc = concat!("Waits until the stream is ", stringify!($wait), "; refused inside a simulation.")]
+        #[doc = concat!("Waits until the stream is ", stringify!($wait), ", as the stream's `", stringify!($wait), "`.")]
         ///
         /// # Errors
         ///
@@ -197,12 +208,18 @@ macro_rules! readiness_calls {
         pub async fn $wait(&self) -> io::Result<()> {
             match self.side() {
                 Side::Real(half) => half.$wait().await,
-                Side::Sim(_) => refuse_readiness(concat!(
-                    "tokio::net::tcp::",
-                    $name,
-                    "::",
-                    stringify!($wait)
-                )),
+                Side::Sim(conn) => {
+                    poll_fn(|cx| {
+                        poll_ready_conn(
+                            conn,
+                            cx,
+                            Interest::$interest,
+                            concat!("tokio::net::tcp::", $name, "::", stringify!($wait)),
+                        )
+                    })
+                    .await
+                    .map(drop)
+                }
             }
         }
     };
@@ -237,7 +254,7 @@ macro_rules! write_calls {
                 }
             }
 
-            readiness_calls!($name, writable);
+            readiness_calls!($name, writable, WRITABLE);
         }
     )*};
 }
@@ -248,12 +265,11 @@ read_calls! {
 }
 
 impl ReadHalf<'_> {
-    /// Polls a read that does not consume; refused inside a simulation.
+    /// Polls a read that leaves the bytes to be read: how many it copied into `buf`.
     ///
     /// # Errors
     ///
     /// tokio's.
-    #[track_caller]
     pub fn poll_peek(
         &mut self,
         cx: &mut Context<'_>,
@@ -261,11 +277,11 @@ impl ReadHalf<'_> {
     ) -> Poll<io::Result<usize>> {
         match &mut self.0 {
             Borrowed::Real(half) => half.poll_peek(cx, buf),
-            Borrowed::Sim(_) => refuse_readiness("tokio::net::tcp::ReadHalf::poll_peek"),
+            Borrowed::Sim(conn) => poll_peek_conn(*conn, cx, buf),
         }
     }
 
-    /// Reads without consuming; refused inside a simulation.
+    /// Copies arrived bytes into `buf` and leaves them to be read, waiting as a read does.
     ///
     /// # Errors
     ///
@@ -273,7 +289,11 @@ impl ReadHalf<'_> {
     pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.0 {
             Borrowed::Real(half) => half.peek(buf).await,
-            Borrowed::Sim(_) => refuse_readiness("tokio::net::tcp::ReadHalf::peek"),
+            Borrowed::Sim(conn) => {
+                let conn: &dyn TcpConn = *conn;
+                let mut buf = ReadBuf::new(buf);
+                poll_fn(|cx| poll_peek_conn(conn, cx, &mut buf)).await
+            }
         }
     }
 }
@@ -425,7 +445,7 @@ impl OwnedReadHalf {
         }
     }
 
-    /// Reads without consuming; refused inside a simulation.
+    /// Copies arrived bytes into `buf` and leaves them to be read, waiting as a read does.
     ///
     /// # Errors
     ///
@@ -433,16 +453,19 @@ impl OwnedReadHalf {
     pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.inner {
             OwnedRead::Real(half) => half.peek(buf).await,
-            OwnedRead::Sim(_) => refuse_readiness("tokio::net::tcp::OwnedReadHalf::peek"),
+            OwnedRead::Sim(conn) => {
+                let conn: &dyn TcpConn = &**conn;
+                let mut buf = ReadBuf::new(buf);
+                poll_fn(|cx| poll_peek_conn(conn, cx, &mut buf)).await
+            }
         }
     }
 
-    /// Polls a read that does not consume; refused inside a simulation.
+    /// Polls a read that leaves the bytes to be read: how many it copied into `buf`.
     ///
     /// # Errors
     ///
     /// tokio's.
-    #[track_caller]
     pub fn poll_peek(
         &mut self,
         cx: &mut Context<'_>,
@@ -450,7 +473,7 @@ impl OwnedReadHalf {
     ) -> Poll<io::Result<usize>> {
         match &mut self.inner {
             OwnedRead::Real(half) => half.poll_peek(cx, buf),
-            OwnedRead::Sim(_) => refuse_readiness("tokio::net::tcp::OwnedReadHalf::poll_peek"),
+            OwnedRead::Sim(conn) => poll_peek_conn(&**conn, cx, buf),
         }
     }
 }

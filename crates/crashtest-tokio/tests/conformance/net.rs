@@ -1,4 +1,5 @@
-//! The network: TCP half-close, refused connections, owned halves, UDP datagrams. The
+//! The network: TCP half-close, refused connections, owned halves, TCP readiness and peeking,
+//! UDP datagrams. The
 //! scripts use loopback, which is the host's on tokio and the node's own in a simulation.
 
 macro_rules! half_close {
@@ -260,4 +261,68 @@ macro_rules! shared_socket_waiters {
 #[test]
 fn tasks_sharing_a_socket_or_a_listener_each_get_a_datagram_or_a_connection() {
     conform!(shared_socket_waiters);
+}
+
+macro_rules! stream_readiness {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+            use $tokio as tokio;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (stream, _) = listener.accept().await.unwrap();
+                // The server reads through readiness alone: tokio's `readable` + `try_read`
+                // loop, to the end of the client's stream.
+                let mut got = Vec::new();
+                loop {
+                    stream.readable().await.unwrap();
+                    let mut buf = [0; 3];
+                    match stream.try_read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                // At the end of the stream a read does not wait: readable. (Whether tokio
+                // also says read-closed by then depends on when epoll reported the FIN.)
+                let closed = stream.ready(Interest::READABLE).await.unwrap();
+                stream.writable().await.unwrap();
+                let wrote = stream.try_write(b"bye").unwrap();
+                (got, closed.is_readable(), wrote)
+            });
+            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let writable = stream.ready(Interest::WRITABLE).await.unwrap();
+            let (mut reader, mut writer) = stream.into_split();
+            writer.writable().await.unwrap();
+            writer.write_all(b"hello, readiness").await.unwrap();
+            writer.shutdown().await.unwrap();
+            // A peek waits for bytes and leaves them: the read that follows sees them again.
+            let mut head = [0; 8];
+            let n = reader.peek(&mut head).await.unwrap();
+            let mut read = vec![0; n];
+            reader.read_exact(&mut read).await.unwrap();
+            let peeked_then_read = n > 0 && head[..n] == read[..];
+            let mut rest = Vec::new();
+            reader.read_to_end(&mut rest).await.unwrap();
+            read.extend_from_slice(&rest);
+            let at_end = reader.peek(&mut head).await.unwrap();
+            let (got, closed, wrote) = server.await.unwrap();
+            (
+                (writable.is_writable(), writable.is_readable()),
+                peeked_then_read,
+                String::from_utf8(read).unwrap(),
+                at_end,
+                String::from_utf8(got).unwrap(),
+                closed,
+                wrote,
+            )
+        }
+    };
+}
+
+#[test]
+fn stream_readiness_and_peeking_work_as_on_tokio() {
+    conform!(stream_readiness);
 }
