@@ -3,9 +3,10 @@
 //!
 //! Inside a simulation every path is on the node's own disk (`crashtest::fs`), which keeps
 //! only what was synced across a crash of the node, and no call touches the host's files.
-//! What the simulated disk does not model is refused with a message: links, permissions,
-//! times and `canonicalize`. The calls that return std's `Metadata` answer with a specimen's
-//! (`specimen`): std gives no other way to make one.
+//! What the simulated disk does not model is refused with a message: links, permissions and
+//! times (`canonicalize` resolves a path lexically, as there are no links). The calls that
+//! return std's `Metadata` answer with a specimen's (`specimen`): std gives no other way to
+//! make one.
 
 mod dir;
 mod file;
@@ -300,8 +301,56 @@ macro_rules! unmodelled {
     )*};
 }
 
+/// The absolute form of a path that exists, like `tokio::fs::canonicalize`: inside a
+/// simulation, where there are no links, the path from the node's root (`/`, also its
+/// working directory) with `.` and `..` resolved.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::create_dir_all("/data/wal").await.unwrap();
+///     let path = tokio::fs::canonicalize("data/./wal/../wal").await.unwrap();
+///     assert_eq!(path, std::path::Path::new("/data/wal"));
+///     let err = tokio::fs::canonicalize("/data/missing").await.unwrap_err();
+///     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+/// }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// As the file system's: `NotFound` if the path does not exist.
+pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
+    match simulated("tokio::fs::canonicalize") {
+        None => real::fs::canonicalize(path).await,
+        Some(disk) => {
+            let path = path.as_ref();
+            disk.stat(path.to_owned()).await?;
+            Ok(from_root(path))
+        }
+    }
+}
+
+/// `path` from the simulated disk's root, as the disk resolves it: lexically, a relative
+/// path from the root, `..` never above it.
+fn from_root(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut names: Vec<&std::ffi::OsStr> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => names.push(name),
+            Component::ParentDir => {
+                names.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    let mut resolved = PathBuf::from("/");
+    resolved.extend(names);
+    assert!(resolved.is_absolute(), "a path from the root is absolute");
+    resolved
+}
+
 unmodelled! {
-    canonicalize(path: impl AsRef<Path>) -> PathBuf;
     hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
     read_link(path: impl AsRef<Path>) -> PathBuf;
     set_permissions(path: impl AsRef<Path>, permissions: std::fs::Permissions) -> ();
