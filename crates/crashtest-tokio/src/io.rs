@@ -2,40 +2,143 @@
 //! same inside a simulation; only the process's standard streams are switched.
 //!
 //! tokio's `stdin`, `stdout` and `stderr` do their blocking reads and writes on the
-//! runtime's blocking threads, which a simulation does not have, and a simulated node has no
-//! terminal: they are refused inside a simulation (log with `println!`, `eprintln!` or
-//! `tracing`, which write synchronously).
+//! runtime's blocking threads, which a simulation does not have. Inside a simulation
+//! `stdout` and `stderr` therefore write straight to the process's own streams, as
+//! `println!` and `eprintln!` do: output leaves the simulated world and nothing comes back
+//! from it, so no run depends on it. `stdin` is refused: what a terminal types is input no
+//! seed draws.
 
 pub use real::io::*;
 
 #[cfg(feature = "io-std")]
 use crate::seam;
 
+/// The process's standard input, like `tokio::io::stdin`; refused inside a simulation.
 #[cfg(feature = "io-std")]
-macro_rules! standard_stream {
-    ($($(#[$attr:meta])* $name:ident -> $ty:ident;)*) => {$(
-        $(#[$attr])*
-        #[track_caller]
-        pub fn $name() -> $ty {
-            if seam::sim().is_some() {
-                seam::refuse(
-                    concat!("tokio::io::", stringify!($name)),
-                    "a simulated node has no terminal; log with println!, eprintln! or tracing",
-                );
-            }
-            real::io::$name()
-        }
-    )*};
+#[track_caller]
+pub fn stdin() -> Stdin {
+    if seam::sim().is_some() {
+        seam::refuse(
+            "tokio::io::stdin",
+            "a simulated node has no terminal to read; give it its input in the test",
+        );
+    }
+    real::io::stdin()
 }
 
 #[cfg(feature = "io-std")]
-standard_stream! {
-    /// The process's standard input, like `tokio::io::stdin`; refused inside a simulation.
-    stdin -> Stdin;
-    /// The process's standard output, like `tokio::io::stdout`; refused inside a simulation.
-    stdout -> Stdout;
-    /// The process's standard error, like `tokio::io::stderr`; refused inside a simulation.
-    stderr -> Stderr;
+pub use standard::{Stderr, Stdout, stderr, stdout};
+
+/// `stdout` and `stderr`: tokio's, or std's streams written at once inside a simulation.
+#[cfg(feature = "io-std")]
+mod standard {
+    use std::fmt;
+    use std::io::{self, Write};
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use real::io::AsyncWrite;
+
+    use crate::seam;
+
+    /// A standard stream: tokio's outside a simulation, std's inside one.
+    enum Stream<R> {
+        Real(R),
+        Sim,
+    }
+
+    macro_rules! standard_stream {
+        ($($(#[$attr:meta])* $make:ident -> $name:ident, $std:ident, $fd:literal;)*) => {$(
+            $(#[$attr])*
+            pub struct $name(Stream<real::io::$name>);
+
+            #[doc = concat!("The process's standard stream, like `tokio::io::", stringify!($make), "`: inside a simulation each write goes to std's `", stringify!($std), "` at once.")]
+            ///
+            /// ```
+            /// use crashtest_tokio as tokio;
+            /// use tokio::io::AsyncWriteExt;
+            /// crashtest::Sim::new(1).run(async {
+            #[doc = concat!("    let mut out = tokio::io::", stringify!($make), "();")]
+            ///     out.write_all(b"written inside a simulation\n").await.unwrap();
+            ///     out.flush().await.unwrap();
+            /// }).unwrap();
+            /// ```
+            pub fn $make() -> $name {
+                if seam::sim().is_some() {
+                    $name(Stream::Sim)
+                } else {
+                    $name(Stream::Real(real::io::$make()))
+                }
+            }
+
+            impl fmt::Debug for $name {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    match &self.0 {
+                        Stream::Real(real) => real.fmt(f),
+                        Stream::Sim => f.write_str(concat!(stringify!($name), " { simulated }")),
+                    }
+                }
+            }
+
+            impl AsyncWrite for $name {
+                fn poll_write(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &[u8],
+                ) -> Poll<io::Result<usize>> {
+                    match &mut self.get_mut().0 {
+                        Stream::Real(real) => Pin::new(real).poll_write(cx, buf),
+                        Stream::Sim => Poll::Ready(io::$std().write(buf)),
+                    }
+                }
+
+                fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    match &mut self.get_mut().0 {
+                        Stream::Real(real) => Pin::new(real).poll_flush(cx),
+                        Stream::Sim => Poll::Ready(io::$std().flush()),
+                    }
+                }
+
+                fn poll_shutdown(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                ) -> Poll<io::Result<()>> {
+                    match &mut self.get_mut().0 {
+                        Stream::Real(real) => Pin::new(real).poll_shutdown(cx),
+                        Stream::Sim => Poll::Ready(io::$std().flush()),
+                    }
+                }
+            }
+
+            #[cfg(unix)]
+            impl std::os::fd::AsRawFd for $name {
+                fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                    match &self.0 {
+                        Stream::Real(real) => real.as_raw_fd(),
+                        Stream::Sim => $fd,
+                    }
+                }
+            }
+
+            #[cfg(unix)]
+            impl std::os::fd::AsFd for $name {
+                fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+                    match &self.0 {
+                        Stream::Real(real) => real.as_fd(),
+                        // SAFETY: the process's standard streams stay open while it runs.
+                        Stream::Sim => unsafe { std::os::fd::BorrowedFd::borrow_raw($fd) },
+                    }
+                }
+            }
+        )*};
+    }
+
+    standard_stream! {
+        /// The process's standard output, like `tokio::io::Stdout`.
+        stdout -> Stdout, stdout, 1;
+        /// The process's standard error, like `tokio::io::Stderr`.
+        stderr -> Stderr, stderr, 2;
+    }
 }
 
 /// Unix-specific I/O, like `tokio::io::unix`: tokio's, with [`unix::AsyncFd`] refused inside a

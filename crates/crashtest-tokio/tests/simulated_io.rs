@@ -414,3 +414,22 @@ fn readiness_of_a_simulated_stream_follows_its_peer_and_a_reset() {
         })
         .unwrap();
 }
+
+#[test]
+fn standard_output_and_error_are_written_inside_a_simulation_and_replay() {
+    let run = crashtest::check_determinism(2, crashtest::Config::default(), || async {
+        for node in 0..2 {
+            crashtest::node::create(format!("printer{node}"), move || async move {
+                let mut out = tokio::io::stdout();
+                out.write_all(format!("node {node} says hello\n").as_bytes())
+                    .await
+                    .unwrap();
+                out.flush().await.unwrap();
+                let mut err = tokio::io::stderr();
+                err.write_all(b"and a warning\n").await.unwrap();
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    });
+    assert!(run.expect("no divergence").is_ok());
+}
