@@ -51,6 +51,15 @@ pub trait TcpConn: Send + Sync {
     /// Writes some of `data`; waits while the send buffer is full.
     fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>;
 
+    /// Reads what has arrived into `buf`, never waiting: `WouldBlock` if nothing has. Unlike
+    /// a poll, it registers no waker, so it never displaces the one of a task that waits on
+    /// this end (tokio's `try_read` beside another task's `readable().await`).
+    fn try_read(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>;
+
+    /// Writes some of `data`, never waiting: `WouldBlock` if the send buffer is full. It
+    /// registers no waker (see [`TcpConn::try_read`]).
+    fn try_write(&self, data: &[u8]) -> io::Result<usize>;
+
     /// Copies arrived bytes into `buf` and leaves them to be read; `Ok(0)` at the end of the
     /// stream. Waits, as a read does, while nothing has arrived.
     fn poll_peek(

@@ -101,6 +101,18 @@ impl TcpConn for Shared {
         fabric::net().tcp_poll_write(id, side, cx, data)
     }
 
+    fn try_read(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+        let (id, side) = self.end();
+        let mut buf = ReadBuf::uninit(buf);
+        fabric::net().tcp_try_read(id, side, &mut buf)?;
+        Ok(buf.filled().len())
+    }
+
+    fn try_write(&self, data: &[u8]) -> io::Result<usize> {
+        let (id, side) = self.end();
+        fabric::net().tcp_try_write(id, side, data)
+    }
+
     fn poll_peek(
         &self,
         cx: &mut Context<'_>,

@@ -433,3 +433,39 @@ fn standard_output_and_error_are_written_inside_a_simulation_and_replay() {
     });
     assert!(run.expect("no divergence").is_ok());
 }
+
+#[test]
+fn a_try_read_of_one_task_leaves_another_waiting_on_readiness_to_be_woken() {
+    crashtest::Sim::new(9)
+        .run(async {
+            crashtest::node::create("server", || async {
+                let listener = tokio::net::TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                stream.write_all(b"late").await.unwrap();
+                std::future::pending::<()>().await
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let stream =
+                std::sync::Arc::new(tokio::net::TcpStream::connect("server:9000").await.unwrap());
+            let waiter = {
+                let stream = stream.clone();
+                tokio::spawn(async move {
+                    stream.readable().await.unwrap();
+                    let mut buf = [0; 8];
+                    let n = stream.try_read(&mut buf).unwrap();
+                    buf[..n].to_vec()
+                })
+            };
+            // The waiter registers first; then this task's `try_read` finds nothing.
+            tokio::task::yield_now().await;
+            let empty = stream.try_read(&mut [0; 8]).unwrap_err();
+            assert_eq!(empty.kind(), std::io::ErrorKind::WouldBlock);
+            let got = tokio::time::timeout(Duration::from_secs(1), waiter)
+                .await
+                .expect("the waiting task was woken by the bytes")
+                .unwrap();
+            assert_eq!(got, b"late");
+        })
+        .unwrap();
+}

@@ -19,7 +19,7 @@
 
 use std::io;
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
@@ -73,16 +73,36 @@ impl Net {
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
         let mut wakers = Wakers::default();
-        let result = self.tcp_write(id, side, cx, data, &mut wakers);
+        let result = self.tcp_write(id, side, Some(cx.waker()), data, &mut wakers);
         wakers.wake();
         result
     }
 
+    /// A write that never waits: `tcp_poll_write`, but a full send buffer is `WouldBlock`
+    /// and no waker is registered (an end keeps one waker a direction, which a `try_` call
+    /// must not take from a task that waits).
+    pub(crate) fn tcp_try_write(
+        self: &Rc<Net>,
+        id: u64,
+        side: usize,
+        data: &[u8],
+    ) -> io::Result<usize> {
+        let mut wakers = Wakers::default();
+        let result = self.tcp_write(id, side, None, data, &mut wakers);
+        wakers.wake();
+        match result {
+            Poll::Ready(result) => result,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// Writes for end `side`; when the send buffer is full, registers `waker` (if any) to
+    /// learn of room.
     fn tcp_write(
         self: &Rc<Net>,
         id: u64,
         side: usize,
-        cx: &mut Context<'_>,
+        waker: Option<&Waker>,
         data: &[u8],
         wakers: &mut Wakers,
     ) -> Poll<io::Result<usize>> {
@@ -102,7 +122,9 @@ impl Net {
             .tcp_buffer
             .saturating_sub(conn.pipes[side].unread());
         if space == 0 {
-            register(&mut conn.ends[side].write_waker, cx.waker());
+            if let Some(waker) = waker {
+                register(&mut conn.ends[side].write_waker, waker);
+            }
             return Poll::Pending;
         }
         let node = conn.ends[side].node;
@@ -171,7 +193,21 @@ impl Net {
         cx: &mut Context<'_>,
         out: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        self.tcp_read(id, side, cx, out, true)
+        self.tcp_read(id, side, Some(cx.waker()), out, true)
+    }
+
+    /// A read that never waits: `tcp_poll_read`, but nothing arrived is `WouldBlock` and no
+    /// waker is registered (see `tcp_try_write`).
+    pub(crate) fn tcp_try_read(
+        &self,
+        id: u64,
+        side: usize,
+        out: &mut ReadBuf<'_>,
+    ) -> io::Result<()> {
+        match self.tcp_read(id, side, None, out, true) {
+            Poll::Ready(result) => result,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
     }
 
     /// A peek of end `side` of connection `id`: `tcp_poll_read`, but the bytes stay to be
@@ -184,14 +220,16 @@ impl Net {
         cx: &mut Context<'_>,
         out: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        self.tcp_read(id, side, cx, out, false)
+        self.tcp_read(id, side, Some(cx.waker()), out, false)
     }
 
+    /// Reads (or, unless `consume`, peeks) for end `side`; when nothing has arrived,
+    /// registers `waker` (if any) to learn of bytes, the end of the stream or an error.
     fn tcp_read(
         &self,
         id: u64,
         side: usize,
-        cx: &mut Context<'_>,
+        waker: Option<&Waker>,
         out: &mut ReadBuf<'_>,
         consume: bool,
     ) -> Poll<io::Result<()>> {
@@ -221,7 +259,9 @@ impl Net {
                 if end.is_failed() || inbound.fin {
                     return Poll::Ready(Ok(()));
                 }
-                register(&mut end.read_waker, cx.waker());
+                if let Some(waker) = waker {
+                    register(&mut end.read_waker, waker);
+                }
                 return Poll::Pending;
             }
         };

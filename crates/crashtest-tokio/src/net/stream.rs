@@ -153,6 +153,9 @@ pub(super) fn refuse_raw_io(call: &str) -> ! {
 }
 
 /// The `try_` reads and writes of a simulated connection, for the stream and its halves.
+/// They never wait and register no waker: an end keeps one waker a direction, which a
+/// `try_` call must not take from a task waiting on the same end (as tokio's `try_read`
+/// leaves another task's `readable().await` waiting).
 pub(super) mod try_conn {
     use std::io;
 
@@ -160,14 +163,22 @@ pub(super) mod try_conn {
     use crashtest_hooks::net::TcpConn;
     use real::io::ReadBuf;
 
-    use super::{poll_read_conn, try_now};
+    use crate::seam;
+
+    /// Reads what is there now into `buf`'s unfilled part, or fails with `WouldBlock`.
+    fn read_into(conn: &dyn TcpConn, buf: &mut ReadBuf<'_>) -> io::Result<usize> {
+        let read = seam::read_into(buf, |unfilled| {
+            std::task::Poll::Ready(conn.try_read(unfilled).map(|n| (n, n)))
+        });
+        match read {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => unreachable!("a try_read never waits"),
+        }
+    }
 
     /// Reads what is there now, or fails with `WouldBlock`.
     pub(in crate::net) fn read(conn: &dyn TcpConn, buf: &mut [u8]) -> io::Result<usize> {
-        try_now(|cx| {
-            let mut buf = ReadBuf::new(buf);
-            poll_read_conn(conn, cx, &mut buf).map_ok(|()| buf.filled().len())
-        })
+        read_into(conn, &mut ReadBuf::new(buf))
     }
 
     /// Reads what is there now into the first non-empty buffer.
@@ -189,9 +200,7 @@ pub(super) mod try_conn {
         // SAFETY: the seam's readers write only initialized bytes (the hooks' contract), so
         // the spare capacity is only written, never read uninitialized.
         let spare = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
-        let mut read = ReadBuf::uninit(spare);
-        try_now(|cx| poll_read_conn(conn, cx, &mut read))?;
-        let n = read.filled().len();
+        let n = read_into(conn, &mut ReadBuf::uninit(spare))?;
         // SAFETY: the read initialized the first `n` bytes of the spare capacity.
         unsafe { buf.advance_mut(n) };
         Ok(n)
@@ -199,7 +208,7 @@ pub(super) mod try_conn {
 
     /// Writes what fits now, or fails with `WouldBlock`.
     pub(in crate::net) fn write(conn: &dyn TcpConn, buf: &[u8]) -> io::Result<usize> {
-        try_now(|cx| conn.poll_write(cx, buf))
+        conn.try_write(buf)
     }
 
     /// Writes what fits now from the first non-empty buffer.
