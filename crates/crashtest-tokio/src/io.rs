@@ -3,9 +3,9 @@
 //!
 //! tokio's `stdin`, `stdout` and `stderr` do their blocking reads and writes on the
 //! runtime's blocking threads, which a simulation does not have. Inside a simulation
-//! `stdout` and `stderr` therefore write straight to the process's own streams, as
-//! `println!` and `eprintln!` do: output leaves the simulated world and nothing comes back
-//! from it, so no run depends on it. `stdin` is refused: what a terminal types is input no
+//! `stdout` and `stderr` therefore write straight to the process's own streams (std's, not
+//! captured by the test harness): output leaves the simulated world and nothing comes back
+//! from it, not even the host's errors, so no run depends on it. `stdin` is refused: what a terminal types is input no
 //! seed draws.
 
 pub use real::io::*;
@@ -88,14 +88,23 @@ mod standard {
                 ) -> Poll<io::Result<usize>> {
                     match &mut self.get_mut().0 {
                         Stream::Real(real) => Pin::new(real).poll_write(cx, buf),
-                        Stream::Sim => Poll::Ready(io::$std().write(buf)),
+                        // What the host does with the bytes (a closed pipe, a full one)
+                        // must not come back into the run: the write is whole, as far as
+                        // the simulated program knows.
+                        Stream::Sim => {
+                            let _ = io::$std().write_all(buf);
+                            Poll::Ready(Ok(buf.len()))
+                        }
                     }
                 }
 
                 fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                     match &mut self.get_mut().0 {
                         Stream::Real(real) => Pin::new(real).poll_flush(cx),
-                        Stream::Sim => Poll::Ready(io::$std().flush()),
+                        Stream::Sim => {
+                            let _ = io::$std().flush();
+                            Poll::Ready(Ok(()))
+                        }
                     }
                 }
 
@@ -105,7 +114,10 @@ mod standard {
                 ) -> Poll<io::Result<()>> {
                     match &mut self.get_mut().0 {
                         Stream::Real(real) => Pin::new(real).poll_shutdown(cx),
-                        Stream::Sim => Poll::Ready(io::$std().flush()),
+                        Stream::Sim => {
+                            let _ = io::$std().flush();
+                            Poll::Ready(Ok(()))
+                        }
                     }
                 }
             }
