@@ -324,6 +324,10 @@ pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
         None => real::fs::canonicalize(path).await,
         Some(disk) => {
             let path = path.as_ref();
+            if path.as_os_str().is_empty() {
+                // As the OS answers an empty path.
+                return Err(io::ErrorKind::NotFound.into());
+            }
             disk.stat(path.to_owned()).await?;
             Ok(from_root(path))
         }
