@@ -68,11 +68,11 @@ pub trait TcpConn: Send + Sync {
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>>;
 
-    /// What the end is ready for, once a direction asked for (`read`, `write`) is: a read
-    /// direction by bytes arrived, the end of the stream or an error, a write direction by
-    /// room in the send buffer or an error. Until then `Pending`, with `cx`'s waker
-    /// registered for each direction asked for.
-    fn poll_ready(&self, cx: &mut Context<'_>, read: bool, write: bool) -> Poll<TcpReady>;
+    /// What the end is ready for, once something asked for is: a read direction by bytes
+    /// arrived, the end of the stream or an error, a write direction by room in the send
+    /// buffer or an error, an error by an error. Until then `Pending`, with `cx`'s waker
+    /// registered to learn of each.
+    fn poll_ready(&self, cx: &mut Context<'_>, interest: TcpInterest) -> Poll<TcpReady>;
 
     /// Shuts the write direction down (a FIN); reads go on.
     fn shutdown(&self);
@@ -93,8 +93,22 @@ pub struct TcpReady {
     pub read_closed: bool,
     /// The send buffer has room.
     pub writable: bool,
-    /// A write would fail: the end shut its writing down, or the connection failed.
+    /// Writing is over both ways (this end shut its writing down and the peer's FIN
+    /// arrived), or the connection failed.
     pub write_closed: bool,
+    /// The connection failed (a reset, a timeout, its node's death).
+    pub error: bool,
+}
+
+/// What [`TcpConn::poll_ready`] waits for, in the terms of tokio's `Interest`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInterest {
+    /// Something to read, the end of the stream, or an error.
+    pub read: bool,
+    /// Room to write, or writing over.
+    pub write: bool,
+    /// An error.
+    pub error: bool,
 }
 
 /// A bound TCP listener; dropping it frees the port.

@@ -15,7 +15,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crashtest_hooks::net::{BoxFuture, Network, TcpConn, TcpListen, TcpReady, UdpSock};
+use crashtest_hooks::net::{
+    BoxFuture, Network, TcpConn, TcpInterest, TcpListen, TcpReady, UdpSock,
+};
 use tokio::io::ReadBuf;
 
 use crate::tcp::Shared;
@@ -122,9 +124,9 @@ impl TcpConn for Shared {
         read_into(buf, |buf| fabric::net().tcp_poll_peek(id, side, cx, buf)).map_ok(|(n, ())| n)
     }
 
-    fn poll_ready(&self, cx: &mut Context<'_>, read: bool, write: bool) -> Poll<TcpReady> {
+    fn poll_ready(&self, cx: &mut Context<'_>, interest: TcpInterest) -> Poll<TcpReady> {
         let (id, side) = self.end();
-        fabric::net().tcp_poll_ready(id, side, cx, read, write)
+        fabric::net().tcp_poll_ready(id, side, cx, interest)
     }
 
     fn shutdown(&self) {

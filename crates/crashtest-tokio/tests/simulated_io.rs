@@ -400,14 +400,16 @@ fn readiness_of_a_simulated_stream_follows_its_peer_and_a_reset() {
             assert!(full.is_err(), "a full send buffer is not writable");
             // A reset wakes a reader waiting on readiness, and says the stream is closed.
             let waiting = tokio::spawn(async move {
+                let error = stream.ready(tokio::io::Interest::ERROR).await.unwrap();
                 let ready = stream.ready(tokio::io::Interest::READABLE).await.unwrap();
                 let read = stream.try_read(&mut [0; 16]).map_err(|e| e.kind());
                 let writable = stream.ready(tokio::io::Interest::WRITABLE).await.unwrap();
-                (ready, read, writable)
+                (error, ready, read, writable)
             });
             tokio::time::sleep(Duration::from_millis(10)).await;
             server.kill();
-            let (ready, read, writable) = waiting.await.unwrap();
+            let (error, ready, read, writable) = waiting.await.unwrap();
+            assert!(error.is_error() && !error.is_readable(), "{error:?}");
             assert!(ready.is_readable() && ready.is_read_closed(), "{ready:?}");
             assert_eq!(read, Err(std::io::ErrorKind::ConnectionReset));
             assert!(writable.is_write_closed(), "{writable:?}");
@@ -466,6 +468,58 @@ fn a_try_read_of_one_task_leaves_another_waiting_on_readiness_to_be_woken() {
                 .expect("the waiting task was woken by the bytes")
                 .unwrap();
             assert_eq!(got, b"late");
+        })
+        .unwrap();
+}
+
+#[test]
+fn every_task_waiting_on_a_stream_is_woken_and_a_shut_write_side_closes_with_the_peers() {
+    crashtest::Sim::new(4)
+        .run(async {
+            crashtest::node::create("server", || async {
+                let listener = tokio::net::TcpListener::bind("0.0.0.0:9000").await.unwrap();
+                let (mut stream, _) = listener.accept().await.unwrap();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                stream.write_all(b"news").await.unwrap();
+                // Reads to the client's FIN, then ends its own side too.
+                let mut rest = Vec::new();
+                stream.read_to_end(&mut rest).await.unwrap();
+                stream.shutdown().await.unwrap();
+                std::future::pending::<()>().await
+            });
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let stream =
+                std::sync::Arc::new(tokio::net::TcpStream::connect("server:9000").await.unwrap());
+            // A peek into no room waits for something to read, as a socket's does.
+            let empty_peek =
+                tokio::time::timeout(Duration::from_millis(10), stream.peek(&mut [])).await;
+            assert!(
+                empty_peek.is_err(),
+                "an empty peek returned before any byte arrived"
+            );
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    let stream = stream.clone();
+                    tokio::spawn(async move { stream.readable().await.is_ok() })
+                })
+                .collect();
+            for waiter in waiters {
+                let woken = tokio::time::timeout(Duration::from_secs(1), waiter).await;
+                assert!(woken.expect("every waiter was woken").unwrap());
+            }
+            let mut stream = std::sync::Arc::into_inner(stream).expect("the waiters are done");
+            let mut news = [0; 4];
+            stream.read_exact(&mut news).await.unwrap();
+            stream.shutdown().await.unwrap();
+            // Shut by this end alone, the write side is still writable (a write then fails),
+            // not closed; once the peer's FIN came too, it is closed.
+            let alone = stream.ready(tokio::io::Interest::WRITABLE).await.unwrap();
+            assert!(alone.is_writable() && !alone.is_write_closed(), "{alone:?}");
+            assert_eq!(stream.read(&mut [0; 4]).await.unwrap(), 0, "the peer's FIN");
+            let both = stream.ready(tokio::io::Interest::WRITABLE).await.unwrap();
+            assert!(both.is_write_closed(), "{both:?}");
+            let write = stream.try_write(b"late").unwrap_err();
+            assert_eq!(write.kind(), std::io::ErrorKind::BrokenPipe);
         })
         .unwrap();
 }

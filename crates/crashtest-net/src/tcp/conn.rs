@@ -17,13 +17,13 @@
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::task::Waker;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::timers::TimerKey;
 use tokio::io::ReadBuf;
 
 use super::byte_queue::ByteQueue;
+use crate::fabric::WaitList;
 
 /// What a segment carries besides bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,8 +266,11 @@ pub(crate) struct End {
     pub(crate) gone: bool,
     /// An RST left this end already.
     pub(crate) rst_sent: bool,
-    pub(crate) read_waker: Option<Waker>,
-    pub(crate) write_waker: Option<Waker>,
+    /// The tasks waiting to read (or for read readiness): tokio lets several tasks wait on
+    /// one stream (`readable()` from each, through an `Arc`), and every one is woken.
+    pub(crate) read_waiters: WaitList,
+    /// The tasks waiting for room in the send buffer (or for write readiness).
+    pub(crate) write_waiters: WaitList,
 }
 
 impl End {
@@ -280,8 +283,8 @@ impl End {
             write_shut: false,
             gone: false,
             rst_sent: false,
-            read_waker: None,
-            write_waker: None,
+            read_waiters: WaitList::default(),
+            write_waiters: WaitList::default(),
         }
     }
 

@@ -24,7 +24,7 @@ use std::task::{Context, Poll, Waker};
 use crashtest_core::fault;
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing::{self, timers::TimerKey};
-use crashtest_hooks::net::TcpReady;
+use crashtest_hooks::net::{TcpInterest, TcpReady};
 use tokio::io::ReadBuf;
 
 use super::conn::{Conn, Handle, Hold, Mark, error};
@@ -32,7 +32,7 @@ use crate::config::nanos;
 use crashtest_protocol::NetNote;
 
 use crate::addr::between;
-use crate::fabric::{Net, State, Wakers, applies, draw, drawn, latency_ns, now, register, trace};
+use crate::fabric::{Net, State, WaitList, Wakers, applies, draw, drawn, latency_ns, now, trace};
 use crate::links::Verdict;
 use crate::ports::Proto;
 
@@ -123,7 +123,7 @@ impl Net {
             .saturating_sub(conn.pipes[side].unread());
         if space == 0 {
             if let Some(waker) = waker {
-                register(&mut conn.ends[side].write_waker, waker);
+                conn.ends[side].write_waiters.register(waker);
             }
             return Poll::Pending;
         }
@@ -233,24 +233,31 @@ impl Net {
         out: &mut ReadBuf<'_>,
         consume: bool,
     ) -> Poll<io::Result<()>> {
-        let writer = {
+        let mut writers = Wakers::default();
+        {
             let mut guard = self.state.borrow_mut();
             let Some(conn) = guard.tcp.conns.get_mut(&id) else {
                 return Poll::Ready(Ok(()));
             };
-            if out.remaining() == 0 {
+            let inbound = &mut conn.pipes[1 - side];
+            // A read into no room returns at once; a peek into none waits for something to
+            // read, as a socket's does (it is a readiness wait).
+            if out.remaining() == 0 && (consume || inbound.readable() > 0) {
                 return Poll::Ready(Ok(()));
             }
-            let inbound = &mut conn.pipes[1 - side];
             if inbound.readable() > 0 && !consume {
                 let n = inbound.peek_into(out);
                 assert!(n > 0, "a peek with room and bytes arrived copies some");
                 return Poll::Ready(Ok(()));
             }
+            assert!(
+                out.remaining() > 0 || inbound.readable() == 0,
+                "only a peek into no room, with nothing arrived, goes on"
+            );
             if inbound.readable() > 0 {
                 let n = inbound.read_into(out);
                 assert!(n > 0, "a read with room and bytes arrived takes some");
-                conn.ends[1 - side].write_waker.take()
+                conn.ends[1 - side].write_waiters.take_into(&mut writers);
             } else {
                 let end = &mut conn.ends[side];
                 if let Some(err) = end.take_read_error() {
@@ -260,14 +267,12 @@ impl Net {
                     return Poll::Ready(Ok(()));
                 }
                 if let Some(waker) = waker {
-                    register(&mut end.read_waker, waker);
+                    end.read_waiters.register(waker);
                 }
                 return Poll::Pending;
             }
-        };
-        if let Some(waker) = writer {
-            waker.wake();
         }
+        writers.wake();
         Poll::Ready(Ok(()))
     }
 
@@ -281,10 +286,12 @@ impl Net {
         id: u64,
         side: usize,
         cx: &mut Context<'_>,
-        read: bool,
-        write: bool,
+        interest: TcpInterest,
     ) -> Poll<TcpReady> {
-        assert!(read || write, "readiness is asked for a direction");
+        assert!(
+            interest.read || interest.write || interest.error,
+            "readiness is asked for something"
+        );
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
         let Some(conn) = st.tcp.conns.get_mut(&id) else {
@@ -296,23 +303,30 @@ impl Net {
         };
         let inbound = &conn.pipes[1 - side];
         let end = &conn.ends[side];
+        // As Linux's poll reports a socket: a write side shut by this end alone is still
+        // writable (the write then fails) and is closed only once the peer's FIN came too.
         let ready = TcpReady {
             readable: inbound.readable() > 0,
             read_closed: inbound.fin || end.is_failed(),
-            writable: conn.pipes[side].unread() < st.config.tcp_buffer,
-            write_closed: end.is_failed() || end.write_shut,
+            writable: conn.pipes[side].unread() < st.config.tcp_buffer || end.write_shut,
+            write_closed: end.is_failed() || (end.write_shut && inbound.fin),
+            error: end.is_failed(),
         };
         let read_ready = ready.readable || ready.read_closed;
         let write_ready = ready.writable || ready.write_closed;
-        if (read && read_ready) || (write && write_ready) {
+        if (interest.read && read_ready)
+            || (interest.write && write_ready)
+            || (interest.error && ready.error)
+        {
             return Poll::Ready(ready);
         }
         let end = &mut conn.ends[side];
-        if read {
-            register(&mut end.read_waker, cx.waker());
+        // A failure wakes the read waiters, and so those waiting for an error.
+        if interest.read || interest.error {
+            end.read_waiters.register(cx.waker());
         }
-        if write {
-            register(&mut end.write_waker, cx.waker());
+        if interest.write {
+            end.write_waiters.register(cx.waker());
         }
         Poll::Pending
     }
@@ -386,12 +400,12 @@ impl Net {
                 st.tcp_rst_arrived(id, 1 - dir, &mut wakers);
             } else if end.gone {
                 conn.pipes[dir].discard_delivered();
-                wakers.push(conn.ends[dir].write_waker.take());
+                conn.ends[dir].write_waiters.take_into(&mut wakers);
                 if delivered > before {
                     st.tcp_send_rst(self, id, 1 - dir);
                 }
             } else {
-                wakers.push(end.read_waker.take());
+                end.read_waiters.take_into(&mut wakers);
             }
         }
         wakers.wake();
@@ -415,8 +429,8 @@ impl Net {
             end.gone = true;
             // Nothing reaches the peer (behind a partition, or down), not even an RST.
             end.rst_sent = true;
-            wakers.push(end.read_waker.take());
-            wakers.push(end.write_waker.take());
+            end.read_waiters.take_into(&mut wakers);
+            end.write_waiters.take_into(&mut wakers);
             conn.pipes[1 - dir].discard_delivered();
             st.tcp_purge(id, dir);
             trace(
@@ -452,6 +466,13 @@ impl Net {
             return;
         }
         st.tcp_send_mark(self, id, side, Mark::Fin);
+        // A task waiting to write learns that writing is over (its write now fails).
+        let mut wakers = Wakers::default();
+        if let Some(conn) = st.tcp.conns.get_mut(&id) {
+            conn.ends[side].write_waiters.take_into(&mut wakers);
+        }
+        drop(guard);
+        wakers.wake();
     }
 
     /// The `TcpStream` of end `side` was dropped.
@@ -579,8 +600,8 @@ impl State {
         end.fail(io::ErrorKind::ConnectionReset);
         end.gone = true;
         end.rst_sent = true;
-        wakers.push(end.read_waker.take());
-        wakers.push(end.write_waker.take());
+        end.read_waiters.take_into(wakers);
+        end.write_waiters.take_into(wakers);
         self.tcp_purge(id, side);
     }
 
@@ -663,10 +684,10 @@ impl State {
         end.fail(kind);
         end.gone = true;
         assert!(end.is_failed(), "an aborted end reports an error");
-        wakers.push(end.read_waker.take());
-        wakers.push(end.write_waker.take());
+        end.read_waiters.take_into(wakers);
+        end.write_waiters.take_into(wakers);
         conn.pipes[1 - side].discard_delivered();
-        wakers.push(conn.ends[1 - side].write_waker.take());
+        conn.ends[1 - side].write_waiters.take_into(wakers);
         if conn.ends[side].handle == Handle::Queued {
             conn.ends[side].handle = Handle::Closed;
         }
@@ -687,8 +708,8 @@ impl State {
         };
         let end = &mut conn.ends[side];
         end.handle = Handle::Closed;
-        end.read_waker = None;
-        end.write_waker = None;
+        end.read_waiters = WaitList::default();
+        end.write_waiters = WaitList::default();
         let crashed = plumbing::life::node_status(end.node) == Some(NodeStatus::Dead);
         if crashed {
             self.tcp_end_dies(net, id, side, wakers);
@@ -698,7 +719,7 @@ impl State {
             let needs_fin = !end.write_shut && !end.is_failed();
             end.gone = true;
             conn.pipes[1 - side].discard_delivered();
-            wakers.push(conn.ends[1 - side].write_waker.take());
+            conn.ends[1 - side].write_waiters.take_into(wakers);
             if needs_fin {
                 self.tcp_send_mark(net, id, side, Mark::Fin);
             }

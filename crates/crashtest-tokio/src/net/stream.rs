@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
-use crashtest_hooks::net::TcpConn;
+use crashtest_hooks::net::{TcpConn, TcpInterest};
 use real::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 
 use super::addr::{ToSocketAddrs, first_that_works, resolve_some};
@@ -102,7 +102,7 @@ pub(super) fn poll_peek_conn(
 }
 
 /// Polls a simulated connection for the readiness `interest` asks for, as tokio's `ready`
-/// reports it: only the directions asked for, a closed direction with its readiness.
+/// reports it: only what was asked for, a closed direction with its readiness.
 #[track_caller]
 pub(super) fn poll_ready_conn(
     conn: &dyn TcpConn,
@@ -110,33 +110,40 @@ pub(super) fn poll_ready_conn(
     interest: Interest,
     call: &str,
 ) -> Poll<io::Result<Ready>> {
-    let (read, write) = (interest.is_readable(), interest.is_writable());
-    if !read && !write {
+    let asked = TcpInterest {
+        read: interest.is_readable(),
+        write: interest.is_writable(),
+        error: interest.is_error(),
+    };
+    if !(asked.read || asked.write || asked.error) {
         seam::refuse(
             call,
-            "a simulated connection reports read and write readiness only; ask for \
-             Interest::READABLE or Interest::WRITABLE",
+            "a simulated connection has no priority data; ask for Interest::READABLE, \
+             WRITABLE or ERROR",
         );
     }
-    let now = ready!(conn.poll_ready(cx, read, write));
+    let now = ready!(conn.poll_ready(cx, asked));
     // As epoll reports a socket: readable whenever a read would not wait (an ended or failed
     // stream too, with its closed flag), writable whenever a write would not.
     let mut ready = Ready::EMPTY;
-    if read && (now.readable || now.read_closed) {
+    if asked.read && (now.readable || now.read_closed) {
         ready |= Ready::READABLE;
     }
-    if read && now.read_closed {
+    if asked.read && now.read_closed {
         ready |= Ready::READ_CLOSED;
     }
-    if write && (now.writable || now.write_closed) {
+    if asked.write && (now.writable || now.write_closed) {
         ready |= Ready::WRITABLE;
     }
-    if write && now.write_closed {
+    if asked.write && now.write_closed {
         ready |= Ready::WRITE_CLOSED;
+    }
+    if asked.error && now.error {
+        ready |= Ready::ERROR;
     }
     assert!(
         !ready.is_empty(),
-        "a connection is ready for a direction asked for"
+        "a connection is ready for something asked for"
     );
     Poll::Ready(Ok(ready))
 }
