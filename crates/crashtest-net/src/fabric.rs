@@ -178,6 +178,18 @@ impl WaitList {
         );
     }
 
+    /// Wakes every listed task, in the order listed (for a caller that took the list out
+    /// from under its borrow, without gathering a `Wakers`).
+    #[inline]
+    pub(crate) fn wake(self) {
+        if let Some(first) = self.first {
+            first.wake();
+        }
+        for waker in self.rest {
+            waker.wake();
+        }
+    }
+
     /// True when no task waits.
     pub(crate) fn is_empty(&self) -> bool {
         self.first.is_none() && self.rest.is_empty()

@@ -233,8 +233,7 @@ impl Net {
         out: &mut ReadBuf<'_>,
         consume: bool,
     ) -> Poll<io::Result<()>> {
-        let mut writers = Wakers::default();
-        {
+        let writers = {
             let mut guard = self.state.borrow_mut();
             let Some(conn) = guard.tcp.conns.get_mut(&id) else {
                 return Poll::Ready(Ok(()));
@@ -257,7 +256,7 @@ impl Net {
             if inbound.readable() > 0 {
                 let n = inbound.read_into(out);
                 assert!(n > 0, "a read with room and bytes arrived takes some");
-                conn.ends[1 - side].write_waiters.take_into(&mut writers);
+                std::mem::take(&mut conn.ends[1 - side].write_waiters)
             } else {
                 let end = &mut conn.ends[side];
                 if let Some(err) = end.take_read_error() {
@@ -271,7 +270,7 @@ impl Net {
                 }
                 return Poll::Pending;
             }
-        }
+        };
         writers.wake();
         Poll::Ready(Ok(()))
     }
