@@ -95,6 +95,7 @@ pub(crate) fn net() -> Rc<Net> {
                     let life_cycle = Rc::new(LifeCycle(Rc::clone(net)));
                     plumbing::life::add_node_hook(life_cycle.clone());
                     plumbing::faults::add_healer(life_cycle);
+                    plumbing::checks::add_wait_witness(Rc::new(Waits(Rc::clone(net))));
                 }
             })
         })
@@ -188,6 +189,11 @@ impl WaitList {
         for waker in self.rest {
             waker.wake();
         }
+    }
+
+    /// The listed wakers, in the order listed.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Waker> {
+        self.first.iter().chain(&self.rest)
     }
 
     /// True when no task waits.
@@ -329,6 +335,17 @@ pub(crate) fn draw<R>(f: impl FnOnce(&mut Rng) -> R) -> R {
 /// id and is listed in the failure report), false if the run masks it or has healed.
 pub(crate) fn applies(node: NodeId, describe: impl FnOnce() -> String) -> bool {
     fault::arise(Stream::Network, node, describe)
+}
+
+/// Names, for a deadlock's report, what the tasks waiting on sockets wait for.
+struct Waits(Rc<Net>);
+
+impl plumbing::checks::WaitWitness for Waits {
+    fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+        let st = self.0.state.borrow();
+        st.tcp.waits(waiting);
+        st.udp.waits(waiting);
+    }
 }
 
 /// Tells the network of node kills (a killed node's sockets close and its connections reset,

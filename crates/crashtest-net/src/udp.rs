@@ -15,7 +15,7 @@ use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crashtest_core::node::NodeId;
@@ -88,6 +88,14 @@ impl InFlight {
 }
 
 impl UdpTables {
+    /// Calls `waiting` with the wakers of the tasks waiting for a datagram, socket by socket.
+    pub(crate) fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+        for (_, socket) in self.sockets.iter() {
+            let receiving = format!("receiving udp on {}", socket.local);
+            socket.waiters.iter().for_each(|w| waiting(w, &receiving));
+        }
+    }
+
     /// Makes `datagram` arrive at `at`.
     fn arm(&mut self, at: u64, datagram: Datagram) {
         let slot = self.in_flight.put(datagram);

@@ -478,3 +478,38 @@ fn a_seed_replays_silent_kills_exactly_and_seeds_differ() {
         .collect();
     assert!(fingerprints.len() > 1, "every seed gave one fingerprint");
 }
+
+#[test]
+fn a_deadlock_report_names_the_socket_each_task_waits_on() {
+    let failure = Sim::new(2)
+        .run(async {
+            node::create("server", || async {
+                let listener = TcpListener::bind("0.0.0.0:80").await.unwrap();
+                let (_stream, _) = listener.accept().await.unwrap();
+                // Never answers, and never accepts again.
+                let _second = listener.accept().await;
+            });
+            time::sleep(Duration::from_millis(1)).await;
+            let mut stream = TcpStream::connect("server:80").await.unwrap();
+            let mut reply = [0; 4];
+            let _ = stream.read_exact(&mut reply).await;
+        })
+        .unwrap_err();
+    let crashtest_core::FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("expected a deadlock: {failure}");
+    };
+    let line = |what: &str| {
+        waiting
+            .iter()
+            .find(|line| line.contains(what))
+            .unwrap_or_else(|| panic!("no line names {what}: {waiting:#?}"))
+    };
+    assert!(
+        line("reading tcp 10.0.0.").contains("on supervisor"),
+        "{waiting:#?}"
+    );
+    assert!(
+        line("accepting tcp on 0.0.0.0:80").contains("on server"),
+        "{waiting:#?}"
+    );
+}

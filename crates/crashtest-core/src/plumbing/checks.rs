@@ -1,9 +1,11 @@
 //! Checks and per-run state for components: invariants run between polls, failing the run,
-//! and *extensions* (one value per type per run, created on first use).
+//! naming what tasks wait on when the run deadlocks, and *extensions* (one value per type per
+//! run, created on first use).
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
+use std::task::Waker;
 
 use crate::report::FailureKind;
 use crate::world;
@@ -35,6 +37,46 @@ pub fn add_step_check(
     assert!(!name.is_empty(), "a step check has a name");
     world::with(|w| w.add_step_check(name, every, Rc::new(check)))
         .expect("plumbing::checks::add_step_check is only available inside a simulation");
+}
+
+/// A component that holds the wakers of tasks waiting on it (a socket's readers, a
+/// listener's acceptors), so that a deadlock's report can say what each task waits on: the
+/// simulator sees only that a task waits, not on what.
+pub trait WaitWitness {
+    /// Calls `waiting` with each waker a task left with this component and what the task
+    /// waits for there (`"reading tcp 10.0.0.1:4 <- 10.0.0.2:7"`).
+    fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str));
+}
+
+/// Registers a component whose waiting tasks a deadlock's report names, for the rest of the
+/// run.
+///
+/// ```
+/// use std::{cell::RefCell, future::poll_fn, rc::Rc, task::{Poll, Waker}};
+/// use crashtest_core::{plumbing::checks, FailureKind};
+/// struct Doorbell(RefCell<Option<Waker>>);
+/// impl checks::WaitWitness for Doorbell {
+///     fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+///         if let Some(waker) = &*self.0.borrow() {
+///             waiting(waker, "the doorbell");
+///         }
+///     }
+/// }
+/// let failure = crashtest_core::Sim::new(1).run(async {
+///     let bell = Rc::new(Doorbell(RefCell::new(None)));
+///     checks::add_wait_witness(bell.clone());
+///     poll_fn(|cx| {
+///         *bell.0.borrow_mut() = Some(cx.waker().clone());
+///         Poll::<()>::Pending
+///     })
+///     .await;
+/// }).unwrap_err();
+/// let FailureKind::Deadlock { waiting } = &failure.kind else { panic!("{failure}") };
+/// assert!(waiting[0].ends_with("waiting on the doorbell"), "{waiting:?}");
+/// ```
+pub fn add_wait_witness(witness: Rc<dyn WaitWitness>) {
+    world::with(|w| w.add_wait_witness(witness))
+        .expect("plumbing::checks::add_wait_witness is only available inside a simulation");
 }
 
 /// Fails the running simulation with `message` (a broken invariant found by a component).

@@ -11,6 +11,8 @@
 //!   (freed or reused slots) are skipped when popped.
 //! - A task finishes once: `Done` is final, and a done task is never polled again.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 impl World {
@@ -651,24 +653,65 @@ impl World {
             .is_none_or(|slot| slot.state == TaskState::Done)
     }
 
+    /// Registers a component that names what its waiting tasks wait on (see
+    /// `plumbing::checks::WaitWitness`).
+    pub(crate) fn add_wait_witness(&self, witness: Rc<dyn WaitWitness>) {
+        self.witnesses.borrow_mut().push(witness);
+    }
+
+    /// What each waiting task waits on, as the witnesses know it: each task's waits in the
+    /// order the witnesses name them, once each.
+    fn named_waits(&self) -> BTreeMap<TaskId, Vec<String>> {
+        // The witnesses read their own state, and may ask the world (a node's name): no
+        // borrow of the world's tables is held while they run.
+        let witnesses = self.witnesses.borrow().clone();
+        let mut named: BTreeMap<TaskId, Vec<String>> = BTreeMap::new();
+        for witness in &witnesses {
+            witness.waits(&mut |waker, what| {
+                let Some((run, slot, serial_low)) = crate::task::waker::task_of(waker) else {
+                    return;
+                };
+                if run != self.run_tag as u16 {
+                    return;
+                }
+                let id = self
+                    .tasks
+                    .borrow_mut()
+                    .resolve(slot, serial_low)
+                    .map(|(id, _)| id);
+                if let Some(id) = id {
+                    let waits = named.entry(id).or_default();
+                    if !waits.iter().any(|known| known == what) {
+                        waits.push(what.to_owned());
+                    }
+                }
+            });
+        }
+        named
+    }
+
     pub(super) fn describe_waiting(&self) -> Vec<String> {
         // The run loop goes on only while its body is unfinished.
         assert!(!self.body_done.get(), "a deadlock after the body finished");
+        let named = self.named_waits();
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
         let awaited = tasks.awaited();
-        let named = |id: TaskId| format!("{id} ({})", tasks.name(id).unwrap_or("unnamed"));
+        let name_of = |id: TaskId| format!("{id} ({})", tasks.name(id).unwrap_or("unnamed"));
         let waiting: Vec<String> = tasks
             .iter_unfinished()
             .take(32)
             .map(|(id, slot)| {
-                let mut line = format!("{} on {}", named(id), nodes.name(slot.node()));
+                let mut line = format!("{} on {}", name_of(id), nodes.name(slot.node()));
                 // Who waits for whom, where the simulator holds it: a join handle's waker.
-                // What else a task waits on (a channel, a lock, a socket) lives in its own
-                // state, out of the simulator's sight.
                 if let Some(joined) = awaited.get(&id.slot) {
-                    let joined: Vec<String> = joined.iter().map(|&t| named(t)).collect();
+                    let joined: Vec<String> = joined.iter().map(|&t| name_of(t)).collect();
                     line.push_str(&format!(", awaiting the end of {}", joined.join(", ")));
+                }
+                // What components saw it wait on (a socket). What else a task waits on (a
+                // channel, a lock) lives in its own state, out of the simulator's sight.
+                if let Some(waits) = named.get(&id) {
+                    line.push_str(&format!(", waiting on {}", waits.join(", ")));
                 }
                 line
             })

@@ -38,6 +38,7 @@ use crate::coverage::{RunCoverage, Site};
 use crate::fault::ledger::{Cause, Ledger, Verdict};
 use crate::node::{NodeId, NodeStatus, NodeTable};
 use crate::panic_capture;
+use crate::plumbing::checks::WaitWitness;
 use crate::plumbing::faults::Healer;
 use crate::plumbing::life::NodeHook;
 use crate::plumbing::notes::Text;
@@ -220,6 +221,8 @@ pub(crate) struct World {
     step_checks: RefCell<Vec<StepCheck>>,
     /// Told to end their faults when the run heals.
     healers: RefCell<Vec<Rc<dyn Healer>>>,
+    /// Asked what tasks wait on, when the run deadlocks.
+    witnesses: RefCell<Vec<Rc<dyn WaitWitness>>>,
     /// Lines that describe how this run was set up (a swarm profile), for failure reports.
     context: RefCell<Vec<String>>,
     pub(crate) watch: Arc<Watch>,
@@ -293,6 +296,7 @@ impl World {
             coverage: RefCell::new(RunCoverage::default()),
             step_checks: RefCell::new(Vec::new()),
             healers: RefCell::new(Vec::new()),
+            witnesses: RefCell::new(Vec::new()),
             context: RefCell::new(Vec::new()),
             watch: Watch::register(seed, config.poll_timeout),
             config,

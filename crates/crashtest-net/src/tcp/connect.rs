@@ -55,6 +55,18 @@ pub(crate) struct Connecting {
     established: bool,
 }
 
+impl Connecting {
+    /// Calls `waiting` with the waker of the task waiting for this connect.
+    pub(super) fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+        if let Some(waker) = &self.waker {
+            waiting(
+                waker,
+                &format!("connecting tcp {} -> {}", self.local, self.remote),
+            );
+        }
+    }
+}
+
 /// The future of one connect attempt to one address (`Send`, like every socket type: it holds
 /// only the attempt's id).
 pub(crate) struct Connect {

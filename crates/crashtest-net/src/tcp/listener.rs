@@ -10,7 +10,7 @@ use std::future::poll_fn;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use crashtest_core::node::{NodeId, NodeStatus};
 use crashtest_core::plumbing;
@@ -38,6 +38,12 @@ pub(crate) struct ListenerState {
 }
 
 impl ListenerState {
+    /// Calls `waiting` with the wakers of the tasks waiting to accept.
+    pub(super) fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+        let accepting = format!("accepting tcp on {}", self.local);
+        self.waiters.iter().for_each(|w| waiting(w, &accepting));
+    }
+
     /// True if a SYN for `dialed` reaches this listener: one bound to a loopback address
     /// hears only loopback connects, one bound to the node's address only the others.
     pub(super) fn accepts(&self, dialed: IpAddr) -> bool {

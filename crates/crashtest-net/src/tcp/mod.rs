@@ -18,6 +18,7 @@ mod stream;
 mod transfer;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::task::Waker;
 
 use crate::id_map::IdMap;
 
@@ -34,4 +35,27 @@ pub(crate) struct TcpTables {
     connecting: BTreeMap<u64, connect::Connecting>,
     /// Pipes whose delivery is on hold, by (connection, direction): what a heal releases.
     held: BTreeSet<(u64, usize)>,
+}
+
+impl TcpTables {
+    /// Calls `waiting` with every waker a task left here and what it waits for (a deadlock's
+    /// report names them): connections in id order, each end's readers then writers, then
+    /// connects and listeners.
+    pub(crate) fn waits(&self, waiting: &mut dyn FnMut(&Waker, &str)) {
+        for (_, conn) in self.conns.iter() {
+            for side in 0..2 {
+                let (end, peer) = (&conn.ends[side], conn.ends[1 - side].local);
+                let reading = format!("reading tcp {} <- {peer}", end.local);
+                end.read_waiters.iter().for_each(|w| waiting(w, &reading));
+                let writing = format!("writing tcp {} -> {peer}", end.local);
+                end.write_waiters.iter().for_each(|w| waiting(w, &writing));
+            }
+        }
+        for connect in self.connecting.values() {
+            connect.waits(waiting);
+        }
+        for listener in self.listeners.values() {
+            listener.waits(waiting);
+        }
+    }
 }
