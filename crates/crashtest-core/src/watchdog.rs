@@ -332,7 +332,7 @@ fn watch_forever() {
                 _ => Duration::ZERO,
             };
             if entry.stuck >= watch.limit || entry.futex_wait >= futex_limit(watch.limit) {
-                report_and_end(&watch, entry.stuck, activity);
+                report_and_end(&watch, entry.stuck, entry.futex_wait, activity);
             }
         }
     }
@@ -379,12 +379,14 @@ fn parse_activity(text: &str) -> Activity {
     }
 }
 
-fn report_and_end(watch: &Watch, stuck: Duration, activity: Activity) -> ! {
+/// Reports a poll stuck for `stuck` (the last `futex_wait` of it waiting on a futex without a
+/// break) and ends the process.
+fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity: Activity) -> ! {
     // The report says the poll ran past the limit, or waited on a futex past a sixth of it;
     // ending a process for less would be wrong.
     assert!(
         stuck >= watch.limit
-            || (activity == Activity::FutexWait && stuck >= futex_limit(watch.limit)),
+            || (activity == Activity::FutexWait && futex_wait >= futex_limit(watch.limit)),
         "a poll reported stuck within its limit"
     );
     let reproduce = watch.caller.as_ref().map_or_else(
@@ -399,7 +401,7 @@ fn report_and_end(watch: &Watch, stuck: Duration, activity: Activity) -> ! {
     );
     let what = match activity {
         Activity::FutexWait => format!(
-            "{who} has waited in the kernel on a futex for {stuck:?} of wall time without \
+            "{who} has waited in the kernel on a futex for {futex_wait:?} of wall time without \
              returning from its poll.\n\
              A simulation runs every task on one thread, so a blocking wait can never be woken: \
              the task that would wake it cannot run. Look for `futures::executor::block_on` or \
