@@ -101,6 +101,23 @@ pub(super) fn poll_peek_conn(
     })
 }
 
+/// Copies arrived bytes into `buf` and leaves them to be read, waiting as a read does (the
+/// `peek` of the stream and its read halves).
+pub(super) async fn peek_conn(conn: &dyn TcpConn, buf: &mut [u8]) -> io::Result<usize> {
+    let mut buf = ReadBuf::new(buf);
+    poll_fn(|cx| poll_peek_conn(conn, cx, &mut buf)).await
+}
+
+/// Waits for the readiness `interest` asks for (the `ready`, `readable` and `writable` of the
+/// stream and its halves; see [`poll_ready_conn`]).
+pub(super) async fn ready_conn(
+    conn: &dyn TcpConn,
+    interest: Interest,
+    call: &str,
+) -> io::Result<Ready> {
+    poll_fn(|cx| poll_ready_conn(conn, cx, interest, call)).await
+}
+
 /// Polls a simulated connection for the readiness `interest` asks for, as tokio's `ready`
 /// reports it: only what was asked for, a closed direction with its readiness.
 #[track_caller]
@@ -160,9 +177,9 @@ pub(super) fn refuse_raw_io(call: &str) -> ! {
 }
 
 /// The `try_` reads and writes of a simulated connection, for the stream and its halves.
-/// They never wait and register no waker: an end keeps one waker a direction, which a
-/// `try_` call must not take from a task waiting on the same end (as tokio's `try_read`
-/// leaves another task's `readable().await` waiting).
+/// They never wait and register no waker: a `try_` call leaves nothing behind to be woken
+/// (polled with a no-op waker, a `try_read` that found nothing once took the place of
+/// another task's `readable().await`).
 pub(super) mod try_conn {
     use std::io;
 
@@ -676,10 +693,7 @@ impl TcpStream {
         match &self.inner {
             Inner::Real(stream) => stream.ready(interest).await,
             Inner::Sim(sim) => {
-                poll_fn(|cx| {
-                    poll_ready_conn(&*sim.conn, cx, interest, "tokio::net::TcpStream::ready")
-                })
-                .await
+                ready_conn(&*sim.conn, interest, "tokio::net::TcpStream::ready").await
             }
         }
     }
@@ -719,7 +733,12 @@ impl TcpStream {
     pub async fn readable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(stream) => stream.readable().await,
-            Inner::Sim(_) => poll_fn(|cx| self.poll_read_ready(cx)).await,
+            Inner::Sim(sim) => {
+                let call = "tokio::net::TcpStream::readable";
+                ready_conn(&*sim.conn, Interest::READABLE, call)
+                    .await
+                    .map(drop)
+            }
         }
     }
 
@@ -732,7 +751,12 @@ impl TcpStream {
     pub async fn writable(&self) -> io::Result<()> {
         match &self.inner {
             Inner::Real(stream) => stream.writable().await,
-            Inner::Sim(_) => poll_fn(|cx| self.poll_write_ready(cx)).await,
+            Inner::Sim(sim) => {
+                let call = "tokio::net::TcpStream::writable";
+                ready_conn(&*sim.conn, Interest::WRITABLE, call)
+                    .await
+                    .map(drop)
+            }
         }
     }
 
@@ -745,10 +769,7 @@ impl TcpStream {
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(stream) => stream.peek(buf).await,
-            Inner::Sim(sim) => {
-                let mut buf = ReadBuf::new(buf);
-                poll_fn(|cx| poll_peek_conn(&*sim.conn, cx, &mut buf)).await
-            }
+            Inner::Sim(sim) => peek_conn(&*sim.conn, buf).await,
         }
     }
 }

@@ -6,7 +6,6 @@
 
 use std::error::Error;
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -17,7 +16,7 @@ use crashtest_hooks::net::TcpConn;
 use real::io::{AsyncRead, AsyncWrite, Interest, ReadBuf, Ready};
 
 use super::TcpStream;
-use super::stream::{poll_peek_conn, poll_read_conn, poll_ready_conn, try_conn};
+use super::stream::{peek_conn, poll_peek_conn, poll_read_conn, ready_conn, try_conn};
 
 /// The read half of [`TcpStream::split`], like `tokio::net::tcp::ReadHalf`.
 #[derive(Debug)]
@@ -187,15 +186,7 @@ macro_rules! readiness_calls {
             match self.side() {
                 Side::Real(half) => half.ready(interest).await,
                 Side::Sim(conn) => {
-                    poll_fn(|cx| {
-                        poll_ready_conn(
-                            conn,
-                            cx,
-                            interest,
-                            concat!("tokio::net::tcp::", $name, "::ready"),
-                        )
-                    })
-                    .await
+                    ready_conn(conn, interest, concat!("tokio::net::tcp::", $name, "::ready")).await
                 }
             }
         }
@@ -209,16 +200,8 @@ macro_rules! readiness_calls {
             match self.side() {
                 Side::Real(half) => half.$wait().await,
                 Side::Sim(conn) => {
-                    poll_fn(|cx| {
-                        poll_ready_conn(
-                            conn,
-                            cx,
-                            Interest::$interest,
-                            concat!("tokio::net::tcp::", $name, "::", stringify!($wait)),
-                        )
-                    })
-                    .await
-                    .map(drop)
+                    let call = concat!("tokio::net::tcp::", $name, "::", stringify!($wait));
+                    ready_conn(conn, Interest::$interest, call).await.map(drop)
                 }
             }
         }
@@ -289,11 +272,7 @@ impl ReadHalf<'_> {
     pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.0 {
             Borrowed::Real(half) => half.peek(buf).await,
-            Borrowed::Sim(conn) => {
-                let conn: &dyn TcpConn = *conn;
-                let mut buf = ReadBuf::new(buf);
-                poll_fn(|cx| poll_peek_conn(conn, cx, &mut buf)).await
-            }
+            Borrowed::Sim(conn) => peek_conn(*conn, buf).await,
         }
     }
 }
@@ -453,11 +432,7 @@ impl OwnedReadHalf {
     pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match &mut self.inner {
             OwnedRead::Real(half) => half.peek(buf).await,
-            OwnedRead::Sim(conn) => {
-                let conn: &dyn TcpConn = &**conn;
-                let mut buf = ReadBuf::new(buf);
-                poll_fn(|cx| poll_peek_conn(conn, cx, &mut buf)).await
-            }
+            OwnedRead::Sim(conn) => peek_conn(&**conn, buf).await,
         }
     }
 
