@@ -52,8 +52,8 @@ pub trait TcpConn: Send + Sync {
     fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>>;
 
     /// Reads what has arrived into `buf`, never waiting: `WouldBlock` if nothing has. Unlike
-    /// a poll, it registers no waker, so it never displaces the one of a task that waits on
-    /// this end (tokio's `try_read` beside another task's `readable().await`).
+    /// a poll, it registers no waker: tokio's `try_read` registers no interest either, and
+    /// leaves the tasks that wait on the end (`readable().await`) as they were.
     fn try_read(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize>;
 
     /// Writes some of `data`, never waiting: `WouldBlock` if the send buffer is full. It

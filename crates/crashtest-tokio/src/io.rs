@@ -5,8 +5,8 @@
 //! runtime's blocking threads, which a simulation does not have. Inside a simulation
 //! `stdout` and `stderr` therefore write straight to the process's own streams (std's, not
 //! captured by the test harness): output leaves the simulated world and nothing comes back
-//! from it, not even the host's errors, so no run depends on it. `stdin` is refused: what a terminal types is input no
-//! seed draws.
+//! from it, not even the host's errors, so no run depends on it. `stdin` is refused: what a
+//! terminal types is input no seed draws.
 
 pub use real::io::*;
 

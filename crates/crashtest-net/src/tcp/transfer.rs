@@ -79,8 +79,8 @@ impl Net {
     }
 
     /// A write that never waits: `tcp_poll_write`, but a full send buffer is `WouldBlock`
-    /// and no waker is registered (an end keeps one waker a direction, which a `try_` call
-    /// must not take from a task that waits).
+    /// and no waker is registered (a `try_` call leaves nothing behind to be woken, as
+    /// tokio's registers no interest).
     pub(crate) fn tcp_try_write(
         self: &Rc<Net>,
         id: u64,
@@ -239,25 +239,24 @@ impl Net {
                 return Poll::Ready(Ok(()));
             };
             let inbound = &mut conn.pipes[1 - side];
-            // A read into no room returns at once; a peek into none waits for something to
-            // read, as a socket's does (it is a readiness wait).
-            if out.remaining() == 0 && (consume || inbound.readable() > 0) {
-                return Poll::Ready(Ok(()));
-            }
-            if inbound.readable() > 0 && !consume {
-                let n = inbound.peek_into(out);
-                assert!(n > 0, "a peek with room and bytes arrived copies some");
-                return Poll::Ready(Ok(()));
-            }
-            assert!(
-                out.remaining() > 0 || inbound.readable() == 0,
-                "only a peek into no room, with nothing arrived, goes on"
-            );
             if inbound.readable() > 0 {
+                if out.remaining() == 0 {
+                    return Poll::Ready(Ok(()));
+                }
+                if !consume {
+                    let n = inbound.peek_into(out);
+                    assert!(n > 0, "a peek with room and bytes arrived copies some");
+                    return Poll::Ready(Ok(()));
+                }
                 let n = inbound.read_into(out);
                 assert!(n > 0, "a read with room and bytes arrived takes some");
                 std::mem::take(&mut conn.ends[1 - side].write_waiters)
             } else {
+                // A read into no room returns at once; a peek into none waits for something
+                // to read, as a socket's does (it is a readiness wait).
+                if consume && out.remaining() == 0 {
+                    return Poll::Ready(Ok(()));
+                }
                 let end = &mut conn.ends[side];
                 if let Some(err) = end.take_read_error() {
                     return Poll::Ready(Err(err));
@@ -275,11 +274,11 @@ impl Net {
         Poll::Ready(Ok(()))
     }
 
-    /// What end `side` of connection `id` is ready for. If nothing asked for (`read`,
-    /// `write`) is ready, registers `cx`'s waker for each direction asked for and returns
-    /// `Pending`: a read direction is woken by arriving bytes, the end of stream or an error,
-    /// a write direction by room freed in the send buffer or an error. A forgotten
-    /// connection is closed both ways.
+    /// What end `side` of connection `id` is ready for. If nothing `interest` asks for is
+    /// ready, registers `cx`'s waker to learn of it and returns `Pending`: a read direction
+    /// (and an error) is woken by arriving bytes, the end of stream or an error, a write
+    /// direction by room freed in the send buffer, the end of writing or an error. A
+    /// forgotten connection is closed both ways.
     pub(crate) fn tcp_poll_ready(
         &self,
         id: u64,
