@@ -1,6 +1,7 @@
 //! The async `File` and its `OpenOptions`, shaped like `tokio::fs`.
 //!
-//! Inside a simulation a `File` is a handle on the calling node's disk with its own cursor.
+//! Inside a simulation a `File` is a handle on the calling node's disk with its own cursor
+//! (shared with the handles `try_clone` makes from it, as the OS shares it).
 //! Like tokio's `File` it is write-behind: a write puts its bytes in the page cache and
 //! returns at once, and the file's next operation (write, flush, read, seek, sync, `set_len`)
 //! first waits out that write's latency; a write's failure is returned by the next write or
@@ -18,7 +19,8 @@ use std::future::Future;
 use std::io::{self, SeekFrom};
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll, ready};
 
 use crashtest_core::time::Sleep;
@@ -80,12 +82,28 @@ forward_async_io!(File => inner: AsyncRead, AsyncWrite, AsyncSeek);
 /// and takes effect before the next read or write if nothing completes it first.
 struct SimFile {
     handle: Handle,
-    pos: u64,
+    pos: Cursor,
     busy: Option<Busy>,
     /// The failure of a write that a read or a seek waited for: the next write or flush
     /// returns it. Only its kind is kept, as tokio does.
     write_error: Option<io::ErrorKind>,
     seek: Option<io::Result<u64>>,
+}
+
+/// A file's cursor: its own, or shared with the handles [`File::try_clone`] made from it, as
+/// `dup(2)`ed descriptors share their open file's offset. Shared across threads only in type:
+/// a simulation runs on one thread, so relaxed loads and stores are enough.
+#[derive(Clone, Debug, Default)]
+struct Cursor(Arc<AtomicU64>);
+
+impl Cursor {
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, position: u64) {
+        self.0.store(position, Ordering::Relaxed);
+    }
 }
 
 /// An operation of a `SimFile` in flight. A simulated `Sleep` is `Unpin` (it holds a timer's
@@ -110,7 +128,7 @@ impl fmt::Debug for SimFile {
         f.debug_struct("SimFile")
             .field("node", &self.handle.node)
             .field("inode", &self.handle.ino)
-            .field("pos", &self.pos)
+            .field("pos", &self.pos.get())
             .finish_non_exhaustive()
     }
 }
@@ -167,7 +185,7 @@ impl SimFile {
             "a started seek never waits behind a write"
         );
         if let Some(Ok(target)) = self.seek.take() {
-            self.pos = target;
+            self.pos.set(target);
         }
         assert!(self.seek.is_none(), "a seek takes effect once");
     }
@@ -177,20 +195,15 @@ impl SimFile {
             !matches!(self.busy, Some(Busy::Write(..) | Busy::Crashed)),
             "a read happens only once the write before it has finished"
         );
-        let (room, filled, start) = (buf.remaining(), buf.filled().len(), self.pos);
-        let n = state::with(|s| s.read(&self.handle, self.pos, buf.initialize_unfilled()))?;
+        let (room, filled, start) = (buf.remaining(), buf.filled().len(), self.pos.get());
+        let n = state::with(|s| s.read(&self.handle, start, buf.initialize_unfilled()))?;
         assert!(n <= room, "a read fills at most the room it was given");
         buf.advance(n);
-        self.pos += n as u64;
+        self.pos.set(start + n as u64);
         assert_eq!(
             buf.filled().len(),
             filled + n,
             "a read hands over exactly the bytes it read"
-        );
-        assert_eq!(
-            self.pos,
-            start + n as u64,
-            "a read moves the cursor past the bytes read"
         );
         Ok(())
     }
@@ -370,8 +383,8 @@ impl AsyncWrite for SimFile {
             this.busy = Some(Busy::Crashed);
             return Poll::Pending;
         }
-        let start = this.pos;
-        let written = state::with(|s| s.write(&this.handle, this.pos, buf));
+        let start = this.pos.get();
+        let written = state::with(|s| s.write(&this.handle, start, buf));
         let result = written.map(|end| {
             assert!(
                 this.handle.flags.append || end == start + buf.len() as u64,
@@ -381,10 +394,10 @@ impl AsyncWrite for SimFile {
                 end >= buf.len() as u64,
                 "a write ends past the bytes it wrote"
             );
-            this.pos = end;
+            this.pos.set(end);
         });
         assert!(
-            result.is_ok() || this.pos == start,
+            result.is_ok() || this.pos.get() == start,
             "a failed write leaves the cursor where it was"
         );
         let bytes = buf.len() as u64;
@@ -447,7 +460,7 @@ impl AsyncSeek for SimFile {
         }
         let target = match position {
             SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::Current(delta) => this.pos.checked_add_signed(delta),
+            SeekFrom::Current(delta) => this.pos.get().checked_add_signed(delta),
             SeekFrom::End(delta) => {
                 let len = state::with(|s| s.len(&this.handle))?;
                 len.checked_add_signed(delta)
@@ -464,16 +477,16 @@ impl AsyncSeek for SimFile {
         ready!(this.poll_settle(cx));
         let done = match this.seek.take() {
             Some(Ok(target)) => {
-                this.pos = target;
+                this.pos.set(target);
                 Ok(target)
             }
             Some(Err(error)) => Err(error),
-            None => Ok(this.pos),
+            None => Ok(this.pos.get()),
         };
         assert!(this.seek.is_none(), "a seek completes once");
         // What the seek reports is where the cursor is: the next read or write starts there.
         assert!(
-            done.as_ref().is_err() || done.as_ref().ok() == Some(&this.pos),
+            done.as_ref().is_err() || done.as_ref().ok() == Some(&this.pos.get()),
             "a completed seek reports another position than the cursor's"
         );
         Poll::Ready(done)
@@ -485,7 +498,7 @@ impl File {
         File {
             inner: SimOrReal::Sim(SimFile {
                 handle,
-                pos: 0,
+                pos: Cursor::default(),
                 busy: None,
                 write_error: None,
                 seek: None,
@@ -666,6 +679,65 @@ impl File {
         match &self.inner {
             SimOrReal::Sim(file) => file.metadata().await,
             SimOrReal::Real(file) => Ok(Metadata::from_std(&file.metadata().await?)),
+        }
+    }
+
+    /// A second handle on this open file, like `tokio::fs::File::try_clone`: the two share
+    /// the cursor, so a read, a write or a seek through one moves it for both, and the file
+    /// stays open until both are dropped. It first waits for the write in flight (whose
+    /// failure the next write or flush of this handle returns), as tokio's does.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropped before it completes, no handle was made.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+    /// # crashtest::Sim::new(1).run(async {
+    /// let mut writer = crashtest::fs::File::create_new("/log").await.unwrap();
+    /// let mut reader = writer.try_clone().await.unwrap();
+    /// writer.write_all(b"abcdef").await.unwrap();
+    /// writer.flush().await.unwrap();
+    /// reader.seek(std::io::SeekFrom::Start(2)).await.unwrap();
+    /// let mut two = [0; 2];
+    /// reader.read_exact(&mut two).await.unwrap();
+    /// assert_eq!(&two, b"cd");
+    /// writer.write_all(b"!").await.unwrap(); // at the shared cursor: 4
+    /// writer.flush().await.unwrap();
+    /// drop(reader);
+    /// writer.rewind().await.unwrap();
+    /// let mut all = String::new();
+    /// writer.read_to_string(&mut all).await.unwrap();
+    /// assert_eq!(all, "abcd!f");
+    /// # }).unwrap();
+    /// ```
+    pub async fn try_clone(&self) -> io::Result<File> {
+        match &self.inner {
+            SimOrReal::Sim(file) => {
+                file.write_finished().await;
+                let handle = state::with(|s| s.duplicate(&file.handle))?;
+                assert_eq!(
+                    handle, file.handle,
+                    "a clone is a handle on the same open file"
+                );
+                Ok(File {
+                    inner: SimOrReal::Sim(SimFile {
+                        handle,
+                        pos: file.pos.clone(),
+                        busy: None,
+                        write_error: None,
+                        seek: None,
+                    }),
+                })
+            }
+            SimOrReal::Real(file) => Ok(File {
+                inner: SimOrReal::Real(file.try_clone().await?),
+            }),
         }
     }
 }

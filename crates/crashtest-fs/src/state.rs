@@ -428,6 +428,17 @@ impl FsState {
         result
     }
 
+    /// A second handle on `handle`'s open file, as `dup(2)` makes one: the same inode and
+    /// flags, counted as one more open handle. A handle of an earlier boot (or of a dead node)
+    /// gets the I/O error its other calls get.
+    pub(crate) fn duplicate(&self, handle: &Handle) -> io::Result<Handle> {
+        self.check(handle)?;
+        self.disk(handle.node, |disk| disk.retain(handle.ino));
+        *self.handles.borrow_mut().entry(handle.node).or_default() += 1;
+        self.verify_handles(handle.node);
+        Ok(*handle)
+    }
+
     /// Drops a handle; a stale handle (or one outliving its run) holds nothing.
     pub(crate) fn release(&self, handle: &Handle) {
         let current = self.disk(handle.node, |disk| {

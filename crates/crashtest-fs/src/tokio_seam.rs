@@ -159,6 +159,10 @@ impl DiskFile for File {
         Box::pin(File::set_len(self, len))
     }
 
+    fn try_clone(&self) -> BoxFuture<'_, io::Result<Box<dyn DiskFile>>> {
+        Box::pin(async move { Ok(Box::new(File::try_clone(self).await?) as Box<dyn DiskFile>) })
+    }
+
     fn stat(&self) -> BoxFuture<'_, io::Result<Stat>> {
         Box::pin(async move {
             let metadata = File::metadata(self).await?;

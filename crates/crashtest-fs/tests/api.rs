@@ -292,3 +292,54 @@ fn outside_a_simulation_the_async_api_uses_the_real_file_system() {
         crashtest_fs::remove_dir(&dir).await.unwrap();
     });
 }
+
+#[test]
+fn a_cloned_handle_keeps_a_removed_file_open_after_the_first_is_dropped() {
+    sim(async {
+        let mut first = File::create_new("/f").await.unwrap();
+        first.write_all(b"data").await.unwrap();
+        let mut clone = first.try_clone().await.unwrap();
+        drop(first);
+        crashtest_fs::remove_file("/f").await.unwrap();
+        assert!(!crashtest_fs::try_exists("/f").await.unwrap());
+        clone.rewind().await.unwrap();
+        let mut read = Vec::new();
+        clone.read_to_end(&mut read).await.unwrap();
+        assert_eq!(read, b"data");
+        assert_eq!(clone.metadata().await.unwrap().len(), 4);
+    });
+}
+
+#[test]
+fn a_handle_from_before_a_crash_cannot_be_cloned() {
+    sim(async {
+        let kept = std::rc::Rc::new(std::cell::RefCell::new(None));
+        let slot = kept.clone();
+        let n = node::create("n", move || {
+            let slot = slot.clone();
+            async move {
+                let file = File::create("/wal").await.unwrap();
+                *slot.borrow_mut() = Some(file);
+                std::future::pending::<()>().await;
+            }
+        });
+        time::sleep(Duration::from_secs(1)).await;
+        let file = kept.borrow_mut().take().expect("the node opened its file");
+        let clone = file.try_clone().await.unwrap();
+        n.kill();
+        let dead = file.try_clone().await.unwrap_err();
+        assert_eq!(
+            dead.raw_os_error(),
+            Some(5),
+            "EIO from a dead node's handle"
+        );
+        n.restart();
+        time::sleep(Duration::from_secs(1)).await;
+        let stale = clone.try_clone().await.unwrap_err();
+        assert_eq!(
+            stale.raw_os_error(),
+            Some(5),
+            "EIO from an earlier boot's handle"
+        );
+    });
+}

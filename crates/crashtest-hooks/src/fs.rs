@@ -123,6 +123,9 @@ pub trait DiskFile: Send + Sync {
 
     /// The open file's length (wherever its path now leads).
     fn stat(&self) -> BoxFuture<'_, io::Result<Stat>>;
+
+    /// A second handle on the open file, sharing its cursor (as `dup(2)` makes one).
+    fn try_clone(&self) -> BoxFuture<'_, io::Result<Box<dyn DiskFile>>>;
 }
 
 impl fmt::Debug for dyn Disk + '_ {

@@ -156,20 +156,21 @@ impl File {
         }
     }
 
-    /// A second handle to the file; refused for a simulated file.
+    /// A second handle on the open file, sharing its cursor: a read, a write or a seek
+    /// through one moves it for both. It first waits for the write in flight.
     ///
     /// # Errors
     ///
-    /// As the file system's.
+    /// As the file system's (inside a simulation, an I/O error once the node has crashed
+    /// since the file was opened).
     pub async fn try_clone(&self) -> io::Result<File> {
         match &self.inner {
             Inner::Real(file) => Ok(File {
                 inner: Inner::Real(file.try_clone().await?),
             }),
-            Inner::Sim(_) => seam::refuse(
-                "tokio::fs::File::try_clone",
-                "open the file again with tokio::fs::File::open",
-            ),
+            Inner::Sim(file) => Ok(File {
+                inner: Inner::Sim(file.try_clone().await?),
+            }),
         }
     }
 

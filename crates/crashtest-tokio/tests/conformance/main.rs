@@ -9,6 +9,7 @@
 
 #[macro_use]
 mod harness;
+mod fs;
 mod locks;
 mod mpsc;
 mod net;

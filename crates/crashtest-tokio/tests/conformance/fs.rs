@@ -1,0 +1,89 @@
+//! `fs::File` handles made by `try_clone`, which share their open file's cursor: reads,
+//! writes and seeks through either move it for both, and the file outlives the handle it was
+//! cloned from. On tokio the script works in a fresh directory of the host's temporary
+//! directory; in a simulation, at the node's root.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+macro_rules! cloned_files_share_a_cursor {
+    ($tokio:ident, $dir:expr) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+            use $tokio as tokio;
+            let path = std::path::Path::new(&$dir).join("log");
+            let mut seen: Vec<String> = Vec::new();
+            let mut writer = tokio::fs::File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .await
+                .unwrap();
+            writer.write_all(b"abcdef").await.unwrap();
+            let mut reader = writer.try_clone().await.unwrap();
+            seen.push(format!(
+                "clone at {}",
+                reader.stream_position().await.unwrap()
+            ));
+            reader.seek(std::io::SeekFrom::Start(2)).await.unwrap();
+            let mut two = [0; 2];
+            reader.read_exact(&mut two).await.unwrap();
+            seen.push(format!("read {:?}", String::from_utf8_lossy(&two)));
+            seen.push(format!(
+                "writer at {}",
+                writer.stream_position().await.unwrap()
+            ));
+            writer.write_all(b"!").await.unwrap();
+            writer.flush().await.unwrap();
+            seen.push(format!(
+                "reader at {}",
+                reader.stream_position().await.unwrap()
+            ));
+            drop(writer);
+            reader.rewind().await.unwrap();
+            let mut all = String::new();
+            reader.read_to_string(&mut all).await.unwrap();
+            seen.push(format!("after the first handle's drop {all:?}"));
+            reader.set_len(3).await.unwrap();
+            let again = reader.try_clone().await.unwrap();
+            seen.push(format!("length {}", again.metadata().await.unwrap().len()));
+            seen
+        }
+    };
+}
+
+/// A directory of its own under the host's temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Scratch {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "crashtest-tokio-conformance-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        Scratch(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn cloned_files_share_a_cursor_as_on_tokio() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().to_owned();
+    crate::harness::same_everywhere(cloned_files_share_a_cursor!(real, dir), || {
+        cloned_files_share_a_cursor!(crashtest_tokio, "/")
+    });
+}
