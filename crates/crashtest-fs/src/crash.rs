@@ -843,7 +843,7 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::disk::OpenFlags;
+    use crate::disk::{DIR_MODE, OpenFlags};
     use crate::path::Names;
     use crashtest_core::rng::Ratio;
     use std::path::Path;
@@ -855,6 +855,7 @@ mod tests {
         truncate: false,
         create: true,
         create_new: false,
+        mode: None,
     };
 
     fn disk_with_file() -> (Disk, Ino) {
@@ -1002,8 +1003,8 @@ mod tests {
         for seed in 0..50 {
             let mut disk = Disk::default();
             let n = |p: &str| Names::parse(Path::new(p)).unwrap();
-            disk.create_dir(&n("/a")).unwrap();
-            disk.create_dir(&n("/a/b")).unwrap();
+            disk.create_dir(&n("/a"), DIR_MODE).unwrap();
+            disk.create_dir(&n("/a/b"), DIR_MODE).unwrap();
             disk.rename(&n("/a/b"), &n("/c")).unwrap();
             let (outcome, _) = crash_judged(&mut disk, DiskConfig::default(), seed, &mut |_| {
                 offered_any = true;
@@ -1192,9 +1193,9 @@ mod tests {
         for seed in 0..100 {
             let mut disk = Disk::default();
             let n = |p: &str| Names::parse(Path::new(p)).unwrap();
-            disk.create_dir(&n("/a")).unwrap();
+            disk.create_dir(&n("/a"), DIR_MODE).unwrap();
             disk.sync_dir(crate::disk::ROOT);
-            disk.create_dir(&n("/a/b")).unwrap();
+            disk.create_dir(&n("/a/b"), DIR_MODE).unwrap();
             disk.rename(&n("/a/b"), &n("/b")).unwrap();
             disk.rename(&n("/b"), &n("/a/c")).unwrap();
             crash_seed(&mut disk, CrashModel::Strong, seed);

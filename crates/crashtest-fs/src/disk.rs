@@ -20,6 +20,9 @@
 //! - `seq` numbers increase in issue order across files and directories, so the weak crash
 //!   model can keep a prefix of all unsynced operations.
 //! - There are no hard links: an inode has at most one live name and at most one durable name.
+//! - Every inode's permission bits are `mode.live`, what the program sees, and `mode.durable`,
+//!   what the device holds: a `chmod` changes the first, a sync of the inode (file or
+//!   directory) copies it to the second, and a crash reverts the first to the second.
 //!
 //! Cheap checks of these (a bound, a pre- or postcondition of one operation) are always on;
 //! [`Disk::verify`] walks the whole disk and runs only with the core's verify switch.
@@ -219,6 +222,37 @@ pub(crate) struct Inode {
     pub(crate) kind: Kind,
     /// Open handles of the current boot.
     pub(crate) open: u32,
+    pub(crate) mode: Mode,
+}
+
+/// The permission bits a process creating files gives up: 022, a service's usual umask.
+pub(crate) const UMASK: u32 = 0o022;
+
+/// The bits `chmod` sets: permissions, set-user-ID, set-group-ID and sticky.
+pub(crate) const MODE_BITS: u32 = 0o7777;
+
+/// A new file's bits before the umask, as `open(2)` without a mode gets them from std.
+pub(crate) const FILE_MODE: u32 = 0o666;
+
+/// A new directory's bits before the umask, as `mkdir(2)` without a mode gets them from std.
+pub(crate) const DIR_MODE: u32 = 0o777;
+
+/// An inode's permission bits: what the program sees, and what the device holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Mode {
+    pub(crate) live: u32,
+    pub(crate) durable: u32,
+}
+
+impl Mode {
+    /// The bits of an inode made with `requested` (before the umask), durable with its name.
+    fn created(requested: u32) -> Mode {
+        let bits = requested & MODE_BITS & !UMASK;
+        Mode {
+            live: bits,
+            durable: bits,
+        }
+    }
 }
 
 /// One half of a directory change.
@@ -278,6 +312,9 @@ pub(crate) struct OpenFlags {
     pub(crate) truncate: bool,
     pub(crate) create: bool,
     pub(crate) create_new: bool,
+    /// The permission bits of a file the open creates, before the umask (`FILE_MODE` if
+    /// `None`); `OpenOptionsExt::mode`.
+    pub(crate) mode: Option<u32>,
 }
 
 impl OpenFlags {
@@ -325,6 +362,7 @@ impl Default for Disk {
         let root = Inode {
             kind: Kind::Dir(DirNode::default()),
             open: 0,
+            mode: Mode::created(DIR_MODE),
         };
         Disk {
             inodes: BTreeMap::from([(ROOT, root)]),
@@ -399,10 +437,18 @@ impl Disk {
         self.next_seq
     }
 
-    fn new_inode(&mut self, kind: Kind) -> Ino {
+    fn new_inode(&mut self, kind: Kind, requested_mode: u32) -> Ino {
         let ino = self.next_ino;
         self.next_ino += 1;
-        let reused = self.inodes.insert(ino, Inode { kind, open: 0 });
+        let mode = Mode::created(requested_mode);
+        let reused = self.inodes.insert(
+            ino,
+            Inode {
+                kind,
+                open: 0,
+                mode,
+            },
+        );
         assert!(reused.is_none(), "inode numbers are never reused");
         assert!(ino != ROOT, "the root is made with the disk, never again");
         ino
@@ -538,17 +584,22 @@ impl Disk {
                 if flags.writes() {
                     Err(errors::is_a_directory())
                 } else {
+                    self.check_access(ino, flags)?;
                     Ok(ino)
                 }
             }
             Some(ino) => {
+                self.check_access(ino, flags)?;
                 if flags.truncate && self.len(ino)? > 0 {
                     self.set_len(ino, 0)?;
                 }
                 Ok(ino)
             }
             None if flags.create || flags.create_new => {
-                let ino = self.new_inode(Kind::File(FileNode::default()));
+                let ino = self.new_inode(
+                    Kind::File(FileNode::default()),
+                    flags.mode.unwrap_or(FILE_MODE),
+                );
                 let name = name.to_owned();
                 self.change(vec![Part::Link { dir, name, ino }]);
                 assert!(
@@ -565,6 +616,31 @@ impl Disk {
             }
             None => Err(errors::not_found()),
         }
+    }
+
+    /// Refuses to open an existing inode as `flags` ask if its owner's bits forbid it, as the
+    /// kernel refuses its owner when that owner is no superuser: reading needs `r`, writing
+    /// or truncating `w`.
+    fn check_access(&self, ino: Ino, flags: OpenFlags) -> io::Result<()> {
+        let bits = self.inode(ino).mode.live;
+        let readable = bits & 0o400 != 0;
+        let writable = bits & 0o200 != 0;
+        if (flags.read && !readable) || (flags.writes() && !writable) {
+            return Err(errors::permission_denied());
+        }
+        Ok(())
+    }
+
+    /// Sets the inode's permission bits (`chmod`): seen at once, durable once the inode is
+    /// synced.
+    pub(crate) fn set_mode(&mut self, ino: Ino, mode: u32) {
+        let durable = self.inode(ino).mode.durable;
+        self.inode_mut(ino).mode.live = mode & MODE_BITS;
+        assert_eq!(
+            self.inode(ino).mode.durable,
+            durable,
+            "a chmod reaches the device only with a sync"
+        );
     }
 
     pub(crate) fn len(&self, ino: Ino) -> io::Result<u64> {
@@ -650,8 +726,9 @@ impl Disk {
         Ok(())
     }
 
-    /// Makes every pending write and truncate of the file durable.
+    /// Makes every pending write and truncate of the file durable, and its permission bits.
     pub(crate) fn sync_file(&mut self, ino: Ino) {
+        self.sync_mode(ino);
         if let Ok(file) = self.file_mut(ino) {
             for op in std::mem::take(&mut file.pending) {
                 op.apply(&mut file.durable);
@@ -692,6 +769,12 @@ impl Disk {
         }
     }
 
+    /// Makes the inode's permission bits durable: an fsync writes the inode.
+    fn sync_mode(&mut self, ino: Ino) {
+        let mode = &mut self.inode_mut(ino).mode;
+        mode.durable = mode.live;
+    }
+
     /// Bytes of file data the program sees on this disk.
     pub(crate) fn used_bytes(&self) -> u64 {
         self.inodes
@@ -710,6 +793,7 @@ impl Disk {
     /// depends on (an earlier change to another directory that a rename also touched).
     pub(crate) fn sync_dir(&mut self, dir: Ino) {
         assert!(self.is_dir(dir), "a directory sync is asked of a directory");
+        self.sync_mode(dir);
         let mut forced: BTreeSet<usize> = BTreeSet::new();
         let mut frontier: Vec<usize> = Vec::new();
         for (i, change) in self.dir_log.iter().enumerate() {
@@ -787,14 +871,15 @@ impl Disk {
         }
     }
 
-    pub(crate) fn create_dir(&mut self, names: &Names) -> io::Result<()> {
+    /// Creates a directory whose bits are `mode` before the umask (`DirBuilderExt::mode`).
+    pub(crate) fn create_dir(&mut self, names: &Names, mode: u32) -> io::Result<()> {
         let (dir, name) = self
             .resolve_parent(names)?
             .ok_or_else(errors::already_exists)?;
         if self.lookup(dir, name)?.is_some() {
             return Err(errors::already_exists());
         }
-        let ino = self.new_inode(Kind::Dir(DirNode::default()));
+        let ino = self.new_inode(Kind::Dir(DirNode::default()), mode);
         let name = name.to_owned();
         self.change(vec![Part::Link { dir, name, ino }]);
         assert_eq!(
@@ -809,7 +894,8 @@ impl Disk {
         Ok(())
     }
 
-    pub(crate) fn create_dir_all(&mut self, names: &Names) -> io::Result<()> {
+    /// Creates a directory and its missing parents, each with `mode` before the umask.
+    pub(crate) fn create_dir_all(&mut self, names: &Names, mode: u32) -> io::Result<()> {
         for end in 1..=names.0.len() {
             let prefix = Names(names.0[..end].to_vec());
             match self.resolve(&prefix) {
@@ -817,7 +903,7 @@ impl Disk {
                 Ok(_) if end == names.0.len() => return Err(errors::already_exists()),
                 Ok(_) => return Err(errors::not_a_directory()),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                    self.create_dir(&prefix)?;
+                    self.create_dir(&prefix, mode)?;
                 }
                 Err(error) => return Err(error),
             }
@@ -934,9 +1020,12 @@ impl Disk {
 
     pub(crate) fn metadata(&self, ino: Ino) -> Metadata {
         assert!(self.inodes.contains_key(&ino), "metadata of a live inode");
-        match &self.inode(ino).kind {
-            Kind::File(file) => Metadata::new(FileType::FILE, file.cache.len() as u64),
-            Kind::Dir(_) => Metadata::new(FileType::DIR, 4096),
+        let inode = self.inode(ino);
+        match &inode.kind {
+            Kind::File(file) => {
+                Metadata::new(FileType::FILE, file.cache.len() as u64, inode.mode.live)
+            }
+            Kind::Dir(_) => Metadata::new(FileType::DIR, 4096, inode.mode.live),
         }
     }
 
@@ -1042,6 +1131,7 @@ impl Disk {
         );
         for (ino, inode) in &mut self.inodes {
             inode.open = 0;
+            inode.mode.live = inode.mode.durable;
             match &mut inode.kind {
                 Kind::File(file) => {
                     assert!(file.pending.is_empty(), "a crash settles every write");
@@ -1071,6 +1161,12 @@ impl Disk {
         assert!(
             self.inodes.values().all(|inode| inode.open == 0),
             "no handle survives a crash"
+        );
+        assert!(
+            self.inodes
+                .values()
+                .all(|inode| inode.mode.live == inode.mode.durable),
+            "after a crash the program sees the permission bits the device holds"
         );
         self.verify();
     }
@@ -1271,6 +1367,7 @@ mod tests {
         truncate: false,
         create: true,
         create_new: false,
+        mode: None,
     };
 
     fn durable_names(disk: &Disk) -> Vec<String> {
@@ -1304,9 +1401,9 @@ mod tests {
     #[test]
     fn syncing_a_directory_also_settles_the_renames_it_depends_on() {
         let mut disk = Disk::default();
-        disk.create_dir(&names("/d")).unwrap();
+        disk.create_dir(&names("/d"), DIR_MODE).unwrap();
         disk.open(&names("/d/a"), CREATE).unwrap();
-        disk.create_dir(&names("/e")).unwrap();
+        disk.create_dir(&names("/e"), DIR_MODE).unwrap();
         disk.rename(&names("/d/a"), &names("/e/a")).unwrap();
         let e = disk.resolve(&names("/e")).unwrap();
         disk.sync_dir(e);
@@ -1331,20 +1428,26 @@ mod tests {
     fn namespace_errors_have_the_real_kinds() {
         use io::ErrorKind::*;
         let mut disk = Disk::default();
-        disk.create_dir(&names("/d")).unwrap();
+        disk.create_dir(&names("/d"), DIR_MODE).unwrap();
         disk.open(&names("/d/f"), CREATE).unwrap();
         let kind = |r: io::Result<()>| r.unwrap_err().kind();
-        assert_eq!(kind(disk.create_dir(&names("/d"))), AlreadyExists);
+        assert_eq!(kind(disk.create_dir(&names("/d"), DIR_MODE)), AlreadyExists);
         assert_eq!(kind(disk.remove_dir(&names("/d"))), DirectoryNotEmpty);
         assert_eq!(kind(disk.remove_file(&names("/d"))), IsADirectory);
         assert_eq!(kind(disk.remove_dir(&names("/d/f"))), NotADirectory);
         assert_eq!(kind(disk.remove_file(&names("/nope"))), NotFound);
-        assert_eq!(kind(disk.create_dir(&names("/d/f/x"))), NotADirectory);
+        assert_eq!(
+            kind(disk.create_dir(&names("/d/f/x"), DIR_MODE)),
+            NotADirectory
+        );
         assert_eq!(
             kind(disk.rename(&names("/d"), &names("/d/x"))),
             InvalidInput
         );
-        assert_eq!(kind(disk.create_dir_all(&names("/d/f"))), AlreadyExists);
+        assert_eq!(
+            kind(disk.create_dir_all(&names("/d/f"), DIR_MODE)),
+            AlreadyExists
+        );
         assert_eq!(kind(disk.remove_dir(&names("/"))), ResourceBusy);
     }
 
@@ -1365,7 +1468,7 @@ mod tests {
     #[test]
     fn path_of_finds_the_live_name() {
         let mut disk = Disk::default();
-        disk.create_dir(&names("/d")).unwrap();
+        disk.create_dir(&names("/d"), DIR_MODE).unwrap();
         let ino = disk.open(&names("/d/f"), CREATE).unwrap();
         assert_eq!(disk.path_of(ino).as_deref(), Some("/d/f"));
         assert_eq!(disk.path_of(ROOT).as_deref(), Some("/"));

@@ -41,12 +41,14 @@ fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
 #[cfg(unix)]
 mod errno {
     pub(super) use libc::{
-        EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR, ENOTEMPTY,
+        EACCES, EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR,
+        ENOTEMPTY,
     };
 }
 
 #[cfg(not(unix))]
 mod errno {
+    pub(super) const EACCES: i32 = 13;
     pub(super) const EBADF: i32 = 9;
     pub(super) const EBUSY: i32 = 16;
     pub(super) const EEXIST: i32 = 17;
@@ -66,6 +68,15 @@ pub(crate) fn not_found() -> io::Error {
         errno::ENOENT,
         ErrorKind::NotFound,
         "No such file or directory",
+    )
+}
+
+/// `EACCES`: the entry's permission bits forbid the access.
+pub(crate) fn permission_denied() -> io::Error {
+    os_error(
+        errno::EACCES,
+        ErrorKind::PermissionDenied,
+        "Permission denied",
     )
 }
 

@@ -682,6 +682,39 @@ impl File {
         }
     }
 
+    /// Sets the open file's permissions, like `tokio::fs::File::set_permissions` (as
+    /// [`crate::set_permissions`] on its path; a handle opened only for reading may set them).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    ///
+    /// # Cancel safety
+    ///
+    /// Inside a simulation the bits change only when the future completes: dropped before
+    /// that, nothing changed.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use std::os::unix::fs::PermissionsExt;
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::File::create("/run.sh").await.unwrap();
+    /// file.set_permissions(std::fs::Permissions::from_mode(0o755)).await.unwrap();
+    /// assert_eq!(file.metadata().await.unwrap().mode(), 0o755);
+    /// # }).unwrap();
+    /// ```
+    pub async fn set_permissions(&self, permissions: std::fs::Permissions) -> io::Result<()> {
+        match &self.inner {
+            SimOrReal::Sim(file) => {
+                state::mutation().await;
+                state::latency(file.handle.node, 0, false).await;
+                let mode = crate::ops::mode_of(&permissions);
+                state::with(|s| s.handle_set_mode(&file.handle, mode))
+            }
+            SimOrReal::Real(file) => file.set_permissions(permissions).await,
+        }
+    }
+
     /// A second handle on this open file, like `tokio::fs::File::try_clone`: the two share
     /// the cursor, so a read, a write or a seek through one moves it for both, and the file
     /// stays open until both are dropped. It first waits for the write in flight (whose

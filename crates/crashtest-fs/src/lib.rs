@@ -89,6 +89,14 @@
 //!    1 GiB: the simulated disk holds files whole in memory); growing it further fails with
 //!    `EFBIG`, as a real file system does past its own limit.
 //! 8. **Directory listings have no order** ([`read_dir`] shuffles them from the seed).
+//! 9. **Permission bits need their entry synced.** [`set_permissions`] (or
+//!    [`File::set_permissions`]) is seen at once and durable once the file itself is synced
+//!    (for a directory, [`sync_dir`] of it); a crash before that reverts it. New entries get
+//!    0o666 for a file and 0o777 for a directory, or the `mode` asked for, under the umask
+//!    022. The node's process owns every entry and is no superuser: opening an existing file
+//!    to read needs its owner's `r`, to write or truncate its owner's `w`, or the open fails
+//!    with `EACCES` (the open that creates a file may write it whatever its mode). Nothing
+//!    else checks the bits.
 //!
 //! Nothing else is promised: unsynced data, an fsync of a file saving its entry, or a
 //! listing's order are exactly what the adversary varies.
@@ -131,7 +139,7 @@ pub use file::{File, OpenOptions};
 pub use metadata::{FileType, Metadata};
 pub use ops::{
     DirEntry, ReadDir, create_dir, create_dir_all, metadata, read, read_dir, read_to_string,
-    remove_dir, remove_file, rename, sync_dir, try_exists, write,
+    remove_dir, remove_file, rename, set_permissions, sync_dir, try_exists, write,
 };
 pub use tokio_seam::register_tokio_seam;
 

@@ -102,15 +102,37 @@ impl FileType {
 pub struct Metadata {
     file_type: FileType,
     len: u64,
+    mode: u32,
 }
 
 impl Metadata {
-    pub(crate) fn new(file_type: FileType, len: u64) -> Metadata {
-        Metadata { file_type, len }
+    pub(crate) fn new(file_type: FileType, len: u64, mode: u32) -> Metadata {
+        assert_eq!(
+            mode & !crate::disk::MODE_BITS,
+            0,
+            "metadata holds permission bits only"
+        );
+        Metadata {
+            file_type,
+            len,
+            mode,
+        }
     }
 
     pub(crate) fn from_std(meta: &std::fs::Metadata) -> Metadata {
-        let ours = Metadata::new(FileType::from_std(meta.file_type()), meta.len());
+        #[cfg(unix)]
+        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+        #[cfg(not(unix))]
+        let mode = if meta.permissions().readonly() {
+            0o444
+        } else {
+            0o644
+        };
+        let ours = Metadata::new(
+            FileType::from_std(meta.file_type()),
+            meta.len(),
+            mode & crate::disk::MODE_BITS,
+        );
         assert_eq!(
             (ours.len(), ours.is_file(), ours.is_dir()),
             (meta.len(), meta.is_file(), meta.is_dir()),
@@ -167,6 +189,36 @@ impl Metadata {
     /// ```
     pub fn file_type(&self) -> FileType {
         self.file_type
+    }
+
+    /// The permission bits (`st_mode & 0o7777`). Inside a simulation, the ones the program
+    /// sees: a new file gets 0o644 and a new directory 0o755 (0o666 and 0o777, or the mode
+    /// asked for, under the umask 022), and `set_permissions` changes them.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// assert_eq!(crashtest::fs::metadata("/f").await.unwrap().mode(), 0o644);
+    /// assert_eq!(crashtest::fs::metadata("/").await.unwrap().mode(), 0o755);
+    /// # }).unwrap();
+    /// ```
+    pub fn mode(&self) -> u32 {
+        self.mode
+    }
+
+    /// The permissions, as std's `Metadata::permissions` gives them.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// assert!(!crashtest::fs::metadata("/f").await.unwrap().permissions().readonly());
+    /// # }).unwrap();
+    /// ```
+    #[cfg(unix)]
+    pub fn permissions(&self) -> std::fs::Permissions {
+        std::os::unix::fs::PermissionsExt::from_mode(self.mode)
     }
 }
 

@@ -3,7 +3,7 @@
 //! `std::fs::OpenOptions`).
 //!
 //! The two types must stay distinct (their `open` is async in one and blocking in the other,
-//! as in tokio and std) yet are the same builder: one set of flags and six setters. So
+//! as in tokio and std) yet are the same builder: one set of flags, six setters and a mode. So
 //! [`open_options!`] defines a type with the flags and the setters, and each API adds its own
 //! `open`. A macro rather than one generic type, because a type parameter would show in both
 //! public names and make `OpenOptions::new()` ambiguous.
@@ -24,6 +24,10 @@ impl OpenFlags {
             .truncate(self.truncate)
             .create(self.create)
             .create_new(self.create_new);
+        #[cfg(unix)]
+        if let Some(mode) = self.mode {
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+        }
         options
     }
 
@@ -34,7 +38,7 @@ impl OpenFlags {
     }
 }
 
-/// Defines an `OpenOptions` type: its flags, `new` and the six setters, documented with
+/// Defines an `OpenOptions` type: its flags, `new`, the six setters and `mode`, documented with
 /// examples that name the type by `$path`.
 macro_rules! open_options {
     ($(#[$attr:meta])* pub struct $name:ident, $path:literal) => {
@@ -70,6 +74,17 @@ macro_rules! open_options {
             $crate::open_options::open_options!(@flag $name, $path, create_new,
                 "Create the file, failing with `AlreadyExists` if it exists.",
                 ".write(true).create_new(true)");
+
+            #[doc = "The permission bits of a file the open creates, before the umask (022 inside"]
+            #[doc = "a simulation); 0o666 if not set. As `std::os::unix::fs::OpenOptionsExt::mode`."]
+            #[doc = ""]
+            #[doc = "```"]
+            #[doc = concat!("let _ = ", $path, "::new().write(true).create(true).mode(0o600);")]
+            #[doc = "```"]
+            pub fn mode(&mut self, mode: u32) -> &mut $name {
+                self.flags.mode = Some(mode);
+                self
+            }
         }
     };
     (@flag $name:ident, $path:literal, $flag:ident, $doc:literal, $example:literal) => {

@@ -12,7 +12,7 @@ use crashtest_core::node::NodeId;
 use crashtest_io::SimOrReal;
 use delegate::delegate;
 
-use crate::disk::OpenFlags;
+use crate::disk::{DIR_MODE, OpenFlags};
 use crate::errors;
 use crate::metadata::{FileType, Metadata};
 use crate::path::Names;
@@ -128,8 +128,10 @@ pub(crate) fn write_now(node: NodeId, names: &Names, contents: &[u8]) -> io::Res
 /// A change to the namespace of a node's disk.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Namespace<'a> {
-    CreateDir,
-    CreateDirAll,
+    /// Creates a directory with these permission bits (before the umask).
+    CreateDir(u32),
+    /// Creates a directory and its missing parents, each with these bits.
+    CreateDirAll(u32),
     RemoveFile,
     RemoveDir,
     /// Moves the entry to this path.
@@ -140,16 +142,16 @@ pub(crate) enum Namespace<'a> {
 /// namespace calls and of their synchronous twins. The trace names the call and its paths.
 pub(crate) fn namespace_now(node: NodeId, names: &Names, change: Namespace<'_>) -> io::Result<()> {
     let what = match change {
-        Namespace::CreateDir => format!("create_dir {}", names.display()),
-        Namespace::CreateDirAll => format!("create_dir_all {}", names.display()),
+        Namespace::CreateDir(_) => format!("create_dir {}", names.display()),
+        Namespace::CreateDirAll(_) => format!("create_dir_all {}", names.display()),
         Namespace::RemoveFile => format!("remove_file {}", names.display()),
         Namespace::RemoveDir => format!("remove_dir {}", names.display()),
         Namespace::RenameTo(to) => format!("rename {} to {}", names.display(), to.display()),
     };
     state::with(|s| {
         s.namespace(node, &what, |disk| match change {
-            Namespace::CreateDir => disk.create_dir(names),
-            Namespace::CreateDirAll => disk.create_dir_all(names),
+            Namespace::CreateDir(mode) => disk.create_dir(names, mode),
+            Namespace::CreateDirAll(mode) => disk.create_dir_all(names, mode),
             Namespace::RemoveFile => disk.remove_file(names),
             Namespace::RemoveDir => disk.remove_dir(names),
             Namespace::RenameTo(to) => disk.rename(names, to),
@@ -175,14 +177,28 @@ pub(crate) fn namespace_now(node: NodeId, names: &Names, change: Namespace<'_>) 
 /// # }).unwrap();
 /// ```
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref();
+    create_dir_with_mode(path.as_ref(), false, DIR_MODE).await
+}
+
+/// Creates a directory (with `all`, its missing parents too), each with the permission bits
+/// `mode` before the umask, as `DirBuilder` with `DirBuilderExt::mode` does.
+pub(crate) async fn create_dir_with_mode(path: &Path, all: bool, mode: u32) -> io::Result<()> {
     let Some(node) = state::current_node()? else {
-        return tokio::fs::create_dir(path).await;
+        let mut builder = tokio::fs::DirBuilder::new();
+        builder.recursive(all);
+        #[cfg(unix)]
+        builder.mode(mode);
+        return builder.create(path).await;
     };
     let names = Names::parse(path)?;
     state::mutation().await;
     state::latency(node, 0, false).await;
-    namespace_now(node, &names, Namespace::CreateDir)
+    let change = if all {
+        Namespace::CreateDirAll(mode)
+    } else {
+        Namespace::CreateDir(mode)
+    };
+    namespace_now(node, &names, change)
 }
 
 /// Creates a directory and every missing parent.
@@ -202,14 +218,7 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// # }).unwrap();
 /// ```
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
-    let path = path.as_ref();
-    let Some(node) = state::current_node()? else {
-        return tokio::fs::create_dir_all(path).await;
-    };
-    let names = Names::parse(path)?;
-    state::mutation().await;
-    state::latency(node, 0, false).await;
-    namespace_now(node, &names, Namespace::CreateDirAll)
+    create_dir_with_mode(path.as_ref(), true, DIR_MODE).await
 }
 
 /// Removes a file. Durable once its directory is synced.
@@ -297,6 +306,57 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
     state::mutation().await;
     state::latency(node, 0, false).await;
     namespace_now(node, &from, Namespace::RenameTo(&to))
+}
+
+/// Sets a file's or a directory's permissions, like `tokio::fs::set_permissions`. Inside a
+/// simulation the bits are seen at once and durable once the entry itself is synced (its
+/// `sync_all`, or `sync_dir` for a directory): a crash before that reverts them. The node's
+/// process owns every entry and is no superuser, so opening a file its bits forbid fails with
+/// `PermissionDenied` (reading needs the owner's `r`, writing or truncating the owner's `w`).
+///
+/// # Errors
+///
+/// `NotFound` if nothing is at the path.
+///
+/// # Cancel safety
+///
+/// Inside a simulation the bits change only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed. Outside a simulation it is tokio's, which
+/// runs the call on its blocking pool: the change may still happen.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use std::os::unix::fs::PermissionsExt;
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::write("/key", b"secret").await.unwrap();
+/// crashtest::fs::set_permissions("/key", std::fs::Permissions::from_mode(0o400)).await.unwrap();
+/// assert_eq!(crashtest::fs::metadata("/key").await.unwrap().mode(), 0o400);
+/// let refused = crashtest::fs::write("/key", b"other").await.unwrap_err();
+/// assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+/// # }).unwrap();
+/// ```
+pub async fn set_permissions(
+    path: impl AsRef<Path>,
+    permissions: std::fs::Permissions,
+) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::set_permissions(path, permissions).await;
+    };
+    let names = Names::parse(path)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    state::with(|s| s.set_mode(node, &names, mode_of(&permissions)))
+}
+
+/// The permission bits of std's `Permissions`: its mode on Unix; elsewhere, where only the
+/// read-only flag exists, 0o444 or 0o644.
+pub(crate) fn mode_of(permissions: &std::fs::Permissions) -> u32 {
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(permissions);
+    #[cfg(not(unix))]
+    let mode = if permissions.readonly() { 0o444 } else { 0o644 };
+    mode & crate::disk::MODE_BITS
 }
 
 /// The metadata of a file or directory.

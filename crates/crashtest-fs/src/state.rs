@@ -722,6 +722,34 @@ impl FsState {
         Ok(metadata)
     }
 
+    /// Sets the permission bits of the entry `names` leads to, as `chmod(2)`.
+    pub(crate) fn set_mode(&self, node: NodeId, names: &Names, mode: u32) -> io::Result<()> {
+        let ino = self.disk(node, |disk| disk.resolve(names))?;
+        self.set_inode_mode(node, ino, mode);
+        Ok(())
+    }
+
+    /// Sets the permission bits of an open file, as `fchmod(2)` (which needs no write access).
+    pub(crate) fn handle_set_mode(&self, handle: &Handle, mode: u32) -> io::Result<()> {
+        self.check(handle)?;
+        self.set_inode_mode(handle.node, handle.ino, mode);
+        Ok(())
+    }
+
+    fn set_inode_mode(&self, node: NodeId, ino: Ino, mode: u32) {
+        let mode = mode & crate::disk::MODE_BITS;
+        self.disk(node, |disk| disk.set_mode(ino, mode));
+        let note = DiskNote::SetMode {
+            ino,
+            mode: u64::from(mode),
+        };
+        record(node, note, |text| {
+            text.push("chmod inode ")
+                .number(ino)
+                .push(&format!(" to {mode:o}"));
+        });
+    }
+
     /// Syncs a file's data, or a directory's entries. A failed sync loses the file's unsynced
     /// writes for good, as on Linux.
     pub(crate) fn sync(&self, handle: &Handle) -> io::Result<()> {

@@ -36,15 +36,18 @@ impl Disk for Seam {
         flags: OpenFlags,
     ) -> BoxFuture<'static, io::Result<Box<dyn DiskFile>>> {
         Box::pin(async move {
-            let file = OpenOptions::new()
+            let mut options = OpenOptions::new();
+            options
                 .read(flags.read)
                 .write(flags.write)
                 .append(flags.append)
                 .truncate(flags.truncate)
                 .create(flags.create)
-                .create_new(flags.create_new)
-                .open(path)
-                .await?;
+                .create_new(flags.create_new);
+            if let Some(mode) = flags.mode {
+                options.mode(mode);
+            }
+            let file = options.open(path).await?;
             Ok(Box::new(file) as Box<dyn DiskFile>)
         })
     }
@@ -57,12 +60,22 @@ impl Disk for Seam {
         Box::pin(crate::write(path, contents))
     }
 
-    fn create_dir(&self, path: PathBuf, all: bool) -> BoxFuture<'static, io::Result<()>> {
-        if all {
-            Box::pin(crate::create_dir_all(path))
-        } else {
-            Box::pin(crate::create_dir(path))
-        }
+    fn create_dir(
+        &self,
+        path: PathBuf,
+        all: bool,
+        mode: Option<u32>,
+    ) -> BoxFuture<'static, io::Result<()>> {
+        let mode = mode.unwrap_or(crate::disk::DIR_MODE);
+        Box::pin(async move { crate::ops::create_dir_with_mode(&path, all, mode).await })
+    }
+
+    fn set_permissions(
+        &self,
+        path: PathBuf,
+        permissions: std::fs::Permissions,
+    ) -> BoxFuture<'static, io::Result<()>> {
+        Box::pin(crate::set_permissions(path, permissions))
     }
 
     fn remove_file(&self, path: PathBuf) -> BoxFuture<'static, io::Result<()>> {
@@ -89,6 +102,7 @@ impl Disk for Seam {
             Ok(Stat {
                 len: metadata.len(),
                 is_dir: metadata.is_dir(),
+                mode: metadata.mode(),
             })
         })
     }
@@ -159,6 +173,10 @@ impl DiskFile for File {
         Box::pin(File::set_len(self, len))
     }
 
+    fn set_permissions(&self, permissions: std::fs::Permissions) -> BoxFuture<'_, io::Result<()>> {
+        Box::pin(File::set_permissions(self, permissions))
+    }
+
     fn try_clone(&self) -> BoxFuture<'_, io::Result<Box<dyn DiskFile>>> {
         Box::pin(async move { Ok(Box::new(File::try_clone(self).await?) as Box<dyn DiskFile>) })
     }
@@ -170,6 +188,7 @@ impl DiskFile for File {
             Ok(Stat {
                 len: metadata.len(),
                 is_dir: false,
+                mode: metadata.mode(),
             })
         })
     }

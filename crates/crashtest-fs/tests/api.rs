@@ -343,3 +343,91 @@ fn a_handle_from_before_a_crash_cannot_be_cloned() {
         );
     });
 }
+
+#[test]
+fn new_entries_get_their_mode_under_the_umask() {
+    sim(async {
+        let mode = |path| async move { crashtest_fs::metadata(path).await.unwrap().mode() };
+        crashtest_fs::write("/plain", b"").await.unwrap();
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .open("/private")
+            .await
+            .unwrap();
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o777)
+            .open("/masked")
+            .await
+            .unwrap();
+        crashtest_fs::create_dir_all("/a/b").await.unwrap();
+        assert_eq!(mode("/plain").await, 0o644);
+        assert_eq!(mode("/private").await, 0o600);
+        assert_eq!(
+            mode("/masked").await,
+            0o755,
+            "the umask 022 takes group and other write"
+        );
+        assert_eq!(mode("/a").await, 0o755);
+        assert_eq!(mode("/a/b").await, 0o755);
+        // The mode of an existing file is not the open's to change.
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .open("/plain")
+            .await
+            .unwrap();
+        assert_eq!(mode("/plain").await, 0o644);
+    });
+}
+
+#[test]
+fn opening_a_file_its_owner_bits_forbid_is_permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    sim(async {
+        let denied = |result: std::io::Result<File>| {
+            let error = result.unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::PermissionDenied);
+            assert_eq!(error.raw_os_error(), Some(13), "EACCES, as open(2) sets it");
+        };
+        crashtest_fs::write("/ro", b"kept").await.unwrap();
+        crashtest_fs::set_permissions("/ro", std::fs::Permissions::from_mode(0o444))
+            .await
+            .unwrap();
+        assert_eq!(crashtest_fs::read("/ro").await.unwrap(), b"kept");
+        denied(OpenOptions::new().write(true).open("/ro").await);
+        denied(OpenOptions::new().append(true).open("/ro").await);
+        assert_eq!(
+            crashtest_fs::write("/ro", b"lost")
+                .await
+                .unwrap_err()
+                .kind(),
+            ErrorKind::PermissionDenied
+        );
+        assert_eq!(crashtest_fs::read("/ro").await.unwrap(), b"kept");
+        crashtest_fs::set_permissions("/ro", std::fs::Permissions::from_mode(0o200))
+            .await
+            .unwrap();
+        denied(File::open("/ro").await);
+        OpenOptions::new().write(true).open("/ro").await.unwrap();
+        // A file created with bits that forbid writing is still written by the open that
+        // created it, as open(2) allows.
+        let mut fresh = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .open("/fresh")
+            .await
+            .unwrap();
+        fresh.write_all(b"once").await.unwrap();
+        fresh.flush().await.unwrap();
+        denied(OpenOptions::new().write(true).open("/fresh").await);
+        // Removing and renaming need the directory's bits, not the file's.
+        crashtest_fs::rename("/fresh", "/moved").await.unwrap();
+        crashtest_fs::remove_file("/moved").await.unwrap();
+    });
+}

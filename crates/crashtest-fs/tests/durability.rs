@@ -309,3 +309,57 @@ fn a_handle_from_before_a_crash_fails_with_eio() {
     );
     assert_eq!(error, Some(EIO));
 }
+
+/// The permission bits of `path` after a crash, where the first boot made the file durable,
+/// set its bits to 0o600 and then, if `sync`, synced it.
+fn mode_after_crash(sync: bool) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    crash_and_recover(
+        1,
+        DiskConfig::default(),
+        Duration::from_secs(5),
+        move || async move {
+            let file = durable_file("/key", b"secret").await;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .await
+                .unwrap();
+            assert_eq!(file.metadata().await.unwrap().mode(), 0o600);
+            if sync {
+                file.sync_all().await.unwrap();
+            }
+        },
+        || async { crashtest_fs::metadata("/key").await.unwrap().mode() },
+    )
+}
+
+#[test]
+fn a_chmod_survives_a_crash_only_once_the_file_is_synced() {
+    assert_eq!(mode_after_crash(false), 0o644, "an unsynced chmod is lost");
+    assert_eq!(mode_after_crash(true), 0o600, "a synced chmod is kept");
+}
+
+#[test]
+fn a_directory_chmod_survives_a_crash_once_the_directory_is_synced() {
+    use std::os::unix::fs::PermissionsExt;
+    let modes = crash_and_recover(
+        1,
+        DiskConfig::default(),
+        Duration::from_secs(5),
+        || async {
+            crashtest_fs::create_dir("/kept").await.unwrap();
+            crashtest_fs::create_dir("/lost").await.unwrap();
+            crashtest_fs::sync_dir("/").await.unwrap();
+            for dir in ["/kept", "/lost"] {
+                crashtest_fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                    .await
+                    .unwrap();
+            }
+            crashtest_fs::sync_dir("/kept").await.unwrap();
+        },
+        || async {
+            let mode = |dir| async move { crashtest_fs::metadata(dir).await.unwrap().mode() };
+            (mode("/kept").await, mode("/lost").await)
+        },
+    );
+    assert_eq!(modes, (0o700, 0o755));
+}

@@ -37,6 +37,8 @@ pub struct OpenFlags {
     pub create: bool,
     /// Create the file; fail if it exists.
     pub create_new: bool,
+    /// The permission bits of a created file before the umask (0o666 if `None`).
+    pub mode: Option<u32>,
 }
 
 /// An entry of a directory listing.
@@ -55,6 +57,8 @@ pub struct Stat {
     pub len: u64,
     /// True for a directory.
     pub is_dir: bool,
+    /// The permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
 }
 
 /// The calling node's disk.
@@ -72,8 +76,21 @@ pub trait Disk: Sync {
     /// Creates or truncates a file and writes `contents` (not synced).
     fn write(&self, path: PathBuf, contents: Vec<u8>) -> BoxFuture<'static, io::Result<()>>;
 
-    /// Creates a directory; with `all`, its missing parents too.
-    fn create_dir(&self, path: PathBuf, all: bool) -> BoxFuture<'static, io::Result<()>>;
+    /// Creates a directory; with `all`, its missing parents too; each with the permission
+    /// bits `mode` before the umask (0o777 if `None`).
+    fn create_dir(
+        &self,
+        path: PathBuf,
+        all: bool,
+        mode: Option<u32>,
+    ) -> BoxFuture<'static, io::Result<()>>;
+
+    /// Sets the permissions of a file or directory.
+    fn set_permissions(
+        &self,
+        path: PathBuf,
+        permissions: std::fs::Permissions,
+    ) -> BoxFuture<'static, io::Result<()>>;
 
     /// Removes a file.
     fn remove_file(&self, path: PathBuf) -> BoxFuture<'static, io::Result<()>>;
@@ -123,6 +140,9 @@ pub trait DiskFile: Send + Sync {
 
     /// The open file's length (wherever its path now leads).
     fn stat(&self) -> BoxFuture<'_, io::Result<Stat>>;
+
+    /// Sets the open file's permissions.
+    fn set_permissions(&self, permissions: std::fs::Permissions) -> BoxFuture<'_, io::Result<()>>;
 
     /// A second handle on the open file, sharing its cursor (as `dup(2)` makes one).
     fn try_clone(&self) -> BoxFuture<'_, io::Result<Box<dyn DiskFile>>>;

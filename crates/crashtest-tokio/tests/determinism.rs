@@ -369,3 +369,34 @@ async fn cloned_file_writers() -> Vec<u8> {
 fn cloned_file_writers_replay_by_seed_and_seeds_differ() {
     replays_by_seed_and_seeds_differ(cloned_file_writers);
 }
+
+/// Four tasks setting one file's permission bits in turn: the bits left depend on the order
+/// the tasks ran in, and each change is a disk event of the run.
+async fn racing_chmods() -> Vec<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    tokio::fs::write("/shared", b"x").await.unwrap();
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..4u32 {
+        set.spawn(async move {
+            for round in 0..2u32 {
+                let mode = 0o600 | (task << 3) | round;
+                let permissions = std::fs::Permissions::from_mode(mode);
+                tokio::fs::set_permissions("/shared", permissions)
+                    .await
+                    .unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+    }
+    let mut seen = Vec::new();
+    while set.join_next().await.is_some() {
+        let meta = tokio::fs::metadata("/shared").await.unwrap();
+        seen.push(meta.permissions().mode() & 0o7777);
+    }
+    seen
+}
+
+#[test]
+fn racing_chmods_replay_by_seed_and_seeds_differ() {
+    replays_by_seed_and_seeds_differ(racing_chmods);
+}

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crashtest_io::SimOrReal;
 
 use super::{File, mutation};
+use crate::disk::DIR_MODE;
 use crate::errors;
 use crate::metadata::{FileType, Metadata};
 use crate::ops::{Namespace, SimDirEntry, SimReadDir, namespace_now, write_now};
@@ -99,7 +100,9 @@ fn namespace(
 /// ```
 pub fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref();
-    namespace(path, Namespace::CreateDir, || std::fs::create_dir(path))
+    namespace(path, Namespace::CreateDir(DIR_MODE), || {
+        std::fs::create_dir(path)
+    })
 }
 
 /// Creates a directory and its missing parents, as `std::fs::create_dir_all`.
@@ -114,7 +117,7 @@ pub fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 /// ```
 pub fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref();
-    namespace(path, Namespace::CreateDirAll, || {
+    namespace(path, Namespace::CreateDirAll(DIR_MODE), || {
         std::fs::create_dir_all(path)
     })
 }

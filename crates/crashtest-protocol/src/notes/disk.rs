@@ -41,6 +41,13 @@ pub enum DiskNote {
         /// The new length.
         len: u64,
     },
+    /// A file's or a directory's permission bits were set.
+    SetMode {
+        /// The inode.
+        ino: u64,
+        /// The bits set.
+        mode: u64,
+    },
     /// A file's data or a directory's entries were synced.
     Sync {
         /// The inode.
@@ -76,6 +83,7 @@ mod code {
     pub(super) const NAMESPACE: u64 = 6;
     pub(super) const CRASH: u64 = 7;
     pub(super) const FAULT: u64 = 8;
+    pub(super) const SET_MODE: u64 = 9;
 }
 
 /// The source of every disk note.
@@ -97,6 +105,7 @@ impl DiskNote {
                 dir_changes_dropped,
             } => [code::CRASH, files, dir_changes_dropped],
             DiskNote::Fault { ino, offset } => [code::FAULT, ino, offset],
+            DiskNote::SetMode { ino, mode } => [code::SET_MODE, ino, mode],
         };
         (SOURCE, words)
     }
@@ -122,6 +131,7 @@ impl DiskNote {
                 dir_changes_dropped: b,
             },
             code::FAULT => DiskNote::Fault { ino: a, offset: b },
+            code::SET_MODE => DiskNote::SetMode { ino: a, mode: b },
             _ => return None,
         };
         Some(note)
@@ -146,13 +156,17 @@ pub(crate) mod tests {
                 dir_changes_dropped: 1,
             },
             DiskNote::Fault { ino: 2, offset: 7 },
+            DiskNote::SetMode {
+                ino: 2,
+                mode: 0o600,
+            },
         ]
     }
 
     #[test]
     fn unknown_codes_decode_to_nothing() {
         assert_eq!(DiskNote::decode("disk", [0, 1, 2]), None);
-        assert_eq!(DiskNote::decode("disk", [9, 1, 2]), None);
+        assert_eq!(DiskNote::decode("disk", [10, 1, 2]), None);
         assert_eq!(DiskNote::decode("disk", [5, 1, 2]), None);
     }
 }

@@ -185,7 +185,13 @@ impl DirEntry {
 fn std_file_type(is_dir: bool) -> io::Result<FileType> {
     static TYPES: OnceLock<Result<(FileType, FileType), String>> = OnceLock::new();
     let types = TYPES.get_or_init(|| {
-        let of = |is_dir| super::specimen::metadata(Stat { len: 0, is_dir });
+        let of = |is_dir| {
+            super::specimen::metadata(Stat {
+                len: 0,
+                is_dir,
+                mode: 0o755,
+            })
+        };
         let dir = of(true).map_err(|e| e.to_string())?;
         let file = of(false).map_err(|e| e.to_string())?;
         Ok((dir.file_type(), file.file_type()))
@@ -222,7 +228,8 @@ impl DirBuilder {
         self
     }
 
-    /// The permission bits of created directories (ignored by the simulated disk).
+    /// The permission bits of created directories, before the umask (022 inside a
+    /// simulation).
     #[cfg(unix)]
     pub fn mode(&mut self, mode: u32) -> &mut DirBuilder {
         self.mode = Some(mode);
@@ -237,7 +244,11 @@ impl DirBuilder {
     pub async fn create(&self, path: impl AsRef<Path>) -> io::Result<()> {
         match simulated("tokio::fs::DirBuilder::create") {
             Some(disk) => {
-                disk.create_dir(path.as_ref().to_owned(), self.recursive)
+                #[cfg(unix)]
+                let mode = self.mode;
+                #[cfg(not(unix))]
+                let mode = None;
+                disk.create_dir(path.as_ref().to_owned(), self.recursive, mode)
                     .await
             }
             None => {

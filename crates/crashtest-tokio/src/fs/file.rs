@@ -202,7 +202,7 @@ impl File {
         }
     }
 
-    /// Sets the file's permissions; refused for a simulated file.
+    /// Sets the file's permissions (inside a simulation, as [`super::set_permissions`] does).
     ///
     /// # Errors
     ///
@@ -210,7 +210,7 @@ impl File {
     pub async fn set_permissions(&self, permissions: std::fs::Permissions) -> io::Result<()> {
         match &self.inner {
             Inner::Real(file) => file.set_permissions(permissions).await,
-            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_permissions"),
+            Inner::Sim(file) => file.set_permissions(permissions).await,
         }
     }
 
@@ -348,8 +348,6 @@ impl fmt::Debug for File {
 pub struct OpenOptions {
     flags: OpenFlags,
     #[cfg(unix)]
-    mode: Option<u32>,
-    #[cfg(unix)]
     custom_flags: Option<i32>,
     /// tokio's options made from std's, which later calls keep up to date.
     from_std: Option<real::fs::OpenOptions>,
@@ -376,10 +374,10 @@ impl OpenOptions {
 
     flag!(read, write, append, truncate, create, create_new);
 
-    /// The permission bits of a created file (ignored by the simulated disk).
+    /// The permission bits of a created file, before the umask (022 inside a simulation).
     #[cfg(unix)]
     pub fn mode(&mut self, mode: u32) -> &mut OpenOptions {
-        self.mode = Some(mode);
+        self.flags.mode = Some(mode);
         if let Some(real) = &mut self.from_std {
             real.mode(mode);
         }
@@ -426,7 +424,7 @@ impl OpenOptions {
             .create_new(self.flags.create_new);
         #[cfg(unix)]
         {
-            if let Some(mode) = self.mode {
+            if let Some(mode) = self.flags.mode {
                 real.mode(mode);
             }
             if let Some(flags) = self.custom_flags {

@@ -31,8 +31,8 @@ use crate::seam;
 pub(crate) fn refuse_unmodelled(call: &str) -> ! {
     seam::refuse(
         call,
-        "the simulated disk has files and directories only (no links, permissions or times); \
-         use metadata for a length or a kind, try_exists, and reads",
+        "the simulated disk has files and directories only (no links or times); use metadata \
+         for a length, a kind or permissions, try_exists, and reads",
     )
 }
 
@@ -99,7 +99,21 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
     }
 }
 
-/// Copies a file's contents, like `tokio::fs::copy`; returns the bytes copied.
+/// Copies a file's contents and permission bits, like `tokio::fs::copy`; returns the bytes
+/// copied.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// use std::os::unix::fs::PermissionsExt;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::write("/run.sh", b"#!/bin/sh").await.unwrap();
+///     let executable = std::fs::Permissions::from_mode(0o755);
+///     tokio::fs::set_permissions("/run.sh", executable).await.unwrap();
+///     assert_eq!(tokio::fs::copy("/run.sh", "/copy.sh").await.unwrap(), 9);
+///     let meta = tokio::fs::metadata("/copy.sh").await.unwrap();
+///     assert_eq!(meta.permissions().mode() & 0o7777, 0o755);
+/// }).unwrap();
+/// ```
 ///
 /// # Errors
 ///
@@ -108,9 +122,17 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
     match simulated("tokio::fs::copy") {
         None => real::fs::copy(from, to).await,
         Some(disk) => {
-            let bytes = disk.read(from.as_ref().to_owned()).await?;
+            let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
+            let source = disk.stat(from.clone()).await?;
+            let bytes = disk.read(from).await?;
             let len = bytes.len() as u64;
-            disk.write(to.as_ref().to_owned(), bytes).await?;
+            disk.write(to.clone(), bytes).await?;
+            // As std's copy: the copy gets the source's bits, whatever the umask.
+            #[cfg(unix)]
+            disk.set_permissions(to, specimen::permissions(source.mode))
+                .await?;
+            #[cfg(not(unix))]
+            let _ = (to, source);
             Ok(len)
         }
     }
@@ -124,7 +146,7 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
 pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
     match simulated("tokio::fs::create_dir") {
         None => real::fs::create_dir(path).await,
-        Some(disk) => disk.create_dir(path.as_ref().to_owned(), false).await,
+        Some(disk) => disk.create_dir(path.as_ref().to_owned(), false, None).await,
     }
 }
 
@@ -136,7 +158,7 @@ pub async fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     match simulated("tokio::fs::create_dir_all") {
         None => real::fs::create_dir_all(path).await,
-        Some(disk) => disk.create_dir(path.as_ref().to_owned(), true).await,
+        Some(disk) => disk.create_dir(path.as_ref().to_owned(), true, None).await,
     }
 }
 
@@ -240,7 +262,8 @@ pub async fn try_exists(path: impl AsRef<Path>) -> io::Result<bool> {
 
 /// A path's std `Metadata`, like `tokio::fs::metadata`.
 ///
-/// Inside a simulation the kind and a file's length are the simulated entry's, and the
+/// Inside a simulation the kind, a file's length and the permissions are the simulated
+/// entry's, and the
 /// access and modification times read as the UNIX epoch (the simulated disk keeps no
 /// times); see the `specimen` module for what else the answer holds.
 ///
@@ -280,6 +303,38 @@ pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Met
     match simulated("tokio::fs::symlink_metadata") {
         None => real::fs::symlink_metadata(path).await,
         Some(disk) => specimen::metadata(disk.stat(path.as_ref().to_owned()).await?),
+    }
+}
+
+/// Sets a file's or a directory's permissions, like `tokio::fs::set_permissions`. Inside a
+/// simulation the bits are the simulated entry's: seen at once, durable once the entry is
+/// synced, and checked when a file is opened, as for an owner who is no superuser.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// use std::os::unix::fs::PermissionsExt;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::write("/key", b"secret").await.unwrap();
+///     let owner_only = std::fs::Permissions::from_mode(0o600);
+///     tokio::fs::set_permissions("/key", owner_only).await.unwrap();
+///     let meta = tokio::fs::metadata("/key").await.unwrap();
+///     assert_eq!(meta.permissions().mode() & 0o7777, 0o600);
+/// }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// As the file system's: `NotFound` if nothing is at the path.
+pub async fn set_permissions(
+    path: impl AsRef<Path>,
+    permissions: std::fs::Permissions,
+) -> io::Result<()> {
+    match simulated("tokio::fs::set_permissions") {
+        None => real::fs::set_permissions(path, permissions).await,
+        Some(disk) => {
+            disk.set_permissions(path.as_ref().to_owned(), permissions)
+                .await
+        }
     }
 }
 
@@ -357,7 +412,6 @@ fn from_root(path: &Path) -> PathBuf {
 unmodelled! {
     hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
     read_link(path: impl AsRef<Path>) -> PathBuf;
-    set_permissions(path: impl AsRef<Path>, permissions: std::fs::Permissions) -> ();
     #[cfg(unix)]
     symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
 }

@@ -3,15 +3,15 @@
 //! tokio's `metadata` calls hand out std's `Metadata`, and std makes one only by asking the
 //! OS about a real entry. So the stand-in makes a specimen: a fresh entry in the host's
 //! temporary directory shaped like the simulated one (a file extended to its length without
-//! a byte written, so it takes no space; or an empty directory), with fixed permissions and
-//! times, asks the OS for its metadata, and removes it at once. None of the program's data
+//! a byte written, so it takes no space; or an empty directory), with the simulated entry's
+//! permissions and fixed times, asks the OS for its metadata, and removes it at once. None of the program's data
 //! reaches the host, and nothing is left behind. The determinism guards refuse changes to
 //! the host's files inside a simulation, so the specimen is made inside the hooks'
 //! `with_host_files` scope.
 //!
 //! What the answer tells, as the simulated disk decides it: the file type, a file's length,
-//! the permissions (`0o644` for a file, `0o755` for a directory, on Unix) and the access and
-//! modification times, which read as the UNIX epoch (the simulated disk keeps no times).
+//! the permission bits (on Unix) and the access and modification times, which read as the
+//! UNIX epoch (the simulated disk keeps no times).
 //! What it does not: a directory's length, the creation time, and Unix's inode, device,
 //! owner and block counts are the specimen's, from the host; code that reads them is not
 //! deterministic.
@@ -33,9 +33,9 @@ pub(crate) fn metadata(stat: Stat) -> io::Result<Metadata> {
     let path = fresh_path();
     let made = crashtest_hooks::with_host_files(|| {
         if stat.is_dir {
-            directory(&path)
+            directory(&path, stat.mode)
         } else {
-            file(&path, stat.len)
+            file(&path, stat.len, stat.mode)
         }
     });
     made.map_err(|err| {
@@ -68,17 +68,26 @@ fn fixed_times() -> FileTimes {
         .set_modified(SystemTime::UNIX_EPOCH)
 }
 
-/// A file specimen of `len` bytes at `path`, removed once asked.
-fn file(path: &Path, len: u64) -> io::Result<Metadata> {
+/// std's permissions with the bits `mode`.
+#[cfg(unix)]
+pub(crate) fn permissions(mode: u32) -> std::fs::Permissions {
+    std::os::unix::fs::PermissionsExt::from_mode(mode)
+}
+
+/// A file specimen of `len` bytes with the permission bits `mode` at `path`, removed once
+/// asked.
+fn file(path: &Path, len: u64, mode: u32) -> io::Result<Metadata> {
     let specimen = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)?;
     let asked = (|| {
         specimen.set_len(len)?;
-        #[cfg(unix)]
-        specimen.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
         specimen.set_times(fixed_times())?;
+        #[cfg(unix)]
+        specimen.set_permissions(permissions(mode))?;
+        #[cfg(not(unix))]
+        let _ = mode;
         specimen.metadata()
     })();
     let removed = std::fs::remove_file(path);
@@ -93,13 +102,16 @@ fn file(path: &Path, len: u64) -> io::Result<Metadata> {
     Ok(metadata)
 }
 
-/// An empty directory specimen at `path`, removed once asked.
-fn directory(path: &Path) -> io::Result<Metadata> {
+/// An empty directory specimen with the permission bits `mode` at `path`, removed once
+/// asked. Its times are set before its bits, which may forbid opening it.
+fn directory(path: &Path, mode: u32) -> io::Result<Metadata> {
     std::fs::create_dir(path)?;
     let asked = (|| {
-        #[cfg(unix)]
-        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
         std::fs::File::open(path)?.set_times(fixed_times())?;
+        #[cfg(unix)]
+        std::fs::set_permissions(path, permissions(mode))?;
+        #[cfg(not(unix))]
+        let _ = mode;
         std::fs::metadata(path)
     })();
     let removed = std::fs::remove_dir(path);
@@ -114,10 +126,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_specimen_has_the_simulated_length_and_fixed_times_and_is_removed() {
+    fn a_file_specimen_has_the_simulated_length_and_mode_and_fixed_times_and_is_removed() {
         let len = 5 << 30;
         let path = fresh_path();
-        let meta = file(&path, len).unwrap();
+        let meta = file(&path, len, 0o640).unwrap();
         assert!(
             !path.exists(),
             "the specimen was left at {}",
@@ -129,15 +141,15 @@ mod tests {
         assert_eq!(meta.accessed().unwrap(), SystemTime::UNIX_EPOCH);
         #[cfg(unix)]
         assert_eq!(
-            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
-            0o644
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
+            0o640
         );
     }
 
     #[test]
-    fn a_directory_specimen_has_fixed_times_and_is_removed() {
+    fn a_directory_specimen_has_the_simulated_mode_and_fixed_times_and_is_removed() {
         let path = fresh_path();
-        let meta = directory(&path).unwrap();
+        let meta = directory(&path, 0o500).unwrap();
         assert!(
             !path.exists(),
             "the specimen was left at {}",
@@ -147,8 +159,8 @@ mod tests {
         assert_eq!(meta.modified().unwrap(), SystemTime::UNIX_EPOCH);
         #[cfg(unix)]
         assert_eq!(
-            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
-            0o755
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
+            0o500
         );
     }
 }

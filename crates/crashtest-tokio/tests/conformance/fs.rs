@@ -1,7 +1,11 @@
-//! `fs::File` handles made by `try_clone`, which share their open file's cursor: reads,
+//! The file system calls whose answers the simulated disk must give as the host's does:
+//! `fs::File` handles made by `try_clone`, which share their open file's cursor (reads,
 //! writes and seeks through either move it for both, and the file outlives the handle it was
-//! cloned from. On tokio the script works in a fresh directory of the host's temporary
-//! directory; in a simulation, at the node's root.
+//! cloned from), and permission bits (`set_permissions` on paths and open files, the `mode`
+//! of `OpenOptions` and `DirBuilder`, read back through metadata). On tokio a script works in
+//! a fresh directory of the host's temporary directory; in a simulation, at the node's root.
+//! The modes asked for keep group and other bits clear, so that any usual umask leaves them
+//! whole; whether a forbidden open fails is not compared, since a superuser's does not.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -53,6 +57,74 @@ macro_rules! cloned_files_share_a_cursor {
     };
 }
 
+macro_rules! permission_bits {
+    ($tokio:ident, $dir:expr) => {
+        async move {
+            use std::os::unix::fs::PermissionsExt;
+            use $tokio as tokio;
+            let dir = std::path::Path::new(&$dir).to_owned();
+            let mode =
+                |meta: std::fs::Metadata| format!("{:o}", meta.permissions().mode() & 0o7777);
+            let mut seen: Vec<String> = Vec::new();
+            let key = dir.join("key");
+            tokio::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&key)
+                .await
+                .unwrap();
+            seen.push(format!(
+                "created {}",
+                mode(tokio::fs::metadata(&key).await.unwrap())
+            ));
+            tokio::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o400))
+                .await
+                .unwrap();
+            let meta = tokio::fs::metadata(&key).await.unwrap();
+            seen.push(format!(
+                "read-only {} {}",
+                mode(meta.clone()),
+                meta.permissions().readonly()
+            ));
+            let file = tokio::fs::File::open(&key).await.unwrap();
+            file.set_permissions(std::fs::Permissions::from_mode(0o4700))
+                .await
+                .unwrap();
+            seen.push(format!(
+                "through a reader {}",
+                mode(file.metadata().await.unwrap())
+            ));
+            let private = dir.join("private");
+            tokio::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&private)
+                .await
+                .unwrap();
+            seen.push(format!(
+                "directory {}",
+                mode(tokio::fs::metadata(&private).await.unwrap())
+            ));
+            let mut listing = tokio::fs::read_dir(&dir).await.unwrap();
+            let mut listed = Vec::new();
+            while let Some(entry) = listing.next_entry().await.unwrap() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                listed.push(format!("{name} {}", mode(entry.metadata().await.unwrap())));
+            }
+            listed.sort();
+            seen.extend(listed);
+            let missing = tokio::fs::set_permissions(
+                dir.join("missing"),
+                std::fs::Permissions::from_mode(0o600),
+            )
+            .await
+            .unwrap_err();
+            seen.push(format!("missing {:?}", missing.kind()));
+            seen
+        }
+    };
+}
+
 /// A directory of its own under the host's temporary directory, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -85,5 +157,14 @@ fn cloned_files_share_a_cursor_as_on_tokio() {
     let dir = scratch.path().to_owned();
     crate::harness::same_everywhere(cloned_files_share_a_cursor!(real, dir), || {
         cloned_files_share_a_cursor!(crashtest_tokio, "/")
+    });
+}
+
+#[test]
+fn permission_bits_read_back_as_on_tokio() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().to_owned();
+    crate::harness::same_everywhere(permission_bits!(real, dir), || {
+        permission_bits!(crashtest_tokio, "/")
     });
 }
