@@ -22,7 +22,7 @@
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder, and closes |
 //! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
-//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod` and their `at` and `64` forms | fails the run with a message naming the call, the path and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 with `EROFS`. Reads pass, and so do stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) |
+//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`, `lchown`, `utimensat`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `mknod`, `mkfifo` and their `at` and `64` forms; `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` on any descriptor; `fopen`, `freopen` (and `64`) to write, append or update; `mkstemp`, `mkostemp` (and `64`), `mkdtemp`, `tmpfile` (and `64`) | fails the run with a message naming the call, the path (or descriptor) and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 (or a null pointer) with `EROFS`. Reads pass, and so do stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
@@ -44,6 +44,9 @@
 //!   return at once; outside a simulation they sleep;
 //! - std's `fs::write`, `rename`, `remove_file`, `create_dir` and `set_permissions` on host
 //!   paths fail the run with `EROFS` and change nothing, the same way for a seed run twice;
+//!   so do a host file's mode, owner, times and extended attributes changed by path or
+//!   through a descriptor opened for reading, `mkfifo`, stdio's `fopen` to write, and
+//!   `mkstemp` and `mkdtemp`; reading through `fopen` passes;
 //!   reads and `/dev/null` pass, a change inside [`with_host_files`] goes through, and
 //!   outside a simulation every change works;
 //! - std's `TcpStream::connect`, `TcpListener::accept` and `UdpSocket::send_to`, real

@@ -184,3 +184,143 @@ fn a_change_inside_with_host_files_goes_through() {
     );
     std::fs::remove_file(&path).expect("removed outside the simulation");
 }
+
+/// Runs `change` on `path` inside a simulation: it must fail the run with a refusal that
+/// names `call`, and give its caller `EROFS`.
+fn refused_change(
+    path: &std::path::Path,
+    call: &str,
+    change: impl FnOnce(&std::path::Path) -> std::io::Result<()> + 'static,
+) {
+    let inside = path.to_owned();
+    let failure = run_failing(1, async move {
+        let err = change(&inside).expect_err("the change is refused");
+        assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{err}");
+    });
+    common::assert_refused_with(
+        &failure,
+        &[
+            &format!("{call}("),
+            "was called inside the simulation",
+            "crashtest::with_host_files",
+        ],
+    );
+}
+
+/// A C string of `path`, for the libc calls std does not wrap.
+fn c_path(path: &std::path::Path) -> std::ffi::CString {
+    std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).expect("no NUL in a path")
+}
+
+/// The result of a libc call that returns -1 and sets `errno` on failure.
+fn c_result(returned: libc::c_int) -> std::io::Result<()> {
+    if returned == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+#[test]
+fn changing_a_host_files_mode_owner_or_times_is_refused_by_path_and_through_a_reader() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = scratch("metadata");
+    std::fs::write(&path, b"made outside").expect("written outside the simulation");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+
+    refused_change(&path, "fchmod", |path| {
+        std::fs::File::open(path)?.set_permissions(std::fs::Permissions::from_mode(0o600))
+    });
+    refused_change(&path, "futimens", |path| {
+        std::fs::File::open(path)?.set_modified(std::time::SystemTime::UNIX_EPOCH)
+    });
+    refused_change(&path, "chown", |path| {
+        std::os::unix::fs::chown(path, None, None)
+    });
+    refused_change(&path, "fchown", |path| {
+        std::os::unix::fs::fchown(&std::fs::File::open(path)?, None, None)
+    });
+    refused_change(&path, "utimensat", |path| {
+        let path = c_path(path);
+        // SAFETY: a NUL-terminated path; null times mean "now".
+        c_result(unsafe { libc::utimensat(libc::AT_FDCWD, path.as_ptr(), std::ptr::null(), 0) })
+    });
+    refused_change(&path, "setxattr", |path| {
+        let path = c_path(path);
+        let value = b"v";
+        // SAFETY: NUL-terminated path and name; the value's pointer and length agree.
+        c_result(unsafe {
+            libc::setxattr(
+                path.as_ptr(),
+                c"user.crashtest".as_ptr(),
+                value.as_ptr().cast(),
+                1,
+                0,
+            )
+        })
+    });
+
+    let after = std::fs::metadata(&path).unwrap();
+    assert_eq!(
+        after.permissions().mode() & 0o7777,
+        0o644,
+        "the mode changed"
+    );
+    assert_eq!(after.modified().unwrap(), modified, "the times changed");
+    std::fs::remove_file(&path).expect("removed outside the simulation");
+}
+
+#[test]
+fn making_fifos_stdio_files_and_temporary_files_on_the_host_is_refused() {
+    let fifo = scratch("fifo");
+    refused_change(&fifo, "mkfifo", |path| {
+        let path = c_path(path);
+        // SAFETY: a NUL-terminated path.
+        c_result(unsafe { libc::mkfifo(path.as_ptr(), 0o600) })
+    });
+    assert!(!fifo.exists(), "the refused mkfifo left {fifo:?}");
+
+    let written = scratch("stdio");
+    refused_change(&written, "fopen", |path| {
+        let path = c_path(path);
+        // SAFETY: NUL-terminated path and mode.
+        let file = unsafe { libc::fopen(path.as_ptr(), c"w".as_ptr()) };
+        assert!(file.is_null(), "a refused fopen returns no stream");
+        Err(std::io::Error::last_os_error())
+    });
+    assert!(!written.exists(), "the refused fopen left {written:?}");
+
+    let template = scratch("temp-XXXXXX");
+    refused_change(&template, "mkstemp", |path| {
+        let mut template = c_path(path).into_bytes_with_nul();
+        // SAFETY: a writable NUL-terminated template ending in XXXXXX.
+        c_result(unsafe { libc::mkstemp(template.as_mut_ptr().cast()) })
+    });
+    refused_change(&template, "mkdtemp", |path| {
+        let mut template = c_path(path).into_bytes_with_nul();
+        // SAFETY: as for mkstemp.
+        let made = unsafe { libc::mkdtemp(template.as_mut_ptr().cast()) };
+        assert!(made.is_null(), "a refused mkdtemp names no directory");
+        Err(std::io::Error::last_os_error())
+    });
+}
+
+#[test]
+fn reading_a_host_file_through_stdio_passes() {
+    crashtest_guard::install();
+    Sim::new(1)
+        .run(async {
+            let manifest = c_path(std::path::Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/Cargo.toml"
+            )));
+            // SAFETY: NUL-terminated path and mode; the stream is closed once.
+            unsafe {
+                let file = libc::fopen(manifest.as_ptr(), c"r".as_ptr());
+                assert!(!file.is_null(), "a host file opens for reading");
+                libc::fclose(file);
+            }
+        })
+        .expect("a read through stdio passes");
+}

@@ -14,7 +14,18 @@
 //! - `mkdir`, `mkdirat`, `rmdir`, `unlink`, `unlinkat`, `rename`, `renameat`, `renameat2`,
 //!   `link`, `linkat`, `symlink`, `symlinkat`, `truncate`, `truncate64`, `chmod`, `fchmodat`
 //!   (std's `create_dir`, `remove_file`, `remove_dir_all`, `rename`, `hard_link`, `symlink`,
-//!   `set_permissions`).
+//!   `set_permissions`);
+//! - an entry's owner, times and extended attributes by path: `chown`, `lchown`, `fchownat`,
+//!   `utimensat`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`,
+//!   `lremovexattr` (std's `unix::fs::chown`, the `filetime` and `xattr` crates);
+//! - special files: `mknod`, `mknodat`, `mkfifo`, `mkfifoat`;
+//! - the same changes through a descriptor, which a file opened only for reading allows:
+//!   `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` (std's
+//!   `File::set_permissions`, `File::set_times`, `File::set_modified`);
+//! - C's stdio and temporary files, which glibc opens without going through `open`: `fopen`,
+//!   `fopen64`, `freopen`, `freopen64` asked to write, append or update (a mode with `w`, `a`
+//!   or `+`), and `mkstemp`, `mkstemp64`, `mkostemp`, `mkostemp64`, `mkdtemp`, `tmpfile`,
+//!   `tmpfile64`. These return a null pointer or -1, as they do when they fail.
 //!
 //! A call naming two paths (`rename`, `link`) is refused unless both pass. Reading the
 //! host's files passes: configuration, certificates and the program's own executable (read
@@ -26,18 +37,17 @@
 //! purpose runs inside `crashtest_hooks::with_host_files` (the stand-in's metadata specimen
 //! does).
 //!
-//! Calls on a descriptor that is already open (`write`, `pwrite`, `ftruncate`, `fsync`) pass:
-//! a file opened for writing inside a simulation was refused at its `open`, and one opened
-//! before the run (a trace file, a log) is the test's own. Changes to a file's owner, times
-//! or extended attributes by path (`chown`, `utimensat`, `setxattr`), special files
-//! (`mknod`, `mkfifo`) and a Unix socket's file (`bind`) are not guarded.
+//! Writes through a descriptor that is already open (`write`, `pwrite`, `ftruncate`, `fsync`)
+//! pass: a file opened for writing inside a simulation was refused at its `open`, and one
+//! opened before the run (a trace file, a log) is the test's own. A Unix socket's file
+//! (`bind`) is not guarded.
 //!
 //! Outside a simulation every call goes to libc after one thread-local read.
 
-use std::ffi::{CStr, c_char, c_int, c_uint};
+use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 use std::path::{Component, Path, PathBuf};
 
-use libc::{mode_t, off_t, off64_t};
+use libc::{FILE, dev_t, gid_t, mode_t, off_t, off64_t, size_t, timespec, timeval, uid_t};
 
 use super::next::Next;
 
@@ -118,6 +128,35 @@ unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
     true
 }
 
+/// True if a descriptor-based change to `fd`'s entry must be refused: the descriptor's file
+/// is the host's (no simulated file has a descriptor), so the rules of [`refused`] apply, the
+/// descriptor standing in for a path. Fails the run then, and sets `errno`.
+fn refused_descriptor(call: &str, fd: c_int) -> bool {
+    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
+        return false;
+    }
+    super::fail(message(call, &[format!("descriptor {fd}")]));
+    super::set_errno(libc::EROFS);
+    true
+}
+
+/// True if a stdio `mode` (`"r"`, `"w+"`, `"ab"`, ...) asks to write, create or truncate.
+///
+/// # Safety
+///
+/// `mode` is null or a NUL-terminated string.
+unsafe fn stdio_changes(mode: *const c_char) -> bool {
+    if mode.is_null() {
+        return false;
+    }
+    // SAFETY: non-null, and NUL-terminated by the caller's contract.
+    let mode = unsafe { CStr::from_ptr(mode) }.to_bytes();
+    // glibc reads the mode up to a comma (`",ccs=UTF-8"`); `w`, `a` and `+` all write.
+    mode.iter()
+        .take_while(|&&byte| byte != b',')
+        .any(|byte| matches!(byte, b'w' | b'a' | b'+'))
+}
+
 /// True if `open` flags ask to change the file.
 fn changes(flags: c_int) -> bool {
     // O_TMPFILE includes O_DIRECTORY's bit: test it whole.
@@ -146,6 +185,29 @@ type SymlinkatFn = unsafe extern "C" fn(*const c_char, c_int, *const c_char) -> 
 type TruncateFn = unsafe extern "C" fn(*const c_char, off_t) -> c_int;
 type Truncate64Fn = unsafe extern "C" fn(*const c_char, off64_t) -> c_int;
 type FchmodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, c_int) -> c_int;
+type ChownFn = unsafe extern "C" fn(*const c_char, uid_t, gid_t) -> c_int;
+type FchownatFn = unsafe extern "C" fn(c_int, *const c_char, uid_t, gid_t, c_int) -> c_int;
+type UtimensatFn = unsafe extern "C" fn(c_int, *const c_char, *const timespec, c_int) -> c_int;
+type UtimeFn = unsafe extern "C" fn(*const c_char, *const c_void) -> c_int;
+type UtimesFn = unsafe extern "C" fn(*const c_char, *const timeval) -> c_int;
+type SetxattrFn =
+    unsafe extern "C" fn(*const c_char, *const c_char, *const c_void, size_t, c_int) -> c_int;
+type RemovexattrFn = unsafe extern "C" fn(*const c_char, *const c_char) -> c_int;
+type MknodFn = unsafe extern "C" fn(*const c_char, mode_t, dev_t) -> c_int;
+type MknodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, dev_t) -> c_int;
+type FchmodFn = unsafe extern "C" fn(c_int, mode_t) -> c_int;
+type FchownFn = unsafe extern "C" fn(c_int, uid_t, gid_t) -> c_int;
+type FutimensFn = unsafe extern "C" fn(c_int, *const timespec) -> c_int;
+type FutimesFn = unsafe extern "C" fn(c_int, *const timeval) -> c_int;
+type FsetxattrFn =
+    unsafe extern "C" fn(c_int, *const c_char, *const c_void, size_t, c_int) -> c_int;
+type FremovexattrFn = unsafe extern "C" fn(c_int, *const c_char) -> c_int;
+type FopenFn = unsafe extern "C" fn(*const c_char, *const c_char) -> *mut FILE;
+type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -> *mut FILE;
+type MkstempFn = unsafe extern "C" fn(*mut c_char) -> c_int;
+type MkostempFn = unsafe extern "C" fn(*mut c_char, c_int) -> c_int;
+type MkdtempFn = unsafe extern "C" fn(*mut c_char) -> *mut c_char;
+type TmpfileFn = unsafe extern "C" fn() -> *mut FILE;
 
 /// Defines a guard `$name` (libc's symbol `$symbol`) with the C signature
 /// `($arg: $ty, ..) -> c_int`, which refuses the call on the path arguments `$path` inside a
@@ -292,8 +354,314 @@ guard!(
     (dir: c_int, path: *const c_char, mode: mode_t, flags: c_int), paths [path], when true
 );
 
+guard!(
+    /// `chown(2)`: refused inside a simulation.
+    chown = c"chown", REAL_CHOWN: ChownFn,
+    (path: *const c_char, owner: uid_t, group: gid_t), paths [path], when true
+);
+guard!(
+    /// `lchown(2)`: refused inside a simulation.
+    lchown = c"lchown", REAL_LCHOWN: ChownFn,
+    (path: *const c_char, owner: uid_t, group: gid_t), paths [path], when true
+);
+guard!(
+    /// `fchownat(2)`: refused inside a simulation.
+    fchownat = c"fchownat", REAL_FCHOWNAT: FchownatFn,
+    (dir: c_int, path: *const c_char, owner: uid_t, group: gid_t, flags: c_int),
+    paths [path], when true
+);
+guard!(
+    /// `utimensat(2)`: refused inside a simulation (a null path names `dir` itself).
+    utimensat = c"utimensat", REAL_UTIMENSAT: UtimensatFn,
+    (dir: c_int, path: *const c_char, times: *const timespec, flags: c_int),
+    paths [path], when true
+);
+guard!(
+    /// `utime(2)`: refused inside a simulation.
+    utime = c"utime", REAL_UTIME: UtimeFn,
+    (path: *const c_char, times: *const c_void), paths [path], when true
+);
+guard!(
+    /// `utimes(2)`: refused inside a simulation.
+    utimes = c"utimes", REAL_UTIMES: UtimesFn,
+    (path: *const c_char, times: *const timeval), paths [path], when true
+);
+guard!(
+    /// `lutimes(3)`: refused inside a simulation.
+    lutimes = c"lutimes", REAL_LUTIMES: UtimesFn,
+    (path: *const c_char, times: *const timeval), paths [path], when true
+);
+guard!(
+    /// `setxattr(2)`: refused inside a simulation.
+    setxattr = c"setxattr", REAL_SETXATTR: SetxattrFn,
+    (path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int),
+    paths [path], when true
+);
+guard!(
+    /// `lsetxattr(2)`: refused inside a simulation.
+    lsetxattr = c"lsetxattr", REAL_LSETXATTR: SetxattrFn,
+    (path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int),
+    paths [path], when true
+);
+guard!(
+    /// `removexattr(2)`: refused inside a simulation.
+    removexattr = c"removexattr", REAL_REMOVEXATTR: RemovexattrFn,
+    (path: *const c_char, name: *const c_char), paths [path], when true
+);
+guard!(
+    /// `lremovexattr(2)`: refused inside a simulation.
+    lremovexattr = c"lremovexattr", REAL_LREMOVEXATTR: RemovexattrFn,
+    (path: *const c_char, name: *const c_char), paths [path], when true
+);
+guard!(
+    /// `mknod(2)`: refused inside a simulation.
+    mknod = c"mknod", REAL_MKNOD: MknodFn,
+    (path: *const c_char, mode: mode_t, device: dev_t), paths [path], when true
+);
+guard!(
+    /// `mknodat(2)`: refused inside a simulation.
+    mknodat = c"mknodat", REAL_MKNODAT: MknodatFn,
+    (dir: c_int, path: *const c_char, mode: mode_t, device: dev_t), paths [path], when true
+);
+guard!(
+    /// `mkfifo(3)`: refused inside a simulation.
+    mkfifo = c"mkfifo", REAL_MKFIFO: PathModeFn,
+    (path: *const c_char, mode: mode_t), paths [path], when true
+);
+guard!(
+    /// `mkfifoat(3)`: refused inside a simulation.
+    mkfifoat = c"mkfifoat", REAL_MKFIFOAT: AtPathModeFn,
+    (dir: c_int, path: *const c_char, mode: mode_t), paths [path], when true
+);
+
+/// Defines a guard `$name` (libc's `$symbol`) with the C signature `($fd: c_int, $arg: $ty,
+/// ..) -> c_int`, which refuses the call inside a simulation and otherwise forwards to libc.
+macro_rules! descriptor_guard {
+    ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
+        ($fd:ident $(, $arg:ident: $ty:ty)*)) => {
+        // SAFETY: `$fn` is the C declaration of this glibc function.
+        static $next: Next<$fn> = unsafe { Next::new($symbol) };
+
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the C function.
+        #[unsafe(no_mangle)]
+        pub(super) unsafe extern "C" fn $name($fd: c_int $(, $arg: $ty)*) -> c_int {
+            if refused_descriptor(stringify!($name), $fd) {
+                return -1;
+            }
+            // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+            unsafe { $next.get()($fd $(, $arg)*) }
+        }
+    };
+}
+
+descriptor_guard!(
+    /// `fchmod(2)`: refused inside a simulation.
+    fchmod = c"fchmod", REAL_FCHMOD: FchmodFn, (fd, mode: mode_t)
+);
+descriptor_guard!(
+    /// `fchown(2)`: refused inside a simulation.
+    fchown = c"fchown", REAL_FCHOWN: FchownFn, (fd, owner: uid_t, group: gid_t)
+);
+descriptor_guard!(
+    /// `futimens(3)`: refused inside a simulation.
+    futimens = c"futimens", REAL_FUTIMENS: FutimensFn, (fd, times: *const timespec)
+);
+descriptor_guard!(
+    /// `futimes(3)`: refused inside a simulation.
+    futimes = c"futimes", REAL_FUTIMES: FutimesFn, (fd, times: *const timeval)
+);
+descriptor_guard!(
+    /// `fsetxattr(2)`: refused inside a simulation.
+    fsetxattr = c"fsetxattr", REAL_FSETXATTR: FsetxattrFn,
+    (fd, name: *const c_char, value: *const c_void, size: size_t, flags: c_int)
+);
+descriptor_guard!(
+    /// `fremovexattr(2)`: refused inside a simulation.
+    fremovexattr = c"fremovexattr", REAL_FREMOVEXATTR: FremovexattrFn,
+    (fd, name: *const c_char)
+);
+
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_FOPEN: Next<FopenFn> = unsafe { Next::new(c"fopen") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_FOPEN64: Next<FopenFn> = unsafe { Next::new(c"fopen64") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_FREOPEN: Next<FreopenFn> = unsafe { Next::new(c"freopen") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_FREOPEN64: Next<FreopenFn> = unsafe { Next::new(c"freopen64") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKSTEMP: Next<MkstempFn> = unsafe { Next::new(c"mkstemp") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKSTEMP64: Next<MkstempFn> = unsafe { Next::new(c"mkstemp64") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKOSTEMP: Next<MkostempFn> = unsafe { Next::new(c"mkostemp") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKOSTEMP64: Next<MkostempFn> = unsafe { Next::new(c"mkostemp64") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKDTEMP: Next<MkdtempFn> = unsafe { Next::new(c"mkdtemp") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_TMPFILE: Next<TmpfileFn> = unsafe { Next::new(c"tmpfile") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_TMPFILE64: Next<TmpfileFn> = unsafe { Next::new(c"tmpfile64") };
+
+/// `fopen(3)`: refused inside a simulation when its mode writes, appends or updates.
+///
+/// # Safety
+///
+/// As for the C function: `path` and `mode` are NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
+    // SAFETY: the caller's strings, NUL-terminated by the C contract.
+    if unsafe { refused("fopen", &[path], stdio_changes(mode)) } {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_FOPEN.get()(path, mode) }
+}
+
+/// `fopen64`: as [`fopen`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE {
+    // SAFETY: as in `fopen`.
+    if unsafe { refused("fopen64", &[path], stdio_changes(mode)) } {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_FOPEN64.get()(path, mode) }
+}
+
+/// `freopen(3)`: refused inside a simulation when it opens a path to write, append or
+/// update (a null path keeps the stream's file and only changes its mode). A refused call
+/// leaves the stream open on its old file, where a failing glibc call would have closed it.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn freopen(
+    path: *const c_char,
+    mode: *const c_char,
+    stream: *mut FILE,
+) -> *mut FILE {
+    // SAFETY: as in `fopen`.
+    if !path.is_null() && unsafe { refused("freopen", &[path], stdio_changes(mode)) } {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_FREOPEN.get()(path, mode, stream) }
+}
+
+/// `freopen64`: as [`freopen`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn freopen64(
+    path: *const c_char,
+    mode: *const c_char,
+    stream: *mut FILE,
+) -> *mut FILE {
+    // SAFETY: as in `fopen`.
+    if !path.is_null() && unsafe { refused("freopen64", &[path], stdio_changes(mode)) } {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_FREOPEN64.get()(path, mode, stream) }
+}
+
+/// Defines a guard `$name` for a call that makes a temporary file or directory from the
+/// template `$template` (`mkstemp` and its kin), returning `$failed` when refused.
+macro_rules! temporary_guard {
+    ($(#[$doc:meta])* $name:ident, $next:ident,
+        ($template:ident: $tty:ty $(, $arg:ident: $ty:ty)*) -> $out:ty, failed $failed:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the C function: the template is a NUL-terminated string.
+        #[unsafe(no_mangle)]
+        pub(super) unsafe extern "C" fn $name($template: $tty $(, $arg: $ty)*) -> $out {
+            // SAFETY: the caller's template, NUL-terminated by the C contract.
+            if unsafe { refused(stringify!($name), &[$template.cast_const()], true) } {
+                return $failed;
+            }
+            // SAFETY: the caller's arguments, unchanged.
+            unsafe { $next.get()($template $(, $arg)*) }
+        }
+    };
+}
+
+temporary_guard!(
+    /// `mkstemp(3)`: refused inside a simulation.
+    mkstemp, REAL_MKSTEMP, (template: *mut c_char) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkstemp64`: refused inside a simulation.
+    mkstemp64, REAL_MKSTEMP64, (template: *mut c_char) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkostemp(3)`: refused inside a simulation.
+    mkostemp, REAL_MKOSTEMP, (template: *mut c_char, flags: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkostemp64`: refused inside a simulation.
+    mkostemp64, REAL_MKOSTEMP64, (template: *mut c_char, flags: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkdtemp(3)`: refused inside a simulation.
+    mkdtemp, REAL_MKDTEMP, (template: *mut c_char) -> *mut c_char, failed std::ptr::null_mut()
+);
+
+/// `tmpfile(3)`: refused inside a simulation (it makes a file in the host's `/tmp`).
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn tmpfile() -> *mut FILE {
+    if refused_unnamed("tmpfile") {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: no arguments.
+    unsafe { REAL_TMPFILE.get()() }
+}
+
+/// `tmpfile64`: as [`tmpfile`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn tmpfile64() -> *mut FILE {
+    if refused_unnamed("tmpfile64") {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: no arguments.
+    unsafe { REAL_TMPFILE64.get()() }
+}
+
+/// True if `call`, which makes a host file it names itself, must be refused (as
+/// [`refused`], for a path the caller does not give). Fails the run then, and sets `errno`.
+fn refused_unnamed(call: &str) -> bool {
+    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
+        return false;
+    }
+    super::fail(message(call, &[String::from("a file in the host's /tmp")]));
+    super::set_errno(libc::EROFS);
+    true
+}
+
 /// The guards, for [`super::link`].
-pub(super) fn symbols() -> [*const (); 22] {
+pub(super) fn symbols() -> [*const (); 54] {
     [
         open as *const (),
         open64 as *const (),
@@ -317,6 +685,38 @@ pub(super) fn symbols() -> [*const (); 22] {
         truncate64 as *const (),
         chmod as *const (),
         fchmodat as *const (),
+        chown as *const (),
+        lchown as *const (),
+        fchownat as *const (),
+        utimensat as *const (),
+        utime as *const (),
+        utimes as *const (),
+        lutimes as *const (),
+        setxattr as *const (),
+        lsetxattr as *const (),
+        removexattr as *const (),
+        lremovexattr as *const (),
+        mknod as *const (),
+        mknodat as *const (),
+        mkfifo as *const (),
+        mkfifoat as *const (),
+        fchmod as *const (),
+        fchown as *const (),
+        futimens as *const (),
+        futimes as *const (),
+        fsetxattr as *const (),
+        fremovexattr as *const (),
+        fopen as *const (),
+        fopen64 as *const (),
+        freopen as *const (),
+        freopen64 as *const (),
+        mkstemp as *const (),
+        mkstemp64 as *const (),
+        mkostemp as *const (),
+        mkostemp64 as *const (),
+        mkdtemp as *const (),
+        tmpfile as *const (),
+        tmpfile64 as *const (),
     ]
 }
 
