@@ -19,7 +19,8 @@
 //!   change refers to exists; the others are collected.
 //! - `seq` numbers increase in issue order across files and directories, so the weak crash
 //!   model can keep a prefix of all unsynced operations.
-//! - There are no hard links: an inode has at most one live name and at most one durable name.
+//! - A directory has at most one live name and at most one durable name; a file may have
+//!   several (hard links), each made and removed by its own directory change.
 //! - Every inode's permission bits are `mode.live`, what the program sees, and `mode.durable`,
 //!   what the device holds: a `chmod` changes the first, a sync of the inode (file or
 //!   directory) copies it to the second, and a crash reverts the first to the second.
@@ -933,6 +934,33 @@ impl Disk {
         Ok(())
     }
 
+    /// Gives the file at `original` a second name, `link` (`link(2)`): one more pending change
+    /// to `link`'s directory, durable once that directory is synced.
+    pub(crate) fn hard_link(&mut self, original: &Names, link: &Names) -> io::Result<()> {
+        let ino = self.resolve(original)?;
+        if self.is_dir(ino) {
+            return Err(errors::not_permitted());
+        }
+        let (dir, name) = self
+            .resolve_parent(link)?
+            .ok_or_else(errors::already_exists)?;
+        if self.lookup(dir, name)?.is_some() {
+            return Err(errors::already_exists());
+        }
+        let name = name.to_owned();
+        self.change(vec![Part::Link { dir, name, ino }]);
+        assert_eq!(
+            (self.resolve(link).ok(), self.resolve(original).ok()),
+            (Some(ino), Some(ino)),
+            "both names lead to the file"
+        );
+        assert!(
+            self.last_change_touches(dir),
+            "a new link is pending until its directory is synced"
+        );
+        Ok(())
+    }
+
     pub(crate) fn remove_dir(&mut self, names: &Names) -> io::Result<()> {
         let (dir, name) = self.resolve_parent(names)?.ok_or_else(errors::busy)?;
         let ino = self.lookup(dir, name)?.ok_or_else(errors::not_found)?;
@@ -1263,12 +1291,16 @@ impl Disk {
             }
         }
         assert!(
-            live_names.values().all(|&count| count == 1),
-            "no inode has two live names"
+            live_names
+                .iter()
+                .all(|(&ino, &count)| count == 1 || !self.is_dir(ino)),
+            "no directory has two live names"
         );
         assert!(
-            durable_names.values().all(|&count| count == 1),
-            "no inode has two durable names"
+            durable_names
+                .iter()
+                .all(|(&ino, &count)| count == 1 || !self.is_dir(ino)),
+            "no directory has two durable names"
         );
         assert!(
             !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),

@@ -42,7 +42,7 @@ fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
 mod errno {
     pub(super) use libc::{
         EACCES, EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR,
-        ENOTEMPTY,
+        ENOTEMPTY, EPERM,
     };
 }
 
@@ -60,6 +60,7 @@ mod errno {
     pub(super) const ENOSPC: i32 = 28;
     pub(super) const ENOTDIR: i32 = 20;
     pub(super) const ENOTEMPTY: i32 = 39;
+    pub(super) const EPERM: i32 = 1;
 }
 
 /// `ENOENT`: a path component does not exist.
@@ -77,6 +78,15 @@ pub(crate) fn permission_denied() -> io::Error {
         errno::EACCES,
         ErrorKind::PermissionDenied,
         "Permission denied",
+    )
+}
+
+/// `EPERM`: the call is not allowed on this kind of entry (a hard link to a directory).
+pub(crate) fn not_permitted() -> io::Error {
+    os_error(
+        errno::EPERM,
+        ErrorKind::PermissionDenied,
+        "Operation not permitted",
     )
 }
 

@@ -55,8 +55,9 @@
 //!    [`File::open`]`(dir)` then `sync_all`); for a rename across directories, sync either
 //!    one. A file created and synced but whose directory was not synced may vanish. A rename
 //!    is atomic: after a crash the entry is at its old name or its new one, never both or
-//!    neither. Syncing a directory does not sync its parent: a new directory's own entry
-//!    needs its parent synced.
+//!    neither. A hard link ([`hard_link`]) is a new name like any other: durable once its
+//!    directory is synced. Syncing a directory does not sync its parent: a new directory's
+//!    own entry needs its parent synced.
 //! 3. **Unsynced data is anything the writes could have made it.** After a crash, a byte
 //!    written but not synced holds its old value, its new value, or garbage; a crash never
 //!    changes a byte no unsynced write or truncate covered ("powersafe overwrite"). A file's
@@ -138,8 +139,8 @@ pub use config::{CrashModel, DiskConfig, Latency};
 pub use file::{File, OpenOptions};
 pub use metadata::{FileType, Metadata};
 pub use ops::{
-    DirEntry, ReadDir, create_dir, create_dir_all, metadata, read, read_dir, read_to_string,
-    remove_dir, remove_file, rename, set_permissions, sync_dir, try_exists, write,
+    DirEntry, ReadDir, create_dir, create_dir_all, hard_link, metadata, read, read_dir,
+    read_to_string, remove_dir, remove_file, rename, set_permissions, sync_dir, try_exists, write,
 };
 pub use tokio_seam::register_tokio_seam;
 

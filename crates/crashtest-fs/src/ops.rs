@@ -136,6 +136,8 @@ pub(crate) enum Namespace<'a> {
     RemoveDir,
     /// Moves the entry to this path.
     RenameTo(&'a Names),
+    /// Gives the file a second name, this path.
+    LinkTo(&'a Names),
 }
 
 /// Makes the `change` to `names` on `node`'s disk, at once: the simulated body of the
@@ -147,6 +149,7 @@ pub(crate) fn namespace_now(node: NodeId, names: &Names, change: Namespace<'_>) 
         Namespace::RemoveFile => format!("remove_file {}", names.display()),
         Namespace::RemoveDir => format!("remove_dir {}", names.display()),
         Namespace::RenameTo(to) => format!("rename {} to {}", names.display(), to.display()),
+        Namespace::LinkTo(to) => format!("hard_link {} as {}", names.display(), to.display()),
     };
     state::with(|s| {
         s.namespace(node, &what, |disk| match change {
@@ -155,6 +158,7 @@ pub(crate) fn namespace_now(node: NodeId, names: &Names, change: Namespace<'_>) 
             Namespace::RemoveFile => disk.remove_file(names),
             Namespace::RemoveDir => disk.remove_dir(names),
             Namespace::RenameTo(to) => disk.rename(names, to),
+            Namespace::LinkTo(to) => disk.hard_link(names, to),
         })
     })
 }
@@ -306,6 +310,43 @@ pub async fn rename(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<
     state::mutation().await;
     state::latency(node, 0, false).await;
     namespace_now(node, &from, Namespace::RenameTo(&to))
+}
+
+/// Gives the file at `original` a second name, `link`, like `tokio::fs::hard_link`. Durable
+/// once `link`'s directory is synced: a crash before that may undo it. The names share the
+/// file's data, length and permission bits; removing one leaves the other.
+///
+/// # Errors
+///
+/// `NotFound` if nothing is at `original`, `AlreadyExists` if something is at `link`, and
+/// `PermissionDenied` (`EPERM`) for a directory.
+///
+/// # Cancel safety
+///
+/// Inside a simulation the link is made only when the future completes, after the disk's
+/// latency: dropped before that, nothing changed. Outside a simulation it is tokio's, which
+/// runs the call on its blocking pool: the link may still be made.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// # crashtest::Sim::new(1).run(async {
+/// crashtest::fs::create_dir("/checkpoint").await.unwrap();
+/// crashtest::fs::write("/sst-7", b"sorted").await.unwrap();
+/// crashtest::fs::hard_link("/sst-7", "/checkpoint/sst-7").await.unwrap();
+/// crashtest::fs::remove_file("/sst-7").await.unwrap();
+/// assert_eq!(crashtest::fs::read("/checkpoint/sst-7").await.unwrap(), b"sorted");
+/// # }).unwrap();
+/// ```
+pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    let (original, link) = (original.as_ref(), link.as_ref());
+    let Some(node) = state::current_node()? else {
+        return tokio::fs::hard_link(original, link).await;
+    };
+    let original = Names::parse(original)?;
+    let link = Names::parse(link)?;
+    state::mutation().await;
+    state::latency(node, 0, false).await;
+    namespace_now(node, &original, Namespace::LinkTo(&link))
 }
 
 /// Sets a file's or a directory's permissions, like `tokio::fs::set_permissions`. Inside a

@@ -70,6 +70,10 @@ impl Disk for Seam {
         Box::pin(async move { crate::ops::create_dir_with_mode(&path, all, mode).await })
     }
 
+    fn hard_link(&self, original: PathBuf, link: PathBuf) -> BoxFuture<'static, io::Result<()>> {
+        Box::pin(crate::hard_link(original, link))
+    }
+
     fn set_permissions(
         &self,
         path: PathBuf,

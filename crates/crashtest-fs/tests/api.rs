@@ -431,3 +431,41 @@ fn opening_a_file_its_owner_bits_forbid_is_permission_denied() {
         crashtest_fs::remove_file("/moved").await.unwrap();
     });
 }
+
+#[test]
+fn hard_links_share_the_file_and_fail_as_link_does() {
+    sim(async {
+        let mut file = File::create("/a").await.unwrap();
+        file.write_all(b"one").await.unwrap();
+        file.flush().await.unwrap();
+        crashtest_fs::hard_link("/a", "/b").await.unwrap();
+        file.write_all(b" two").await.unwrap();
+        file.flush().await.unwrap();
+        assert_eq!(crashtest_fs::read("/b").await.unwrap(), b"one two");
+        crashtest_fs::remove_file("/a").await.unwrap();
+        assert_eq!(crashtest_fs::read("/b").await.unwrap(), b"one two");
+        // A rename between two names of one file changes nothing, as rename(2) says.
+        crashtest_fs::hard_link("/b", "/c").await.unwrap();
+        crashtest_fs::rename("/b", "/c").await.unwrap();
+        assert!(crashtest_fs::try_exists("/b").await.unwrap());
+
+        let error = |result: std::io::Result<()>| {
+            let error = result.unwrap_err();
+            (error.kind(), error.raw_os_error())
+        };
+        crashtest_fs::create_dir("/d").await.unwrap();
+        assert_eq!(
+            error(crashtest_fs::hard_link("/d", "/e").await),
+            (ErrorKind::PermissionDenied, Some(1)),
+            "EPERM: no link to a directory"
+        );
+        assert_eq!(
+            error(crashtest_fs::hard_link("/b", "/c").await),
+            (ErrorKind::AlreadyExists, Some(17))
+        );
+        assert_eq!(
+            error(crashtest_fs::hard_link("/missing", "/f").await),
+            (ErrorKind::NotFound, Some(2))
+        );
+    });
+}

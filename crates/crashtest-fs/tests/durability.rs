@@ -363,3 +363,50 @@ fn a_directory_chmod_survives_a_crash_once_the_directory_is_synced() {
     );
     assert_eq!(modes, (0o700, 0o755));
 }
+
+#[test]
+fn a_hard_link_survives_a_crash_once_its_directory_is_synced() {
+    let names = |seed: u64, synced: bool| {
+        crash_and_recover(
+            seed,
+            DiskConfig::default(),
+            Duration::from_secs(5),
+            move || async move {
+                crashtest_fs::create_dir("/checkpoint").await.unwrap();
+                crashtest_fs::sync_dir("/").await.unwrap();
+                durable_file("/sst", b"sorted").await;
+                crashtest_fs::hard_link("/sst", "/checkpoint/sst")
+                    .await
+                    .unwrap();
+                if synced {
+                    crashtest_fs::sync_dir("/checkpoint").await.unwrap();
+                }
+            },
+            || async {
+                let read = |path| async move { crashtest_fs::read(path).await.ok() };
+                (read("/sst").await, read("/checkpoint/sst").await)
+            },
+        )
+    };
+    let sorted = Some(b"sorted".to_vec());
+    let mut unsynced_outcomes = BTreeSet::new();
+    for seed in 0..16 {
+        assert_eq!(
+            names(seed, true),
+            (sorted.clone(), sorted.clone()),
+            "seed {seed}: a synced link is kept"
+        );
+        let (original, link) = names(seed, false);
+        assert_eq!(original, sorted, "seed {seed}: the durable name is kept");
+        assert!(
+            link.is_none() || link == sorted,
+            "seed {seed}: the link is whole or gone"
+        );
+        unsynced_outcomes.insert(link.is_some());
+    }
+    assert_eq!(
+        unsynced_outcomes.len(),
+        2,
+        "an unsynced link is sometimes kept and sometimes lost"
+    );
+}

@@ -85,6 +85,9 @@ pub trait Disk: Sync {
         mode: Option<u32>,
     ) -> BoxFuture<'static, io::Result<()>>;
 
+    /// Gives the file at `original` a second name, `link`.
+    fn hard_link(&self, original: PathBuf, link: PathBuf) -> BoxFuture<'static, io::Result<()>>;
+
     /// Sets the permissions of a file or directory.
     fn set_permissions(
         &self,

@@ -400,3 +400,27 @@ async fn racing_chmods() -> Vec<u32> {
 fn racing_chmods_replay_by_seed_and_seeds_differ() {
     replays_by_seed_and_seeds_differ(racing_chmods);
 }
+
+/// Four tasks racing to link their own file to one name: which task's file the name leads
+/// to depends on the order the tasks ran in, and every link is a disk event of the run.
+async fn racing_links() -> Vec<u8> {
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..4u8 {
+        set.spawn(async move {
+            let own = format!("/from-{task}");
+            tokio::fs::write(&own, [task]).await.unwrap();
+            tokio::task::yield_now().await;
+            let linked = tokio::fs::hard_link(&own, "/winner").await;
+            assert!(
+                linked.is_ok() || linked.unwrap_err().kind() == std::io::ErrorKind::AlreadyExists
+            );
+        });
+    }
+    while set.join_next().await.is_some() {}
+    tokio::fs::read("/winner").await.unwrap()
+}
+
+#[test]
+fn racing_links_replay_by_seed_and_seeds_differ() {
+    replays_by_seed_and_seeds_differ(racing_links);
+}

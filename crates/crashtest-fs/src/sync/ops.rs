@@ -186,8 +186,8 @@ pub fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     remove_dir(path)
 }
 
-/// Copies a file's contents to `to`, creating or replacing it, and returns how many bytes it
-/// copied, as `std::fs::copy` (not synced).
+/// Copies a file's contents and permission bits to `to`, creating or replacing it, and
+/// returns how many bytes it copied, as `std::fs::copy` (not synced).
 ///
 /// ```
 /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
@@ -211,7 +211,64 @@ pub fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
     }
     let contents = read(from)?;
     write(to, &contents)?;
+    set_mode(to, metadata(from)?.mode())?;
     Ok(contents.len() as u64)
+}
+
+/// Gives the file at `original` a second name, `link`, as `std::fs::hard_link` (not synced:
+/// see [`sync_dir`]; see [`crate::hard_link`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/a", b"abc").unwrap();
+/// sync::hard_link("/a", "/b").unwrap();
+/// sync::remove_file("/a").unwrap();
+/// assert_eq!(sync::read("/b").unwrap(), b"abc");
+/// # }).unwrap();
+/// ```
+pub fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    let (original, link) = (original.as_ref(), link.as_ref());
+    let Some(node) = state::current_node()? else {
+        return std::fs::hard_link(original, link);
+    };
+    let original = Names::parse(original)?;
+    let link = Names::parse(link)?;
+    mutation()?;
+    namespace_now(node, &original, Namespace::LinkTo(&link))
+}
+
+/// Sets a file's or a directory's permissions, as `std::fs::set_permissions` (durable once
+/// the entry is synced; see [`crate::set_permissions`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// use std::os::unix::fs::PermissionsExt;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/a", b"abc").unwrap();
+/// sync::set_permissions("/a", std::fs::Permissions::from_mode(0o600)).unwrap();
+/// assert_eq!(sync::metadata("/a").unwrap().mode(), 0o600);
+/// # }).unwrap();
+/// ```
+pub fn set_permissions(
+    path: impl AsRef<Path>,
+    permissions: std::fs::Permissions,
+) -> io::Result<()> {
+    let path = path.as_ref();
+    if state::current_node()?.is_none() {
+        return std::fs::set_permissions(path, permissions);
+    }
+    set_mode(path, crate::ops::mode_of(&permissions))
+}
+
+/// Sets the permission bits of the entry at `path` on the calling node's disk.
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    let node = state::current_node()?.expect("called inside a simulation");
+    let names = Names::parse(path)?;
+    mutation()?;
+    state::with(|s| s.set_mode(node, &names, mode))
 }
 
 /// Moves `from` to `to`, replacing a file there, as `std::fs::rename` (atomic, and not

@@ -31,8 +31,8 @@ use crate::seam;
 pub(crate) fn refuse_unmodelled(call: &str) -> ! {
     seam::refuse(
         call,
-        "the simulated disk has files and directories only (no links or times); use metadata \
-         for a length, a kind or permissions, try_exists, and reads",
+        "the simulated disk has files, directories and hard links only (no symbolic links or \
+         times); use metadata for a length, a kind or permissions, try_exists, and reads",
     )
 }
 
@@ -306,6 +306,33 @@ pub async fn symlink_metadata(path: impl AsRef<Path>) -> io::Result<std::fs::Met
     }
 }
 
+/// Gives a file a second name, like `tokio::fs::hard_link`. Inside a simulation the new
+/// name is a directory change of the node's disk, durable once its directory is synced.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     tokio::fs::write("/wal-3", b"entries").await.unwrap();
+///     tokio::fs::hard_link("/wal-3", "/backup-wal-3").await.unwrap();
+///     tokio::fs::remove_file("/wal-3").await.unwrap();
+///     assert_eq!(tokio::fs::read("/backup-wal-3").await.unwrap(), b"entries");
+/// }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// As the file system's: `NotFound` without a file at `original`, `AlreadyExists` with an
+/// entry at `link`, `PermissionDenied` for a directory.
+pub async fn hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> io::Result<()> {
+    match simulated("tokio::fs::hard_link") {
+        None => real::fs::hard_link(original, link).await,
+        Some(disk) => {
+            disk.hard_link(original.as_ref().to_owned(), link.as_ref().to_owned())
+                .await
+        }
+    }
+}
+
 /// Sets a file's or a directory's permissions, like `tokio::fs::set_permissions`. Inside a
 /// simulation the bits are the simulated entry's: seen at once, durable once the entry is
 /// synced, and checked when a file is opened, as for an owner who is no superuser.
@@ -410,7 +437,6 @@ fn from_root(path: &Path) -> PathBuf {
 }
 
 unmodelled! {
-    hard_link(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();
     read_link(path: impl AsRef<Path>) -> PathBuf;
     #[cfg(unix)]
     symlink(original: impl AsRef<Path>, link: impl AsRef<Path>) -> ();

@@ -1,8 +1,8 @@
 //! The file system calls whose answers the simulated disk must give as the host's does:
 //! `fs::File` handles made by `try_clone`, which share their open file's cursor (reads,
 //! writes and seeks through either move it for both, and the file outlives the handle it was
-//! cloned from), and permission bits (`set_permissions` on paths and open files, the `mode`
-//! of `OpenOptions` and `DirBuilder`, read back through metadata). On tokio a script works in
+//! cloned from), permission bits (`set_permissions` on paths and open files, the `mode`
+//! of `OpenOptions` and `DirBuilder`, read back through metadata), and hard links. On tokio a script works in
 //! a fresh directory of the host's temporary directory; in a simulation, at the node's root.
 //! The modes asked for keep group and other bits clear, so that any usual umask leaves them
 //! whole; whether a forbidden open fails is not compared, since a superuser's does not.
@@ -125,6 +125,61 @@ macro_rules! permission_bits {
     };
 }
 
+macro_rules! hard_links {
+    ($tokio:ident, $dir:expr) => {
+        async move {
+            use std::os::unix::fs::PermissionsExt;
+            use tokio::io::AsyncWriteExt;
+            use $tokio as tokio;
+            let dir = std::path::Path::new(&$dir).to_owned();
+            let (first, second) = (dir.join("first"), dir.join("second"));
+            let mut seen: Vec<String> = Vec::new();
+            let mut file = tokio::fs::File::create(&first).await.unwrap();
+            file.write_all(b"one").await.unwrap();
+            file.flush().await.unwrap();
+            tokio::fs::hard_link(&first, &second).await.unwrap();
+            file.write_all(b" two").await.unwrap();
+            file.flush().await.unwrap();
+            let read = tokio::fs::read(&second).await.unwrap();
+            seen.push(format!(
+                "through the link {:?}",
+                String::from_utf8_lossy(&read)
+            ));
+            tokio::fs::set_permissions(&first, std::fs::Permissions::from_mode(0o640))
+                .await
+                .unwrap();
+            let meta = tokio::fs::metadata(&second).await.unwrap();
+            seen.push(format!(
+                "link's mode {:o}",
+                meta.permissions().mode() & 0o7777
+            ));
+            tokio::fs::remove_file(&first).await.unwrap();
+            let read = tokio::fs::read(&second).await.unwrap();
+            seen.push(format!(
+                "after removing the first {:?}",
+                String::from_utf8_lossy(&read)
+            ));
+            let again = tokio::fs::hard_link(&second, &second).await.unwrap_err();
+            seen.push(format!("onto itself {:?}", again.kind()));
+            let missing = tokio::fs::hard_link(&first, dir.join("third"))
+                .await
+                .unwrap_err();
+            seen.push(format!("from a removed name {:?}", missing.kind()));
+            let directory = dir.join("d");
+            tokio::fs::create_dir(&directory).await.unwrap();
+            let refused = tokio::fs::hard_link(&directory, dir.join("e"))
+                .await
+                .unwrap_err();
+            seen.push(format!(
+                "a directory {:?} {:?}",
+                refused.kind(),
+                refused.raw_os_error()
+            ));
+            seen
+        }
+    };
+}
+
 /// A directory of its own under the host's temporary directory, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -167,4 +222,11 @@ fn permission_bits_read_back_as_on_tokio() {
     crate::harness::same_everywhere(permission_bits!(real, dir), || {
         permission_bits!(crashtest_tokio, "/")
     });
+}
+
+#[test]
+fn hard_links_behave_as_on_tokio() {
+    let scratch = Scratch::new();
+    let dir = scratch.path().to_owned();
+    crate::harness::same_everywhere(hard_links!(real, dir), || hard_links!(crashtest_tokio, "/"));
 }
