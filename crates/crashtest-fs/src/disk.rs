@@ -224,6 +224,16 @@ pub(crate) struct Inode {
     /// Open handles of the current boot.
     pub(crate) open: u32,
     pub(crate) mode: Mode,
+    /// Live names: a file's hard links (a directory has one, the root none).
+    pub(crate) links: u32,
+}
+
+/// One entry of a directory listing: its name, whether it is a directory, and its inode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Listed {
+    pub(crate) name: String,
+    pub(crate) is_dir: bool,
+    pub(crate) ino: Ino,
 }
 
 /// The permission bits a process creating files gives up: 022, a service's usual umask.
@@ -364,6 +374,7 @@ impl Default for Disk {
             kind: Kind::Dir(DirNode::default()),
             open: 0,
             mode: Mode::created(DIR_MODE),
+            links: 0,
         };
         Disk {
             inodes: BTreeMap::from([(ROOT, root)]),
@@ -448,6 +459,7 @@ impl Disk {
                 kind,
                 open: 0,
                 mode,
+                links: 0,
             },
         );
         assert!(reused.is_none(), "inode numbers are never reused");
@@ -527,7 +539,12 @@ impl Disk {
             let dir = self.dir_mut(part.dir());
             match part {
                 Part::Link { name, ino, .. } => {
-                    orphans |= dir.live.insert(name.clone(), *ino).is_some();
+                    let replaced = dir.live.insert(name.clone(), *ino);
+                    self.inode_mut(*ino).links += 1;
+                    if let Some(replaced) = replaced {
+                        self.unname(replaced);
+                        orphans = true;
+                    }
                 }
                 Part::Unlink { name, ino, .. } => {
                     let removed = dir.live.remove(name);
@@ -536,6 +553,7 @@ impl Disk {
                         Some(*ino),
                         "unlinked a name that named another inode"
                     );
+                    self.unname(*ino);
                     orphans = true;
                 }
             }
@@ -550,6 +568,34 @@ impl Disk {
             self.collect();
         }
         self.verify();
+    }
+
+    /// Counts one live name of `ino` fewer.
+    fn unname(&mut self, ino: Ino) {
+        let inode = self.inode_mut(ino);
+        assert!(inode.links > 0, "inode {ino} lost a name it did not have");
+        inode.links -= 1;
+    }
+
+    /// Counts every inode's live names afresh (after a crash replaced them all).
+    fn recount_links(&mut self) {
+        let counts = self.counted_links();
+        for (ino, inode) in &mut self.inodes {
+            inode.links = counts.get(ino).copied().unwrap_or(0);
+        }
+    }
+
+    /// Every named inode's number of live names, counted from the directories.
+    fn counted_links(&self) -> BTreeMap<Ino, u32> {
+        let mut counts: BTreeMap<Ino, u32> = BTreeMap::new();
+        for inode in self.inodes.values() {
+            if let Kind::Dir(dir) = &inode.kind {
+                for child in dir.live.values() {
+                    *counts.entry(*child).or_default() += 1;
+                }
+            }
+        }
+        counts
     }
 
     // ----- files -----
@@ -1030,13 +1076,17 @@ impl Disk {
     }
 
     /// The entries of the directory at `names`: name and whether it is a directory.
-    pub(crate) fn read_dir(&self, names: &Names) -> io::Result<Vec<(String, bool)>> {
+    pub(crate) fn read_dir(&self, names: &Names) -> io::Result<Vec<Listed>> {
         let ino = self.resolve(names)?;
         let dir = self.dir(ino)?;
-        let entries: Vec<(String, bool)> = dir
+        let entries: Vec<Listed> = dir
             .live
             .iter()
-            .map(|(name, &child)| (name.clone(), self.is_dir(child)))
+            .map(|(name, &child)| Listed {
+                name: name.clone(),
+                is_dir: self.is_dir(child),
+                ino: child,
+            })
             .collect();
         assert_eq!(
             entries.len(),
@@ -1049,12 +1099,17 @@ impl Disk {
     pub(crate) fn metadata(&self, ino: Ino) -> Metadata {
         assert!(self.inodes.contains_key(&ino), "metadata of a live inode");
         let inode = self.inode(ino);
-        match &inode.kind {
-            Kind::File(file) => {
-                Metadata::new(FileType::FILE, file.cache.len() as u64, inode.mode.live)
+        let (file_type, len, links) = match &inode.kind {
+            Kind::File(file) => (FileType::FILE, file.cache.len() as u64, inode.links),
+            // As on Linux: its name, its own `.`, and each subdirectory's `..`.
+            Kind::Dir(dir) => {
+                let subdirs = dir.live.values().filter(|&&child| self.is_dir(child));
+                let subdirs =
+                    u32::try_from(subdirs.count()).expect("a directory's entries fit in a u32");
+                (FileType::DIR, 4096, 2 + subdirs)
             }
-            Kind::Dir(_) => Metadata::new(FileType::DIR, 4096, inode.mode.live),
-        }
+        };
+        Metadata::new(file_type, len, inode.mode.live, ino, links)
     }
 
     // ----- handles and collection -----
@@ -1184,6 +1239,7 @@ impl Disk {
         let boot = self.boot;
         self.boot += 1;
         self.busy_until_ns = 0;
+        self.recount_links();
         self.collect();
         assert_eq!(self.boot, boot + 1, "a crash is one more boot");
         assert!(
@@ -1306,6 +1362,14 @@ impl Disk {
             !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),
             "the root has no name"
         );
+        let counted = self.counted_links();
+        for (ino, inode) in &self.inodes {
+            assert_eq!(
+                inode.links,
+                counted.get(ino).copied().unwrap_or(0),
+                "inode {ino} counts its live names"
+            );
+        }
         let mut reached = 0usize;
         let mut stack = vec![ROOT];
         while let Some(ino) = stack.pop() {

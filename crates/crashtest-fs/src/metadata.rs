@@ -103,10 +103,12 @@ pub struct Metadata {
     file_type: FileType,
     len: u64,
     mode: u32,
+    ino: u64,
+    nlink: u64,
 }
 
 impl Metadata {
-    pub(crate) fn new(file_type: FileType, len: u64, mode: u32) -> Metadata {
+    pub(crate) fn new(file_type: FileType, len: u64, mode: u32, ino: u64, nlink: u32) -> Metadata {
         assert_eq!(
             mode & !crate::disk::MODE_BITS,
             0,
@@ -116,6 +118,8 @@ impl Metadata {
             file_type,
             len,
             mode,
+            ino,
+            nlink: u64::from(nlink),
         }
     }
 
@@ -128,11 +132,21 @@ impl Metadata {
         } else {
             0o644
         };
-        let ours = Metadata::new(
+        #[cfg(unix)]
+        let (ino, nlink) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ino(), meta.nlink())
+        };
+        #[cfg(not(unix))]
+        let (ino, nlink) = (0, 1);
+        let mut ours = Metadata::new(
             FileType::from_std(meta.file_type()),
             meta.len(),
             mode & crate::disk::MODE_BITS,
+            ino,
+            0,
         );
+        ours.nlink = nlink;
         assert_eq!(
             (ours.len(), ours.is_file(), ours.is_dir()),
             (meta.len(), meta.is_file(), meta.is_dir()),
@@ -205,6 +219,39 @@ impl Metadata {
     /// ```
     pub fn mode(&self) -> u32 {
         self.mode
+    }
+
+    /// The inode number, as Unix's `MetadataExt::ino` (inside a simulation, the simulated
+    /// disk's: numbers count up from the root's 1 and are never reused).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// assert_eq!(crashtest::fs::metadata("/").await.unwrap().ino(), 1);
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// crashtest::fs::rename("/f", "/g").await.unwrap();
+    /// assert_eq!(crashtest::fs::metadata("/g").await.unwrap().ino(), 2);
+    /// # }).unwrap();
+    /// ```
+    pub fn ino(&self) -> u64 {
+        self.ino
+    }
+
+    /// The number of hard links, as Unix's `MetadataExt::nlink`: a file's names; a
+    /// directory's 2 (its name and its `.`) and one per subdirectory (its `..`).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// crashtest::fs::hard_link("/f", "/g").await.unwrap();
+    /// assert_eq!(crashtest::fs::metadata("/f").await.unwrap().nlink(), 2);
+    /// crashtest::fs::create_dir_all("/d/e").await.unwrap();
+    /// assert_eq!(crashtest::fs::metadata("/d").await.unwrap().nlink(), 3);
+    /// # }).unwrap();
+    /// ```
+    pub fn nlink(&self) -> u64 {
+        self.nlink
     }
 
     /// The permissions, as std's `Metadata::permissions` gives them.

@@ -12,7 +12,7 @@ use crashtest_core::node::NodeId;
 use crashtest_io::SimOrReal;
 use delegate::delegate;
 
-use crate::disk::{DIR_MODE, OpenFlags};
+use crate::disk::{DIR_MODE, Listed, OpenFlags};
 use crate::errors;
 use crate::metadata::{FileType, Metadata};
 use crate::path::Names;
@@ -513,7 +513,7 @@ pub struct ReadDir {
 #[derive(Debug)]
 pub(crate) struct SimReadDir {
     dir: PathBuf,
-    entries: std::vec::IntoIter<(String, bool)>,
+    entries: std::vec::IntoIter<Listed>,
 }
 
 impl ReadDir {
@@ -553,14 +553,19 @@ impl SimReadDir {
     }
 
     pub(crate) fn next(&mut self) -> Option<SimDirEntry> {
-        let (name, is_dir) = self.entries.next()?;
+        let Listed { name, is_dir, ino } = self.entries.next()?;
         assert!(
             !name.is_empty() && !name.contains('/') && name != "." && name != "..",
             "a listed name is one path component: {name:?}"
         );
         let path = self.dir.join(&name);
         assert!(path.ends_with(&name), "an entry's path ends with its name");
-        Some(SimDirEntry { path, name, is_dir })
+        Some(SimDirEntry {
+            path,
+            name,
+            is_dir,
+            ino,
+        })
     }
 }
 
@@ -585,6 +590,7 @@ pub(crate) struct SimDirEntry {
     path: PathBuf,
     name: String,
     is_dir: bool,
+    ino: u64,
 }
 
 impl SimDirEntry {
@@ -594,6 +600,10 @@ impl SimDirEntry {
 
     pub(crate) fn file_name(&self) -> OsString {
         OsString::from(&self.name)
+    }
+
+    pub(crate) fn ino(&self) -> u64 {
+        self.ino
     }
 
     pub(crate) fn file_type(&self) -> FileType {
@@ -640,6 +650,24 @@ impl DirEntry {
             /// # }).unwrap();
             /// ```
             pub fn file_name(&self) -> OsString;
+        }
+    }
+
+    /// The entry's inode number, as listed (see [`Metadata::ino`]).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"").await.unwrap();
+    /// let entry = crashtest::fs::read_dir("/").await.unwrap().next_entry().await.unwrap().unwrap();
+    /// assert_eq!(entry.ino(), crashtest::fs::metadata("/f").await.unwrap().ino());
+    /// # }).unwrap();
+    /// ```
+    #[cfg(unix)]
+    pub fn ino(&self) -> u64 {
+        match &self.inner {
+            SimOrReal::Sim(entry) => entry.ino(),
+            SimOrReal::Real(entry) => entry.ino(),
         }
     }
 

@@ -34,7 +34,7 @@ use crashtest_protocol::DiskNote;
 
 use crate::config::{DiskConfig, Faults, Latency};
 use crate::crash::{self, Damage, Sampled};
-use crate::disk::{Disk, Ino, Kind, OpenFlags};
+use crate::disk::{Disk, Ino, Kind, Listed, OpenFlags};
 use crate::errors;
 use crate::exhaustive::Explore;
 use crate::faults;
@@ -837,7 +837,7 @@ impl FsState {
 
     /// The entries of a directory, in an order drawn from the seed (real directories list
     /// in no promised order).
-    pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<(String, bool)>> {
+    pub(crate) fn read_dir(&self, node: NodeId, names: &Names) -> io::Result<Vec<Listed>> {
         let mut entries = self.disk(node, |disk| disk.read_dir(names))?;
         let listed = entries.len();
         plumbing::with_stream(Stream::DiskReaddir, |rng| rng.shuffle(&mut entries));
@@ -848,7 +848,7 @@ impl FsState {
         );
         if crashtest_core::verify::enabled() {
             let names: std::collections::BTreeSet<&str> =
-                entries.iter().map(|(name, _)| name.as_str()).collect();
+                entries.iter().map(|entry| entry.name.as_str()).collect();
             assert_eq!(names.len(), listed, "a directory lists each name once");
         }
         Ok(entries)

@@ -107,6 +107,8 @@ impl Disk for Seam {
                 len: metadata.len(),
                 is_dir: metadata.is_dir(),
                 mode: metadata.mode(),
+                ino: metadata.ino(),
+                nlink: metadata.nlink(),
             })
         })
     }
@@ -119,6 +121,7 @@ impl Disk for Seam {
                 items.push(DirItem {
                     name: entry.file_name(),
                     is_dir: entry.file_type().await?.is_dir(),
+                    ino: entry.ino(),
                 });
             }
             Ok(items)
@@ -193,6 +196,8 @@ impl DiskFile for File {
                 len: metadata.len(),
                 is_dir: false,
                 mode: metadata.mode(),
+                ino: metadata.ino(),
+                nlink: metadata.nlink(),
             })
         })
     }

@@ -23,6 +23,7 @@
 //! | `close` | forgets a placeholder, and closes |
 //! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
 //! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`, `lchown`, `utimensat`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `mknod`, `mkfifo` and their `at` and `64` forms; `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` on any descriptor; `fopen`, `freopen` (and `64`) to write, append or update; `mkstemp`, `mkostemp` (and `64`), `mkdtemp`, `tmpfile` (and `64`) | fails the run with a message naming the call, the path (or descriptor) and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 (or a null pointer) with `EROFS`. Reads pass, and so do stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) |
+//! | `statx` of the tokio stand-in's simulated entry | the simulated entry's status, for std's `Metadata` (every other `statx` goes to libc) |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the

@@ -3,6 +3,11 @@
 //! Implemented by `crashtest-fs` over its own file system, so the stand-in's files get the
 //! disk's whole crash model (volatile page cache, torn and lost writes, directory syncs).
 //! Paths are owned so that the returned futures borrow nothing from the caller.
+//!
+//! std makes its `Metadata` only from the OS's answer to `statx`, so the stand-in hands a
+//! simulated entry's [`Stat`] to std through the determinism guards: it asks std about
+//! [`SIMULATED_ENTRY`] inside [`answering`], and the guards' `statx` answers that one path
+//! from the [`Stat`] held there ([`answer_for`]) instead of asking the OS.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -48,6 +53,8 @@ pub struct DirItem {
     pub name: OsString,
     /// True for a directory.
     pub is_dir: bool,
+    /// The entry's inode number.
+    pub ino: u64,
 }
 
 /// What a path is.
@@ -59,6 +66,52 @@ pub struct Stat {
     pub is_dir: bool,
     /// The permission bits (`st_mode & 0o7777`).
     pub mode: u32,
+    /// The inode number.
+    pub ino: u64,
+    /// The number of hard links.
+    pub nlink: u64,
+}
+
+/// The path whose `statx` the determinism guards answer from [`answering`]'s [`Stat`]: a
+/// path no host has, so that without the guards the OS answers `ENOENT`.
+pub const SIMULATED_ENTRY: &str = "/crashtest-simulated-entry-7f3c9e1d";
+
+thread_local! {
+    /// The entry [`answering`] holds on this thread.
+    static ANSWER: std::cell::Cell<Option<Stat>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with `stat` as this thread's answer for [`SIMULATED_ENTRY`] (see the module
+/// docs); the previous answer comes back when `f` returns or unwinds.
+///
+/// ```
+/// use crashtest_hooks::fs::{Stat, SIMULATED_ENTRY, answer_for, answering};
+/// let stat = Stat { len: 3, is_dir: false, mode: 0o600, ino: 7, nlink: 1 };
+/// let path = std::ffi::CString::new(SIMULATED_ENTRY).unwrap();
+/// assert_eq!(answering(stat, || answer_for(&path)), Some(stat));
+/// assert_eq!(answer_for(&path), None);
+/// assert_eq!(answering(stat, || answer_for(c"/etc/hosts")), None);
+/// ```
+pub fn answering<R>(stat: Stat, f: impl FnOnce() -> R) -> R {
+    /// Puts the previous answer back, on return and on unwind alike.
+    struct Restore(Option<Stat>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ANSWER.set(self.0);
+        }
+    }
+    let _restore = Restore(ANSWER.replace(Some(stat)));
+    f()
+}
+
+/// The answer for `path` if it is [`SIMULATED_ENTRY`] and [`answering`] holds one on this
+/// thread. `None` on a thread whose thread-locals are gone (a guard called from another
+/// thread-local's destructor).
+pub fn answer_for(path: &std::ffi::CStr) -> Option<Stat> {
+    if path.to_bytes() != SIMULATED_ENTRY.as_bytes() {
+        return None;
+    }
+    ANSWER.try_with(std::cell::Cell::get).ok().flatten()
 }
 
 /// The calling node's disk.

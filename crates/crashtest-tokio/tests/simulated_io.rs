@@ -523,3 +523,50 @@ fn every_task_waiting_on_a_stream_is_woken_and_a_shut_write_side_closes_with_the
         })
         .unwrap();
 }
+
+#[test]
+fn std_metadata_of_a_simulated_entry_is_the_disks_and_the_same_on_every_host() {
+    use std::os::unix::fs::MetadataExt;
+    // The process's own user and group, as the OS gives them its /proc entry.
+    let me = std::fs::metadata("/proc/self").unwrap();
+    let (uid, gid) = (me.uid(), me.gid());
+    crashtest::Sim::new(1)
+        .run(async move {
+            tokio::fs::write("/wal", b"entries").await.unwrap();
+            tokio::fs::hard_link("/wal", "/wal.bak").await.unwrap();
+            tokio::fs::create_dir_all("/data/segments").await.unwrap();
+            let wal = tokio::fs::metadata("/wal").await.unwrap();
+            let listed = tokio::fs::read_dir("/").await.unwrap();
+            let mut listed = listed;
+            let mut inodes = std::collections::BTreeMap::new();
+            while let Some(entry) = listed.next_entry().await.unwrap() {
+                inodes.insert(entry.file_name().into_string().unwrap(), entry.ino());
+            }
+            assert_eq!(
+                inodes["wal"],
+                wal.ino(),
+                "a listing gives the entry's inode"
+            );
+            assert_eq!(inodes["wal.bak"], wal.ino(), "both names are one inode");
+            assert_ne!(inodes["data"], wal.ino());
+            assert_eq!(wal.nlink(), 2);
+            assert_eq!((wal.len(), wal.blocks()), (7, 1));
+            assert_eq!(
+                (wal.uid(), wal.gid()),
+                (uid, gid),
+                "owned by the calling user"
+            );
+            assert_eq!(wal.created().unwrap(), std::time::SystemTime::UNIX_EPOCH);
+            assert_eq!(wal.ctime(), 0);
+            let data = tokio::fs::metadata("/data").await.unwrap();
+            assert_eq!(
+                data.nlink(),
+                3,
+                "its name, its `.`, and the subdirectory's `..`"
+            );
+            assert_eq!(data.dev(), wal.dev(), "one disk");
+            let root = tokio::fs::metadata("/").await.unwrap();
+            assert_eq!(root.ino(), 1);
+        })
+        .unwrap();
+}

@@ -19,6 +19,7 @@
 
 mod clock;
 mod files;
+mod metadata;
 mod next;
 mod placeholders;
 mod random;
@@ -93,6 +94,7 @@ pub(crate) fn link() {
         &resolver::symbols()[..],
         &sleep::symbols()[..],
         &files::symbols()[..],
+        &metadata::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }

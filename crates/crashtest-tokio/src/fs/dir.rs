@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 use crashtest_hooks::fs::Stat;
 
-use super::{refuse_unmodelled, simulated};
+use super::simulated;
 
 /// Lists a directory, like `tokio::fs::read_dir`.
 ///
@@ -96,6 +96,7 @@ impl ReadDir {
                         path: dir.join(&item.name),
                         name: item.name,
                         is_dir: item.is_dir,
+                        ino: item.ino,
                     },
                 })))
             }
@@ -127,6 +128,8 @@ enum Entry {
         path: PathBuf,
         name: OsString,
         is_dir: bool,
+        #[cfg_attr(not(unix), allow(dead_code, reason = "ino is Unix's"))]
+        ino: u64,
     },
 }
 
@@ -171,12 +174,12 @@ impl DirEntry {
         }
     }
 
-    /// The entry's inode number; refused for a simulated entry.
+    /// The entry's inode number (for a simulated entry, the simulated disk's).
     #[cfg(unix)]
     pub fn ino(&self) -> u64 {
         match &self.inner {
             Entry::Real(entry) => entry.ino(),
-            Entry::Sim { .. } => refuse_unmodelled("tokio::fs::DirEntry::ino"),
+            Entry::Sim { ino, .. } => *ino,
         }
     }
 }
@@ -190,6 +193,8 @@ fn std_file_type(is_dir: bool) -> io::Result<FileType> {
                 len: 0,
                 is_dir,
                 mode: 0o755,
+                ino: 1,
+                nlink: 1,
             })
         };
         let dir = of(true).map_err(|e| e.to_string())?;

@@ -1,7 +1,14 @@
 //! std's `Metadata` for a simulated file or directory.
 //!
 //! tokio's `metadata` calls hand out std's `Metadata`, and std makes one only by asking the
-//! OS about a real entry. So the stand-in makes a specimen: a fresh entry in the host's
+//! OS about a real entry. With crashtest's determinism guards linked (as they are under
+//! `cargo test`), the stand-in asks std about `crashtest_hooks::fs::SIMULATED_ENTRY` while
+//! holding the simulated entry's `Stat`, and the guards' `statx` answers from it: every
+//! field is the simulated disk's or fixed (the inode number and links are the disk's, the
+//! owner is the calling user, every time is the UNIX epoch), so the answer is the same on
+//! every run and every host.
+//!
+//! Without the guards that path is not found, and the stand-in makes a specimen: a fresh entry in the host's
 //! temporary directory shaped like the simulated one (a file extended to its length without
 //! a byte written, so it takes no space; or an empty directory), with the simulated entry's
 //! permissions and fixed times, asks the OS for its metadata, and removes it at once. None of the program's data
@@ -30,6 +37,17 @@ use crashtest_hooks::fs::Stat;
 ///
 /// When the host's temporary directory takes no specimen; the error says so.
 pub(crate) fn metadata(stat: Stat) -> io::Result<Metadata> {
+    let answered = crashtest_hooks::fs::answering(stat, || {
+        std::fs::metadata(crashtest_hooks::fs::SIMULATED_ENTRY)
+    });
+    if let Ok(metadata) = answered {
+        assert_eq!(
+            (metadata.len(), metadata.is_dir()),
+            (stat.len, stat.is_dir),
+            "the guards answered for the simulated entry"
+        );
+        return Ok(metadata);
+    }
     let path = fresh_path();
     let made = crashtest_hooks::with_host_files(|| {
         if stat.is_dir {

@@ -1,0 +1,89 @@
+//! std's `Metadata` for a simulated entry: std makes a `Metadata` only from the OS's answer
+//! to `statx`, so the tokio stand-in asks std about one path no host has
+//! (`crashtest_hooks::fs::SIMULATED_ENTRY`) while it holds the simulated entry's `Stat`, and
+//! this guard answers that call from the `Stat`. So a simulated file's metadata says what the
+//! simulated disk says, the same on every run and on every host, and no specimen file is
+//! made on the host to obtain it. Every other `statx` goes to libc, inside a simulation or
+//! not.
+
+use std::ffi::{CStr, c_char, c_int, c_uint};
+
+use super::next::Next;
+
+type StatxFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint, *mut libc::statx) -> c_int;
+
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_STATX: Next<StatxFn> = unsafe { Next::new(c"statx") };
+
+/// The device number every simulated entry reports: a disk of its own, like no host's.
+const SIMULATED_DEVICE_MINOR: u32 = 0xc7;
+
+/// `statx(2)`: answers the simulated entry the tokio stand-in asks std about
+/// (`crashtest_hooks::fs::SIMULATED_ENTRY`, while it holds a `Stat` for it) from that
+/// `Stat`, so that std's `Metadata` of a simulated file says what the simulated disk says,
+/// and the same on every run: its type, length, permission bits, inode number and links;
+/// the calling user and group as its owner; every time the UNIX epoch (the simulated disk
+/// keeps no times). Every other call goes to libc.
+///
+/// # Safety
+///
+/// As for the C function: `path` is null or NUL-terminated, and `buf` is valid for a write.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn statx(
+    dir: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: c_uint,
+    buf: *mut libc::statx,
+) -> c_int {
+    if !path.is_null() && !buf.is_null() {
+        // SAFETY: non-null, and NUL-terminated by the caller's contract.
+        let asked = unsafe { CStr::from_ptr(path) };
+        if let Some(stat) = crashtest_hooks::fs::answer_for(asked) {
+            // SAFETY: the caller's buffer, valid for a write of one `statx`.
+            unsafe { fill_statx(buf, &stat) };
+            return 0;
+        }
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_STATX.get()(dir, path, flags, mask, buf) }
+}
+
+/// Writes `stat` into `buf` as the kernel would describe such an entry.
+///
+/// # Safety
+///
+/// `buf` is valid for a write of one `statx`.
+unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
+    assert_eq!(
+        stat.mode & !0o7777,
+        0,
+        "a simulated entry's mode is permission bits"
+    );
+    let kind = if stat.is_dir {
+        libc::S_IFDIR
+    } else {
+        libc::S_IFREG
+    };
+    let mode = u16::try_from(kind | stat.mode).expect("a file mode fits in 16 bits");
+    // SAFETY: valid for a write by the caller's contract; all zeros is a valid `statx`
+    // (every time the epoch, every optional field absent).
+    unsafe { std::ptr::write_bytes(buf, 0, 1) };
+    // SAFETY: as above; the fields are plain integers.
+    let out = unsafe { &mut *buf };
+    out.stx_mask = libc::STATX_BASIC_STATS | libc::STATX_BTIME;
+    out.stx_blksize = 4096;
+    out.stx_nlink = u32::try_from(stat.nlink).unwrap_or(u32::MAX);
+    // SAFETY: getuid and getgid have no preconditions and always succeed.
+    (out.stx_uid, out.stx_gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    out.stx_mode = mode;
+    out.stx_ino = stat.ino;
+    out.stx_size = stat.len;
+    out.stx_blocks = stat.len.div_ceil(512);
+    out.stx_dev_minor = SIMULATED_DEVICE_MINOR;
+}
+
+/// The guards, for [`super::link`].
+pub(super) fn symbols() -> [*const (); 1] {
+    [statx as *const ()]
+}
