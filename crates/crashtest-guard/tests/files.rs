@@ -324,3 +324,52 @@ fn reading_a_host_file_through_stdio_passes() {
         })
         .expect("a read through stdio passes");
 }
+
+#[test]
+fn a_descriptor_change_is_judged_by_the_path_it_was_opened_at() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = scratch("by-descriptor");
+    std::fs::write(&path, b"made outside").expect("written outside the simulation");
+    let inside = path.clone();
+    let failure = run_failing(1, async move {
+        let file = std::fs::File::open(&inside).unwrap();
+        assert!(
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .is_err()
+        );
+    });
+    // The report names the file, not the descriptor's number, which varies between runs.
+    assert_refused(&failure, "fchmod", &path);
+
+    crashtest_guard::install();
+    Sim::new(1)
+        .run(async {
+            let null = std::fs::File::open("/dev/null").unwrap();
+            null.set_modified(std::time::SystemTime::UNIX_EPOCH)
+                .expect("a stateless device's times may change");
+        })
+        .expect("a change through a /dev/null descriptor passes");
+
+    let inside = path.clone();
+    let failure = run_failing(1, async move {
+        let path = c_path(&inside);
+        // SAFETY: NUL-terminated path and modes; the stream is closed once.
+        unsafe {
+            let stream = libc::fopen(path.as_ptr(), c"r".as_ptr());
+            assert!(!stream.is_null(), "a host file opens for reading");
+            let reopened = libc::freopen(std::ptr::null(), c"w".as_ptr(), stream);
+            assert!(
+                reopened.is_null(),
+                "reopening the stream's file to write is refused"
+            );
+            libc::fclose(stream);
+        }
+    });
+    assert_refused(&failure, "freopen", &path);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"made outside",
+        "the file was not cut"
+    );
+    std::fs::remove_file(&path).expect("removed outside the simulation");
+}

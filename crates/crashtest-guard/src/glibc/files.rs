@@ -12,20 +12,24 @@
 //!   `O_RDWR`, `O_CREAT`, `O_TRUNC`, `O_TMPFILE`), and `creat`, `creat64` (std's
 //!   `File::create`, `OpenOptions`, `fs::write`, `fs::copy`);
 //! - `mkdir`, `mkdirat`, `rmdir`, `unlink`, `unlinkat`, `rename`, `renameat`, `renameat2`,
-//!   `link`, `linkat`, `symlink`, `symlinkat`, `truncate`, `truncate64`, `chmod`, `fchmodat`
-//!   (std's `create_dir`, `remove_file`, `remove_dir_all`, `rename`, `hard_link`, `symlink`,
-//!   `set_permissions`);
+//!   `link`, `linkat`, `symlink`, `symlinkat`, `truncate`, `truncate64`, `chmod`, `fchmodat`,
+//!   `lchmod` (std's `create_dir`, `remove_file`, `remove_dir_all`, `rename`, `hard_link`,
+//!   `symlink`, `set_permissions`);
 //! - an entry's owner, times and extended attributes by path: `chown`, `lchown`, `fchownat`,
-//!   `utimensat`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`,
-//!   `lremovexattr` (std's `unix::fs::chown`, the `filetime` and `xattr` crates);
+//!   `utimensat`, `utime`, `utimes`, `lutimes`, `futimesat`, `setxattr`, `lsetxattr`,
+//!   `removexattr`, `lremovexattr` (std's `unix::fs::chown`, the `filetime` and `xattr`
+//!   crates);
 //! - special files: `mknod`, `mknodat`, `mkfifo`, `mkfifoat`;
 //! - the same changes through a descriptor, which a file opened only for reading allows:
 //!   `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` (std's
-//!   `File::set_permissions`, `File::set_times`, `File::set_modified`);
+//!   `File::set_permissions`, `File::set_times`, `File::set_modified`), judged by the path
+//!   the descriptor was opened at;
 //! - C's stdio and temporary files, which glibc opens without going through `open`: `fopen`,
-//!   `fopen64`, `freopen`, `freopen64` asked to write, append or update (a mode with `w`, `a`
-//!   or `+`), and `mkstemp`, `mkstemp64`, `mkostemp`, `mkostemp64`, `mkdtemp`, `tmpfile`,
-//!   `tmpfile64`. These return a null pointer or -1, as they do when they fail.
+//!   `fopen64`, `freopen`, `freopen64` asked to write, append or update (as glibc reads the
+//!   mode: `w` or `a` first, or `+` among the next six letters; `freopen` with no path
+//!   reopens the stream's own file), and `mkstemp`, `mkostemp`, `mkstemps`, `mkostemps` (and
+//!   their `64` forms), `mkdtemp`, `tmpfile`, `tmpfile64`. These return a null pointer or -1,
+//!   as they do when they fail.
 //!
 //! A call naming two paths (`rename`, `link`) is refused unless both pass. Reading the
 //! host's files passes: configuration, certificates and the program's own executable (read
@@ -129,15 +133,33 @@ unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
 }
 
 /// True if a descriptor-based change to `fd`'s entry must be refused: the descriptor's file
-/// is the host's (no simulated file has a descriptor), so the rules of [`refused`] apply, the
-/// descriptor standing in for a path. Fails the run then, and sets `errno`.
+/// is the host's (no simulated file has a descriptor), so the rules of [`refused`] apply to
+/// the path the descriptor was opened at. Fails the run then, and sets `errno`.
 fn refused_descriptor(call: &str, fd: c_int) -> bool {
     if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
         return false;
     }
-    super::fail(message(call, &[format!("descriptor {fd}")]));
+    let path = descriptor_path(fd);
+    if path.as_deref().is_some_and(stateless) {
+        return false;
+    }
+    super::fail(message(
+        call,
+        &[path.unwrap_or_else(|| format!("descriptor {fd}"))],
+    ));
     super::set_errno(libc::EROFS);
     true
+}
+
+/// The path `fd` was opened at, as the kernel keeps it under `/proc/self/fd` (the same from
+/// run to run, where the descriptor's number need not be); `None` if it cannot be read.
+fn descriptor_path(fd: c_int) -> Option<String> {
+    let link = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    let mut buf = [0u8; 4096];
+    // SAFETY: a NUL-terminated path and a buffer valid for its length; readlink is no guard.
+    let len = unsafe { libc::readlink(link.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let len = usize::try_from(len).ok().filter(|&len| len < buf.len())?;
+    Some(String::from_utf8_lossy(&buf[..len]).into_owned())
 }
 
 /// True if a stdio `mode` (`"r"`, `"w+"`, `"ab"`, ...) asks to write, create or truncate.
@@ -150,11 +172,22 @@ unsafe fn stdio_changes(mode: *const c_char) -> bool {
         return false;
     }
     // SAFETY: non-null, and NUL-terminated by the caller's contract.
-    let mode = unsafe { CStr::from_ptr(mode) }.to_bytes();
-    // glibc reads the mode up to a comma (`",ccs=UTF-8"`); `w`, `a` and `+` all write.
-    mode.iter()
-        .take_while(|&&byte| byte != b',')
-        .any(|byte| matches!(byte, b'w' | b'a' | b'+'))
+    stdio_mode_writes(unsafe { CStr::from_ptr(mode) }.to_bytes())
+}
+
+/// As glibc reads a stdio mode: its first letter opens to read (`r`), write (`w`) or append
+/// (`a`), anything else fails; a `+` among the next six letters, before a `,`, adds
+/// writing; other letters are ignored.
+fn stdio_mode_writes(mode: &[u8]) -> bool {
+    match mode.split_first() {
+        Some((b'w' | b'a', _)) => true,
+        Some((b'r', rest)) => rest
+            .iter()
+            .take(6)
+            .take_while(|&&letter| letter != b',')
+            .any(|&letter| letter == b'+'),
+        _ => false,
+    }
 }
 
 /// True if `open` flags ask to change the file.
@@ -207,6 +240,9 @@ type FreopenFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut FILE) -
 type MkstempFn = unsafe extern "C" fn(*mut c_char) -> c_int;
 type MkostempFn = unsafe extern "C" fn(*mut c_char, c_int) -> c_int;
 type MkdtempFn = unsafe extern "C" fn(*mut c_char) -> *mut c_char;
+type MkstempsFn = unsafe extern "C" fn(*mut c_char, c_int) -> c_int;
+type MkostempsFn = unsafe extern "C" fn(*mut c_char, c_int, c_int) -> c_int;
+type FutimesatFn = unsafe extern "C" fn(c_int, *const c_char, *const timeval) -> c_int;
 type TmpfileFn = unsafe extern "C" fn() -> *mut FILE;
 
 /// Defines a guard `$name` (libc's symbol `$symbol`) with the C signature
@@ -355,6 +391,16 @@ guard!(
 );
 
 guard!(
+    /// `lchmod(3)`: refused inside a simulation (glibc's calls its own `fchmodat` directly).
+    lchmod = c"lchmod", REAL_LCHMOD: PathModeFn,
+    (path: *const c_char, mode: mode_t), paths [path], when true
+);
+guard!(
+    /// `futimesat(2)`: refused inside a simulation.
+    futimesat = c"futimesat", REAL_FUTIMESAT: FutimesatFn,
+    (dir: c_int, path: *const c_char, times: *const timeval), paths [path], when true
+);
+guard!(
     /// `chown(2)`: refused inside a simulation.
     chown = c"chown", REAL_CHOWN: ChownFn,
     (path: *const c_char, owner: uid_t, group: gid_t), paths [path], when true
@@ -502,6 +548,14 @@ static REAL_MKOSTEMP: Next<MkostempFn> = unsafe { Next::new(c"mkostemp") };
 // SAFETY: the type is this glibc function's C declaration.
 static REAL_MKOSTEMP64: Next<MkostempFn> = unsafe { Next::new(c"mkostemp64") };
 // SAFETY: the type is this glibc function's C declaration.
+static REAL_MKSTEMPS: Next<MkstempsFn> = unsafe { Next::new(c"mkstemps") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKSTEMPS64: Next<MkstempsFn> = unsafe { Next::new(c"mkstemps64") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKOSTEMPS: Next<MkostempsFn> = unsafe { Next::new(c"mkostemps") };
+// SAFETY: the type is this glibc function's C declaration.
+static REAL_MKOSTEMPS64: Next<MkostempsFn> = unsafe { Next::new(c"mkostemps64") };
+// SAFETY: the type is this glibc function's C declaration.
 static REAL_MKDTEMP: Next<MkdtempFn> = unsafe { Next::new(c"mkdtemp") };
 // SAFETY: the type is this glibc function's C declaration.
 static REAL_TMPFILE: Next<TmpfileFn> = unsafe { Next::new(c"tmpfile") };
@@ -551,8 +605,8 @@ pub(super) unsafe extern "C" fn freopen(
     mode: *const c_char,
     stream: *mut FILE,
 ) -> *mut FILE {
-    // SAFETY: as in `fopen`.
-    if !path.is_null() && unsafe { refused("freopen", &[path], stdio_changes(mode)) } {
+    // SAFETY: as in `fopen`; the stream is the caller's.
+    if unsafe { freopen_refused("freopen", path, mode, stream) } {
         return std::ptr::null_mut();
     }
     // SAFETY: the caller's arguments, unchanged.
@@ -570,12 +624,35 @@ pub(super) unsafe extern "C" fn freopen64(
     mode: *const c_char,
     stream: *mut FILE,
 ) -> *mut FILE {
-    // SAFETY: as in `fopen`.
-    if !path.is_null() && unsafe { refused("freopen64", &[path], stdio_changes(mode)) } {
+    // SAFETY: as in `fopen`; the stream is the caller's.
+    if unsafe { freopen_refused("freopen64", path, mode, stream) } {
         return std::ptr::null_mut();
     }
     // SAFETY: the caller's arguments, unchanged.
     unsafe { REAL_FREOPEN64.get()(path, mode, stream) }
+}
+
+/// True if `freopen` must be refused: asked to write, at `path` or, with no path, at the
+/// stream's own file (which glibc reopens, and so truncates for `w`).
+///
+/// # Safety
+///
+/// `path` and `mode` are null or NUL-terminated; `stream` is an open stream if `path` is
+/// null.
+unsafe fn freopen_refused(
+    call: &str,
+    path: *const c_char,
+    mode: *const c_char,
+    stream: *mut FILE,
+) -> bool {
+    // SAFETY: by the caller's contract.
+    let writes = unsafe { stdio_changes(mode) };
+    if !path.is_null() {
+        // SAFETY: by the caller's contract.
+        return unsafe { refused(call, &[path], writes) };
+    }
+    // SAFETY: an open stream, by the caller's contract.
+    writes && refused_descriptor(call, unsafe { libc::fileno(stream) })
 }
 
 /// Defines a guard `$name` for a call that makes a temporary file or directory from the
@@ -615,6 +692,24 @@ temporary_guard!(
 temporary_guard!(
     /// `mkostemp64`: refused inside a simulation.
     mkostemp64, REAL_MKOSTEMP64, (template: *mut c_char, flags: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkstemps(3)`: refused inside a simulation.
+    mkstemps, REAL_MKSTEMPS, (template: *mut c_char, suffix: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkstemps64`: refused inside a simulation.
+    mkstemps64, REAL_MKSTEMPS64, (template: *mut c_char, suffix: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkostemps(3)`: refused inside a simulation.
+    mkostemps, REAL_MKOSTEMPS,
+    (template: *mut c_char, suffix: c_int, flags: c_int) -> c_int, failed -1
+);
+temporary_guard!(
+    /// `mkostemps64`: refused inside a simulation.
+    mkostemps64, REAL_MKOSTEMPS64,
+    (template: *mut c_char, suffix: c_int, flags: c_int) -> c_int, failed -1
 );
 temporary_guard!(
     /// `mkdtemp(3)`: refused inside a simulation.
@@ -661,7 +756,7 @@ fn refused_unnamed(call: &str) -> bool {
 }
 
 /// The guards, for [`super::link`].
-pub(super) fn symbols() -> [*const (); 54] {
+pub(super) fn symbols() -> [*const (); 60] {
     [
         open as *const (),
         open64 as *const (),
@@ -717,6 +812,12 @@ pub(super) fn symbols() -> [*const (); 54] {
         mkdtemp as *const (),
         tmpfile as *const (),
         tmpfile64 as *const (),
+        lchmod as *const (),
+        futimesat as *const (),
+        mkstemps as *const (),
+        mkstemps64 as *const (),
+        mkostemps as *const (),
+        mkostemps64 as *const (),
     ]
 }
 
@@ -741,6 +842,39 @@ mod tests {
             "",
         ] {
             assert!(!stateless(host_state), "{host_state}");
+        }
+    }
+
+    #[test]
+    fn a_stdio_mode_writes_as_glibc_reads_it() {
+        for writes in [
+            "w",
+            "a",
+            "w+",
+            "ab",
+            "r+",
+            "rb+",
+            "r+b",
+            "re+",
+            "wx",
+            "a,ccs=UTF-8",
+        ] {
+            assert!(stdio_mode_writes(writes.as_bytes()), "{writes}");
+        }
+        for reads in [
+            "r",
+            "rb",
+            "re",
+            "rm",
+            "r,ccs=UTF-8",
+            "rw",
+            "ra",
+            "rbbbbbb+",
+            "r,+",
+            "",
+            "x+",
+        ] {
+            assert!(!stdio_mode_writes(reads.as_bytes()), "{reads}");
         }
     }
 
