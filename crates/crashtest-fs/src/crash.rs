@@ -18,6 +18,12 @@
 //!
 //! The weak model keeps a prefix of all unsynced operations of the disk, each whole.
 //!
+//! Permission changes are outside both models: a crash reverts every unsynced chmod
+//! ([`Disk::reboot`]), drawing nothing and judging nothing, so no mask spares one and an
+//! exhaustive exploration never keeps one. That is a behaviour a real file system may show
+//! (a chmod is durable only once its inode is synced), and a program that syncs its chmods
+//! never meets it.
+//!
 //! Invariant (asserted after every crash, with the core's verify switch, since it compares
 //! whole images): a crash never changes a durable byte that no unsynced write or truncate
 //! covered, nor the durable entries of a directory that no unsynced change touched.

@@ -255,10 +255,14 @@ pub(crate) struct Mode {
     pub(crate) durable: u32,
 }
 
+/// The bits `mkdir(2)` keeps of the mode asked for: permissions and sticky, not set-ID.
+const DIR_CREATION_BITS: u32 = 0o1777;
+
 impl Mode {
-    /// The bits of an inode made with `requested` (before the umask), durable with its name.
-    fn created(requested: u32) -> Mode {
-        let bits = requested & MODE_BITS & !UMASK;
+    /// The bits of an inode made with `requested` (before the umask), durable with its name;
+    /// `creatable` are the bits its kind of creation keeps.
+    fn created(requested: u32, creatable: u32) -> Mode {
+        let bits = requested & creatable & !UMASK;
         Mode {
             live: bits,
             durable: bits,
@@ -373,7 +377,7 @@ impl Default for Disk {
         let root = Inode {
             kind: Kind::Dir(DirNode::default()),
             open: 0,
-            mode: Mode::created(DIR_MODE),
+            mode: Mode::created(DIR_MODE, DIR_CREATION_BITS),
             links: 0,
         };
         Disk {
@@ -452,7 +456,11 @@ impl Disk {
     fn new_inode(&mut self, kind: Kind, requested_mode: u32) -> Ino {
         let ino = self.next_ino;
         self.next_ino += 1;
-        let mode = Mode::created(requested_mode);
+        let creatable = match kind {
+            Kind::File(_) => MODE_BITS,
+            Kind::Dir(_) => DIR_CREATION_BITS,
+        };
+        let mode = Mode::created(requested_mode, creatable);
         let reused = self.inodes.insert(
             ino,
             Inode {
@@ -480,8 +488,9 @@ impl Disk {
 
     /// The inode `names` leads to in the live tree.
     pub(crate) fn resolve(&self, names: &Names) -> io::Result<Ino> {
+        self.check_stepped_out(names)?;
         let mut ino = ROOT;
-        for name in &names.0 {
+        for name in &names.names {
             ino = self.lookup(ino, name)?.ok_or_else(errors::not_found)?;
         }
         assert!(
@@ -491,42 +500,69 @@ impl Disk {
         Ok(ino)
     }
 
+    /// Fails as the kernel's walk of the path would where a `..` steps out of something that
+    /// is no directory: `ENOENT` if it is missing, `ENOTDIR` if it is a file.
+    fn check_stepped_out(&self, names: &Names) -> io::Result<()> {
+        for dir in &names.stepped_out {
+            let ino = self.resolve(&Names::new(dir.clone()))?;
+            self.dir(ino)?;
+        }
+        Ok(())
+    }
+
     /// The directory holding the last name of `names`, and that name; `None` for the root.
     fn resolve_parent<'a>(&self, names: &'a Names) -> io::Result<Option<(Ino, &'a str)>> {
+        self.check_stepped_out(names)?;
         let Some((parent, name)) = names.split_last() else {
             return Ok(None);
         };
-        let dir = self.resolve(&Names(parent.to_vec()))?;
+        let dir = self.resolve(&Names::new(parent.to_vec()))?;
         self.dir(dir)?;
         assert!(!name.is_empty(), "a parsed path holds no empty name");
         Ok(Some((dir, name)))
     }
 
-    /// The path of `ino` in the live tree, if it has one.
-    pub(crate) fn path_of(&self, target: Ino) -> Option<String> {
-        fn walk(disk: &Disk, dir: Ino, target: Ino, prefix: &mut Vec<String>) -> bool {
+    /// Every path of `ino` in the live tree (one per hard link; none for an inode nothing
+    /// names), in the tree's order; the root's is `/`.
+    pub(crate) fn paths_of(&self, target: Ino) -> Vec<String> {
+        fn walk(
+            disk: &Disk,
+            dir: Ino,
+            target: Ino,
+            prefix: &mut Vec<String>,
+            out: &mut Vec<Names>,
+        ) {
             let Ok(node) = disk.dir(dir) else {
-                return false;
+                return;
             };
             for (name, &child) in &node.live {
                 prefix.push(name.clone());
-                if child == target || walk(disk, child, target, prefix) {
-                    return true;
+                if child == target {
+                    out.push(Names::new(prefix.clone()));
                 }
+                walk(disk, child, target, prefix, out);
                 prefix.pop();
             }
-            false
         }
-        let mut names = Vec::new();
-        let found = target == ROOT || walk(self, ROOT, target, &mut names);
-        if found && verify::enabled() {
-            assert_eq!(
-                self.resolve(&Names(names.clone())).ok(),
-                Some(target),
-                "the path found leads back to its inode"
+        let mut found = Vec::new();
+        if target == ROOT {
+            found.push(Names::new(Vec::new()));
+        } else {
+            walk(self, ROOT, target, &mut Vec::new(), &mut found);
+        }
+        if verify::enabled() {
+            assert!(
+                found
+                    .iter()
+                    .all(|names| self.resolve(names).ok() == Some(target)),
+                "every path found leads back to its inode"
             );
         }
-        found.then(|| Names(names).display())
+        assert!(
+            target == ROOT || found.len() == self.inode(target).links as usize,
+            "an inode has a path per live name"
+        );
+        found.iter().map(Names::display).collect()
     }
 
     fn change(&mut self, parts: Vec<Part>) {
@@ -623,7 +659,10 @@ impl Disk {
             Some(parent) => parent,
             None if flags.create_new => return Err(errors::already_exists()),
             None if flags.writes() => return Err(errors::is_a_directory()),
-            None => return Ok(ROOT),
+            None => {
+                self.check_access(ROOT, flags)?;
+                return Ok(ROOT);
+            }
         };
         match self.lookup(dir, name)? {
             Some(_) if flags.create_new => Err(errors::already_exists()),
@@ -943,11 +982,12 @@ impl Disk {
 
     /// Creates a directory and its missing parents, each with `mode` before the umask.
     pub(crate) fn create_dir_all(&mut self, names: &Names, mode: u32) -> io::Result<()> {
-        for end in 1..=names.0.len() {
-            let prefix = Names(names.0[..end].to_vec());
+        self.check_stepped_out(names)?;
+        for end in 1..=names.names.len() {
+            let prefix = Names::new(names.names[..end].to_vec());
             match self.resolve(&prefix) {
                 Ok(ino) if self.is_dir(ino) => {}
-                Ok(_) if end == names.0.len() => return Err(errors::already_exists()),
+                Ok(_) if end == names.names.len() => return Err(errors::already_exists()),
                 Ok(_) => return Err(errors::not_a_directory()),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
                     self.create_dir(&prefix, mode)?;
@@ -1562,11 +1602,13 @@ mod tests {
     }
 
     #[test]
-    fn path_of_finds_the_live_name() {
+    fn paths_of_finds_every_live_name() {
         let mut disk = Disk::default();
         disk.create_dir(&names("/d"), DIR_MODE).unwrap();
         let ino = disk.open(&names("/d/f"), CREATE).unwrap();
-        assert_eq!(disk.path_of(ino).as_deref(), Some("/d/f"));
-        assert_eq!(disk.path_of(ROOT).as_deref(), Some("/"));
+        assert_eq!(disk.paths_of(ino), ["/d/f"]);
+        disk.hard_link(&names("/d/f"), &names("/a")).unwrap();
+        assert_eq!(disk.paths_of(ino), ["/a", "/d/f"]);
+        assert_eq!(disk.paths_of(ROOT), ["/"]);
     }
 }

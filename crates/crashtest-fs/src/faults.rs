@@ -47,8 +47,9 @@ pub(crate) struct Damage {
 
 #[derive(Debug)]
 struct Zone {
-    /// The file's path when the zone was first damaged (zones match across nodes by path).
-    path: String,
+    /// The file's paths (one per hard link) when the zone was first damaged: zones match
+    /// across nodes by path, and a file matches by any of its names.
+    paths: Vec<String>,
     sectors: BTreeSet<u64>,
 }
 
@@ -174,22 +175,23 @@ impl Damage {
             .map(|(&(ino, sector), &bit)| (ino, sector * SECTOR_SIZE + bit / 8))
     }
 
-    fn holds(&self, path: &str, zone: u64) -> bool {
-        self.zones
-            .iter()
-            .any(|(&(_, z), damaged)| z == zone && damaged.path == path)
+    /// True if this disk holds damage in `zone` of a file named by any of `paths`.
+    fn holds(&self, paths: &[String], zone: u64) -> bool {
+        self.zones.iter().any(|(&(_, z), damaged)| {
+            z == zone && damaged.paths.iter().any(|path| paths.contains(path))
+        })
     }
 
-    fn mark(&mut self, ino: Ino, zone: u64, path: &str, sectors: impl Iterator<Item = u64>) {
+    fn mark(&mut self, ino: Ino, zone: u64, paths: &[String], sectors: impl Iterator<Item = u64>) {
         assert!(
-            path.starts_with('/'),
-            "a zone is named by its file's path, not {path:?}"
+            !paths.is_empty() && paths.iter().all(|path| path.starts_with('/')),
+            "a zone is named by its file's paths, not {paths:?}"
         );
         let damaged = &mut self
             .zones
             .entry((ino, zone))
             .or_insert_with(|| Zone {
-                path: path.to_owned(),
+                paths: paths.to_vec(),
                 sectors: BTreeSet::new(),
             })
             .sectors;
@@ -230,8 +232,8 @@ impl Damage {
                 "a damaged zone holds a damaged sector"
             );
             assert!(
-                zone.path.starts_with('/'),
-                "a zone is named by its file's path"
+                !zone.paths.is_empty() && zone.paths.iter().all(|path| path.starts_with('/')),
+                "a zone is named by its file's paths"
             );
         }
         for (&(ino, sector), &bit) in &self.corrupt {
@@ -259,11 +261,11 @@ fn assert_budget(
     faults: &Faults,
 ) {
     let damage = &disks[&node].damage;
-    let path = &damage
+    let paths = &damage
         .zones
         .get(&(ino, zone))
         .expect("the zone was just marked")
-        .path;
+        .paths;
     if existed {
         return;
     }
@@ -275,22 +277,22 @@ fn assert_budget(
     );
     let replicas = disks
         .values()
-        .filter(|disk| disk.damage.holds(path, zone))
+        .filter(|disk| disk.damage.holds(paths, zone))
         .count();
     assert!(
         replicas <= faults.max_damaged_replicas,
-        "zone {zone} of {path} is damaged on {replicas} nodes, over the budget of {}",
+        "zone {zone} of {paths:?} is damaged on {replicas} nodes, over the budget of {}",
         faults.max_damaged_replicas
     );
 }
 
-/// Whether the budget lets `node` take damage in `zone` of `ino` (at `path`).
+/// Whether the budget lets `node` take damage in `zone` of `ino` (named by `paths`).
 fn may_damage(
     disks: &BTreeMap<NodeId, Disk>,
     node: NodeId,
     ino: Ino,
     zone: u64,
-    path: &str,
+    paths: &[String],
     faults: &Faults,
 ) -> bool {
     let damage = &disks[&node].damage;
@@ -299,7 +301,7 @@ fn may_damage(
     }
     let replicas = disks
         .iter()
-        .filter(|&(&other, disk)| other != node && disk.damage.holds(path, zone))
+        .filter(|&(&other, disk)| other != node && disk.damage.holds(paths, zone))
         .count();
     damage.zones.len() < faults.max_damaged_zones && replicas < faults.max_damaged_replicas
 }
@@ -343,14 +345,15 @@ pub(crate) fn corrupt_on_read(
         return None;
     }
     let zone = sector * SECTOR_SIZE / faults.zone_size;
-    let path = disks[&node].path_of(ino)?;
-    if !may_damage(disks, node, ino, zone, &path, faults) {
+    let paths = disks[&node].paths_of(ino);
+    let path = paths.first()?.clone();
+    if !may_damage(disks, node, ino, zone, &paths, faults) {
         return None;
     }
     let damage = &mut disks.get_mut(&node).expect("checked above").damage;
     let existed = damage.zones.contains_key(&(ino, zone));
     damage.corrupt.entry((ino, sector)).or_insert(bit);
-    damage.mark(ino, zone, &path, std::iter::once(sector));
+    damage.mark(ino, zone, &paths, std::iter::once(sector));
     assert!(
         damage.zones[&(ino, zone)].sectors.contains(&sector),
         "a corrupt sector lies in a damaged zone"
@@ -412,8 +415,9 @@ pub(crate) fn misdirect(
         landed + len <= write.start || landed >= write.end,
         "a misdirected write misses its target"
     );
-    let path = disk.path_of(ino)?;
-    if !may_damage(disks, node, ino, zone, &path, faults) {
+    let paths = disk.paths_of(ino);
+    let path = paths.first()?.clone();
+    if !may_damage(disks, node, ino, zone, &paths, faults) {
         return None;
     }
     let damage = &mut disks.get_mut(&node).expect("checked above").damage;
@@ -428,7 +432,7 @@ pub(crate) fn misdirect(
             .all(|sector| sector * SECTOR_SIZE / faults.zone_size == zone),
         "a misdirected write damages its own zone only, the one the budget allowed"
     );
-    damage.mark(ino, zone, &path, stale);
+    damage.mark(ino, zone, &paths, stale);
     assert_budget(disks, node, (ino, zone), existed, faults);
     let text = format!(
         "misdirected write: {path} {len} bytes meant for {} landed at {landed}",
@@ -505,8 +509,8 @@ mod tests {
         let (mut a, mut b) = (0, 0);
         for &id in &ids {
             let mut disk = Disk::default();
-            a = disk.open(&Names(vec!["a".into()]), flags).unwrap();
-            b = disk.open(&Names(vec!["b".into()]), flags).unwrap();
+            a = disk.open(&Names::new(vec!["a".into()]), flags).unwrap();
+            b = disk.open(&Names::new(vec!["b".into()]), flags).unwrap();
             disk.write(a, 0, &[1; 8192]).unwrap();
             disk.write(b, 0, &[2; 8192]).unwrap();
             disks.insert(id, disk);

@@ -254,7 +254,8 @@ impl Metadata {
         self.nlink
     }
 
-    /// The permissions, as std's `Metadata::permissions` gives them.
+    /// The permissions, as std's `Metadata::permissions` gives them (their `mode()` is
+    /// `st_mode`: the file type's bits with the permission bits).
     ///
     /// ```
     /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
@@ -265,7 +266,13 @@ impl Metadata {
     /// ```
     #[cfg(unix)]
     pub fn permissions(&self) -> std::fs::Permissions {
-        std::os::unix::fs::PermissionsExt::from_mode(self.mode)
+        let kind = match self.file_type.0 {
+            Type::File => libc::S_IFREG,
+            Type::Dir => libc::S_IFDIR,
+            Type::Symlink => libc::S_IFLNK,
+            Type::Other => 0,
+        };
+        std::os::unix::fs::PermissionsExt::from_mode(kind | self.mode)
     }
 }
 

@@ -2,7 +2,9 @@
 //! lexically into its names from the root.
 //!
 //! A relative path is taken from the root (each node's working directory is `/`); `.` is
-//! skipped and `..` goes up one name (never above the root). A name that is not valid UTF-8
+//! skipped and `..` goes up one name (never above the root). The kernel walks a path name by
+//! name, so the directory a `..` steps out of must exist and be a directory: the names keep
+//! each such directory for the disk to check when it resolves them. A name that is not valid UTF-8
 //! is refused with `InvalidInput`: the simulated directories hold `String` names so that their
 //! order is plain and stable.
 
@@ -11,20 +13,45 @@ use std::path::{Component, Path};
 
 use crate::errors;
 
-/// A path resolved into its names below the root; empty for the root itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Names(pub(crate) Vec<String>);
+/// A path resolved into its names below the root; empty for the root itself. Two paths are
+/// equal when they lead to the same names, however they got there.
+#[derive(Clone, Debug)]
+pub(crate) struct Names {
+    pub(crate) names: Vec<String>,
+    /// The directories a `..` of the path stepped out of, each as its names from the root.
+    pub(crate) stepped_out: Vec<Vec<String>>,
+}
+
+impl PartialEq for Names {
+    fn eq(&self, other: &Names) -> bool {
+        self.names == other.names
+    }
+}
+
+impl Eq for Names {}
 
 impl Names {
+    /// The path of `names` from the root, with no `..` walked.
+    pub(crate) fn new(names: Vec<String>) -> Names {
+        Names {
+            names,
+            stepped_out: Vec::new(),
+        }
+    }
+
     /// Resolves `path` lexically.
     pub(crate) fn parse(path: &Path) -> io::Result<Names> {
         let mut names: Vec<String> = Vec::new();
+        let mut stepped_out: Vec<Vec<String>> = Vec::new();
         for component in path.components() {
             match component {
                 Component::Prefix(_) => return Err(errors::invalid_input()),
                 Component::RootDir | Component::CurDir => {}
                 Component::ParentDir => {
-                    names.pop();
+                    if !names.is_empty() {
+                        stepped_out.push(names.clone());
+                        names.pop();
+                    }
                 }
                 Component::Normal(name) => {
                     let name = name.to_str().ok_or_else(errors::invalid_input)?;
@@ -40,18 +67,22 @@ impl Names {
             );
             assert!(!name.contains('/'), "a name holds no separator: {name:?}");
         }
-        Ok(Names(names))
+        assert!(
+            stepped_out.iter().all(|dir| !dir.is_empty()),
+            "the root is a directory: no `..` needs it checked"
+        );
+        Ok(Names { names, stepped_out })
     }
 
     /// The parent's names and the last name, or `None` for the root.
     pub(crate) fn split_last(&self) -> Option<(&[String], &str)> {
         let split = self
-            .0
+            .names
             .split_last()
             .map(|(last, parent)| (parent, last.as_str()));
         assert_eq!(
             split.is_none(),
-            self.0.is_empty(),
+            self.names.is_empty(),
             "only the root has no last name"
         );
         split
@@ -59,12 +90,12 @@ impl Names {
 
     /// True if `self` is `other` or lies below it.
     pub(crate) fn starts_with(&self, other: &Names) -> bool {
-        self.0.starts_with(&other.0)
+        self.names.starts_with(&other.names)
     }
 
     /// The path as text, for traces and reports.
     pub(crate) fn display(&self) -> String {
-        let text = format!("/{}", self.0.join("/"));
+        let text = format!("/{}", self.names.join("/"));
         assert!(text.starts_with('/'), "a displayed path is absolute");
         text
     }
@@ -75,7 +106,7 @@ mod tests {
     use super::*;
 
     fn names(path: &str) -> Vec<String> {
-        Names::parse(Path::new(path)).unwrap().0
+        Names::parse(Path::new(path)).unwrap().names
     }
 
     #[test]
@@ -92,7 +123,7 @@ mod tests {
         let (parent, last) = parsed.split_last().unwrap();
         assert_eq!(parent, ["x", "y"]);
         assert_eq!(last, "z");
-        assert!(Names(Vec::new()).split_last().is_none());
+        assert!(Names::new(Vec::new()).split_last().is_none());
         assert_eq!(parsed.display(), "/x/y/z");
     }
 }

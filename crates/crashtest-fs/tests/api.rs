@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crashtest_core::{Sim, node, time};
 use crashtest_fs::{File, OpenOptions};
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncSeek, AsyncSeekExt, AsyncWriteExt};
 
 fn sim(body: impl Future<Output = ()> + 'static) {
     Sim::new(1).run(body).unwrap();
@@ -467,5 +467,65 @@ fn hard_links_share_the_file_and_fail_as_link_does() {
             error(crashtest_fs::hard_link("/missing", "/f").await),
             (ErrorKind::NotFound, Some(2))
         );
+    });
+}
+
+#[test]
+fn a_dot_dot_steps_only_out_of_a_directory_that_exists() {
+    sim(async {
+        crashtest_fs::create_dir("/d").await.unwrap();
+        crashtest_fs::write("/d/f", b"x").await.unwrap();
+        crashtest_fs::write("/d/sub/../g", b"y").await.unwrap_err();
+        crashtest_fs::create_dir("/d/sub").await.unwrap();
+        crashtest_fs::write("/d/sub/../g", b"y").await.unwrap();
+        assert_eq!(crashtest_fs::read("/d/g").await.unwrap(), b"y");
+        let kind = |result: std::io::Result<Vec<u8>>| result.unwrap_err().kind();
+        assert_eq!(
+            kind(crashtest_fs::read("/d/f/../g").await),
+            ErrorKind::NotADirectory
+        );
+        assert_eq!(
+            kind(crashtest_fs::read("/d/missing/../g").await),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            crashtest_fs::create_dir_all("/d/f/../h")
+                .await
+                .unwrap_err()
+                .kind(),
+            ErrorKind::NotADirectory
+        );
+        assert!(!crashtest_fs::try_exists("/d/h").await.unwrap());
+        // Above the root, `..` stays at the root, as the kernel's walk does.
+        assert_eq!(crashtest_fs::read("/../../d/g").await.unwrap(), b"y");
+    });
+}
+
+#[test]
+fn a_clone_made_after_a_started_seek_reads_where_the_seek_went() {
+    sim(async {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .open("/f")
+            .await
+            .unwrap();
+        file.write_all(b"abcdef").await.unwrap();
+        file.flush().await.unwrap();
+        std::pin::Pin::new(&mut file)
+            .start_seek(SeekFrom::Start(2))
+            .unwrap();
+        let mut clone = file.try_clone().await.unwrap();
+        let mut two = [0; 2];
+        clone.read_exact(&mut two).await.unwrap();
+        assert_eq!(
+            &two, b"cd",
+            "as on tokio, whose seek moved the shared cursor"
+        );
+        // The original's next read starts where the clone left the cursor.
+        let mut rest = Vec::new();
+        file.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(rest, b"ef");
     });
 }

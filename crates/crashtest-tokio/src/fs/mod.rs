@@ -124,7 +124,17 @@ pub async fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u6
         Some(disk) => {
             let (from, to) = (from.as_ref().to_owned(), to.as_ref().to_owned());
             let source = disk.stat(from.clone()).await?;
-            let bytes = disk.read(from).await?;
+            // As std's copy, which cuts the destination before reading the source: a copy
+            // onto another name of the same file empties it.
+            let same_file = disk
+                .stat(to.clone())
+                .await
+                .is_ok_and(|target| target.ino == source.ino);
+            let bytes = if same_file {
+                Vec::new()
+            } else {
+                disk.read(from).await?
+            };
             let len = bytes.len() as u64;
             disk.write(to.clone(), bytes).await?;
             // As std's copy: the copy gets the source's bits, whatever the umask.
