@@ -21,9 +21,10 @@
 //!   model can keep a prefix of all unsynced operations.
 //! - A directory has at most one live name and at most one durable name; a file may have
 //!   several (hard links), each made and removed by its own directory change.
-//! - Every inode's permission bits are `mode.live`, what the program sees, and `mode.durable`,
-//!   what the device holds: a `chmod` changes the first, a sync of the inode (file or
-//!   directory) copies it to the second, and a crash reverts the first to the second.
+//! - Every inode's attributes (permission bits and times) are `attrs.live`, what the program
+//!   sees, and `attrs.durable`, what the device holds: an operation changes the first, a sync
+//!   of the inode (file or directory) copies it to the second, and a crash reverts the first
+//!   to the second. Times are the node's wall clock when the operation ran (`clock_ns`).
 //!
 //! Cheap checks of these (a bound, a pre- or postcondition of one operation) are always on;
 //! [`Disk::verify`] walks the whole disk and runs only with the core's verify switch.
@@ -223,7 +224,7 @@ pub(crate) struct Inode {
     pub(crate) kind: Kind,
     /// Open handles of the current boot.
     pub(crate) open: u32,
-    pub(crate) mode: Mode,
+    pub(crate) attrs: Attributes,
     /// Live names: a file's hard links (a directory has one, the root none).
     pub(crate) links: u32,
 }
@@ -248,24 +249,43 @@ pub(crate) const FILE_MODE: u32 = 0o666;
 /// A new directory's bits before the umask, as `mkdir(2)` without a mode gets them from std.
 pub(crate) const DIR_MODE: u32 = 0o777;
 
-/// An inode's permission bits: what the program sees, and what the device holds.
+/// What `stat` tells of an inode beside its kind, length and links: its permission bits and
+/// its times, in nanoseconds since the Unix epoch on its node's wall clock. It keeps no
+/// access time: it reads as the creation time, as on a disk mounted `noatime`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Mode {
-    pub(crate) live: u32,
-    pub(crate) durable: u32,
+pub(crate) struct Attrs {
+    pub(crate) mode: u32,
+    /// When the inode was made.
+    pub(crate) born_ns: i64,
+    /// When its data (a directory's entries) last changed, or what `set_modified` set.
+    pub(crate) modified_ns: i64,
+    /// When anything of it last changed: data, bits, names, times.
+    pub(crate) changed_ns: i64,
+}
+
+/// An inode's attributes: what the program sees, and what the device holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attributes {
+    pub(crate) live: Attrs,
+    pub(crate) durable: Attrs,
 }
 
 /// The bits `mkdir(2)` keeps of the mode asked for: permissions and sticky, not set-ID.
 const DIR_CREATION_BITS: u32 = 0o1777;
 
-impl Mode {
-    /// The bits of an inode made with `requested` (before the umask), durable with its name;
-    /// `creatable` are the bits its kind of creation keeps.
-    fn created(requested: u32, creatable: u32) -> Mode {
-        let bits = requested & creatable & !UMASK;
-        Mode {
-            live: bits,
-            durable: bits,
+impl Attributes {
+    /// The attributes of an inode made at `now_ns` with `requested` bits (before the umask),
+    /// durable with its name; `creatable` are the bits its kind of creation keeps.
+    fn created(requested: u32, creatable: u32, now_ns: i64) -> Attributes {
+        let attrs = Attrs {
+            mode: requested & creatable & !UMASK,
+            born_ns: now_ns,
+            modified_ns: now_ns,
+            changed_ns: now_ns,
+        };
+        Attributes {
+            live: attrs,
+            durable: attrs,
         }
     }
 }
@@ -367,6 +387,9 @@ pub(crate) struct Disk {
     pub(crate) dir_log: Vec<DirChange>,
     /// Counts crashes: a handle opened before the last one is stale.
     pub(crate) boot: u64,
+    /// The node's wall clock (ns since the Unix epoch) when the operation under way began:
+    /// the time it stamps on what it changes. Set before each change (`FsState::disk_now`).
+    pub(crate) clock_ns: i64,
     pub(crate) damage: Damage,
     /// When the device finishes the operations queued so far (virtual ns).
     pub(crate) busy_until_ns: u64,
@@ -377,7 +400,8 @@ impl Default for Disk {
         let root = Inode {
             kind: Kind::Dir(DirNode::default()),
             open: 0,
-            mode: Mode::created(DIR_MODE, DIR_CREATION_BITS),
+            // The root predates the run: its times read as the epoch.
+            attrs: Attributes::created(DIR_MODE, DIR_CREATION_BITS, 0),
             links: 0,
         };
         Disk {
@@ -386,6 +410,7 @@ impl Default for Disk {
             next_seq: 0,
             dir_log: Vec::new(),
             boot: 0,
+            clock_ns: 0,
             damage: Damage::default(),
             busy_until_ns: 0,
         }
@@ -460,13 +485,13 @@ impl Disk {
             Kind::File(_) => MODE_BITS,
             Kind::Dir(_) => DIR_CREATION_BITS,
         };
-        let mode = Mode::created(requested_mode, creatable);
+        let attrs = Attributes::created(requested_mode, creatable, self.clock_ns);
         let reused = self.inodes.insert(
             ino,
             Inode {
                 kind,
                 open: 0,
-                mode,
+                attrs,
                 links: 0,
             },
         );
@@ -572,6 +597,9 @@ impl Disk {
         );
         let mut orphans = false;
         for part in &parts {
+            // The directory's entries changed, and the entry's names.
+            self.touch(part.dir(), true);
+            self.touch(part.ino(), false);
             let dir = self.dir_mut(part.dir());
             match part {
                 Part::Link { name, ino, .. } => {
@@ -708,7 +736,7 @@ impl Disk {
     /// kernel refuses its owner when that owner is no superuser: reading needs `r`, writing
     /// or truncating `w`.
     fn check_access(&self, ino: Ino, flags: OpenFlags) -> io::Result<()> {
-        let bits = self.inode(ino).mode.live;
+        let bits = self.inode(ino).attrs.live.mode;
         let readable = bits & 0o400 != 0;
         let writable = bits & 0o200 != 0;
         if (flags.read && !readable) || (flags.writes() && !writable) {
@@ -720,13 +748,32 @@ impl Disk {
     /// Sets the inode's permission bits (`chmod`): seen at once, durable once the inode is
     /// synced.
     pub(crate) fn set_mode(&mut self, ino: Ino, mode: u32) {
-        let durable = self.inode(ino).mode.durable;
-        self.inode_mut(ino).mode.live = mode & MODE_BITS;
+        let durable = self.inode(ino).attrs.durable;
+        self.inode_mut(ino).attrs.live.mode = mode & MODE_BITS;
+        self.touch(ino, false);
         assert_eq!(
-            self.inode(ino).mode.durable,
+            self.inode(ino).attrs.durable,
             durable,
             "a chmod reaches the device only with a sync"
         );
+    }
+
+    /// Sets the file's modification time (`futimens`), seen at once and durable once the
+    /// file is synced.
+    pub(crate) fn set_modified(&mut self, ino: Ino, modified_ns: i64) {
+        self.touch(ino, false);
+        self.inode_mut(ino).attrs.live.modified_ns = modified_ns;
+    }
+
+    /// Stamps the inode's change time with the clock, and its modification time too if its
+    /// `data` changed (a file's bytes or length, a directory's entries).
+    fn touch(&mut self, ino: Ino, data: bool) {
+        let now = self.clock_ns;
+        let live = &mut self.inode_mut(ino).attrs.live;
+        live.changed_ns = now;
+        if data {
+            live.modified_ns = now;
+        }
     }
 
     pub(crate) fn len(&self, ino: Ino) -> io::Result<u64> {
@@ -756,6 +803,9 @@ impl Disk {
             "a write's end fits in a u64: the caller bounds it by the largest file"
         );
         self.file(ino)?;
+        if !bytes.is_empty() {
+            self.touch(ino, true);
+        }
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
         let pending = file.pending.len();
@@ -793,6 +843,7 @@ impl Disk {
     /// Cuts or extends the file; pending until the file is synced.
     pub(crate) fn set_len(&mut self, ino: Ino, len: u64) -> io::Result<()> {
         self.file(ino)?;
+        self.touch(ino, true);
         let seq = self.next_seq();
         let file = self.file_mut(ino)?;
         let pending = file.pending.len();
@@ -812,9 +863,9 @@ impl Disk {
         Ok(())
     }
 
-    /// Makes every pending write and truncate of the file durable, and its permission bits.
+    /// Makes every pending write and truncate of the file durable, and its attributes.
     pub(crate) fn sync_file(&mut self, ino: Ino) {
-        self.sync_mode(ino);
+        self.sync_attrs(ino);
         if let Ok(file) = self.file_mut(ino) {
             for op in std::mem::take(&mut file.pending) {
                 op.apply(&mut file.durable);
@@ -855,10 +906,10 @@ impl Disk {
         }
     }
 
-    /// Makes the inode's permission bits durable: an fsync writes the inode.
-    fn sync_mode(&mut self, ino: Ino) {
-        let mode = &mut self.inode_mut(ino).mode;
-        mode.durable = mode.live;
+    /// Makes the inode's attributes durable: an fsync writes the inode.
+    fn sync_attrs(&mut self, ino: Ino) {
+        let attrs = &mut self.inode_mut(ino).attrs;
+        attrs.durable = attrs.live;
     }
 
     /// Bytes of file data the program sees on this disk.
@@ -879,7 +930,7 @@ impl Disk {
     /// depends on (an earlier change to another directory that a rename also touched).
     pub(crate) fn sync_dir(&mut self, dir: Ino) {
         assert!(self.is_dir(dir), "a directory sync is asked of a directory");
-        self.sync_mode(dir);
+        self.sync_attrs(dir);
         let mut forced: BTreeSet<usize> = BTreeSet::new();
         let mut frontier: Vec<usize> = Vec::new();
         for (i, change) in self.dir_log.iter().enumerate() {
@@ -1149,7 +1200,7 @@ impl Disk {
                 (FileType::DIR, 4096, 2 + subdirs)
             }
         };
-        Metadata::new(file_type, len, inode.mode.live, ino, links)
+        Metadata::new(file_type, len, inode.attrs.live, ino, links)
     }
 
     // ----- handles and collection -----
@@ -1254,7 +1305,7 @@ impl Disk {
         );
         for (ino, inode) in &mut self.inodes {
             inode.open = 0;
-            inode.mode.live = inode.mode.durable;
+            inode.attrs.live = inode.attrs.durable;
             match &mut inode.kind {
                 Kind::File(file) => {
                     assert!(file.pending.is_empty(), "a crash settles every write");
@@ -1289,8 +1340,8 @@ impl Disk {
         assert!(
             self.inodes
                 .values()
-                .all(|inode| inode.mode.live == inode.mode.durable),
-            "after a crash the program sees the permission bits the device holds"
+                .all(|inode| inode.attrs.live == inode.attrs.durable),
+            "after a crash the program sees the attributes the device holds"
         );
         self.verify();
     }

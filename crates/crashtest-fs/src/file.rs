@@ -708,6 +708,41 @@ impl File {
         }
     }
 
+    /// Sets the file's modification time, like `tokio::fs::File::set_modified`: seen at once,
+    /// durable once the file is synced (a crash before that reverts it). Its change time
+    /// becomes the node's wall clock.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    ///
+    /// # Cancel safety
+    ///
+    /// Inside a simulation the time changes only when the future completes: dropped before
+    /// that, nothing changed.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::File::create("/snapshot").await.unwrap();
+    /// let then = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    /// file.set_modified(then).await.unwrap();
+    /// assert_eq!(file.metadata().await.unwrap().modified().unwrap(), then);
+    /// # }).unwrap();
+    /// ```
+    pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        match &self.inner {
+            SimOrReal::Sim(file) => {
+                let ns = crate::metadata::nanos_since_epoch(time)?;
+                state::mutation().await;
+                state::latency(file.handle.node, 0, false).await;
+                state::with(|s| s.handle_set_modified(&file.handle, ns))
+            }
+            SimOrReal::Real(file) => file.set_modified(time).await,
+        }
+    }
+
     /// A second handle on this open file, like `tokio::fs::File::try_clone`: the two share
     /// the cursor, so a read, a write or a seek through one moves it for both, and the file
     /// stays open until both are dropped. It first waits for the write in flight (whose

@@ -90,9 +90,12 @@
 //!    1 GiB: the simulated disk holds files whole in memory); growing it further fails with
 //!    `EFBIG`, as a real file system does past its own limit.
 //! 8. **Directory listings have no order** ([`read_dir`] shuffles them from the seed).
-//! 9. **Permission bits need their entry synced.** [`set_permissions`] (or
-//!    [`File::set_permissions`]) is seen at once and durable once the file itself is synced
-//!    (for a directory, [`sync_dir`] of it); a crash before that reverts it. New entries get
+//! 9. **Permission bits and times need their entry synced.** [`set_permissions`] (or
+//!    [`File::set_permissions`]), [`File::set_modified`], and the times every change stamps
+//!    (on the node's wall clock: a file's data or a directory's entries change its
+//!    modification time, anything its change time; no access times are kept) are seen at
+//!    once and durable once the entry itself is synced (for a directory, [`sync_dir`] of
+//!    it); a crash before that reverts them. New entries get
 //!    0o666 for a file and 0o777 for a directory, or the `mode` asked for, under the umask
 //!    022. The node's process owns every entry and is no superuser: opening an existing file
 //!    to read needs its owner's `r`, to write or truncate its owner's `w`, or the open fails

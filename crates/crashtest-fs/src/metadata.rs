@@ -3,6 +3,35 @@
 //! The standard library's types cannot be built outside it, so these stand in for them with
 //! the same method names; outside a simulation they are made from the real ones.
 
+use std::io;
+use std::time::{Duration, SystemTime};
+
+use crate::disk::Attrs;
+
+/// The inode change time of a real entry (Unix's `ctime`), in nanoseconds since the epoch.
+fn changed_ns(meta: &std::fs::Metadata) -> Option<i64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.ctime()
+            .checked_mul(1_000_000_000)
+            .and_then(|ns| ns.checked_add(meta.ctime_nsec()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// The error std gives for a time the platform does not keep.
+fn unsupported_time() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this time is not available on this platform",
+    )
+}
+
 /// Whether an entry is a file or a directory (there are no symbolic links).
 ///
 /// ```
@@ -105,21 +134,62 @@ pub struct Metadata {
     mode: u32,
     ino: u64,
     nlink: u64,
+    /// Times in nanoseconds since the Unix epoch, where the platform keeps them.
+    pub(crate) modified_ns: Option<i64>,
+    pub(crate) accessed_ns: Option<i64>,
+    pub(crate) created_ns: Option<i64>,
+    /// The inode's last change (Unix's `ctime`).
+    pub(crate) changed_ns: Option<i64>,
+}
+
+/// `ns` nanoseconds from the Unix epoch, on either side of it.
+pub(crate) fn system_time(ns: i64) -> SystemTime {
+    let magnitude = Duration::from_nanos(ns.unsigned_abs());
+    if ns >= 0 {
+        SystemTime::UNIX_EPOCH + magnitude
+    } else {
+        SystemTime::UNIX_EPOCH - magnitude
+    }
+}
+
+/// `time` as nanoseconds since the Unix epoch, on either side of it; `InvalidInput` beyond
+/// the ±292 years an `i64` holds.
+pub(crate) fn nanos_since_epoch(time: SystemTime) -> io::Result<i64> {
+    let signed = match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => i128::try_from(after.as_nanos()).ok(),
+        Err(before) => i128::try_from(before.duration().as_nanos())
+            .ok()
+            .map(|n| -n),
+    };
+    signed
+        .and_then(|ns| i64::try_from(ns).ok())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a time too far from the epoch"))
 }
 
 impl Metadata {
-    pub(crate) fn new(file_type: FileType, len: u64, mode: u32, ino: u64, nlink: u32) -> Metadata {
+    pub(crate) fn new(
+        file_type: FileType,
+        len: u64,
+        attrs: Attrs,
+        ino: u64,
+        nlink: u32,
+    ) -> Metadata {
         assert_eq!(
-            mode & !crate::disk::MODE_BITS,
+            attrs.mode & !crate::disk::MODE_BITS,
             0,
             "metadata holds permission bits only"
         );
         Metadata {
             file_type,
             len,
-            mode,
+            mode: attrs.mode,
             ino,
             nlink: u64::from(nlink),
+            modified_ns: Some(attrs.modified_ns),
+            // No access times are kept: as on a disk mounted `noatime`.
+            accessed_ns: Some(attrs.born_ns),
+            created_ns: Some(attrs.born_ns),
+            changed_ns: Some(attrs.changed_ns),
         }
     }
 
@@ -139,14 +209,17 @@ impl Metadata {
         };
         #[cfg(not(unix))]
         let (ino, nlink) = (0, 1);
-        let mut ours = Metadata::new(
-            FileType::from_std(meta.file_type()),
-            meta.len(),
-            mode & crate::disk::MODE_BITS,
+        let ours = Metadata {
+            file_type: FileType::from_std(meta.file_type()),
+            len: meta.len(),
+            mode: mode & crate::disk::MODE_BITS,
             ino,
-            0,
-        );
-        ours.nlink = nlink;
+            nlink,
+            modified_ns: meta.modified().ok().and_then(|t| nanos_since_epoch(t).ok()),
+            accessed_ns: meta.accessed().ok().and_then(|t| nanos_since_epoch(t).ok()),
+            created_ns: meta.created().ok().and_then(|t| nanos_since_epoch(t).ok()),
+            changed_ns: changed_ns(meta),
+        };
         assert_eq!(
             (ours.len(), ours.is_file(), ours.is_dir()),
             (meta.len(), meta.is_file(), meta.is_dir()),
@@ -219,6 +292,56 @@ impl Metadata {
     /// ```
     pub fn mode(&self) -> u32 {
         self.mode
+    }
+
+    /// The last modification time, as std's `Metadata::modified`. Inside a simulation, on
+    /// the node's wall clock: when the file's data or length last changed (a directory's
+    /// entries), or what `File::set_modified` set.
+    ///
+    /// # Errors
+    ///
+    /// Outside a simulation, where the platform keeps no such time.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"x").await.unwrap();
+    /// let written = crashtest::fs::metadata("/f").await.unwrap().modified().unwrap();
+    /// assert!(written <= crashtest::time::system_time()); // when the write began
+    /// crashtest::time::sleep(std::time::Duration::from_secs(5)).await;
+    /// crashtest::fs::write("/f", b"y").await.unwrap();
+    /// let again = crashtest::fs::metadata("/f").await.unwrap().modified().unwrap();
+    /// assert_eq!(again.duration_since(written).unwrap().as_secs(), 5);
+    /// # }).unwrap();
+    /// ```
+    pub fn modified(&self) -> io::Result<SystemTime> {
+        self.modified_ns
+            .map(system_time)
+            .ok_or_else(unsupported_time)
+    }
+
+    /// The last access time, as std's `Metadata::accessed`. Inside a simulation, the
+    /// creation time: the simulated disk keeps no access times, as one mounted `noatime`.
+    ///
+    /// # Errors
+    ///
+    /// Outside a simulation, where the platform keeps no such time.
+    pub fn accessed(&self) -> io::Result<SystemTime> {
+        self.accessed_ns
+            .map(system_time)
+            .ok_or_else(unsupported_time)
+    }
+
+    /// The creation time, as std's `Metadata::created`: inside a simulation, on the node's
+    /// wall clock when the file or directory was made (the root's reads as the epoch).
+    ///
+    /// # Errors
+    ///
+    /// Outside a simulation, where the platform keeps no such time.
+    pub fn created(&self) -> io::Result<SystemTime> {
+        self.created_ns
+            .map(system_time)
+            .ok_or_else(unsupported_time)
     }
 
     /// The inode number, as Unix's `MetadataExt::ino` (inside a simulation, the simulated

@@ -212,6 +212,11 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
 
 /// Notes a disk event; `text` builds its text in the trace's buffer, not a fresh string:
 /// the disk notes every read, write and sync.
+/// `node`'s wall clock, in nanoseconds since the Unix epoch: the time a disk stamps.
+fn node_clock_ns(node: NodeId) -> i64 {
+    plumbing::timers::wall_clock_ns_of(node).expect("a simulated disk changes inside a simulation")
+}
+
 fn record(node: NodeId, note: DiskNote, text: impl FnOnce(&mut notes::Text<'_>)) {
     let (source, words) = note.encode();
     assert_eq!(
@@ -263,6 +268,16 @@ impl FsState {
             "a disk is used only once the crash hook is registered: a kill must crash it"
         );
         f(self.disks.borrow_mut().entry(node).or_default())
+    }
+
+    /// As [`FsState::disk`], for an operation that changes the disk: it stamps the node's
+    /// wall clock on the disk first, for the times of what it changes.
+    fn disk_now<R>(&self, node: NodeId, f: impl FnOnce(&mut Disk) -> R) -> R {
+        let clock_ns = node_clock_ns(node);
+        self.disk(node, |disk| {
+            disk.clock_ns = clock_ns;
+            f(disk)
+        })
     }
 
     /// The boot count of `node`'s disk (how many crashes it has been through).
@@ -397,7 +412,7 @@ impl FsState {
     // ----- files -----
 
     pub(crate) fn open(&self, node: NodeId, names: &Names, flags: OpenFlags) -> io::Result<Handle> {
-        let result = self.disk(node, |disk| {
+        let result = self.disk_now(node, |disk| {
             let ino = disk.open(names, flags)?;
             disk.retain(ino);
             Ok(Handle {
@@ -562,8 +577,10 @@ impl FsState {
         let astray = inject(node, faults.misdirected_write, || {
             format!("misdirected write to inode {ino}, zone budget allowing")
         });
+        let clock_ns = node_clock_ns(node);
         let mut disks = self.disks.borrow_mut();
         let disk = disks.entry(node).or_default();
+        disk.clock_ns = clock_ns;
         let offset = if handle.flags.append {
             disk.len(ino)?
         } else {
@@ -670,7 +687,7 @@ impl FsState {
             format!("disk full (ENOSPC) if inode {ino} grows")
         });
         let max_file_size = config.max_file_size;
-        self.disk(node, |disk| {
+        self.disk_now(node, |disk| {
             disk.file(ino)?;
             if len > max_file_size {
                 return Err(errors::file_too_large());
@@ -736,9 +753,28 @@ impl FsState {
         Ok(())
     }
 
+    /// Sets an open file's modification time, as `futimens(2)` with the access time left.
+    pub(crate) fn handle_set_modified(&self, handle: &Handle, modified_ns: i64) -> io::Result<()> {
+        self.check(handle)?;
+        let ino = handle.ino;
+        self.disk_now(handle.node, |disk| disk.set_modified(ino, modified_ns));
+        let note = DiskNote::SetModified {
+            ino,
+            ns: u64::from_ne_bytes(modified_ns.to_ne_bytes()),
+        };
+        record(handle.node, note, |text| {
+            text.push("set the modification time of inode ")
+                .number(ino)
+                .push(" to ")
+                .push(&modified_ns.to_string())
+                .push(" ns");
+        });
+        Ok(())
+    }
+
     fn set_inode_mode(&self, node: NodeId, ino: Ino, mode: u32) {
         let mode = mode & crate::disk::MODE_BITS;
-        self.disk(node, |disk| disk.set_mode(ino, mode));
+        self.disk_now(node, |disk| disk.set_mode(ino, mode));
         let note = DiskNote::SetMode {
             ino,
             mode: u64::from(mode),
@@ -806,7 +842,7 @@ impl FsState {
         what: &str,
         f: impl FnOnce(&mut Disk) -> io::Result<()>,
     ) -> io::Result<()> {
-        let result = self.disk(node, |disk| {
+        let result = self.disk_now(node, |disk| {
             let logged = disk.dir_log.len();
             let result = f(disk);
             assert!(

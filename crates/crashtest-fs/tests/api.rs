@@ -529,3 +529,81 @@ fn a_clone_made_after_a_started_seek_reads_where_the_seek_went() {
         assert_eq!(rest, b"ef");
     });
 }
+
+#[test]
+fn times_follow_the_nodes_wall_clock_as_data_names_and_bits_change() {
+    use std::os::unix::fs::PermissionsExt;
+    sim(async {
+        let secs = |time: std::time::SystemTime| {
+            time.duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64()
+        };
+        let start = secs(time::system_time());
+        let stat = |path| async move { crashtest_fs::metadata(path).await.unwrap() };
+        crashtest_fs::create_dir("/d").await.unwrap();
+        crashtest_fs::write("/d/f", b"one").await.unwrap();
+        let made = stat("/d/f").await;
+        let born = secs(made.created().unwrap());
+        assert!(born >= start && born < start + 1.0);
+        assert_eq!(made.modified().unwrap(), made.created().unwrap());
+        assert_eq!(
+            made.accessed().unwrap(),
+            made.created().unwrap(),
+            "no access times"
+        );
+
+        time::sleep(Duration::from_secs(10)).await;
+        let dir_before = stat("/d").await.modified().unwrap();
+        crashtest_fs::write("/d/f", b"two").await.unwrap();
+        let written = stat("/d/f").await;
+        assert!(
+            secs(written.modified().unwrap()) >= born + 10.0,
+            "a write stamps the data"
+        );
+        assert_eq!(written.created().unwrap(), made.created().unwrap());
+        assert_eq!(
+            stat("/d").await.modified().unwrap(),
+            dir_before,
+            "no entry changed"
+        );
+
+        time::sleep(Duration::from_secs(10)).await;
+        crashtest_fs::set_permissions("/d/f", std::fs::Permissions::from_mode(0o600))
+            .await
+            .unwrap();
+        assert_eq!(
+            stat("/d/f").await.modified().unwrap(),
+            written.modified().unwrap(),
+            "a chmod changes the inode, not the data"
+        );
+        crashtest_fs::rename("/d/f", "/d/g").await.unwrap();
+        assert!(
+            secs(stat("/d").await.modified().unwrap()) >= born + 20.0,
+            "a rename changes the directory's entries"
+        );
+    });
+}
+
+#[test]
+fn a_set_modification_time_is_kept_by_its_files_other_names() {
+    sim(async {
+        let file = File::create("/f").await.unwrap();
+        crashtest_fs::hard_link("/f", "/g").await.unwrap();
+        let then = std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+        file.set_modified(then).await.unwrap();
+        let meta = crashtest_fs::metadata("/g").await.unwrap();
+        assert_eq!(meta.modified().unwrap(), then);
+        assert!(meta.created().unwrap() > then, "the creation time stays");
+        let before_epoch = std::time::UNIX_EPOCH - Duration::from_millis(1500);
+        file.set_modified(before_epoch).await.unwrap();
+        assert_eq!(
+            crashtest_fs::metadata("/f")
+                .await
+                .unwrap()
+                .modified()
+                .unwrap(),
+            before_epoch
+        );
+    });
+}

@@ -410,3 +410,29 @@ fn a_hard_link_survives_a_crash_once_its_directory_is_synced() {
         "an unsynced link is sometimes kept and sometimes lost"
     );
 }
+
+#[test]
+fn a_set_modification_time_survives_a_crash_only_once_the_file_is_synced() {
+    let modified_after_crash = |sync: bool| {
+        crash_and_recover(
+            1,
+            DiskConfig::default(),
+            Duration::from_secs(5),
+            move || async move {
+                let file = durable_file("/snapshot", b"state").await;
+                let then = std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+                file.set_modified(then).await.unwrap();
+                if sync {
+                    file.sync_all().await.unwrap();
+                }
+            },
+            || async {
+                let meta = crashtest_fs::metadata("/snapshot").await.unwrap();
+                meta.modified().unwrap()
+                    == std::time::UNIX_EPOCH + Duration::from_secs(1_600_000_000)
+            },
+        )
+    };
+    assert!(modified_after_crash(true), "a synced time is kept");
+    assert!(!modified_after_crash(false), "an unsynced time is lost");
+}

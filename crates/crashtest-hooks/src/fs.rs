@@ -70,6 +70,13 @@ pub struct Stat {
     pub ino: u64,
     /// The number of hard links.
     pub nlink: u64,
+    /// When it was made, in nanoseconds since the Unix epoch (also its access time: the
+    /// simulated disk keeps none).
+    pub born_ns: i64,
+    /// When its data last changed, in nanoseconds since the Unix epoch.
+    pub modified_ns: i64,
+    /// When the inode last changed, in nanoseconds since the Unix epoch.
+    pub changed_ns: i64,
 }
 
 /// The path whose `statx` the determinism guards answer from [`answering`]'s [`Stat`]: a
@@ -86,7 +93,10 @@ thread_local! {
 ///
 /// ```
 /// use crashtest_hooks::fs::{Stat, SIMULATED_ENTRY, answer_for, answering};
-/// let stat = Stat { len: 3, is_dir: false, mode: 0o600, ino: 7, nlink: 1 };
+/// let stat = Stat {
+///     len: 3, is_dir: false, mode: 0o600, ino: 7, nlink: 1,
+///     born_ns: 0, modified_ns: 5, changed_ns: 5,
+/// };
 /// let path = std::ffi::CString::new(SIMULATED_ENTRY).unwrap();
 /// assert_eq!(answering(stat, || answer_for(&path)), Some(stat));
 /// assert_eq!(answer_for(&path), None);
@@ -196,6 +206,9 @@ pub trait DiskFile: Send + Sync {
 
     /// The open file's length (wherever its path now leads).
     fn stat(&self) -> BoxFuture<'_, io::Result<Stat>>;
+
+    /// Sets the open file's modification time.
+    fn set_modified(&self, time: std::time::SystemTime) -> BoxFuture<'_, io::Result<()>>;
 
     /// Sets the open file's permissions.
     fn set_permissions(&self, permissions: std::fs::Permissions) -> BoxFuture<'_, io::Result<()>>;

@@ -424,3 +424,36 @@ async fn racing_links() -> Vec<u8> {
 fn racing_links_replay_by_seed_and_seeds_differ() {
     replays_by_seed_and_seeds_differ(racing_links);
 }
+
+/// Four tasks writing files at times the disk's seeded latency decides: their modification
+/// times, as std's metadata reads them, are part of what a seed replays.
+async fn file_times() -> Vec<u128> {
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..4u8 {
+        set.spawn(async move {
+            let path = format!("/file-{task}");
+            for round in 0..3u8 {
+                tokio::fs::write(&path, [task, round]).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        });
+    }
+    while set.join_next().await.is_some() {}
+    let mut times = Vec::new();
+    for task in 0..4u8 {
+        let meta = tokio::fs::metadata(format!("/file-{task}")).await.unwrap();
+        let modified = meta.modified().unwrap();
+        times.push(
+            modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos(),
+        );
+    }
+    times
+}
+
+#[test]
+fn file_times_replay_by_seed_and_seeds_differ() {
+    replays_by_seed_and_seeds_differ(file_times);
+}

@@ -532,6 +532,7 @@ fn std_metadata_of_a_simulated_entry_is_the_disks_and_the_same_on_every_host() {
     let (uid, gid) = (me.uid(), me.gid());
     crashtest::Sim::new(1)
         .run(async move {
+            let before = crashtest::time::system_time();
             tokio::fs::write("/wal", b"entries").await.unwrap();
             tokio::fs::hard_link("/wal", "/wal.bak").await.unwrap();
             tokio::fs::create_dir_all("/data/segments").await.unwrap();
@@ -556,8 +557,26 @@ fn std_metadata_of_a_simulated_entry_is_the_disks_and_the_same_on_every_host() {
                 (uid, gid),
                 "owned by the calling user"
             );
-            assert_eq!(wal.created().unwrap(), std::time::SystemTime::UNIX_EPOCH);
-            assert_eq!(wal.ctime(), 0);
+            // Times are the node's wall clock when the file was made and changed.
+            let created = wal.created().unwrap();
+            assert!(created >= before, "made during the run");
+            assert!(wal.modified().unwrap() >= created);
+            assert_eq!(wal.accessed().unwrap(), created, "no access times are kept");
+            assert!(
+                wal.ctime() >= wal.mtime(),
+                "the link changed the inode after the data"
+            );
+            let file = tokio::fs::File::open("/wal").await.unwrap();
+            let then = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+            file.set_modified(then).await.unwrap();
+            assert_eq!(
+                tokio::fs::metadata("/wal.bak")
+                    .await
+                    .unwrap()
+                    .modified()
+                    .unwrap(),
+                then
+            );
             let data = tokio::fs::metadata("/data").await.unwrap();
             assert_eq!(
                 data.nlink(),

@@ -31,6 +31,20 @@ pub fn wall_clock_ns() -> Option<i64> {
     world::with(|w| w.nodes.borrow().wall_clock_ns(w.current_node(), w.now_ns()))
 }
 
+/// `node`'s wall clock in nanoseconds since the Unix epoch, or `None` outside a simulation:
+/// for a component acting on a node's behalf from elsewhere (a disk stamping a file's time).
+///
+/// ```
+/// crashtest_core::Sim::new(1).run(async {
+///     let n = crashtest_core::node::create("n", || async {});
+///     let of_n = crashtest_core::plumbing::timers::wall_clock_ns_of(n.id()).unwrap();
+///     assert!(of_n > 1_767_225_600 * 1_000_000_000 - 1);
+/// }).unwrap();
+/// ```
+pub fn wall_clock_ns_of(node: crate::node::NodeId) -> Option<i64> {
+    world::with(|w| w.nodes.borrow().wall_clock_ns(node, w.now_ns()))
+}
+
 /// Runs `callback` when virtual time reaches `deadline_ns` (at once if that is past), between
 /// polls, on the supervisor. Cheaper than a task per event: the simulated network delivers
 /// packets this way. A panic in the callback fails the run.

@@ -21,9 +21,9 @@ const SIMULATED_DEVICE_MINOR: u32 = 0xc7;
 /// `statx(2)`: answers the simulated entry the tokio stand-in asks std about
 /// (`crashtest_hooks::fs::SIMULATED_ENTRY`, while it holds a `Stat` for it) from that
 /// `Stat`, so that std's `Metadata` of a simulated file says what the simulated disk says,
-/// and the same on every run: its type, length, permission bits, inode number and links;
-/// the calling user and group as its owner; every time the UNIX epoch (the simulated disk
-/// keeps no times). Every other call goes to libc.
+/// and the same on every run: its type, length, permission bits, inode number, links and
+/// times (the access time is the creation time); the calling user and group as its owner.
+/// Every other call goes to libc.
 ///
 /// # Safety
 ///
@@ -67,7 +67,7 @@ unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
     };
     let mode = u16::try_from(kind | stat.mode).expect("a file mode fits in 16 bits");
     // SAFETY: valid for a write by the caller's contract; all zeros is a valid `statx`
-    // (every time the epoch, every optional field absent).
+    // (every optional field absent).
     unsafe { std::ptr::write_bytes(buf, 0, 1) };
     // SAFETY: as above; the fields are plain integers.
     let out = unsafe { &mut *buf };
@@ -81,6 +81,20 @@ unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
     out.stx_size = stat.len;
     out.stx_blocks = stat.len.div_ceil(512);
     out.stx_dev_minor = SIMULATED_DEVICE_MINOR;
+    out.stx_btime = timestamp(stat.born_ns);
+    out.stx_atime = timestamp(stat.born_ns);
+    out.stx_mtime = timestamp(stat.modified_ns);
+    out.stx_ctime = timestamp(stat.changed_ns);
+}
+
+/// `ns` nanoseconds since the Unix epoch as the kernel writes a time: whole seconds (floored,
+/// so negative before the epoch) and the nanoseconds past them.
+fn timestamp(ns: i64) -> libc::statx_timestamp {
+    // SAFETY: all zeros is a valid `statx_timestamp` (its padding included).
+    let mut time: libc::statx_timestamp = unsafe { std::mem::zeroed() };
+    time.tv_sec = ns.div_euclid(1_000_000_000);
+    time.tv_nsec = u32::try_from(ns.rem_euclid(1_000_000_000)).expect("below a second");
+    time
 }
 
 /// The guards, for [`super::link`].

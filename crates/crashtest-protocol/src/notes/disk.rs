@@ -48,6 +48,13 @@ pub enum DiskNote {
         /// The bits set.
         mode: u64,
     },
+    /// A file's modification time was set.
+    SetModified {
+        /// The inode.
+        ino: u64,
+        /// The time, in nanoseconds since the Unix epoch (an `i64`'s bits).
+        ns: u64,
+    },
     /// A file's data or a directory's entries were synced.
     Sync {
         /// The inode.
@@ -84,6 +91,7 @@ mod code {
     pub(super) const CRASH: u64 = 7;
     pub(super) const FAULT: u64 = 8;
     pub(super) const SET_MODE: u64 = 9;
+    pub(super) const SET_MODIFIED: u64 = 10;
 }
 
 /// The source of every disk note.
@@ -106,6 +114,7 @@ impl DiskNote {
             } => [code::CRASH, files, dir_changes_dropped],
             DiskNote::Fault { ino, offset } => [code::FAULT, ino, offset],
             DiskNote::SetMode { ino, mode } => [code::SET_MODE, ino, mode],
+            DiskNote::SetModified { ino, ns } => [code::SET_MODIFIED, ino, ns],
         };
         (SOURCE, words)
     }
@@ -132,6 +141,7 @@ impl DiskNote {
             },
             code::FAULT => DiskNote::Fault { ino: a, offset: b },
             code::SET_MODE => DiskNote::SetMode { ino: a, mode: b },
+            code::SET_MODIFIED => DiskNote::SetModified { ino: a, ns: b },
             _ => return None,
         };
         Some(note)
@@ -160,13 +170,14 @@ pub(crate) mod tests {
                 ino: 2,
                 mode: 0o600,
             },
+            DiskNote::SetModified { ino: 2, ns: 7 },
         ]
     }
 
     #[test]
     fn unknown_codes_decode_to_nothing() {
         assert_eq!(DiskNote::decode("disk", [0, 1, 2]), None);
-        assert_eq!(DiskNote::decode("disk", [10, 1, 2]), None);
+        assert_eq!(DiskNote::decode("disk", [11, 1, 2]), None);
         assert_eq!(DiskNote::decode("disk", [5, 1, 2]), None);
     }
 }

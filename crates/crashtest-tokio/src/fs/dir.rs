@@ -195,6 +195,9 @@ fn std_file_type(is_dir: bool) -> io::Result<FileType> {
                 mode: 0o755,
                 ino: 1,
                 nlink: 1,
+                born_ns: 0,
+                modified_ns: 0,
+                changed_ns: 0,
             })
         };
         let dir = of(true).map_err(|e| e.to_string())?;

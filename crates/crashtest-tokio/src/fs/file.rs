@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use crashtest_hooks::fs::{DiskFile, OpenFlags};
 use real::io::{AsyncRead, AsyncSeek, AsyncWrite, ReadBuf};
 
-use super::{refuse_unmodelled, simulated};
+use super::simulated;
 use crate::seam;
 
 /// An open file, like `tokio::fs::File`.
@@ -214,7 +214,9 @@ impl File {
         }
     }
 
-    /// Sets the file's access and modification times; refused for a simulated file.
+    /// Sets the file's access and modification times; refused for a simulated file: std's
+    /// `FileTimes` cannot be read back, so only [`File::set_modified`] reaches the simulated
+    /// disk.
     ///
     /// # Errors
     ///
@@ -223,7 +225,11 @@ impl File {
     pub async fn set_times(&self, times: real::fs::FileTimes) -> io::Result<()> {
         match &self.inner {
             Inner::Real(file) => file.set_times(times).await,
-            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_times"),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::fs::File::set_times",
+                "std's FileTimes cannot be read back; set the modification time with \
+                 tokio::fs::File::set_modified (the simulated disk keeps no access times)",
+            ),
         }
     }
 
@@ -244,7 +250,8 @@ impl File {
         }
     }
 
-    /// Sets the file's modification time; refused for a simulated file.
+    /// Sets the file's modification time (inside a simulation, the simulated file's: seen at
+    /// once, durable once the file is synced).
     ///
     /// # Errors
     ///
@@ -253,7 +260,7 @@ impl File {
     pub async fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
         match &self.inner {
             Inner::Real(file) => file.set_modified(time).await,
-            Inner::Sim(_) => refuse_unmodelled("tokio::fs::File::set_modified"),
+            Inner::Sim(file) => file.set_modified(time).await,
         }
     }
 }

@@ -27,7 +27,7 @@ use std::fs::{FileTimes, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crashtest_hooks::fs::Stat;
 
@@ -51,9 +51,9 @@ pub(crate) fn metadata(stat: Stat) -> io::Result<Metadata> {
     let path = fresh_path();
     let made = crashtest_hooks::with_host_files(|| {
         if stat.is_dir {
-            directory(&path, stat.mode)
+            directory(&path, &stat)
         } else {
-            file(&path, stat.len, stat.mode)
+            file(&path, &stat)
         }
     });
     made.map_err(|err| {
@@ -79,11 +79,19 @@ fn fresh_path() -> PathBuf {
     ))
 }
 
-/// Access and modification times: the epoch, as the simulated disk keeps none.
-fn fixed_times() -> FileTimes {
+/// The simulated entry's access (its creation) and modification times.
+fn times(stat: &Stat) -> FileTimes {
+    let at = |ns: i64| {
+        let magnitude = Duration::from_nanos(ns.unsigned_abs());
+        if ns >= 0 {
+            SystemTime::UNIX_EPOCH + magnitude
+        } else {
+            SystemTime::UNIX_EPOCH - magnitude
+        }
+    };
     FileTimes::new()
-        .set_accessed(SystemTime::UNIX_EPOCH)
-        .set_modified(SystemTime::UNIX_EPOCH)
+        .set_accessed(at(stat.born_ns))
+        .set_modified(at(stat.modified_ns))
 }
 
 /// std's permissions with the bits `mode`.
@@ -92,16 +100,16 @@ pub(crate) fn permissions(mode: u32) -> std::fs::Permissions {
     std::os::unix::fs::PermissionsExt::from_mode(mode)
 }
 
-/// A file specimen of `len` bytes with the permission bits `mode` at `path`, removed once
-/// asked.
-fn file(path: &Path, len: u64, mode: u32) -> io::Result<Metadata> {
+/// A file specimen of `stat`'s length, bits and times at `path`, removed once asked.
+fn file(path: &Path, stat: &Stat) -> io::Result<Metadata> {
+    let (len, mode) = (stat.len, stat.mode);
     let specimen = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)?;
     let asked = (|| {
         specimen.set_len(len)?;
-        specimen.set_times(fixed_times())?;
+        specimen.set_times(times(stat))?;
         #[cfg(unix)]
         specimen.set_permissions(permissions(mode))?;
         #[cfg(not(unix))]
@@ -120,12 +128,13 @@ fn file(path: &Path, len: u64, mode: u32) -> io::Result<Metadata> {
     Ok(metadata)
 }
 
-/// An empty directory specimen with the permission bits `mode` at `path`, removed once
-/// asked. Its times are set before its bits, which may forbid opening it.
-fn directory(path: &Path, mode: u32) -> io::Result<Metadata> {
+/// An empty directory specimen of `stat`'s bits and times at `path`, removed once asked. Its
+/// times are set before its bits, which may forbid opening it.
+fn directory(path: &Path, stat: &Stat) -> io::Result<Metadata> {
+    let mode = stat.mode;
     std::fs::create_dir(path)?;
     let asked = (|| {
-        std::fs::File::open(path)?.set_times(fixed_times())?;
+        std::fs::File::open(path)?.set_times(times(stat))?;
         #[cfg(unix)]
         std::fs::set_permissions(path, permissions(mode))?;
         #[cfg(not(unix))]
@@ -143,11 +152,25 @@ fn directory(path: &Path, mode: u32) -> io::Result<Metadata> {
 mod tests {
     use super::*;
 
+    /// A simulated entry made a second after the epoch and modified a minute after that.
+    fn simulated(len: u64, is_dir: bool, mode: u32) -> Stat {
+        Stat {
+            len,
+            is_dir,
+            mode,
+            ino: 2,
+            nlink: 1,
+            born_ns: 1_000_000_000,
+            modified_ns: 61_000_000_000,
+            changed_ns: 61_000_000_000,
+        }
+    }
+
     #[test]
-    fn a_file_specimen_has_the_simulated_length_and_mode_and_fixed_times_and_is_removed() {
+    fn a_file_specimen_has_the_simulated_length_mode_and_times_and_is_removed() {
         let len = 5 << 30;
         let path = fresh_path();
-        let meta = file(&path, len, 0o640).unwrap();
+        let meta = file(&path, &simulated(len, false, 0o640)).unwrap();
         assert!(
             !path.exists(),
             "the specimen was left at {}",
@@ -155,8 +178,9 @@ mod tests {
         );
         assert!(meta.is_file());
         assert_eq!(meta.len(), len);
-        assert_eq!(meta.modified().unwrap(), SystemTime::UNIX_EPOCH);
-        assert_eq!(meta.accessed().unwrap(), SystemTime::UNIX_EPOCH);
+        let since = |time: SystemTime| time.duration_since(SystemTime::UNIX_EPOCH).unwrap();
+        assert_eq!(since(meta.modified().unwrap()).as_secs(), 61);
+        assert_eq!(since(meta.accessed().unwrap()).as_secs(), 1);
         #[cfg(unix)]
         assert_eq!(
             std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
@@ -165,16 +189,23 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_specimen_has_the_simulated_mode_and_fixed_times_and_is_removed() {
+    fn a_directory_specimen_has_the_simulated_mode_and_times_and_is_removed() {
         let path = fresh_path();
-        let meta = directory(&path, 0o500).unwrap();
+        let meta = directory(&path, &simulated(0, true, 0o500)).unwrap();
         assert!(
             !path.exists(),
             "the specimen was left at {}",
             path.display()
         );
         assert!(meta.is_dir());
-        assert_eq!(meta.modified().unwrap(), SystemTime::UNIX_EPOCH);
+        let modified = meta.modified().unwrap();
+        assert_eq!(
+            modified
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+            61
+        );
         #[cfg(unix)]
         assert_eq!(
             std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
