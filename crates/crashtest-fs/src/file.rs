@@ -617,7 +617,9 @@ impl File {
             pub async fn sync_all(&self) -> io::Result<()>;
 
             /// Like [`File::sync_all`]; in the simulation the two are the same, since the file's
-            /// length is part of the data a read needs.
+            /// length is part of the data a read needs (it makes the permission bits and times
+            /// durable too, which `fdatasync` need not: a program that needs them durable calls
+            /// `sync_all`).
             ///
             /// # Cancel safety
             ///

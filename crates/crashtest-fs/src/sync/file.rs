@@ -95,7 +95,8 @@ impl SimHandle {
         state::with_io(|s| s.set_len(&self.0, len))
     }
 
-    /// The simulation keeps no metadata apart from the data: `sync_data` is `sync_all`.
+    /// `sync_all`: the length is part of the data, and making the permission bits and times
+    /// durable too (which `fdatasync` need not) loses a program nothing it was promised.
     fn sync_data(&self) -> io::Result<()> {
         self.sync_all()
     }
@@ -103,6 +104,18 @@ impl SimHandle {
     fn sync_all(&self) -> io::Result<()> {
         mutation()?;
         state::with_io(|s| s.sync(&self.0))
+    }
+
+    fn set_permissions(&self, permissions: &std::fs::Permissions) -> io::Result<()> {
+        mutation()?;
+        let mode = crate::ops::mode_of(permissions);
+        state::with_io(|s| s.handle_set_mode(&self.0, mode))
+    }
+
+    fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        let ns = crate::metadata::nanos_since_epoch(time)?;
+        mutation()?;
+        state::with_io(|s| s.handle_set_modified(&self.0, ns))
     }
 
     fn metadata(&self) -> io::Result<Metadata> {
@@ -330,6 +343,53 @@ impl File {
             /// # }).unwrap();
             /// ```
             pub fn metadata(&self) -> io::Result<Metadata>;
+        }
+    }
+
+    /// Sets the file's permissions, as `std::fs::File::set_permissions` (see
+    /// [`crate::set_permissions`] for the simulated disk's).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use std::os::unix::fs::PermissionsExt;
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::create("/key").unwrap();
+    /// file.set_permissions(std::fs::Permissions::from_mode(0o600)).unwrap();
+    /// assert_eq!(file.metadata().unwrap().mode(), 0o600);
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    pub fn set_permissions(&self, permissions: std::fs::Permissions) -> io::Result<()> {
+        match &self.inner {
+            SimOrReal::Sim(handle) => handle.set_permissions(&permissions),
+            SimOrReal::Real(file) => file.lock().set_permissions(permissions),
+        }
+    }
+
+    /// Sets the file's modification time, as `std::fs::File::set_modified` (see
+    /// [`crate::File::set_modified`] for the simulated disk's).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// # crashtest::Sim::new(1).run(async {
+    /// let file = crashtest::fs::sync::File::create("/snapshot").unwrap();
+    /// let then = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    /// file.set_modified(then).unwrap();
+    /// assert_eq!(file.metadata().unwrap().modified().unwrap(), then);
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    pub fn set_modified(&self, time: std::time::SystemTime) -> io::Result<()> {
+        match &self.inner {
+            SimOrReal::Sim(handle) => handle.set_modified(time),
+            SimOrReal::Real(file) => file.lock().set_modified(time),
         }
     }
 
