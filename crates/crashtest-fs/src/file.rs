@@ -741,7 +741,14 @@ impl File {
                 state::latency(file.handle.node, 0, false).await;
                 state::with(|s| s.handle_set_modified(&file.handle, ns))
             }
-            SimOrReal::Real(file) => file.set_modified(time).await,
+            // tokio's own `set_modified` came with 1.54; a clone's std file serves every
+            // supported version (it shares the open file, so it sets the same file's time).
+            SimOrReal::Real(file) => {
+                let std = file.try_clone().await?.into_std().await;
+                tokio::task::spawn_blocking(move || std.set_modified(time))
+                    .await
+                    .map_err(io::Error::other)?
+            }
         }
     }
 
