@@ -607,6 +607,7 @@ impl Disk {
                     self.inode_mut(*ino).links += 1;
                     if let Some(replaced) = replaced {
                         self.unname(replaced);
+                        self.touch(replaced, false);
                         orphans = true;
                     }
                 }
@@ -706,6 +707,9 @@ impl Disk {
                 self.check_access(ino, flags)?;
                 if flags.truncate && self.len(ino)? > 0 {
                     self.set_len(ino, 0)?;
+                } else if flags.truncate {
+                    // O_TRUNC stamps the times even of an empty file, as Linux does.
+                    self.touch(ino, true);
                 }
                 Ok(ino)
             }
@@ -1032,13 +1036,28 @@ impl Disk {
     }
 
     /// Creates a directory and its missing parents, each with `mode` before the umask.
+    /// As std's `create_dir_all`, which makes each missing parent as the kernel walks the
+    /// path: the directories a `..` steps out of too, in order, then the path's own.
     pub(crate) fn create_dir_all(&mut self, names: &Names, mode: u32) -> io::Result<()> {
-        self.check_stepped_out(names)?;
-        for end in 1..=names.names.len() {
-            let prefix = Names::new(names.names[..end].to_vec());
+        for dir in &names.stepped_out {
+            self.make_dirs(dir, mode, false)?;
+        }
+        self.make_dirs(&names.names, mode, true)?;
+        assert!(
+            self.resolve(names).is_ok_and(|ino| self.is_dir(ino)),
+            "create_dir_all leaves a directory at the path"
+        );
+        Ok(())
+    }
+
+    /// Makes every missing directory along `names`; a file on the way is `ENOTDIR`, and at
+    /// its end `EEXIST` if it is the `last` path asked for.
+    fn make_dirs(&mut self, names: &[String], mode: u32, last: bool) -> io::Result<()> {
+        for end in 1..=names.len() {
+            let prefix = Names::new(names[..end].to_vec());
             match self.resolve(&prefix) {
                 Ok(ino) if self.is_dir(ino) => {}
-                Ok(_) if end == names.names.len() => return Err(errors::already_exists()),
+                Ok(_) if last && end == names.len() => return Err(errors::already_exists()),
                 Ok(_) => return Err(errors::not_a_directory()),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
                     self.create_dir(&prefix, mode)?;
@@ -1046,10 +1065,6 @@ impl Disk {
                 Err(error) => return Err(error),
             }
         }
-        assert!(
-            self.resolve(names).is_ok_and(|ino| self.is_dir(ino)),
-            "create_dir_all leaves a directory at the path"
-        );
         Ok(())
     }
 
@@ -1197,7 +1212,13 @@ impl Disk {
                 let subdirs = dir.live.values().filter(|&&child| self.is_dir(child));
                 let subdirs =
                     u32::try_from(subdirs.count()).expect("a directory's entries fit in a u32");
-                (FileType::DIR, 4096, 2 + subdirs)
+                // A removed directory still open has no names left, as on Linux.
+                let links = if inode.links == 0 && ino != ROOT {
+                    0
+                } else {
+                    2 + subdirs
+                };
+                (FileType::DIR, 4096, links)
             }
         };
         Metadata::new(file_type, len, inode.attrs.live, ino, links)
@@ -1330,8 +1351,9 @@ impl Disk {
         let boot = self.boot;
         self.boot += 1;
         self.busy_until_ns = 0;
-        self.recount_links();
+        // Collected first: a directory the crash orphaned still lists names it took along.
         self.collect();
+        self.recount_links();
         assert_eq!(self.boot, boot + 1, "a crash is one more boot");
         assert!(
             self.inodes.values().all(|inode| inode.open == 0),

@@ -210,13 +210,13 @@ fn inject(node: NodeId, ratio: Ratio, describe: impl FnOnce() -> String) -> bool
     fired
 }
 
-/// Notes a disk event; `text` builds its text in the trace's buffer, not a fresh string:
-/// the disk notes every read, write and sync.
 /// `node`'s wall clock, in nanoseconds since the Unix epoch: the time a disk stamps.
 fn node_clock_ns(node: NodeId) -> i64 {
     plumbing::timers::wall_clock_ns_of(node).expect("a simulated disk changes inside a simulation")
 }
 
+/// Notes a disk event; `text` builds its text in the trace's buffer, not a fresh string:
+/// the disk notes every read, write and sync.
 fn record(node: NodeId, note: DiskNote, text: impl FnOnce(&mut notes::Text<'_>)) {
     let (source, words) = note.encode();
     assert_eq!(

@@ -607,3 +607,33 @@ fn a_set_modification_time_is_kept_by_its_files_other_names() {
         );
     });
 }
+
+#[test]
+fn create_dir_all_makes_the_directories_a_dot_dot_walks_through_as_std_does() {
+    sim(async {
+        crashtest_fs::create_dir_all("/a/b/../c").await.unwrap();
+        for dir in ["/a", "/a/b", "/a/c"] {
+            assert!(crashtest_fs::metadata(dir).await.unwrap().is_dir(), "{dir}");
+        }
+    });
+}
+
+#[test]
+fn truncating_an_empty_file_stamps_its_modification_time() {
+    sim(async {
+        crashtest_fs::write("/heartbeat", b"").await.unwrap();
+        let first = crashtest_fs::metadata("/heartbeat")
+            .await
+            .unwrap()
+            .modified()
+            .unwrap();
+        time::sleep(Duration::from_secs(30)).await;
+        crashtest_fs::write("/heartbeat", b"").await.unwrap();
+        let again = crashtest_fs::metadata("/heartbeat")
+            .await
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert!(again.duration_since(first).unwrap() >= Duration::from_secs(30));
+    });
+}

@@ -436,3 +436,32 @@ fn a_set_modification_time_survives_a_crash_only_once_the_file_is_synced() {
     assert!(modified_after_crash(true), "a synced time is kept");
     assert!(!modified_after_crash(false), "an unsynced time is lost");
 }
+
+#[test]
+fn a_crash_that_keeps_a_removed_directory_gone_counts_the_links_left() {
+    // The strong model settles each directory's changes on its own: it may keep the rmdir
+    // (a change to `/`) and undo the unlink inside (a change to `/d`); the file's other name
+    // must then count as its only one.
+    for seed in 0..40 {
+        let links = crash_and_recover(
+            seed,
+            DiskConfig::default(),
+            Duration::from_secs(5),
+            || async {
+                crashtest_fs::create_dir("/d").await.unwrap();
+                durable_file("/d/f", b"x").await;
+                crashtest_fs::sync_dir("/d").await.unwrap();
+                crashtest_fs::hard_link("/d/f", "/g").await.unwrap();
+                crashtest_fs::sync_dir("/").await.unwrap();
+                crashtest_fs::remove_file("/d/f").await.unwrap();
+                crashtest_fs::remove_dir("/d").await.unwrap();
+            },
+            || async {
+                let dir_kept = crashtest_fs::try_exists("/d/f").await.unwrap_or(false);
+                let meta = crashtest_fs::metadata("/g").await.unwrap();
+                (meta.nlink(), dir_kept)
+            },
+        );
+        assert_eq!(links.0, 1 + u64::from(links.1), "seed {seed}: {links:?}");
+    }
+}

@@ -4,24 +4,19 @@
 //! OS about a real entry. With crashtest's determinism guards linked (as they are under
 //! `cargo test`), the stand-in asks std about `crashtest_hooks::fs::SIMULATED_ENTRY` while
 //! holding the simulated entry's `Stat`, and the guards' `statx` answers from it: every
-//! field is the simulated disk's or fixed (the inode number and links are the disk's, the
-//! owner is the calling user, every time is the UNIX epoch), so the answer is the same on
-//! every run and every host.
+//! field is the simulated disk's or fixed (kind, length, bits, inode number, links and times
+//! are the disk's; the owner is the calling user), so the answer is the same on every run
+//! and every host.
 //!
-//! Without the guards that path is not found, and the stand-in makes a specimen: a fresh entry in the host's
-//! temporary directory shaped like the simulated one (a file extended to its length without
-//! a byte written, so it takes no space; or an empty directory), with the simulated entry's
-//! permissions and fixed times, asks the OS for its metadata, and removes it at once. None of the program's data
-//! reaches the host, and nothing is left behind. The determinism guards refuse changes to
-//! the host's files inside a simulation, so the specimen is made inside the hooks'
-//! `with_host_files` scope.
-//!
-//! What the answer tells, as the simulated disk decides it: the file type, a file's length,
-//! the permission bits (on Unix) and the access and modification times, which read as the
-//! UNIX epoch (the simulated disk keeps no times).
-//! What it does not: a directory's length, the creation time, and Unix's inode, device,
-//! owner and block counts are the specimen's, from the host; code that reads them is not
-//! deterministic.
+//! Without the guards that path is not found, and the stand-in makes a specimen: a fresh
+//! entry in the host's temporary directory shaped like the simulated one (a file extended
+//! to its length without a byte written, so it takes no space; or an empty directory), with
+//! the simulated entry's permissions and access and modification times, asks the OS for its
+//! metadata, and removes it at once. None of the program's data reaches the host, and
+//! nothing is left behind. The determinism guards refuse changes to the host's files inside
+//! a simulation, so the specimen is made inside the hooks' `with_host_files` scope. A
+//! specimen's directory length, creation and change times, and Unix's inode, device, links,
+//! owner and block counts are the host's; code that reads them is not deterministic.
 
 use std::fs::{FileTimes, Metadata};
 use std::io;
