@@ -7,9 +7,6 @@
 //! The modes asked for keep group and other bits clear, so that any usual umask leaves them
 //! whole; whether a forbidden open fails is not compared, since a superuser's does not.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-
 macro_rules! cloned_files_share_a_cursor {
     ($tokio:ident, $dir:expr) => {
         async move {
@@ -186,53 +183,27 @@ macro_rules! hard_links {
     };
 }
 
-/// A directory of its own under the host's temporary directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Scratch {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "crashtest-tokio-conformance-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        Scratch(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Compares a file system script across tokio, in a fresh directory of the host's temporary
+/// directory, and the stand-in, at the node's root.
+macro_rules! conform_on_disk {
+    ($script:ident) => {{
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let dir = scratch.path().to_owned();
+        crate::harness::same_everywhere($script!(real, dir), || $script!(crashtest_tokio, "/"));
+    }};
 }
 
 #[test]
 fn cloned_files_share_a_cursor_as_on_tokio() {
-    let scratch = Scratch::new();
-    let dir = scratch.path().to_owned();
-    crate::harness::same_everywhere(cloned_files_share_a_cursor!(real, dir), || {
-        cloned_files_share_a_cursor!(crashtest_tokio, "/")
-    });
+    conform_on_disk!(cloned_files_share_a_cursor);
 }
 
 #[test]
 fn permission_bits_read_back_as_on_tokio() {
-    let scratch = Scratch::new();
-    let dir = scratch.path().to_owned();
-    crate::harness::same_everywhere(permission_bits!(real, dir), || {
-        permission_bits!(crashtest_tokio, "/")
-    });
+    conform_on_disk!(permission_bits);
 }
 
 #[test]
 fn hard_links_behave_as_on_tokio() {
-    let scratch = Scratch::new();
-    let dir = scratch.path().to_owned();
-    crate::harness::same_everywhere(hard_links!(real, dir), || hard_links!(crashtest_tokio, "/"));
+    conform_on_disk!(hard_links);
 }
