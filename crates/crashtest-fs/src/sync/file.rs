@@ -4,8 +4,8 @@
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crashtest_io::SimOrReal;
 use delegate::delegate;
@@ -36,7 +36,9 @@ use super::mutation;
 /// ```
 pub struct File {
     inner: SimOrReal<SimHandle, RealFile>,
-    cursor: AtomicU64,
+    /// The cursor, shared with the handles `try_clone` made, as `dup(2)`ed descriptors share
+    /// their open file's offset.
+    cursor: Arc<AtomicU64>,
 }
 
 impl fmt::Debug for File {
@@ -393,6 +395,41 @@ impl File {
         }
     }
 
+    /// A second handle on the open file, as `std::fs::File::try_clone`: the two share the
+    /// cursor, and the file stays open until both are dropped.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use std::io::{Read, Write};
+    /// # crashtest::Sim::new(1).run(async {
+    /// let mut writer = crashtest::fs::sync::File::options()
+    ///     .read(true).write(true).create(true).open("/log").unwrap();
+    /// let mut reader = writer.try_clone().unwrap();
+    /// writer.write_all(b"abc").unwrap();
+    /// let mut after = Vec::new();
+    /// reader.read_to_end(&mut after).unwrap();
+    /// assert!(after.is_empty(), "the shared cursor is past what was written");
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// An I/O error once the node has crashed since the file was opened.
+    pub fn try_clone(&self) -> io::Result<File> {
+        let inner = match &self.inner {
+            SimOrReal::Sim(handle) => {
+                SimOrReal::Sim(SimHandle(state::with_io(|s| s.duplicate(&handle.0))?))
+            }
+            SimOrReal::Real(file) => {
+                SimOrReal::Real(RealFile(Mutex::new(file.lock().try_clone()?)))
+            }
+        };
+        Ok(File {
+            inner,
+            cursor: Arc::clone(&self.cursor),
+        })
+    }
+
     /// Reads exactly `buf.len()` bytes at `offset`; `UnexpectedEof` if the file is shorter.
     ///
     /// ```
@@ -449,17 +486,17 @@ impl File {
 
 impl Read for File {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let offset = *self.cursor.get_mut();
+        let offset = self.cursor.load(Ordering::Relaxed);
         let n = self.read_at(buf, offset)?;
         assert!(n <= buf.len(), "a read returns at most its buffer's length");
-        *self.cursor.get_mut() += n as u64;
+        self.cursor.store(offset + n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
 
 impl Write for File {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let cursor = *self.cursor.get_mut();
+        let cursor = self.cursor.load(Ordering::Relaxed);
         let (n, after) = match &self.inner {
             SimOrReal::Sim(handle) if handle.0.flags.append => {
                 let end = handle.len()?;
@@ -479,7 +516,7 @@ impl Write for File {
             SimOrReal::Real(file) => file.write_from(buf, cursor)?,
         };
         assert!(n <= buf.len(), "a write takes at most its buffer");
-        *self.cursor.get_mut() = after;
+        self.cursor.store(after, Ordering::Relaxed);
         Ok(n)
     }
 
@@ -492,11 +529,14 @@ impl Seek for File {
     fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
         let target = match position {
             SeekFrom::Start(offset) => Some(offset),
-            SeekFrom::Current(delta) => self.cursor.get_mut().checked_add_signed(delta),
+            SeekFrom::Current(delta) => self
+                .cursor
+                .load(Ordering::Relaxed)
+                .checked_add_signed(delta),
             SeekFrom::End(delta) => self.len()?.checked_add_signed(delta),
         };
         let target = target.ok_or_else(errors::invalid_input)?;
-        *self.cursor.get_mut() = target;
+        self.cursor.store(target, Ordering::Relaxed);
         Ok(target)
     }
 }
@@ -536,7 +576,7 @@ impl OpenOptions {
             let file = flags.to_std().open(path)?;
             return Ok(File {
                 inner: SimOrReal::Real(RealFile(Mutex::new(file))),
-                cursor: AtomicU64::new(0),
+                cursor: Arc::default(),
             });
         };
         let names = Names::parse(path)?;
@@ -547,7 +587,7 @@ impl OpenOptions {
         assert_eq!(handle.node, node, "a file is opened on its caller's disk");
         Ok(File {
             inner: SimOrReal::Sim(SimHandle(handle)),
-            cursor: AtomicU64::new(0),
+            cursor: Arc::default(),
         })
     }
 }
