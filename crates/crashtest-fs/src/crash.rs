@@ -18,11 +18,9 @@
 //!
 //! The weak model keeps a prefix of all unsynced operations of the disk, each whole.
 //!
-//! Permission changes are outside both models: a crash reverts every unsynced chmod
-//! ([`Disk::reboot`]), drawing nothing and judging nothing, so no mask spares one and an
-//! exhaustive exploration never keeps one. That is a behaviour a real file system may show
-//! (a chmod is durable only once its inode is synced), and a program that syncs its chmods
-//! never meets it.
+//! Unsynced attributes settle last ([`settle_attrs`]): times go with the changes that stamped
+//! them, and the strong model draws each unsynced chmod on its own (a mask may spare it);
+//! the weak model loses unsynced chmods, as it has no place for them in its prefix.
 //!
 //! Invariant (asserted after every crash, with the core's verify switch, since it compares
 //! whole images): a crash never changes a durable byte that no unsynced write or truncate
@@ -82,6 +80,9 @@ pub(crate) trait Choices {
     fn dir_change_survives(&mut self) -> bool;
     /// How many of `pending` operations (in issue order) the weak model keeps.
     fn weak_cut(&mut self, pending: usize) -> usize;
+    /// Whether an unsynced chmod reaches the device (the strong model: a file system may
+    /// write an inode before, after or without the data around it).
+    fn mode_survives(&mut self) -> bool;
     fn garbage(&mut self, bytes: &mut [u8]);
 }
 
@@ -182,6 +183,15 @@ impl Choices for Sampled<'_> {
         self.rng.chance(self.config.dir_change_survives)
     }
 
+    fn mode_survives(&mut self) -> bool {
+        assert_eq!(
+            self.config.model,
+            CrashModel::Strong,
+            "only the strong model draws each unsynced chmod"
+        );
+        self.rng.boolean()
+    }
+
     fn weak_cut(&mut self, pending: usize) -> usize {
         assert_eq!(
             self.config.model,
@@ -237,6 +247,8 @@ pub(crate) struct Outcome {
     pub(crate) files: Vec<FileOutcome>,
     pub(crate) dir_changes_kept: u64,
     pub(crate) dir_changes_dropped: u64,
+    /// The directories that lost an unsynced change.
+    pub(crate) dirs_broken: BTreeSet<Ino>,
 }
 
 /// A part of a crash's damage, offered to the crash's judge once its choices are drawn.
@@ -246,6 +258,8 @@ pub(crate) enum Damage<'a> {
     File(&'a FileOutcome),
     /// The strong model undoes `dropped` of the disk's unsynced directory changes.
     DirChanges { kept: u64, dropped: u64 },
+    /// The strong model loses the unsynced chmod of inode `ino`.
+    Mode { ino: Ino },
     /// The weak model keeps only the first `kept` of the disk's `pending` unsynced
     /// operations; the rest would have changed the data of `files` and `dir_changes`
     /// directory entries.
@@ -274,6 +288,7 @@ impl Damage<'_> {
             Damage::DirChanges { kept, dropped } => {
                 format!("crash: {dropped} directory changes undone, {kept} kept")
             }
+            Damage::Mode { ino } => format!("crash: inode {ino} lost its unsynced chmod"),
             Damage::Cut {
                 kept,
                 pending,
@@ -304,10 +319,12 @@ pub(crate) fn crash(
     let unsettled = disk.unsettled();
     let pending_files = files_with_pending(disk);
     let pending_changes = disk.dir_log.len() as u64;
+    let touched_dirs: BTreeSet<Ino> = disk.dir_log.iter().flat_map(DirChange::dirs).collect();
     let outcome = match config.model {
         CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
         CrashModel::Weak => crash_weak(disk, choices, judge),
     };
+    settle_attrs(disk, config.model, &outcome, &touched_dirs, choices, judge);
     assert!(
         outcome.files.iter().map(|file| file.ino).eq(pending_files),
         "a crash settles every file with unsynced operations, once, in inode order"
@@ -322,6 +339,51 @@ pub(crate) fn crash(
         before.check(disk);
     }
     outcome
+}
+
+/// Settles each inode's unsynced attributes into its durable ones (the reboot then reverts
+/// what the program sees to them). Times go with the changes that stamped them: a file's
+/// when all its unsynced data survived whole, a directory's when every unsynced change to
+/// it did; with nothing unsynced to go with, they are lost. A chmod is drawn on its own by
+/// the strong model, since a file system may write an inode before, after or without the
+/// data around it (a file sealed read-only after unsynced writes may come back sealed and
+/// torn), and may be spared by `judge`; the weak model, which keeps a prefix of operations
+/// and gives a chmod no place among them, loses it.
+fn settle_attrs(
+    disk: &mut Disk,
+    model: CrashModel,
+    outcome: &Outcome,
+    touched_dirs: &BTreeSet<Ino>,
+    choices: &mut dyn Choices,
+    judge: Judge<'_>,
+) {
+    let data_whole: BTreeMap<Ino, bool> = outcome
+        .files
+        .iter()
+        .map(|file| (file.ino, !file.lost_data()))
+        .collect();
+    for (&ino, inode) in &mut disk.inodes {
+        let attrs = &mut inode.attrs;
+        if attrs.live == attrs.durable {
+            continue;
+        }
+        let times_go_with_changes = match &inode.kind {
+            Kind::File(_) => data_whole.get(&ino).copied().unwrap_or(false),
+            Kind::Dir(_) => touched_dirs.contains(&ino) && !outcome.dirs_broken.contains(&ino),
+        };
+        if times_go_with_changes {
+            let mode = attrs.durable.mode;
+            attrs.durable = attrs.live;
+            attrs.durable.mode = mode;
+        }
+        if attrs.live.mode != attrs.durable.mode {
+            let kept = model == CrashModel::Strong
+                && (choices.mode_survives() || !judge(&Damage::Mode { ino }));
+            if kept {
+                attrs.durable.mode = attrs.live.mode;
+            }
+        }
+    }
 }
 
 /// What a crash may not change, taken just before it: each file's durable image with the
@@ -529,6 +591,7 @@ fn crash_strong(
             outcome.dir_changes_kept += 1;
         } else {
             outcome.dir_changes_dropped += 1;
+            outcome.dirs_broken.extend(change.dirs());
         }
     }
     assert!(
@@ -803,6 +866,7 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
                     outcome.dir_changes_kept += 1;
                 } else {
                     outcome.dir_changes_dropped += 1;
+                    outcome.dirs_broken.extend(change.dirs());
                 }
             }
             Unsynced::Data(ino, op) => {

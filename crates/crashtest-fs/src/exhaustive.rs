@@ -259,6 +259,10 @@ impl Choices for Enumerated<'_> {
         false
     }
 
+    fn mode_survives(&mut self) -> bool {
+        self.choices.choose(1) == 0
+    }
+
     fn drop_only(&mut self) -> bool {
         false
     }

@@ -95,7 +95,8 @@
 //!    (on the node's wall clock: a file's data or a directory's entries change its
 //!    modification time, anything its change time; no access times are kept) are seen at
 //!    once and durable once the entry itself is synced (for a directory, [`sync_dir`] of
-//!    it); a crash before that reverts them. New entries get
+//!    it). A crash before that keeps the times only with all the unsynced changes that
+//!    stamped them, and keeps or loses a chmod on its own, whatever became of the data. New entries get
 //!    0o666 for a file and 0o777 for a directory, or the `mode` asked for, under the umask
 //!    022. The node's process owns every entry and is no superuser: opening an existing file
 //!    to read needs its owner's `r`, to write or truncate its owner's `w`, or the open fails
