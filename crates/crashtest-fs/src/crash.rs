@@ -28,7 +28,8 @@
 //!
 //! Every decision goes through [`Choices`], so the same walk is sampled from the seed or
 //! enumerated exhaustively ([`crate::exhaustive`]). Once a part of the damage is drawn (a
-//! file's, the directory log's, the weak model's cut), a [`Judge`] may spare it: the part's
+//! file's, the directory log's, a chmod's, the weak model's cut), a [`Judge`] may spare it:
+//! the part's
 //! changes then survive whole, and no draw changes, so a masked fault leaves the rest of the
 //! run aligned.
 
@@ -319,12 +320,11 @@ pub(crate) fn crash(
     let unsettled = disk.unsettled();
     let pending_files = files_with_pending(disk);
     let pending_changes = disk.dir_log.len() as u64;
-    let touched_dirs: BTreeSet<Ino> = disk.dir_log.iter().flat_map(DirChange::dirs).collect();
     let outcome = match config.model {
         CrashModel::Strong => crash_strong(disk, config.torn_garbage, choices, judge),
         CrashModel::Weak => crash_weak(disk, choices, judge),
     };
-    settle_attrs(disk, config.model, &outcome, &touched_dirs, choices, judge);
+    settle_attrs(disk, config.model, &outcome, choices, judge);
     assert!(
         outcome.files.iter().map(|file| file.ino).eq(pending_files),
         "a crash settles every file with unsynced operations, once, in inode order"
@@ -342,9 +342,11 @@ pub(crate) fn crash(
 }
 
 /// Settles each inode's unsynced attributes into its durable ones (the reboot then reverts
-/// what the program sees to them). Times go with the changes that stamped them: a file's
-/// when all its unsynced data survived whole, a directory's when every unsynced change to
-/// it did; with nothing unsynced to go with, they are lost. A chmod is drawn on its own by
+/// what the program sees to them). The modification time goes with the changes that stamped
+/// it: a file's when all its unsynced data survived whole, a directory's when no change to
+/// it was lost (changes another directory's sync forced to the device count as kept); the
+/// change time follows it, never earlier. A file's times with no unsynced data to go with
+/// (a `set_modified` alone) are lost. A chmod is drawn on its own by
 /// the strong model, since a file system may write an inode before, after or without the
 /// data around it (a file sealed read-only after unsynced writes may come back sealed and
 /// torn), and may be spared by `judge`; the weak model, which keeps a prefix of operations
@@ -353,7 +355,6 @@ fn settle_attrs(
     disk: &mut Disk,
     model: CrashModel,
     outcome: &Outcome,
-    touched_dirs: &BTreeSet<Ino>,
     choices: &mut dyn Choices,
     judge: Judge<'_>,
 ) {
@@ -369,12 +370,12 @@ fn settle_attrs(
         }
         let times_go_with_changes = match &inode.kind {
             Kind::File(_) => data_whole.get(&ino).copied().unwrap_or(false),
-            Kind::Dir(_) => touched_dirs.contains(&ino) && !outcome.dirs_broken.contains(&ino),
+            Kind::Dir(_) => !outcome.dirs_broken.contains(&ino),
         };
         if times_go_with_changes {
-            let mode = attrs.durable.mode;
-            attrs.durable = attrs.live;
-            attrs.durable.mode = mode;
+            let durable = &mut attrs.durable;
+            durable.modified_ns = attrs.live.modified_ns;
+            durable.changed_ns = durable.changed_ns.max(attrs.live.modified_ns);
         }
         if attrs.live.mode != attrs.durable.mode {
             let kept = model == CrashModel::Strong

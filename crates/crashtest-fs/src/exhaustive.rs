@@ -16,7 +16,7 @@
 //! - *crash outcomes*: at every kill, injected or made by the scenario, the fate of each
 //!   unsynced sector (kept, dropped, or, with tears on, torn in five ways: good first half
 //!   with old or garbage rest, good second half with old or garbage rest, all garbage), of
-//!   each pending truncate and of each pending directory change.
+//!   each pending truncate, of each pending directory change and of each unsynced chmod.
 //!
 //! Running faults (I/O errors, corruption) are off while exploring; garbage bytes come from
 //! the seed.

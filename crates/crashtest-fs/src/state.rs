@@ -913,7 +913,8 @@ impl FsState {
     /// Applies the crash model to `node`'s disk (its node was just killed).
     ///
     /// Each part of the damage (a file's lost or torn writes, the undone directory changes,
-    /// the weak model's cut) is a fault with an id of its own, which a run may mask: masked,
+    /// a lost chmod, the weak model's cut) is a fault with an id of its own, which a run may
+    /// mask: masked,
     /// what that part would have lost survives whole, and every draw stays as it was.
     /// Exhaustive exploration enumerates the damage instead, and lists it without ids.
     fn crash(&self, node: NodeId) {
