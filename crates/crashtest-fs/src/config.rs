@@ -31,8 +31,7 @@ pub enum CrashModel {
     Strong,
     /// The model most tools use, for comparison: the crash happens between two operations, so
     /// the disk keeps a prefix of the unsynced operations, each one whole (no reordering, no
-    /// tearing). Unsynced chmods are the exception: they are lost, even when a later
-    /// operation survives (the strong model draws each).
+    /// tearing); a chmod is one such operation (the strong model draws each on its own).
     Weak,
 }
 

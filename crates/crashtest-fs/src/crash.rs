@@ -20,7 +20,7 @@
 //!
 //! Unsynced attributes settle last ([`settle_attrs`]): times go with the changes that stamped
 //! them, and the strong model draws each unsynced chmod on its own (a mask may spare it);
-//! the weak model loses unsynced chmods, as it has no place for them in its prefix.
+//! the weak model keeps a chmod only inside its prefix, as any other operation.
 //!
 //! Invariant (asserted after every crash, with the core's verify switch, since it compares
 //! whole images): a crash never changes a durable byte that no unsynced write or truncate
@@ -269,6 +269,7 @@ pub(crate) enum Damage<'a> {
         pending: usize,
         files: BTreeSet<Ino>,
         dir_changes: usize,
+        chmods: usize,
     },
 }
 
@@ -295,10 +296,17 @@ impl Damage<'_> {
                 pending,
                 files,
                 dir_changes,
-            } => format!(
-                "crash: kept the first {kept} of {pending} unsynced operations; lost changes \
-                 to inodes {files:?} and {dir_changes} directory changes"
-            ),
+                chmods,
+            } => {
+                let mut text = format!(
+                    "crash: kept the first {kept} of {pending} unsynced operations; lost \
+                     changes to inodes {files:?} and {dir_changes} directory changes"
+                );
+                if *chmods > 0 {
+                    text.push_str(&format!(" and {chmods} chmods"));
+                }
+                text
+            }
         }
     }
 }
@@ -346,11 +354,11 @@ pub(crate) fn crash(
 /// it: a file's when all its unsynced data survived whole, a directory's when no change to
 /// it was lost (changes another directory's sync forced to the device count as kept); the
 /// change time follows it, never earlier. A file's times with no unsynced data to go with
-/// (a `set_modified` alone) are lost. A chmod is drawn on its own by
-/// the strong model, since a file system may write an inode before, after or without the
-/// data around it (a file sealed read-only after unsynced writes may come back sealed and
-/// torn), and may be spared by `judge`; the weak model, which keeps a prefix of operations
-/// and gives a chmod no place among them, loses it.
+/// (a `set_modified` alone) are lost. A chmod is drawn on its own by the strong model,
+/// since a file system may write an inode before, after or without the data around it (a
+/// file sealed read-only after unsynced writes may come back sealed and torn), and may be
+/// spared by `judge`; the weak model has settled chmods already, inside or outside its
+/// prefix.
 fn settle_attrs(
     disk: &mut Disk,
     model: CrashModel,
@@ -816,6 +824,8 @@ fn tear_sector(
 enum Unsynced {
     Data(Ino, DataOp),
     Dir(DirChange),
+    /// A chmod of the inode, to its bits as the program sees them.
+    Mode(Ino),
 }
 
 fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> Outcome {
@@ -828,6 +838,14 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
     }
     for change in std::mem::take(&mut disk.dir_log) {
         all.push((change.seq, Unsynced::Dir(change)));
+    }
+    for (&ino, inode) in &disk.inodes {
+        if inode.attrs.live.mode != inode.attrs.durable.mode {
+            let seq = inode
+                .mode_seq
+                .expect("an unsynced chmod has its issue number");
+            all.push((seq, Unsynced::Mode(ino)));
+        }
     }
     all.sort_by_key(|(seq, _)| *seq);
     assert!(
@@ -845,12 +863,16 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
                 .iter()
                 .filter_map(|(_, op)| match op {
                     Unsynced::Data(ino, _) => Some(*ino),
-                    Unsynced::Dir(_) => None,
+                    Unsynced::Dir(_) | Unsynced::Mode(_) => None,
                 })
                 .collect(),
             dir_changes: all[cut..]
                 .iter()
                 .filter(|(_, op)| matches!(op, Unsynced::Dir(_)))
+                .count(),
+            chmods: all[cut..]
+                .iter()
+                .filter(|(_, op)| matches!(op, Unsynced::Mode(_)))
                 .count(),
         })
     {
@@ -868,6 +890,12 @@ fn crash_weak(disk: &mut Disk, choices: &mut dyn Choices, judge: Judge<'_>) -> O
                 } else {
                     outcome.dir_changes_dropped += 1;
                     outcome.dirs_broken.extend(change.dirs());
+                }
+            }
+            Unsynced::Mode(ino) => {
+                if kept {
+                    let attrs = &mut disk.inodes.get_mut(&ino).expect("a chmodded inode").attrs;
+                    attrs.durable.mode = attrs.live.mode;
                 }
             }
             Unsynced::Data(ino, op) => {

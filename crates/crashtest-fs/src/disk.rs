@@ -225,6 +225,9 @@ pub(crate) struct Inode {
     /// Open handles of the current boot.
     pub(crate) open: u32,
     pub(crate) attrs: Attributes,
+    /// The issue number of the inode's last unsynced chmod, if its bits differ from the
+    /// device's: the weak crash model keeps it only inside its prefix.
+    pub(crate) mode_seq: Option<u64>,
     /// Live names: a file's hard links (a directory has one, the root none).
     pub(crate) links: u32,
 }
@@ -402,6 +405,7 @@ impl Default for Disk {
             open: 0,
             // The root predates the run: its times read as the epoch.
             attrs: Attributes::created(DIR_MODE, DIR_CREATION_BITS, 0),
+            mode_seq: None,
             links: 0,
         };
         Disk {
@@ -492,6 +496,7 @@ impl Disk {
                 kind,
                 open: 0,
                 attrs,
+                mode_seq: None,
                 links: 0,
             },
         );
@@ -753,7 +758,10 @@ impl Disk {
     /// synced.
     pub(crate) fn set_mode(&mut self, ino: Ino, mode: u32) {
         let durable = self.inode(ino).attrs.durable;
-        self.inode_mut(ino).attrs.live.mode = mode & MODE_BITS;
+        let seq = self.next_seq();
+        let inode = self.inode_mut(ino);
+        inode.attrs.live.mode = mode & MODE_BITS;
+        inode.mode_seq = Some(seq);
         self.touch(ino, false);
         assert_eq!(
             self.inode(ino).attrs.durable,
@@ -912,8 +920,9 @@ impl Disk {
 
     /// Makes the inode's attributes durable: an fsync writes the inode.
     fn sync_attrs(&mut self, ino: Ino) {
-        let attrs = &mut self.inode_mut(ino).attrs;
-        attrs.durable = attrs.live;
+        let inode = self.inode_mut(ino);
+        inode.attrs.durable = inode.attrs.live;
+        inode.mode_seq = None;
     }
 
     /// Bytes of file data the program sees on this disk.
@@ -1327,6 +1336,7 @@ impl Disk {
         for (ino, inode) in &mut self.inodes {
             inode.open = 0;
             inode.attrs.live = inode.attrs.durable;
+            inode.mode_seq = None;
             match &mut inode.kind {
                 Kind::File(file) => {
                     assert!(file.pending.is_empty(), "a crash settles every write");

@@ -530,3 +530,39 @@ fn a_crash_that_keeps_a_removed_directory_gone_counts_the_links_left() {
         assert_eq!(links.0, 1 + u64::from(links.1), "seed {seed}: {links:?}");
     }
 }
+
+#[test]
+fn the_weak_model_keeps_a_chmod_as_any_operation_of_its_prefix() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut seen = BTreeSet::new();
+    for seed in 0..24 {
+        let (chmod_kept, later_write_kept) = crash_and_recover(
+            seed,
+            DiskConfig::default().crash_model(CrashModel::Weak),
+            Duration::from_secs(5),
+            || async {
+                let key = durable_file("/key", b"k").await;
+                let mut log = durable_file("/log", b"").await;
+                key.set_permissions(std::fs::Permissions::from_mode(0o600))
+                    .await
+                    .unwrap();
+                log.write_all(b"after").await.unwrap();
+                log.flush().await.unwrap();
+            },
+            || async {
+                let mode = crashtest_fs::metadata("/key").await.unwrap().mode();
+                let log = crashtest_fs::read("/log").await.unwrap();
+                (mode == 0o600, !log.is_empty())
+            },
+        );
+        assert!(
+            chmod_kept || !later_write_kept,
+            "seed {seed}: a write issued after the chmod survived without it"
+        );
+        seen.insert((chmod_kept, later_write_kept));
+    }
+    assert!(
+        seen.len() >= 2,
+        "the cut fell on both sides of the chmod: {seen:?}"
+    );
+}
