@@ -99,31 +99,16 @@ fn stateless(path: &str) -> bool {
         .any(|device| normal == Path::new(device))
 }
 
-/// True if `call` on `paths` must be refused: it `changes` the host's files, a simulation
-/// runs on this thread, the caller did not open a
+/// True if a change by `call` to the host's files at the paths `named` gives must be
+/// refused: a simulation runs on this thread, the caller did not open a
 /// [`with_host_files`](crashtest_hooks::with_host_files) scope, and some path is not a
-/// stateless device. Fails the run then, and sets `errno`.
-///
-/// # Safety
-///
-/// Each path is null or a NUL-terminated string, as the C call's contract requires.
-unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
-    if !changes || !super::in_simulation() || crashtest_hooks::host_files_allowed() {
+/// stateless device. Fails the run then, and sets `errno`. The paths are named only once
+/// the call is known to need them.
+fn refused_change(call: &str, named: impl FnOnce() -> Vec<String>) -> bool {
+    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
         return false;
     }
-    let paths: Vec<String> = paths
-        .iter()
-        .map(|&path| {
-            if path.is_null() {
-                String::new()
-            } else {
-                // SAFETY: non-null, and NUL-terminated by the caller's contract.
-                unsafe { CStr::from_ptr(path) }
-                    .to_string_lossy()
-                    .into_owned()
-            }
-        })
-        .collect();
+    let paths = named();
     if paths.iter().all(|path| stateless(path)) {
         return false;
     }
@@ -132,23 +117,38 @@ unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
     true
 }
 
+/// True if `call` on `paths` must be refused: it `changes` the host's files, and
+/// [`refused_change`] refuses it.
+///
+/// # Safety
+///
+/// Each path is null or a NUL-terminated string, as the C call's contract requires.
+unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
+    changes
+        && refused_change(call, || {
+            paths
+                .iter()
+                .map(|&path| {
+                    if path.is_null() {
+                        String::new()
+                    } else {
+                        // SAFETY: non-null, and NUL-terminated by the caller's contract.
+                        unsafe { CStr::from_ptr(path) }
+                            .to_string_lossy()
+                            .into_owned()
+                    }
+                })
+                .collect()
+        })
+}
+
 /// True if a descriptor-based change to `fd`'s entry must be refused: the descriptor's file
-/// is the host's (no simulated file has a descriptor), so the rules of [`refused`] apply to
-/// the path the descriptor was opened at. Fails the run then, and sets `errno`.
+/// is the host's (no simulated file has a descriptor), so [`refused_change`] judges the path
+/// the descriptor was opened at.
 fn refused_descriptor(call: &str, fd: c_int) -> bool {
-    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
-        return false;
-    }
-    let path = descriptor_path(fd);
-    if path.as_deref().is_some_and(stateless) {
-        return false;
-    }
-    super::fail(message(
-        call,
-        &[path.unwrap_or_else(|| format!("descriptor {fd}"))],
-    ));
-    super::set_errno(libc::EROFS);
-    true
+    refused_change(call, || {
+        vec![descriptor_path(fd).unwrap_or_else(|| format!("descriptor {fd}"))]
+    })
 }
 
 /// The path `fd` was opened at, as the kernel keeps it under `/proc/self/fd` (the same from
@@ -745,14 +745,9 @@ pub(super) unsafe extern "C" fn tmpfile64() -> *mut FILE {
 }
 
 /// True if `call`, which makes a host file it names itself, must be refused (as
-/// [`refused`], for a path the caller does not give). Fails the run then, and sets `errno`.
+/// [`refused_change`] judges a path the caller does not give).
 fn refused_unnamed(call: &str) -> bool {
-    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
-        return false;
-    }
-    super::fail(message(call, &[String::from("a file in the host's /tmp")]));
-    super::set_errno(libc::EROFS);
-    true
+    refused_change(call, || vec![String::from("a file in the host's /tmp")])
 }
 
 /// The guards, for [`super::link`].
