@@ -1485,11 +1485,10 @@ impl Disk {
             !live_names.contains_key(&ROOT) && !durable_names.contains_key(&ROOT),
             "the root has no name"
         );
-        let counted = self.counted_links();
         for (ino, inode) in &self.inodes {
             assert_eq!(
-                inode.links,
-                counted.get(ino).copied().unwrap_or(0),
+                inode.links as usize,
+                live_names.get(ino).copied().unwrap_or(0),
                 "inode {ino} counts its live names"
             );
         }

@@ -195,14 +195,6 @@ impl Metadata {
 
     pub(crate) fn from_std(meta: &std::fs::Metadata) -> Metadata {
         #[cfg(unix)]
-        let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
-        #[cfg(not(unix))]
-        let mode = if meta.permissions().readonly() {
-            0o444
-        } else {
-            0o644
-        };
-        #[cfg(unix)]
         let (ino, nlink) = {
             use std::os::unix::fs::MetadataExt;
             (meta.ino(), meta.nlink())
@@ -212,7 +204,7 @@ impl Metadata {
         let ours = Metadata {
             file_type: FileType::from_std(meta.file_type()),
             len: meta.len(),
-            mode: mode & crate::disk::MODE_BITS,
+            mode: crate::ops::mode_of(&meta.permissions()),
             ino,
             nlink,
             modified_ns: meta.modified().ok().and_then(|t| nanos_since_epoch(t).ok()),

@@ -8,6 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crashtest_core::node::NodeId;
 use crashtest_io::SimOrReal;
 
 use super::{File, mutation};
@@ -200,22 +201,22 @@ pub fn remove_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// ```
 pub fn copy(from: impl AsRef<Path>, to: impl AsRef<Path>) -> io::Result<u64> {
     let (from, to) = (from.as_ref(), to.as_ref());
-    if state::current_node()?.is_none() {
+    let Some(node) = state::current_node()? else {
         return std::fs::copy(from, to);
-    }
-    if metadata(from)?.is_dir() {
+    };
+    let source = metadata(from)?;
+    if source.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the source path is neither a regular file nor a symlink to a regular file",
         ));
     }
-    let source = metadata(from)?;
     // As std's, which cuts the destination before reading the source: a copy onto another
     // name of the same file empties it.
     let same_file = metadata(to).is_ok_and(|target| target.ino() == source.ino());
     let contents = if same_file { Vec::new() } else { read(from)? };
     write(to, &contents)?;
-    set_mode(to, source.mode())?;
+    set_mode(node, to, source.mode())?;
     Ok(contents.len() as u64)
 }
 
@@ -261,15 +262,14 @@ pub fn set_permissions(
     permissions: std::fs::Permissions,
 ) -> io::Result<()> {
     let path = path.as_ref();
-    if state::current_node()?.is_none() {
+    let Some(node) = state::current_node()? else {
         return std::fs::set_permissions(path, permissions);
-    }
-    set_mode(path, crate::ops::mode_of(&permissions))
+    };
+    set_mode(node, path, crate::ops::mode_of(&permissions))
 }
 
-/// Sets the permission bits of the entry at `path` on the calling node's disk.
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    let node = state::current_node()?.expect("called inside a simulation");
+/// Sets the permission bits of the entry at `path` on `node`'s disk.
+fn set_mode(node: NodeId, path: &Path, mode: u32) -> io::Result<()> {
     let names = Names::parse(path)?;
     mutation()?;
     state::with(|s| s.set_mode(node, &names, mode))
