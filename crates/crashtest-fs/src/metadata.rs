@@ -4,7 +4,9 @@
 //! the same method names; outside a simulation they are made from the real ones.
 
 use std::io;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
+
+use crashtest_hooks::epoch;
 
 use crate::disk::Attrs;
 
@@ -142,27 +144,10 @@ pub struct Metadata {
     pub(crate) changed_ns: Option<i64>,
 }
 
-/// `ns` nanoseconds from the Unix epoch, on either side of it.
-pub(crate) fn system_time(ns: i64) -> SystemTime {
-    let magnitude = Duration::from_nanos(ns.unsigned_abs());
-    if ns >= 0 {
-        SystemTime::UNIX_EPOCH + magnitude
-    } else {
-        SystemTime::UNIX_EPOCH - magnitude
-    }
-}
-
 /// `time` as nanoseconds since the Unix epoch, on either side of it; `InvalidInput` beyond
 /// the ±292 years an `i64` holds.
 pub(crate) fn nanos_since_epoch(time: SystemTime) -> io::Result<i64> {
-    let signed = match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(after) => i128::try_from(after.as_nanos()).ok(),
-        Err(before) => i128::try_from(before.duration().as_nanos())
-            .ok()
-            .map(|n| -n),
-    };
-    signed
-        .and_then(|ns| i64::try_from(ns).ok())
+    epoch::nanos_since(time)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a time too far from the epoch"))
 }
 
@@ -207,9 +192,9 @@ impl Metadata {
             mode: crate::ops::mode_of(&meta.permissions()),
             ino,
             nlink,
-            modified_ns: meta.modified().ok().and_then(|t| nanos_since_epoch(t).ok()),
-            accessed_ns: meta.accessed().ok().and_then(|t| nanos_since_epoch(t).ok()),
-            created_ns: meta.created().ok().and_then(|t| nanos_since_epoch(t).ok()),
+            modified_ns: meta.modified().ok().and_then(epoch::nanos_since),
+            accessed_ns: meta.accessed().ok().and_then(epoch::nanos_since),
+            created_ns: meta.created().ok().and_then(epoch::nanos_since),
             changed_ns: changed_ns(meta),
         };
         assert_eq!(
@@ -308,7 +293,7 @@ impl Metadata {
     /// ```
     pub fn modified(&self) -> io::Result<SystemTime> {
         self.modified_ns
-            .map(system_time)
+            .map(epoch::time_at)
             .ok_or_else(unsupported_time)
     }
 
@@ -320,7 +305,7 @@ impl Metadata {
     /// Outside a simulation, where the platform keeps no such time.
     pub fn accessed(&self) -> io::Result<SystemTime> {
         self.accessed_ns
-            .map(system_time)
+            .map(epoch::time_at)
             .ok_or_else(unsupported_time)
     }
 
@@ -332,7 +317,7 @@ impl Metadata {
     /// Outside a simulation, where the platform keeps no such time.
     pub fn created(&self) -> io::Result<SystemTime> {
         self.created_ns
-            .map(system_time)
+            .map(epoch::time_at)
             .ok_or_else(unsupported_time)
     }
 

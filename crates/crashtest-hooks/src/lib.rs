@@ -33,6 +33,7 @@
 //! assert!(crashtest_hooks::anchor().is_none());
 //! ```
 
+pub mod epoch;
 pub mod fs;
 mod host_files;
 mod nesting;

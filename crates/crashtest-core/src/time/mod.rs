@@ -44,22 +44,16 @@ pub fn system_time() -> SystemTime {
     let sim = world::with(|w| w.nodes.borrow().wall_clock_ns(w.current_node(), w.now_ns()));
     match sim {
         Some(nanos) => {
-            let time = if nanos >= 0 {
-                SystemTime::UNIX_EPOCH + Duration::from_nanos(nanos.unsigned_abs())
-            } else {
-                SystemTime::UNIX_EPOCH - Duration::from_nanos(nanos.unsigned_abs())
-            };
+            let time = crashtest_hooks::epoch::time_at(nanos);
             // The node's wall clock reads back as the nanoseconds it holds, on either side
             // of the epoch (Unix's `SystemTime` counts nanoseconds; Windows' counts 100 ns
             // steps and would round).
             #[cfg(unix)]
-            {
-                let back = match time.duration_since(SystemTime::UNIX_EPOCH) {
-                    Ok(after) => i128::try_from(after.as_nanos()),
-                    Err(before) => i128::try_from(before.duration().as_nanos()).map(|n| -n),
-                };
-                assert_eq!(back, Ok(i128::from(nanos)), "a wall clock of {nanos} ns");
-            }
+            assert_eq!(
+                crashtest_hooks::epoch::nanos_since(time),
+                Some(nanos),
+                "a wall clock of {nanos} ns"
+            );
             time
         }
         #[allow(

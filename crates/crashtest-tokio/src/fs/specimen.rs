@@ -22,7 +22,6 @@ use std::fs::{FileTimes, Metadata};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
 
 use crashtest_hooks::fs::Stat;
 
@@ -76,17 +75,10 @@ fn fresh_path() -> PathBuf {
 
 /// The simulated entry's access (its creation) and modification times.
 fn times(stat: &Stat) -> FileTimes {
-    let at = |ns: i64| {
-        let magnitude = Duration::from_nanos(ns.unsigned_abs());
-        if ns >= 0 {
-            SystemTime::UNIX_EPOCH + magnitude
-        } else {
-            SystemTime::UNIX_EPOCH - magnitude
-        }
-    };
+    use crashtest_hooks::epoch::time_at;
     FileTimes::new()
-        .set_accessed(at(stat.born_ns))
-        .set_modified(at(stat.modified_ns))
+        .set_accessed(time_at(stat.born_ns))
+        .set_modified(time_at(stat.modified_ns))
 }
 
 /// std's permissions with the bits `mode`.
@@ -146,6 +138,7 @@ fn directory(path: &Path, stat: &Stat) -> io::Result<Metadata> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     /// A simulated entry made a second after the epoch and modified a minute after that.
     fn simulated(len: u64, is_dir: bool, mode: u32) -> Stat {
