@@ -96,7 +96,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
                 fault.text
             ),
             None => println!(
-                "  {:<6} {:>10} {}: {} (follows from a fault, not maskable)",
+                "  {:<6} {:>10} {}: {} (not maskable: the test's own, or part of a numbered fault)",
                 "",
                 crate::duration::short(fault.time_ns),
                 fault.node,
