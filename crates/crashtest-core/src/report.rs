@@ -182,9 +182,17 @@ impl fmt::Display for FailureKind {
                 location: None,
             } => write!(f, "panicked: {message}"),
             FailureKind::Deadlock { waiting } => {
+                // The first line stands alone: a one-line summary (a results file, a
+                // regression file's reason) keeps only it.
+                let tasks = if waiting.len() == 1 {
+                    "task waits"
+                } else {
+                    "tasks wait"
+                };
                 write!(
                     f,
-                    "deadlock: no task is ready and no timer is armed; waiting:"
+                    "deadlock: no task is ready and no timer is armed, so {} {tasks} forever",
+                    waiting.len()
                 )?;
                 for task in waiting {
                     write!(f, "\n    {task}")?;

@@ -339,6 +339,26 @@ fn a_body_waiting_on_nothing_is_a_deadlock() {
 }
 
 #[test]
+fn a_deadlocks_first_line_counts_the_tasks_that_wait() {
+    let failure = Sim::new(1)
+        .run(async {
+            task::Builder::new()
+                .name("waiter")
+                .spawn_local(std::future::pending::<()>());
+            std::future::pending::<()>().await;
+        })
+        .unwrap_err();
+    // A results file and a regression file keep only the first line of a failure.
+    let text = failure.kind.to_string();
+    let first = text.lines().next().expect("a failure has a headline");
+    assert_eq!(
+        first,
+        "deadlock: no task is ready and no timer is armed, so 2 tasks wait forever"
+    );
+    assert!(text.contains("(waiter) on supervisor"), "{text}");
+}
+
+#[test]
 fn a_deadlock_report_says_which_tasks_await_which() {
     let failure = Sim::new(1)
         .run(async {
