@@ -54,7 +54,8 @@
 //!   tokio's `TcpStream::connect`, and `listen` on a real socket, fail the run and reach
 //!   nothing (a loopback listener sees no connection, a loopback receiver no datagram), as
 //!   does a socket made before the run; std's `TcpListener::bind` records a placeholder that
-//!   takes no real port;
+//!   takes no real port, only its port on the simulated network (a free one for port 0,
+//!   which `local_addr` then names), as Linux takes one at `bind`;
 //! - `"node:port".to_socket_addrs()` resolves to the node's address, an unknown name fails
 //!   the run; socket2's calls as hyper-util's `HttpConnector` makes them succeed on a
 //!   placeholder, and adoption returns the options they set; outside a simulation real

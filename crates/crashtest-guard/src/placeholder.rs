@@ -33,8 +33,9 @@ pub struct Placeholder {
     /// Whether the descriptor was non-blocking when adopted (`SOCK_NONBLOCK`, `fcntl` with
     /// `O_NONBLOCK`, or `ioctl(FIONBIO)`).
     pub nonblocking: bool,
-    /// The address passed to `bind()`, as passed (port 0 stays 0: the simulated network picks
-    /// the port when the stand-in binds); `None` if the socket was never bound or its family is
+    /// The address passed to `bind()`, with the port the simulated network gave it (a free
+    /// one for port 0, or for a listener never bound, as Linux picks it; held until adoption,
+    /// so the adopter binds it next); `None` if the socket was never bound or its family is
     /// neither `AF_INET` nor `AF_INET6`.
     pub bound: Option<SocketAddr>,
     /// Whether `listen()` was called: a TCP listener, as std's `TcpListener::bind` makes

@@ -1,6 +1,7 @@
 //! Inside a simulation nothing reaches the real network: connects, sends, accepts and listens
 //! on real sockets fail the run with a message that says what to use instead, std's listener
-//! is a placeholder that takes no real port, a local listener sees no connection,
+//! is a placeholder that takes no real port (but its port on the simulated network, as Linux
+//! takes one at `bind`), a local listener sees no connection,
 //! node names resolve to the nodes' simulated addresses without DNS, and a socket configured
 //! the way hyper-util's connector configures one can be handed to a tokio stand-in with every
 //! option it was given. Outside a simulation real sockets and DNS work as before.
@@ -134,6 +135,62 @@ fn a_std_listener_inside_a_simulation_is_a_placeholder_that_takes_no_real_port()
     })
     .unwrap();
     assert_no_connection(&outside);
+}
+
+#[test]
+fn a_std_bind_to_port_0_takes_a_simulated_port_that_adoption_hands_over() {
+    run(|| async {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        assert!((32768..=60999).contains(&addr.port()), "{addr}");
+        // Taken, as on Linux: a second bind of the port fails at once, TCP only.
+        let again = TcpListener::bind(addr).unwrap_err();
+        assert_eq!(again.kind(), ErrorKind::AddrInUse);
+        drop(UdpSocket::bind(addr).unwrap());
+        let other = TcpListener::bind("127.0.0.1:0").unwrap();
+        assert_ne!(
+            other.local_addr().unwrap(),
+            addr,
+            "each bind takes its own port"
+        );
+        // Adoption hands the port over and frees it, for the adopter to bind at once.
+        let placeholder = crashtest_guard::adopt_placeholder(OwnedFd::from(listener)).unwrap();
+        assert_eq!(placeholder.bound, Some(addr));
+        let simulated = crashtest_net::TcpListener::bind(addr).await.unwrap();
+        assert_eq!(simulated.local_addr().unwrap(), addr);
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_closed_placeholder_frees_its_port_and_a_listen_unbound_takes_one() {
+    run(|| async {
+        let socket = UdpSocket::bind("0.0.0.0:7000").unwrap();
+        assert_eq!(
+            UdpSocket::bind("0.0.0.0:7000").unwrap_err().kind(),
+            ErrorKind::AddrInUse
+        );
+        drop(socket);
+        drop(UdpSocket::bind("0.0.0.0:7000").unwrap());
+
+        let unbound = Socket::new(Domain::IPV6, Type::STREAM, None).unwrap();
+        unbound.listen(16).unwrap();
+        let addr = unbound.local_addr().unwrap().as_socket().unwrap();
+        assert!(addr.ip().is_unspecified() && addr.is_ipv6(), "{addr}");
+        assert!((32768..=60999).contains(&addr.port()), "{addr}");
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_std_bind_to_another_nodes_address_fails_as_on_linux() {
+    run(|| async {
+        node::create("other", std::future::pending);
+        let other = ("other", 80).to_socket_addrs().unwrap().next().unwrap();
+        let error = TcpListener::bind(other).unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(libc::EADDRNOTAVAIL));
+    })
+    .unwrap();
 }
 
 #[test]
@@ -321,7 +378,10 @@ fn hyper_utils_socket2_sequence_succeeds_on_a_placeholder_and_adoption_returns_i
             socket.tcp_keepalive_time().unwrap(),
             Duration::from_secs(60)
         );
-        assert_eq!(socket.local_addr().unwrap().as_socket(), Some(local));
+        // Bound to port 0, the socket took a free ephemeral port, as Linux would give it.
+        let bound = socket.local_addr().unwrap().as_socket().unwrap();
+        assert_eq!(bound.ip(), local.ip());
+        assert!((32768..=60999).contains(&bound.port()), "{bound}");
         assert_eq!(socket.r#type().unwrap(), Type::STREAM);
         assert_eq!(
             socket.peer_addr().unwrap_err().raw_os_error(),
@@ -334,7 +394,7 @@ fn hyper_utils_socket2_sequence_succeeds_on_a_placeholder_and_adoption_returns_i
             (libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_TCP)
         );
         assert!(placeholder.nonblocking);
-        assert_eq!(placeholder.bound, Some(local));
+        assert_eq!(placeholder.bound, Some(bound));
         let options = placeholder.options;
         assert!(options.nodelay && options.keepalive && options.reuse_address);
         assert_eq!(options.keepalive_time, Some(Duration::from_secs(60)));
@@ -458,9 +518,11 @@ async fn resolves_and_configures_sockets() {
     let SocketAddr::V4(v4) = addr else {
         panic!("nodes have IPv4 addresses")
     };
-    let placeholder =
-        crashtest_guard::adopt_placeholder(TcpStream::from(configure_like_hyper_util(addr)).into())
-            .unwrap();
+    let local = SocketAddr::from(([0, 0, 0, 0], 0));
+    let placeholder = crashtest_guard::adopt_placeholder(
+        TcpStream::from(configure_like_hyper_util(local)).into(),
+    )
+    .unwrap();
     plumbing::notes::record(
         "resolved",
         [

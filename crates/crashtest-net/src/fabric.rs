@@ -39,6 +39,7 @@ use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
 
 use crate::config::NetConfig;
+use crate::hold::Holds;
 use crate::links::Links;
 use crate::ports::Ports;
 use crate::tcp::TcpTables;
@@ -60,6 +61,7 @@ impl Default for Net {
                 ports: Ports::default(),
                 tcp: TcpTables::default(),
                 udp: UdpTables::default(),
+                holds: Holds::default(),
                 next_id: 1,
             }),
             started: Cell::new(false),
@@ -78,6 +80,7 @@ pub(crate) struct State {
     pub(crate) ports: Ports,
     pub(crate) tcp: TcpTables,
     pub(crate) udp: UdpTables,
+    pub(crate) holds: Holds,
     next_id: u64,
 }
 
@@ -376,6 +379,7 @@ impl NodeHook for LifeCycle {
         let mut wakers = Wakers::default();
         self.0.tcp_node_killed(node, &mut wakers);
         self.0.udp_node_killed(node, &mut wakers);
+        self.0.state.borrow_mut().end_holds_of(node);
         wakers.wake();
     }
 

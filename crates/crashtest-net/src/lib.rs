@@ -95,6 +95,7 @@ mod addr;
 mod config;
 mod control;
 mod fabric;
+mod hold;
 mod id_map;
 mod links;
 mod ports;
@@ -107,6 +108,7 @@ pub use config::{Latency, NetConfig};
 pub use control::{
     clog_link, clog_node, configure, heal, heal_all, partition, partition_one_way, swizzle,
 };
+pub use hold::{PortHold, hold_port};
 pub use tcp::{TcpListener, TcpStream};
 pub use tokio_seam::register_tokio_seam;
 pub use udp::UdpSocket;

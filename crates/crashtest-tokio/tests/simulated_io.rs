@@ -84,6 +84,36 @@ fn a_socket_made_by_hand_is_adopted_and_keeps_its_options() {
 }
 
 #[test]
+fn a_std_listener_bound_to_port_0_serves_on_the_port_it_reports() {
+    crashtest::Sim::new(3)
+        .run(async {
+            // axum's and tonic's tests do this: bind port 0 with std, read the port, hand
+            // the listener to tokio.
+            let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = std_listener.local_addr().unwrap();
+            assert_ne!(addr.port(), 0, "bind took a port, as on Linux");
+            std_listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+            assert_eq!(listener.local_addr().unwrap(), addr);
+            tokio::spawn(async move {
+                let (mut stream, _) = listener.accept().await.unwrap();
+                stream.write_all(b"hi").await.unwrap();
+            });
+            let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let mut reply = [0; 2];
+            client.read_exact(&mut reply).await.unwrap();
+            assert_eq!(&reply, b"hi");
+
+            let std_udp = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+            let udp_addr = std_udp.local_addr().unwrap();
+            assert_ne!(udp_addr.port(), 0);
+            let udp = tokio::net::UdpSocket::from_std(std_udp).unwrap();
+            assert_eq!(udp.local_addr().unwrap(), udp_addr);
+        })
+        .unwrap();
+}
+
+#[test]
 fn a_socket_connected_for_real_is_refused() {
     let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let connected = std::net::TcpStream::connect(real.local_addr().unwrap()).unwrap();

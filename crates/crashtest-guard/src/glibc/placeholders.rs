@@ -52,6 +52,9 @@ pub(super) struct Record {
     protocol: c_int,
     options: BTreeMap<(c_int, c_int), Vec<u8>>,
     bound: Option<Vec<u8>>,
+    /// The port `bound` names, taken on the simulated network from `bind` (or from `listen`,
+    /// for a socket never bound) until the socket is adopted or closed, as Linux takes it.
+    hold: Option<crashtest_net::PortHold>,
     /// `listen` was called (with this backlog).
     listening: Option<c_int>,
 }
@@ -112,6 +115,7 @@ pub(super) fn create(domain: c_int, ty: c_int, protocol: c_int) -> Result<c_int,
         protocol,
         options: BTreeMap::new(),
         bound: None,
+        hold: None,
         listening: None,
     };
     table().sockets.borrow_mut().insert(id, record);
@@ -285,7 +289,8 @@ impl Record {
         }
     }
 
-    /// `bind`: records `address`; the `errno` to fail with otherwise.
+    /// `bind`: records `address` and takes its port (a free one for port 0, as Linux picks
+    /// it); the `errno` to fail with otherwise.
     pub(super) fn bind(&mut self, address: &[u8]) -> Result<(), c_int> {
         if self.bound.is_some() {
             return Err(libc::EINVAL);
@@ -301,17 +306,54 @@ impl Record {
                 return Err(libc::EINVAL);
             }
         }
-        self.bound = Some(address.to_vec());
+        let mut address = address.to_vec();
+        self.take_port(&mut address)?;
+        self.bound = Some(address);
+        Ok(())
+    }
+
+    /// Takes the port `address` names on the simulated network, for a TCP or UDP socket, and
+    /// writes the port taken into `address`; the `errno` to fail with otherwise. Other kinds
+    /// of socket hold nothing (the network has no ports for them).
+    fn take_port(&mut self, address: &mut [u8]) -> Result<(), c_int> {
+        let datagram = match self.ty {
+            libc::SOCK_STREAM => false,
+            libc::SOCK_DGRAM => true,
+            _ => return Ok(()),
+        };
+        let Some(addr) = socket_addr(address) else {
+            return Ok(());
+        };
+        debug_assert!(self.hold.is_none(), "a socket takes one port");
+        let hold =
+            crashtest_net::hold_port(addr, datagram).map_err(|error| match error.kind() {
+                std::io::ErrorKind::AddrInUse => libc::EADDRINUSE,
+                std::io::ErrorKind::AddrNotAvailable => libc::EADDRNOTAVAIL,
+                _ => libc::EINVAL,
+            })?;
+        // `sin_port` and `sin6_port` sit after the family, in network order.
+        address[2..4].copy_from_slice(&hold.port().to_be_bytes());
+        assert_eq!(
+            socket_addr(address).map(|a| a.port()),
+            Some(hold.port()),
+            "the address names the port held"
+        );
+        self.hold = Some(hold);
         Ok(())
     }
 
     /// `listen`: records that the socket listens (a stream socket only, as Linux requires);
     /// the `errno` to fail with otherwise. Listening again only changes the backlog, as on
-    /// Linux. An unbound socket stays unbound here: Linux would pick a port, the simulated
-    /// network picks one when the stand-in adopts the socket.
+    /// Linux. An unbound socket is bound to a free port of every address first, as Linux
+    /// binds it.
     pub(super) fn listen(&mut self, backlog: c_int) -> Result<(), c_int> {
         if self.ty != libc::SOCK_STREAM || !matches!(self.domain, libc::AF_INET | libc::AF_INET6) {
             return Err(libc::EOPNOTSUPP);
+        }
+        if self.bound.is_none() {
+            let mut address = unbound_address(self.domain);
+            self.take_port(&mut address)?;
+            self.bound = Some(address);
         }
         self.listening = Some(backlog);
         Ok(())
@@ -324,8 +366,10 @@ impl Record {
             .unwrap_or_else(|| unbound_address(self.domain))
     }
 
-    /// The hand-over form of the record.
-    pub(super) fn into_placeholder(self, nonblocking: bool) -> Placeholder {
+    /// The hand-over form of the record. Frees the port it holds: the adopter binds it on the
+    /// simulated network next, in the same poll, so nothing takes it in between.
+    pub(super) fn into_placeholder(mut self, nonblocking: bool) -> Placeholder {
+        drop(self.hold.take());
         let options = self.typed_options();
         Placeholder {
             domain: self.domain,
@@ -404,8 +448,17 @@ mod tests {
             protocol: 0,
             options: BTreeMap::new(),
             bound: None,
+            hold: None,
             listening: None,
         }
+    }
+
+    /// Runs `body` inside a simulation, where a bind or listen takes its port on the
+    /// simulated network.
+    fn simulated(body: impl FnOnce() + 'static) {
+        crashtest_core::Sim::new(1)
+            .run(async move { body() })
+            .unwrap();
     }
 
     #[test]
@@ -448,37 +501,50 @@ mod tests {
 
     #[test]
     fn listen_is_recorded_on_a_stream_socket_only_and_reads_back_as_accepting() {
-        let mut record = tcp_v4();
-        let accepting = |record: &Record| record.option(libc::SOL_SOCKET, libc::SO_ACCEPTCONN);
-        assert_eq!(accepting(&record), Ok(0i32.to_ne_bytes().to_vec()));
-        assert_eq!(record.listen(128), Ok(()));
-        assert_eq!(accepting(&record), Ok(1i32.to_ne_bytes().to_vec()));
-        assert!(record.into_placeholder(true).listening);
-        let mut datagram = Record {
-            ty: libc::SOCK_DGRAM,
-            ..tcp_v4()
-        };
-        assert_eq!(datagram.listen(1), Err(libc::EOPNOTSUPP));
-        assert!(!datagram.into_placeholder(false).listening);
+        simulated(|| {
+            let mut record = tcp_v4();
+            let accepting = |record: &Record| record.option(libc::SOL_SOCKET, libc::SO_ACCEPTCONN);
+            assert_eq!(accepting(&record), Ok(0i32.to_ne_bytes().to_vec()));
+            assert_eq!(record.listen(128), Ok(()));
+            assert_eq!(accepting(&record), Ok(1i32.to_ne_bytes().to_vec()));
+            // Unbound, it took a free port of every address, as Linux binds it.
+            let bound = socket_addr(&record.local_address()).unwrap();
+            assert!(bound.ip().is_unspecified() && bound.port() != 0, "{bound}");
+            let placeholder = record.into_placeholder(true);
+            assert!(placeholder.listening);
+            assert_eq!(placeholder.bound, Some(bound));
+            let mut datagram = Record {
+                ty: libc::SOCK_DGRAM,
+                ..tcp_v4()
+            };
+            assert_eq!(datagram.listen(1), Err(libc::EOPNOTSUPP));
+            assert!(!datagram.into_placeholder(false).listening);
+        });
     }
 
     #[test]
-    fn bind_takes_one_address_of_the_sockets_family() {
-        let mut record = tcp_v4();
-        assert_eq!(record.local_address(), unbound_address(libc::AF_INET));
-        let mut v6 = unbound_address(libc::AF_INET6);
-        assert_eq!(record.bind(&v6), Err(libc::EAFNOSUPPORT));
-        v6.truncate(4);
-        let mut v4 = unbound_address(libc::AF_INET);
-        v4[2..4].copy_from_slice(&8080u16.to_be_bytes());
-        v4[4..8].copy_from_slice(&[10, 0, 0, 1]);
-        assert_eq!(record.bind(&v4[..8]), Err(libc::EINVAL));
-        record.bind(&v4).unwrap();
-        assert_eq!(record.bind(&v4), Err(libc::EINVAL));
-        assert_eq!(
-            socket_addr(&record.local_address()),
-            Some("10.0.0.1:8080".parse().unwrap())
-        );
+    fn bind_takes_one_address_of_the_sockets_family_and_its_nodes() {
+        simulated(|| {
+            let mut record = tcp_v4();
+            assert_eq!(record.local_address(), unbound_address(libc::AF_INET));
+            let mut v6 = unbound_address(libc::AF_INET6);
+            assert_eq!(record.bind(&v6), Err(libc::EAFNOSUPPORT));
+            v6.truncate(4);
+            let mut v4 = unbound_address(libc::AF_INET);
+            v4[2..4].copy_from_slice(&8080u16.to_be_bytes());
+            v4[4..8].copy_from_slice(&[10, 0, 0, 1]);
+            assert_eq!(record.bind(&v4[..8]), Err(libc::EINVAL));
+            // 10.0.0.1 is node 1's: the supervisor, node 0, cannot bind it.
+            assert_eq!(record.bind(&v4), Err(libc::EADDRNOTAVAIL));
+            v4[4..8].copy_from_slice(&[10, 0, 0, 0]);
+            record.bind(&v4).unwrap();
+            assert_eq!(record.bind(&v4), Err(libc::EINVAL));
+            assert_eq!(
+                socket_addr(&record.local_address()),
+                Some("10.0.0.0:8080".parse().unwrap())
+            );
+            assert_eq!(tcp_v4().bind(&v4), Err(libc::EADDRINUSE));
+        });
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! - `socket()` returns a placeholder (see [`placeholders`](super::placeholders)) for any
 //!   family and type; `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname` and
 //!   `getpeername` on a placeholder are answered from its record; `close` forgets it. So
-//!   std's `TcpListener::bind` succeeds (no port is taken), and the stand-in's
+//!   std's `TcpListener::bind` succeeds (no real port is taken), and the stand-in's
 //!   `TcpListener::from_std` turns the result into a simulated listener.
 //! - `listen` on a real socket of a network family, and `connect`, `accept`, `accept4`, and
 //!   the send and receive calls (`send`,
@@ -18,9 +18,11 @@
 //!
 //! Outside a simulation every call goes to libc after one thread-local read.
 //!
-//! `bind` on a placeholder records the address without checking that the node owns it or
-//! that the port is free: the simulated network checks both when a tokio stand-in adopts the
-//! placeholder and binds for real.
+//! `bind` on a TCP or UDP placeholder takes its port on the simulated network, as Linux takes
+//! it (a free ephemeral one for port 0, and for a socket that listens unbound), so that
+//! `getsockname` names the port and a second bind of it fails with `EADDRINUSE`; an address
+//! of another node fails with `EADDRNOTAVAIL`. The port is held until the placeholder closes
+//! or a tokio stand-in adopts it and binds the port for real (see `crashtest_net::PortHold`).
 
 use std::ffi::{CStr, c_int, c_uint, c_void};
 use std::os::fd::{AsRawFd, OwnedFd};
