@@ -12,11 +12,12 @@
 //! Ids carry their run's tag: an id used in another run is a foreign one, and is ignored as
 //! the core's own handles ignore theirs.
 
+use std::panic::Location;
 use std::task::{Context, Poll, Waker};
 
 use crashtest_hooks::{RawTask, Simulator, TaskRef, TimerRef};
 
-use crate::task::TaskId;
+use crate::task::{Label, TaskId};
 use crate::time::timer_heap::TimerKey;
 use crate::world::{self, World};
 
@@ -47,11 +48,20 @@ fn with_run<R>(run: u32, f: impl FnOnce(&World) -> R) -> Option<R> {
 }
 
 impl Simulator for Seam {
-    fn spawn(&self, name: Option<&str>, task: RawTask<'_>) -> TaskRef {
+    fn spawn(
+        &self,
+        name: Option<&str>,
+        origin: &'static Location<'static>,
+        task: RawTask<'_>,
+    ) -> TaskRef {
         with_world(|w| {
             let node = w.current_node();
             let stillborn = w.spawns_die_at_birth(node);
-            let id = w.spawn_raw_on(node, name.map(Box::from), task);
+            let label = match name {
+                Some(name) => Label::Named(name.into()),
+                None => Label::SpawnedAt(origin),
+            };
+            let id = w.spawn_raw_on(node, label, task);
             // Only a dead node's task, or one spawned once the run is over, ends at birth.
             assert_eq!(
                 w.is_finished(id),

@@ -359,6 +359,36 @@ fn a_deadlocks_first_line_counts_the_tasks_that_wait() {
 }
 
 #[test]
+fn an_unnamed_task_is_reported_by_where_it_was_spawned() {
+    let spawned_at = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let keep = spawned_at.clone();
+    let failure = Sim::new(1)
+        .run(async move {
+            let line = line!() + 1;
+            let stuck = crashtest_core::spawn(std::future::pending::<()>());
+            *keep.borrow_mut() = Some(format!("{}:{line}:", file!()));
+            let _ = stuck.await;
+        })
+        .unwrap_err();
+    let FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("expected a deadlock, got {:?}", failure.kind);
+    };
+    let place = spawned_at.borrow().clone().unwrap();
+    assert!(
+        waiting
+            .iter()
+            .any(|w| w.starts_with("t1 (spawned at ") && w.contains(&place)),
+        "{waiting:?}"
+    );
+    assert!(
+        waiting
+            .iter()
+            .any(|w| w.contains(&format!("awaiting the end of t1 (spawned at {place}"))),
+        "{waiting:?}"
+    );
+}
+
+#[test]
 fn a_deadlock_report_says_which_tasks_await_which() {
     let failure = Sim::new(1)
         .run(async {

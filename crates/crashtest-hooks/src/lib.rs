@@ -43,6 +43,7 @@ mod task;
 
 use std::cell::Cell;
 use std::fmt;
+use std::panic::Location;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -62,8 +63,14 @@ pub use task::{FutureCell, RawTask, TaskCell, TaskRef, TimerRef};
 pub trait Simulator: Sync {
     /// Spawns `task` on the calling node (the supervisor when called from the test body).
     /// The task's bytes are moved into the simulator's storage before this returns (see
-    /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`].
-    fn spawn(&self, name: Option<&str>, task: RawTask<'_>) -> TaskRef;
+    /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`]. Reports call an
+    /// unnamed task by `origin`, where the program spawned it.
+    fn spawn(
+        &self,
+        name: Option<&str>,
+        origin: &'static Location<'static>,
+        task: RawTask<'_>,
+    ) -> TaskRef;
 
     /// Once the task finished: `Ready(true)` after moving its output into `out` (through
     /// [`TaskCell::take_output`]), or `Ready(false)` if the task was cancelled. `Pending` after
@@ -239,7 +246,14 @@ pub fn anchor() -> Option<Instant> {
 ///
 /// struct Stopped;
 /// impl Simulator for Stopped {
-///     fn spawn(&self, _: Option<&str>, _: RawTask<'_>) -> TaskRef { unimplemented!() }
+///     fn spawn(
+///         &self,
+///         _: Option<&str>,
+///         _: &'static std::panic::Location<'static>,
+///         _: RawTask<'_>,
+///     ) -> TaskRef {
+///         unimplemented!()
+///     }
 ///     unsafe fn poll_join(&self, _: TaskRef, _: &mut Context<'_>, _: *mut ()) -> Poll<bool> {
 ///         Poll::Ready(false)
 ///     }

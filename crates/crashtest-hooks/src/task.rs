@@ -196,8 +196,10 @@ impl<C: TaskCell + 'static> KindOf<C> {
 }
 
 impl RawTask<'_> {
-    /// Spawns `cell` in `sim` under `name`: hands its bytes to the simulator, which moves them
-    /// into its own storage. The task then runs and is dropped by the simulator alone.
+    /// Spawns `cell` in `sim` under `name` (or, unnamed, known by where its caller was
+    /// called: the program's spawn): hands its bytes to the simulator, which moves them into
+    /// its own storage. The task then runs and is dropped by the simulator alone.
+    #[track_caller]
     pub fn spawn<C: TaskCell + 'static>(
         sim: &dyn crate::Simulator,
         name: Option<&str>,
@@ -206,7 +208,11 @@ impl RawTask<'_> {
         // Never dropped here: its bytes move into the simulator, which owns the task from
         // then on (and if `spawn` unwinds first, the task leaks rather than dropping twice).
         let mut cell = ManuallyDrop::new(cell);
-        sim.spawn(name, RawTask::lend(&mut cell))
+        sim.spawn(
+            name,
+            std::panic::Location::caller(),
+            RawTask::lend(&mut cell),
+        )
     }
 
     /// Lends `cell`'s bytes for as long as the borrow.

@@ -114,6 +114,36 @@ fn a_std_listener_bound_to_port_0_serves_on_the_port_it_reports() {
 }
 
 #[test]
+fn a_deadlock_report_names_tokio_tasks_by_where_they_were_spawned() {
+    let lines = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
+    let keep = lines.clone();
+    let failure = crashtest::Sim::new(1)
+        .run(async move {
+            let (_keep, receiver) = tokio::sync::oneshot::channel::<()>();
+            let mut set = tokio::task::JoinSet::new();
+            let set_line = line!() + 1;
+            set.spawn(async move {
+                let _ = receiver.await;
+            });
+            let spawn_line = line!() + 1;
+            let handle = tokio::spawn(std::future::pending::<()>());
+            keep.set((set_line, spawn_line));
+            let _ = handle.await;
+        })
+        .unwrap_err();
+    let text = failure.kind.to_string();
+    let (set_line, spawn_line) = lines.get();
+    let at = |line| format!("(spawned at {}:{line}:", file!());
+    // The JoinSet's task and the spawned one, each by the line of the program that spawned
+    // it, and the body awaiting the second.
+    assert!(text.contains(&at(set_line)), "{text}");
+    assert!(
+        text.contains(&format!("awaiting the end of t2 {}", at(spawn_line))),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_socket_connected_for_real_is_refused() {
     let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let connected = std::net::TcpStream::connect(real.local_addr().unwrap()).unwrap();

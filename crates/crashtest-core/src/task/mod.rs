@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
-pub(crate) use slab::{Outcome, TaskCell, TaskFuture, TaskSlot, TaskState, TaskTable};
+pub(crate) use slab::{Label, Outcome, TaskCell, TaskFuture, TaskSlot, TaskState, TaskTable};
 
 use crate::world;
 
@@ -350,6 +350,7 @@ impl<T> Drop for JoinHandle<T> {
 /// assert_eq!(handle.await.unwrap(), "done");
 /// # }).unwrap();
 /// ```
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + Send + 'static,
@@ -369,6 +370,7 @@ where
 /// assert_eq!(handle.await.unwrap(), 6);
 /// # }).unwrap();
 /// ```
+#[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
@@ -421,6 +423,7 @@ impl<'a> Builder<'a> {
     /// assert_eq!(h.await.unwrap(), 2);
     /// # }).unwrap();
     /// ```
+    #[track_caller]
     pub fn spawn<F>(self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -448,6 +451,7 @@ impl<'a> Builder<'a> {
     /// assert_eq!(h.await.unwrap(), 3);
     /// # }).unwrap();
     /// ```
+    #[track_caller]
     pub fn spawn_local<F>(self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
@@ -461,13 +465,19 @@ impl<'a> Builder<'a> {
         }
     }
 
+    #[track_caller]
     fn spawn_sim<F>(self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + 'static,
         F::Output: 'static,
     {
         let node = world::with(|w| w.current_node()).expect("checked inside a simulation");
-        spawn_sim_on(node, self.name, future)
+        let label = match self.name {
+            Some(name) => Label::Named(name.into()),
+            // An unnamed task is reported by where the program spawned it.
+            None => Label::SpawnedAt(std::panic::Location::caller()),
+        };
+        spawn_sim_on(node, label, future)
     }
 }
 
@@ -498,14 +508,14 @@ pub async fn yield_now() {
 
 pub(crate) fn spawn_sim_on<F>(
     node: crate::node::NodeId,
-    name: Option<&str>,
+    label: Label,
     future: F,
 ) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
     F::Output: 'static,
 {
-    let (run, id) = world::with(|w| (w.run_tag(), w.spawn_on(node, name.map(Box::from), future)))
+    let (run, id) = world::with(|w| (w.run_tag(), w.spawn_on(node, label, future)))
         .expect("simulated tasks are spawned inside a simulation");
     JoinHandle {
         inner: JoinInner::Sim {

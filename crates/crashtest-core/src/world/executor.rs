@@ -447,12 +447,12 @@ impl World {
         }
     }
 
-    pub(crate) fn spawn_on<F>(&self, node: NodeId, name: Option<Box<str>>, future: F) -> TaskId
+    pub(crate) fn spawn_on<F>(&self, node: NodeId, label: Label, future: F) -> TaskId
     where
         F: Future + 'static,
         F::Output: 'static,
     {
-        self.spawn_with(node, |tasks| tasks.insert(node, name, future))
+        self.spawn_with(node, |tasks| tasks.insert(node, label, future))
     }
 
     /// Spawns a task whose cell type the core cannot name (the tokio stand-in's), moved once
@@ -461,10 +461,10 @@ impl World {
     pub(crate) fn spawn_raw_on(
         &self,
         node: NodeId,
-        name: Option<Box<str>>,
+        label: Label,
         task: crashtest_hooks::RawTask<'_>,
     ) -> TaskId {
-        self.spawn_with(node, |tasks| tasks.insert_raw(node, name, task))
+        self.spawn_with(node, |tasks| tasks.insert_raw(node, label, task))
     }
 
     /// Whether a task spawned on `node` now is cancelled at birth: its node is dead (the
@@ -697,7 +697,10 @@ impl World {
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
         let awaited = tasks.awaited();
-        let name_of = |id: TaskId| format!("{id} ({})", tasks.name(id).unwrap_or("unnamed"));
+        let name_of = |id: TaskId| match tasks.label(id) {
+            Some(label) => format!("{id} ({label})"),
+            None => id.to_string(),
+        };
         let waiting: Vec<String> = tasks
             .iter_unfinished()
             .take(32)

@@ -47,7 +47,7 @@ use crate::rng::{Rng, Stream, Streams};
 use crate::sim::Config;
 use crate::task::waker::waker_for;
 use crate::task::{
-    BoxedUnit, Outcome, ReadyQueue, TaskFuture, TaskId, TaskSlot, TaskState, TaskTable,
+    BoxedUnit, Label, Outcome, ReadyQueue, TaskFuture, TaskId, TaskSlot, TaskState, TaskTable,
 };
 use crate::time::timer_heap::{TimerHeap, TimerKey};
 use crate::trace::{EventKind, Trace};
@@ -313,7 +313,7 @@ impl World {
         panic_capture::install();
         let world = Rc::new(World::new(seed, config));
         let _enter = Enter::new(world.clone());
-        let body = world.spawn_on(NodeId::SUPERVISOR, Some("body".into()), body);
+        let body = world.spawn_on(NodeId::SUPERVISOR, Label::Named("body".into()), body);
         // Task ids count spawns from the run's start, and the body is the first (`t0`).
         assert_eq!(body.serial, 0, "the run's body is not its first task");
         world.body.set(Some(body));
@@ -558,8 +558,8 @@ impl World {
         );
         let task = task.map(|id| {
             let tasks = self.tasks.borrow();
-            match tasks.name(id) {
-                Some(name) => format!("{id} ({name})"),
+            match tasks.label(id) {
+                Some(label) => format!("{id} ({label})"),
                 None => id.to_string(),
             }
         });

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::panic::Location;
 use std::task::Waker;
 
 use super::arena::{CellArena, CellBox, FreedBlock};
@@ -229,9 +230,35 @@ impl TaskSlot {
     }
 }
 
+/// What a report calls a task by: the name it was given, or, for one spawned without a
+/// name, where it was spawned.
+pub(crate) enum Label {
+    Named(Box<str>),
+    SpawnedAt(&'static Location<'static>),
+}
+
+/// A task's label as a report prints it.
+pub(crate) enum LabelRef<'a> {
+    Named(&'a str),
+    SpawnedAt(&'static Location<'static>),
+}
+
+impl std::fmt::Display for LabelRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabelRef::Named(name) => f.write_str(name),
+            LabelRef::SpawnedAt(place) => write!(f, "spawned at {place}"),
+        }
+    }
+}
+
 pub(crate) struct TaskTable {
     slots: Vec<SlotEntry>,
     names: BTreeMap<u32, Box<str>>,
+    /// Where each place's unnamed task was spawned, by place (`None` for a named one): one
+    /// store per spawn, beside the slots rather than in them, which the scheduler streams
+    /// through and which stay 24 bytes.
+    origins: Vec<Option<&'static Location<'static>>>,
     /// The wakers of join handles waiting for their task, by slot. A map, not a vector by
     /// slot: a handle awaited while a million tasks are alive would otherwise cost a
     /// million-entry vector, and few handles wait at any one time.
@@ -294,6 +321,7 @@ impl TaskTable {
         TaskTable {
             slots,
             names: BTreeMap::new(),
+            origins: Vec::new(),
             join_wakers: BTreeMap::new(),
             free_top: NO_FREE,
             vacant: 0,
@@ -303,13 +331,13 @@ impl TaskTable {
     }
 
     /// Adds a task running `future`, its cell in the table's arena.
-    pub(crate) fn insert<F>(&mut self, node: NodeId, name: Option<Box<str>>, future: F) -> TaskId
+    pub(crate) fn insert<F>(&mut self, node: NodeId, label: Label, future: F) -> TaskId
     where
         F: Future + 'static,
         F::Output: 'static,
     {
         let future = self.arena.alloc(FutureCell::new(future));
-        self.insert_cell(node, name, future)
+        self.insert_cell(node, label, future)
     }
 
     /// Adds a task whose cell type the table cannot name (the tokio stand-in's), moved once
@@ -318,18 +346,22 @@ impl TaskTable {
     pub(crate) fn insert_raw(
         &mut self,
         node: NodeId,
-        name: Option<Box<str>>,
+        label: Label,
         task: crashtest_hooks::RawTask<'_>,
     ) -> TaskId {
         let future = self.arena.alloc_raw(task);
-        self.insert_cell(node, name, future)
+        self.insert_cell(node, label, future)
     }
 
     /// Adds a task running the cell `future`.
     #[inline(always)]
-    fn insert_cell(&mut self, node: NodeId, name: Option<Box<str>>, future: TaskFuture) -> TaskId {
+    fn insert_cell(&mut self, node: NodeId, label: Label, future: TaskFuture) -> TaskId {
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
+        let (name, origin) = match label {
+            Label::Named(name) => (Some(name), None),
+            Label::SpawnedAt(place) => (None, Some(place)),
+        };
         let named = name.is_some();
         let node = u16::try_from(node.0).expect("the node table holds at most 2^16 nodes");
         let reused = self.free_top != NO_FREE;
@@ -347,8 +379,12 @@ impl TaskTable {
                 "more than 2^24 tasks alive at once"
             );
             self.slots.push(SlotEntry::Vacant { next: NO_FREE });
+            self.origins.push(None);
             slot
         };
+        // Each place has its origin beside it.
+        debug_assert_eq!(self.origins.len(), self.slots.len());
+        self.origins[slot as usize] = origin;
         let entry = &mut self.slots[slot as usize];
         let SlotEntry::Vacant { next } = *entry else {
             panic!("reused a busy task slot");
@@ -408,6 +444,21 @@ impl TaskTable {
         let name = self.names.get(&id.slot);
         assert!(name.is_some(), "task {id} is named but its name is lost");
         name.map(|name| &**name)
+    }
+
+    /// What a report calls a task: its name, or where it was spawned; `None` for a task no
+    /// longer in the table.
+    pub(crate) fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
+        if let Some(name) = self.name(id) {
+            return Some(LabelRef::Named(name));
+        }
+        self.get(id)?;
+        let origin = self.origins[id.slot as usize];
+        assert!(
+            origin.is_some(),
+            "unnamed task {id} lost where it was spawned"
+        );
+        origin.map(LabelRef::SpawnedAt)
     }
 
     /// Finds a live slot from a waker's truncated serial (see `waker`).
@@ -642,6 +693,12 @@ mod tests {
 
     use super::*;
 
+    /// The label of a task the test spawns unnamed.
+    #[track_caller]
+    fn here() -> Label {
+        Label::SpawnedAt(Location::caller())
+    }
+
     struct Counter(AtomicUsize);
 
     /// Drops a task's future and frees its slot, as the executor does with a finished task
@@ -663,11 +720,11 @@ mod tests {
     #[test]
     fn a_freed_slot_forgets_its_join_waker() {
         let mut table = TaskTable::new();
-        let first = table.insert(NodeId::SUPERVISOR, None, async {});
+        let first = table.insert(NodeId::SUPERVISOR, here(), async {});
         let woken = Arc::new(Counter(AtomicUsize::new(0)));
         table.set_join_waker(first, &Waker::from(woken.clone()));
         retire(&mut table, first);
-        let second = table.insert(NodeId::SUPERVISOR, None, async {});
+        let second = table.insert(NodeId::SUPERVISOR, here(), async {});
         assert_eq!(second.slot, first.slot, "the slot is reused");
         assert!(table.take_join_waker(second).is_none());
         assert_eq!(woken.0.load(Ordering::Relaxed), 0);
@@ -682,7 +739,7 @@ mod tests {
             let ids: Vec<TaskId> = (0..3)
                 .map(|_| {
                     let guard = alive.clone();
-                    table.insert(NodeId::SUPERVISOR, None, async move { drop(guard) })
+                    table.insert(NodeId::SUPERVISOR, here(), async move { drop(guard) })
                 })
                 .collect();
             assert_eq!(std::rc::Rc::strong_count(&alive), 4);
@@ -703,7 +760,7 @@ mod tests {
     fn a_join_waker_on_a_high_slot_is_kept_and_taken() {
         let mut table = TaskTable::new();
         let ids: Vec<TaskId> = (0..1_000)
-            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}))
+            .map(|_| table.insert(NodeId::SUPERVISOR, here(), async {}))
             .collect();
         let woken = Arc::new(Counter(AtomicUsize::new(0)));
         let last = *ids.last().unwrap();
@@ -718,13 +775,13 @@ mod tests {
     fn the_last_freed_slot_is_reused_first() {
         let mut table = TaskTable::new();
         let ids: Vec<TaskId> = (0..4)
-            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}))
+            .map(|_| table.insert(NodeId::SUPERVISOR, here(), async {}))
             .collect();
         for &id in &ids[..3] {
             retire(&mut table, id);
         }
         let reused: Vec<u32> = (0..4)
-            .map(|_| table.insert(NodeId::SUPERVISOR, None, async {}).slot)
+            .map(|_| table.insert(NodeId::SUPERVISOR, here(), async {}).slot)
             .collect();
         assert_eq!(
             reused,
