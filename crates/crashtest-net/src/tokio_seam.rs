@@ -73,8 +73,15 @@ impl Network for Seam {
         resolve_host(name).map(|ip| vec![ip])
     }
 
-    fn tcp_connect(&self, addr: SocketAddr) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>> {
-        Box::pin(async move { TcpStream::connect(addr).await.map(end_of) })
+    fn tcp_connect(
+        &self,
+        addr: SocketAddr,
+        local_port: u16,
+    ) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>> {
+        Box::pin(async move {
+            let socket = crate::tcp::Connect::start(addr, local_port)?.await?;
+            Ok(end_of(TcpStream::from_socket(socket)))
+        })
     }
 
     fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>> {
@@ -221,7 +228,7 @@ mod tests {
                 });
                 time::sleep(Duration::from_millis(1)).await;
                 let ip = Seam.resolve("server").unwrap()[0];
-                let conn = Seam.tcp_connect(SocketAddr::new(ip, 80)).await.unwrap();
+                let conn = Seam.tcp_connect(SocketAddr::new(ip, 80), 0).await.unwrap();
                 assert_eq!(conn.peer_addr(), SocketAddr::new(ip, 80));
                 std::future::poll_fn(|cx| conn.poll_write(cx, b"ping"))
                     .await

@@ -55,27 +55,33 @@ fn a_connect_inside_a_simulation_never_reaches_a_real_listener() {
     assert_eq!(accepted.kind(), std::io::ErrorKind::WouldBlock);
 }
 
+/// Starts node `server` listening on port 80 (it accepts one connection, then idles) and
+/// returns its address.
+async fn accepting_server() -> std::net::SocketAddr {
+    crashtest::node::create("server", || async {
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
+        let _ = listener.accept().await;
+        std::future::pending::<()>().await;
+    });
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    tokio::net::lookup_host("server:80")
+        .await
+        .unwrap()
+        .next()
+        .unwrap()
+}
+
 #[test]
 fn a_socket_made_by_hand_is_adopted_and_keeps_its_options() {
     crashtest::Sim::new(2)
         .run(async {
-            crashtest::node::create("server", || async {
-                let listener = tokio::net::TcpListener::bind("0.0.0.0:80").await.unwrap();
-                let _ = listener.accept().await;
-                std::future::pending::<()>().await;
-            });
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            let server = accepting_server().await;
             // What hyper-util's connector does: socket2, options, then hand it to tokio.
             let made =
                 socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
             made.set_tcp_nodelay(true).unwrap();
             let socket = tokio::net::TcpSocket::from_std_stream(made.into());
             assert!(socket.nodelay().unwrap());
-            let server = tokio::net::lookup_host("server:80")
-                .await
-                .unwrap()
-                .next()
-                .unwrap();
             let stream = socket.connect(server).await.unwrap();
             assert!(stream.nodelay().unwrap());
             assert_eq!(stream.peer_addr().unwrap(), server);
@@ -141,6 +147,25 @@ fn a_deadlock_report_names_tokio_tasks_by_where_they_were_spawned() {
         text.contains(&format!("awaiting the end of t2 {}", at(spawn_line))),
         "{text}"
     );
+}
+
+#[test]
+fn a_socket_bound_by_hand_connects_from_the_port_its_bind_took() {
+    crashtest::Sim::new(4)
+        .run(async {
+            let server = accepting_server().await;
+            // hyper-util's connector with a local address set: bind, then hand it to tokio.
+            let made =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            let any: std::net::SocketAddr = "0.0.0.0:0".parse().unwrap();
+            made.bind(&any.into()).unwrap();
+            let bound = made.local_addr().unwrap().as_socket().unwrap();
+            assert_ne!(bound.port(), 0);
+            let socket = tokio::net::TcpSocket::from_std_stream(made.into());
+            let stream = socket.connect(server).await.unwrap();
+            assert_eq!(stream.local_addr().unwrap().port(), bound.port());
+        })
+        .unwrap();
 }
 
 #[test]

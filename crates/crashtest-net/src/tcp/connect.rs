@@ -75,8 +75,9 @@ pub(crate) struct Connect {
 }
 
 impl Connect {
-    /// Sends the SYN to `remote` from the calling node.
-    pub(crate) fn start(remote: SocketAddr) -> io::Result<Connect> {
+    /// Sends the SYN to `remote` from the calling node, from local port `local_port` (0 for
+    /// an ephemeral one, as a socket never bound gets): `AddrInUse` if that port is taken.
+    pub(crate) fn start(remote: SocketAddr, local_port: u16) -> io::Result<Connect> {
         let net = &fabric::net();
         let node = current_node();
         let from = node.index() as u32;
@@ -105,7 +106,11 @@ impl Connect {
         let st = &mut *guard;
         st.learn(node);
         let id = st.next_id();
-        let port = crate::fabric::draw(|rng| st.ports.ephemeral(from, Proto::Tcp, id, rng))?;
+        let port = crate::fabric::draw(|rng| st.ports.bind(from, Proto::Tcp, local_port, id, rng))?;
+        assert!(
+            local_port == 0 || port == local_port,
+            "a connect from a bound port uses that port"
+        );
         let now = now();
         let at = now + st.latency_ns(from, to);
         let timer = Some(arm_syn(id, at));

@@ -22,6 +22,7 @@ use std::task::Waker;
 
 use crate::id_map::IdMap;
 
+pub(crate) use connect::Connect;
 pub use listener::TcpListener;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub(crate) use stream::Shared;

@@ -318,9 +318,14 @@ impl TcpSocket {
         match self.inner {
             Inner::Real(socket) => socket.connect(addr).await.map(TcpStream::from_real),
             Inner::Sim(sim) => {
-                let nodelay = lock(&sim).nodelay;
+                let (nodelay, bound) = {
+                    let sim = lock(&sim);
+                    (sim.nodelay, sim.bound)
+                };
                 let network = seam::network("tokio::net::TcpSocket::connect");
-                let conn = network.tcp_connect(addr).await?;
+                // A bound socket connects from its port, as on Linux.
+                let local_port = bound.map_or(0, |local| local.port());
+                let conn = network.tcp_connect(addr, local_port).await?;
                 Ok(TcpStream::sim(conn, nodelay))
             }
         }
