@@ -294,7 +294,9 @@ impl TcpSocket {
         }
     }
 
-    /// Binds the socket to `addr` (a simulated socket binds when it listens).
+    /// Binds the socket to `addr` (a simulated socket takes the port when it listens or
+    /// connects, so a taken port fails there, and `local_addr` says port 0 until then for a
+    /// bind to port 0).
     ///
     /// # Errors
     ///
@@ -309,7 +311,8 @@ impl TcpSocket {
         }
     }
 
-    /// Connects to `addr`. A simulated connection's local address is the network's choice.
+    /// Connects to `addr`, from the bound port if the socket was bound to one (a free port
+    /// otherwise: the network's choice, as for a socket never bound).
     ///
     /// # Errors
     ///
