@@ -183,6 +183,24 @@ fn a_closed_placeholder_frees_its_port_and_a_listen_unbound_takes_one() {
 }
 
 #[test]
+fn a_placeholder_lives_until_its_last_descriptor_closes() {
+    run(|| async {
+        let listener = TcpListener::bind("0.0.0.0:7100").unwrap();
+        let copy = listener.try_clone().unwrap();
+        drop(listener);
+        // The duplicate still holds the socket, its record and its port, as on Linux.
+        assert_eq!(
+            TcpListener::bind("0.0.0.0:7100").unwrap_err().kind(),
+            ErrorKind::AddrInUse
+        );
+        assert_eq!(copy.local_addr().unwrap().port(), 7100);
+        drop(copy);
+        drop(TcpListener::bind("0.0.0.0:7100").unwrap());
+    })
+    .unwrap();
+}
+
+#[test]
 fn a_std_bind_to_another_nodes_address_fails_as_on_linux() {
     run(|| async {
         node::create("other", std::future::pending);

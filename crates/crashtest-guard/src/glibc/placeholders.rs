@@ -134,6 +134,38 @@ pub(super) fn with<R>(fd: c_int, f: impl FnOnce(&mut Record) -> R) -> Option<R> 
     Some(f(record))
 }
 
+/// A descriptor is closing: if it is the last one of a placeholder, forgets the socket and
+/// frees the port it holds, as Linux closes a socket with its last descriptor. A duplicate
+/// (`dup`, `try_clone`) keeps the socket and its port.
+pub(super) fn closing(fd: c_int) {
+    let table = table();
+    if table.sockets.borrow().is_empty() {
+        return;
+    }
+    let Some(id) = identity(fd) else {
+        return;
+    };
+    if !table.sockets.borrow().contains_key(&id) || open_elsewhere(fd, id) {
+        return;
+    }
+    let record = table.sockets.borrow_mut().remove(&id);
+    // Dropped once the table is free: its port goes back to the network.
+    drop(record);
+}
+
+/// Whether a descriptor other than `fd` refers to the file `id` (read from
+/// `/proc/self/fd`; only asked when a placeholder's descriptor closes). The listing's own
+/// descriptor closes through the guards too, and is no placeholder.
+fn open_elsewhere(fd: c_int, id: Identity) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return false;
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<c_int>().ok())
+        .any(|other| other != fd && identity(other) == Some(id))
+}
+
 /// Removes the record of the placeholder `fd` refers to, and returns it.
 pub(super) fn take(fd: c_int) -> Option<Record> {
     let table = table();

@@ -3,7 +3,8 @@
 //! Inside a simulation:
 //! - `socket()` returns a placeholder (see [`placeholders`](super::placeholders)) for any
 //!   family and type; `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname` and
-//!   `getpeername` on a placeholder are answered from its record; `close` forgets it. So
+//!   `getpeername` on a placeholder are answered from its record; closing its last
+//!   descriptor forgets it. So
 //!   std's `TcpListener::bind` succeeds (no real port is taken), and the stand-in's
 //!   `TcpListener::from_std` turns the result into a simulated listener.
 //! - `listen` on a real socket of a network family, and `connect`, `accept`, `accept4`, and
@@ -198,7 +199,7 @@ pub(super) unsafe extern "C" fn close(fd: c_int) -> c_int {
     if super::in_simulation() {
         // Best effort: a close must close, and never fails the run. If the simulator's state
         // is in use the record stays, which matters to nobody once the descriptor is gone.
-        let _ = panic::catch_unwind(|| placeholders::take(fd));
+        let _ = panic::catch_unwind(|| placeholders::closing(fd));
     }
     // SAFETY: the caller's argument, unchanged, to the function this one hides.
     unsafe { REAL_CLOSE.get()(fd) }
