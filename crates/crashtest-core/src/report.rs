@@ -53,7 +53,8 @@ pub struct RunSummary {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InjectedFault {
     /// The fault's id when it was drawn from the seed (maskable); `None` for faults the test
-    /// applied by itself.
+    /// applied by itself, and for those that are part of a numbered one (the kill a nemesis
+    /// kill makes).
     pub id: Option<u64>,
     /// The random stream the fault was drawn from (`"network"`, `"nemesis"`, `"buggify"`),
     /// so that a minimizer can work on one kind of fault; `None` with `id`.
@@ -183,16 +184,12 @@ impl fmt::Display for FailureKind {
             } => write!(f, "panicked: {message}"),
             FailureKind::Deadlock { waiting } => {
                 // The first line stands alone: a one-line summary (a results file, a
-                // regression file's reason) keeps only it.
-                let tasks = if waiting.len() == 1 {
-                    "task waits"
-                } else {
-                    "tasks wait"
-                };
+                // regression file's reason) keeps only it. It counts nothing: the list below
+                // stops after its first tasks, and a count would make one deadlock read
+                // differently whenever a replay that masks a fault leaves fewer tasks.
                 write!(
                     f,
-                    "deadlock: no task is ready and no timer is armed, so {} {tasks} forever",
-                    waiting.len()
+                    "deadlock: no task is ready and no timer is armed, so nothing can run again"
                 )?;
                 for task in waiting {
                     write!(f, "\n    {task}")?;

@@ -339,7 +339,7 @@ fn a_body_waiting_on_nothing_is_a_deadlock() {
 }
 
 #[test]
-fn a_deadlocks_first_line_counts_the_tasks_that_wait() {
+fn a_deadlocks_first_line_stands_alone_and_the_tasks_follow() {
     let failure = Sim::new(1)
         .run(async {
             task::Builder::new()
@@ -353,7 +353,7 @@ fn a_deadlocks_first_line_counts_the_tasks_that_wait() {
     let first = text.lines().next().expect("a failure has a headline");
     assert_eq!(
         first,
-        "deadlock: no task is ready and no timer is armed, so 2 tasks wait forever"
+        "deadlock: no task is ready and no timer is armed, so nothing can run again"
     );
     assert!(text.contains("(waiter) on supervisor"), "{text}");
 }
