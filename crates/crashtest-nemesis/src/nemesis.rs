@@ -508,15 +508,17 @@ fn apply(
             }
             down.borrow_mut().insert(id);
             let down = down.clone();
-            task::spawn_local(async move {
-                time::sleep(lasting).await;
-                match victim.status() {
-                    NodeStatus::Dead => plumbing::life::restart(id),
-                    NodeStatus::Paused => plumbing::life::resume(id),
-                    NodeStatus::Running => {}
-                }
-                down.borrow_mut().remove(&id);
-            });
+            task::Builder::new()
+                .name("nemesis undo")
+                .spawn_local(async move {
+                    time::sleep(lasting).await;
+                    match victim.status() {
+                        NodeStatus::Dead => plumbing::life::restart(id),
+                        NodeStatus::Paused => plumbing::life::resume(id),
+                        NodeStatus::Running => {}
+                    }
+                    down.borrow_mut().remove(&id);
+                });
         }
         Action::Partition => {
             let others: Vec<Node> = targets.iter().copied().filter(|n| *n != victim).collect();
@@ -526,10 +528,12 @@ fn apply(
             }
             let split = Split::new(vec![victim], others, one_way);
             split.cut();
-            task::spawn_local(async move {
-                time::sleep(lasting).await;
-                split.heal();
-            });
+            task::Builder::new()
+                .name("nemesis undo")
+                .spawn_local(async move {
+                    time::sleep(lasting).await;
+                    split.heal();
+                });
         }
         Action::PowerFailure => {
             let struck: Vec<Node> = targets
@@ -542,15 +546,17 @@ fn apply(
                 down.borrow_mut().insert(node.id());
             }
             let down = down.clone();
-            task::spawn_local(async move {
-                time::sleep(lasting).await;
-                for node in struck {
-                    down.borrow_mut().remove(&node.id());
-                    if node.status() == NodeStatus::Dead {
-                        plumbing::life::restart(node.id());
+            task::Builder::new()
+                .name("nemesis undo")
+                .spawn_local(async move {
+                    time::sleep(lasting).await;
+                    for node in struck {
+                        down.borrow_mut().remove(&node.id());
+                        if node.status() == NodeStatus::Dead {
+                            plumbing::life::restart(node.id());
+                        }
                     }
-                }
-            });
+                });
         }
         Action::Clog => crashtest_net::clog_node(id, lasting),
         Action::Swizzle => {

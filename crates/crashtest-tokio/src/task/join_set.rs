@@ -378,6 +378,7 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    #[track_caller]
     fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> JoinSet<T> {
         let mut set = JoinSet::new();
         set.extend(iter);
@@ -390,6 +391,7 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    #[track_caller]
     fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
         for task in iter {
             self.spawn(task);

@@ -318,10 +318,12 @@ impl TaskTable {
         // Kept slots come back empty (`spare` clears them), or a past run's tasks would be
         // this run's.
         assert!(slots.is_empty(), "a past run's task slots were handed on");
+        // As many places as the kept slots hold: no regrowth in a run like the last.
+        let origins = Vec::with_capacity(slots.capacity());
         TaskTable {
             slots,
             names: BTreeMap::new(),
-            origins: Vec::new(),
+            origins,
             join_wakers: BTreeMap::new(),
             free_top: NO_FREE,
             vacant: 0,
