@@ -201,6 +201,23 @@ fn a_placeholder_lives_until_its_last_descriptor_closes() {
 }
 
 #[test]
+fn a_killed_nodes_placeholders_free_their_ports() {
+    run(|| async {
+        let server = node::create("server", || async {
+            // Bound, listening, and never closed: only the node's death ends it.
+            std::mem::forget(TcpListener::bind("0.0.0.0:7200").unwrap());
+            std::future::pending::<()>().await
+        });
+        crashtest_core::time::sleep(Duration::from_millis(1)).await;
+        server.kill();
+        server.restart();
+        crashtest_core::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(server.status(), crashtest_core::node::NodeStatus::Running);
+    })
+    .unwrap();
+}
+
+#[test]
 fn a_std_bind_to_another_nodes_address_fails_as_on_linux() {
     run(|| async {
         node::create("other", std::future::pending);

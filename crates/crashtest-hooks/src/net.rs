@@ -28,12 +28,13 @@ pub trait Network: Sync {
     /// The addresses of host `name` (a node's name, `localhost`); `NotFound` if none.
     fn resolve(&self, name: &str) -> io::Result<Vec<IpAddr>>;
 
-    /// Opens a connection from the calling node to `addr`, from local port `local_port` (0
-    /// picks a free one, as for a socket never bound): `AddrInUse` if that port is taken.
+    /// Opens a connection from the calling node to `addr`, from the address a socket was
+    /// bound to (`None`, or port 0, picks a free port): `AddrInUse` if that port is taken,
+    /// `AddrNotAvailable` if the address is another node's.
     fn tcp_connect(
         &self,
         addr: SocketAddr,
-        local_port: u16,
+        local: Option<SocketAddr>,
     ) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>>;
 
     /// Binds a listener on the calling node (port 0 picks one).

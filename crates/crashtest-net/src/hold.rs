@@ -8,9 +8,14 @@
 //! `local_addr` and hand it to their clients, and a second bind of the same port fails with
 //! `AddrInUse` at once. So the placeholder takes its port here, as a [`PortHold`]: the port
 //! is the node's and taken, no socket, listener or connection of the simulated network gets
-//! it, until the hold is dropped, which frees it. The adoption drops the hold just before it
-//! binds the same port, on the same node, in the same poll, so nothing can take the port in
-//! between.
+//! it, until the hold is dropped, which frees it. The adoption drops the hold just before the
+//! stand-in binds the port: a listener or UDP socket binds it at once, in the same poll, so
+//! nothing can take it in between; a `TcpSocket` adopted for a connect (hyper-util's
+//! connector) binds it when it connects, which such a library does next.
+//!
+//! One port serves one socket per node and protocol, so two binds Linux allows fail here
+//! with `AddrInUse`: `SO_REUSEPORT` sockets sharing a port, and an `IPV6_V6ONLY` socket on
+//! `[::]` beside one on `0.0.0.0` (the simulated network bound neither pair before either).
 //!
 //! Invariants: a hold owns its port under an id of the network's socket counter, so a port
 //! freed by a kill and bound again is never freed by the old hold's drop (a release names its
@@ -88,7 +93,17 @@ pub fn hold_port(addr: SocketAddr, datagram: bool) -> io::Result<PortHold> {
     let st = &mut *guard;
     st.learn(node);
     let owner = st.next_id();
-    let port = fabric::draw(|rng| st.ports.bind(index, proto, addr.port(), owner, rng))?;
+    let port = fabric::draw(|rng| st.ports.bind(index, proto, addr.port(), owner, rng)).map_err(
+        |error| {
+            // Linux's bind says `EADDRINUSE` when no ephemeral port is free; only `connect`
+            // says `EADDRNOTAVAIL` for that.
+            if error.kind() == io::ErrorKind::AddrNotAvailable {
+                io::Error::new(io::ErrorKind::AddrInUse, "no free port to bind")
+            } else {
+                error
+            }
+        },
+    )?;
     assert!(port != 0, "a held port is a real one");
     assert!(
         st.holds.held.insert(owner, (index, proto, port)).is_none(),

@@ -76,10 +76,10 @@ impl Network for Seam {
     fn tcp_connect(
         &self,
         addr: SocketAddr,
-        local_port: u16,
+        local: Option<SocketAddr>,
     ) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>> {
         Box::pin(async move {
-            let socket = crate::tcp::Connect::start(addr, local_port)?.await?;
+            let socket = crate::tcp::Connect::start(addr, local)?.await?;
             Ok(end_of(TcpStream::from_socket(socket)))
         })
     }
@@ -228,7 +228,10 @@ mod tests {
                 });
                 time::sleep(Duration::from_millis(1)).await;
                 let ip = Seam.resolve("server").unwrap()[0];
-                let conn = Seam.tcp_connect(SocketAddr::new(ip, 80), 0).await.unwrap();
+                let conn = Seam
+                    .tcp_connect(SocketAddr::new(ip, 80), None)
+                    .await
+                    .unwrap();
                 assert_eq!(conn.peer_addr(), SocketAddr::new(ip, 80));
                 std::future::poll_fn(|cx| conn.poll_write(cx, b"ping"))
                     .await

@@ -121,7 +121,7 @@ fn a_std_listener_bound_to_port_0_serves_on_the_port_it_reports() {
 
 #[test]
 fn a_deadlock_report_names_tokio_tasks_by_where_they_were_spawned() {
-    let lines = std::rc::Rc::new(std::cell::Cell::new((0, 0)));
+    let lines = std::rc::Rc::new(std::cell::Cell::new((0, 0, 0)));
     let keep = lines.clone();
     let failure = crashtest::Sim::new(1)
         .run(async move {
@@ -131,20 +131,23 @@ fn a_deadlock_report_names_tokio_tasks_by_where_they_were_spawned() {
             set.spawn(async move {
                 let _ = receiver.await;
             });
+            let extend_line = line!() + 1;
+            set.extend([std::future::pending::<()>()]);
             let spawn_line = line!() + 1;
             let handle = tokio::spawn(std::future::pending::<()>());
-            keep.set((set_line, spawn_line));
+            keep.set((set_line, extend_line, spawn_line));
             let _ = handle.await;
         })
         .unwrap_err();
     let text = failure.kind.to_string();
-    let (set_line, spawn_line) = lines.get();
+    let (set_line, extend_line, spawn_line) = lines.get();
     let at = |line| format!("(spawned at {}:{line}:", file!());
-    // The JoinSet's task and the spawned one, each by the line of the program that spawned
-    // it, and the body awaiting the second.
+    // The JoinSet's tasks (spawned, and added by `extend`) and the spawned one, each by the
+    // line of the program that spawned it, and the body awaiting the last.
     assert!(text.contains(&at(set_line)), "{text}");
+    assert!(text.contains(&at(extend_line)), "{text}");
     assert!(
-        text.contains(&format!("awaiting the end of t2 {}", at(spawn_line))),
+        text.contains(&format!("awaiting the end of t3 {}", at(spawn_line))),
         "{text}"
     );
 }
@@ -164,6 +167,12 @@ fn a_socket_bound_by_hand_connects_from_the_port_its_bind_took() {
             let socket = tokio::net::TcpSocket::from_std_stream(made.into());
             let stream = socket.connect(server).await.unwrap();
             assert_eq!(stream.local_addr().unwrap().port(), bound.port());
+
+            // Bound to another node's address, it cannot connect from it, as on Linux.
+            let other = tokio::net::TcpSocket::new_v4().unwrap();
+            other.bind(server).unwrap();
+            let refused = other.connect(server).await.unwrap_err();
+            assert_eq!(refused.kind(), std::io::ErrorKind::AddrNotAvailable);
         })
         .unwrap();
 }

@@ -267,7 +267,8 @@ fn on_placeholder<R>(
     super::answer(call, || placeholders::with(fd, f)).unwrap_or(Some(Err(libc::EPERM)))
 }
 
-/// `bind(2)`: records the address on a placeholder inside a simulation.
+/// `bind(2)`: records the address on a placeholder inside a simulation and takes its port
+/// on the simulated network.
 ///
 /// # Safety
 ///

@@ -27,7 +27,7 @@ use crashtest_core::plumbing::{self, timers::TimerKey};
 
 use super::conn::{Conn, End, Handle, Pipe, error};
 use super::stream::Shared;
-use crate::addr::{Place, place_of, v4_of};
+use crate::addr::{Place, check_bind_ip, place_of, v4_of};
 use crate::config::nanos;
 use crashtest_protocol::NetNote;
 
@@ -75,9 +75,10 @@ pub(crate) struct Connect {
 }
 
 impl Connect {
-    /// Sends the SYN to `remote` from the calling node, from local port `local_port` (0 for
-    /// an ephemeral one, as a socket never bound gets): `AddrInUse` if that port is taken.
-    pub(crate) fn start(remote: SocketAddr, local_port: u16) -> io::Result<Connect> {
+    /// Sends the SYN to `remote` from the calling node, from the address a socket was bound to
+    /// (`None`, or port 0, for an ephemeral port, as a socket never bound gets): `AddrInUse` if
+    /// that port is taken, `AddrNotAvailable` if the address is another node's.
+    pub(crate) fn start(remote: SocketAddr, local: Option<SocketAddr>) -> io::Result<Connect> {
         let net = &fabric::net();
         let node = current_node();
         let from = node.index() as u32;
@@ -102,6 +103,10 @@ impl Connect {
         } else {
             remote
         };
+        if let Some(local) = local {
+            check_bind_ip(from, local.ip())?;
+        }
+        let local_port = local.map_or(0, |local| local.port());
         let mut guard = net.state.borrow_mut();
         let st = &mut *guard;
         st.learn(node);

@@ -246,7 +246,7 @@ impl TcpStream {
         let inner = addr::open(
             &addr,
             |addrs| async move { tokio::net::TcpStream::connect(&addrs[..]).await },
-            |addr| async move { Connect::start(addr, 0)?.await },
+            |addr| async move { Connect::start(addr, None)?.await },
         )
         .await?;
         Ok(TcpStream { inner })

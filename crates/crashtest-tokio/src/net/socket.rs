@@ -326,9 +326,8 @@ impl TcpSocket {
                     (sim.nodelay, sim.bound)
                 };
                 let network = seam::network("tokio::net::TcpSocket::connect");
-                // A bound socket connects from its port, as on Linux.
-                let local_port = bound.map_or(0, |local| local.port());
-                let conn = network.tcp_connect(addr, local_port).await?;
+                // A bound socket connects from its address, as on Linux.
+                let conn = network.tcp_connect(addr, bound).await?;
                 Ok(TcpStream::sim(conn, nodelay))
             }
         }

@@ -283,7 +283,7 @@ impl TcpStream {
                 .map(TcpStream::from_real),
             Some(_) => {
                 let network = seam::network("tokio::net::TcpStream::connect");
-                first_that_works(addrs, |addr| network.tcp_connect(addr, 0))
+                first_that_works(addrs, |addr| network.tcp_connect(addr, None))
                     .await
                     .map(|conn| TcpStream::sim(conn, false))
             }
