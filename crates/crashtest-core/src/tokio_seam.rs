@@ -58,7 +58,7 @@ impl Simulator for Seam {
             let node = w.current_node();
             let stillborn = w.spawns_die_at_birth(node);
             let label = match name {
-                Some(name) => Label::Named(name.into()),
+                Some(name) => Label::NamedAt(name.into(), origin),
                 None => Label::SpawnedAt(origin),
             };
             let id = w.spawn_raw_on(node, label, task);

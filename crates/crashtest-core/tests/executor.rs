@@ -355,7 +355,10 @@ fn a_deadlocks_first_line_stands_alone_and_the_tasks_follow() {
         first,
         "deadlock: no task is ready and no timer is armed, so nothing can run again"
     );
-    assert!(text.contains("(waiter) on supervisor"), "{text}");
+    assert!(
+        text.contains(&format!("(waiter, spawned at {}:", file!())),
+        "{text}"
+    );
 }
 
 #[test]
@@ -405,15 +408,21 @@ fn a_deadlock_report_says_which_tasks_await_which() {
     let line = |name: &str| {
         waiting
             .iter()
-            .find(|w| w.contains(&format!("({name}) on")))
+            .find(|w| {
+                // The line's own task: `tN (name...` at its start.
+                w.split_once(" (")
+                    .is_some_and(|(_, label)| label.starts_with(name))
+            })
             .unwrap_or_else(|| panic!("no line for {name}: {waiting:?}"))
     };
+    // A named task is called by its name and where the program spawned it.
+    let here = format!("spawned at {}:", file!());
     assert!(
-        line("body").ends_with("awaiting the end of t2 (middle)"),
+        line("body").contains(&format!("awaiting the end of t2 (middle, {here}")),
         "{waiting:?}"
     );
     assert!(
-        line("middle").ends_with("awaiting the end of t1 (stuck)"),
+        line("middle").contains(&format!("awaiting the end of t1 (stuck, {here}")),
         "{waiting:?}"
     );
     assert!(!line("stuck").contains("awaiting"), "{waiting:?}");

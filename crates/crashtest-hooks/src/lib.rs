@@ -63,8 +63,8 @@ pub use task::{FutureCell, RawTask, TaskCell, TaskRef, TimerRef};
 pub trait Simulator: Sync {
     /// Spawns `task` on the calling node (the supervisor when called from the test body).
     /// The task's bytes are moved into the simulator's storage before this returns (see
-    /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`]. Reports call an
-    /// unnamed task by `origin`, where the program spawned it.
+    /// [`RawTask`]); the stand-in calls it through [`RawTask::spawn`]. Reports call the task
+    /// by its name and `origin`, where the program spawned it.
     fn spawn(
         &self,
         name: Option<&str>,

@@ -196,8 +196,8 @@ impl<C: TaskCell + 'static> KindOf<C> {
 }
 
 impl RawTask<'_> {
-    /// Spawns `cell` in `sim` under `name` (or, unnamed, known by where its caller was
-    /// called: the program's spawn): hands its bytes to the simulator, which moves them into
+    /// Spawns `cell` in `sim` under `name`, known in reports also by where its caller was
+    /// called (the program's spawn): hands its bytes to the simulator, which moves them into
     /// its own storage. The task then runs and is dropped by the simulator alone.
     #[track_caller]
     pub fn spawn<C: TaskCell + 'static>(

@@ -333,19 +333,16 @@ impl Nemesis {
         crashtest_core::report::add_context(format!("nemesis: {self}"));
         let nodes = nodes.to_vec();
         if let Some(config) = self.random_partitions {
-            task::Builder::new()
-                .name("random partitions")
-                .spawn_local(random::partitions(config, nodes.clone()));
+            spawn_own(
+                "random partitions",
+                random::partitions(config, nodes.clone()),
+            );
         }
         if let Some(config) = self.random_clogging {
-            task::Builder::new()
-                .name("random clogging")
-                .spawn_local(random::clogging(config, nodes.clone()));
+            spawn_own("random clogging", random::clogging(config, nodes.clone()));
         }
         let nemesis = self.clone();
-        task::Builder::new()
-            .name("nemesis")
-            .spawn_local(run(nemesis, nodes))
+        spawn_own("nemesis", run(nemesis, nodes))
     }
 
     /// The nodes an action may hit: every node for a network action, the unprotected ones for
@@ -414,6 +411,17 @@ impl fmt::Display for Nemesis {
         }
         Ok(())
     }
+}
+
+/// Spawns one of the nemesis's own tasks on the calling node, known in reports by its name
+/// alone (a place inside crashtest would tell the program's author nothing).
+fn spawn_own<F>(name: &str, future: F) -> task::JoinHandle<F::Output>
+where
+    F: std::future::Future + 'static,
+    F::Output: 'static,
+{
+    let node = plumbing::current_node().expect("the nemesis runs inside a simulation");
+    plumbing::life::spawn_on(node, name, future)
 }
 
 /// Draws from the run's nemesis stream.
@@ -508,17 +516,15 @@ fn apply(
             }
             down.borrow_mut().insert(id);
             let down = down.clone();
-            task::Builder::new()
-                .name("nemesis undo")
-                .spawn_local(async move {
-                    time::sleep(lasting).await;
-                    match victim.status() {
-                        NodeStatus::Dead => plumbing::life::restart(id),
-                        NodeStatus::Paused => plumbing::life::resume(id),
-                        NodeStatus::Running => {}
-                    }
-                    down.borrow_mut().remove(&id);
-                });
+            spawn_own("nemesis undo", async move {
+                time::sleep(lasting).await;
+                match victim.status() {
+                    NodeStatus::Dead => plumbing::life::restart(id),
+                    NodeStatus::Paused => plumbing::life::resume(id),
+                    NodeStatus::Running => {}
+                }
+                down.borrow_mut().remove(&id);
+            });
         }
         Action::Partition => {
             let others: Vec<Node> = targets.iter().copied().filter(|n| *n != victim).collect();
@@ -528,12 +534,10 @@ fn apply(
             }
             let split = Split::new(vec![victim], others, one_way);
             split.cut();
-            task::Builder::new()
-                .name("nemesis undo")
-                .spawn_local(async move {
-                    time::sleep(lasting).await;
-                    split.heal();
-                });
+            spawn_own("nemesis undo", async move {
+                time::sleep(lasting).await;
+                split.heal();
+            });
         }
         Action::PowerFailure => {
             let struck: Vec<Node> = targets
@@ -546,17 +550,15 @@ fn apply(
                 down.borrow_mut().insert(node.id());
             }
             let down = down.clone();
-            task::Builder::new()
-                .name("nemesis undo")
-                .spawn_local(async move {
-                    time::sleep(lasting).await;
-                    for node in struck {
-                        down.borrow_mut().remove(&node.id());
-                        if node.status() == NodeStatus::Dead {
-                            plumbing::life::restart(node.id());
-                        }
+            spawn_own("nemesis undo", async move {
+                time::sleep(lasting).await;
+                for node in struck {
+                    down.borrow_mut().remove(&node.id());
+                    if node.status() == NodeStatus::Dead {
+                        plumbing::life::restart(node.id());
                     }
-                });
+                }
+            });
         }
         Action::Clog => crashtest_net::clog_node(id, lasting),
         Action::Swizzle => {

@@ -178,6 +178,22 @@ fn a_socket_bound_by_hand_connects_from_the_port_its_bind_took() {
 }
 
 #[test]
+fn a_panic_in_a_blocking_closure_names_where_it_was_spawned() {
+    let line = std::rc::Rc::new(std::cell::Cell::new(0));
+    let keep = line.clone();
+    let failure = crashtest::Sim::new(1)
+        .run(async move {
+            keep.set(line!() + 1);
+            let handle = tokio::task::spawn_blocking(|| panic!("the closure broke"));
+            let _ = handle.await;
+        })
+        .unwrap_err();
+    let task = failure.task.expect("a panic names its task");
+    let place = format!("(spawn_blocking, spawned at {}:{}:", file!(), line.get());
+    assert!(task.contains(&place), "{task}");
+}
+
+#[test]
 fn a_socket_connected_for_real_is_refused() {
     let real = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let connected = std::net::TcpStream::connect(real.local_addr().unwrap()).unwrap();

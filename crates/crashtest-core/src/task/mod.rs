@@ -472,10 +472,11 @@ impl<'a> Builder<'a> {
         F::Output: 'static,
     {
         let node = world::with(|w| w.current_node()).expect("checked inside a simulation");
+        // Reports call the task by its name and where the program spawned it.
+        let place = std::panic::Location::caller();
         let label = match self.name {
-            Some(name) => Label::Named(name.into()),
-            // An unnamed task is reported by where the program spawned it.
-            None => Label::SpawnedAt(std::panic::Location::caller()),
+            Some(name) => Label::NamedAt(name.into(), place),
+            None => Label::SpawnedAt(place),
         };
         spawn_sim_on(node, label, future)
     }

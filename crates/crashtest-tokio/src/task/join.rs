@@ -22,9 +22,8 @@ use crashtest_hooks::{FutureCell, RawTask, Simulator, TaskRef};
 use crate::seam;
 
 /// Spawns `future` in the simulation `sim`, on the calling node. The task's cell moves into
-/// the simulator's storage: no allocation of the stand-in's own. An unnamed task is known in
-/// reports by where the program spawned it, so every public spawn down to here tracks its
-/// caller.
+/// the simulator's storage: no allocation of the stand-in's own. Reports know the task by
+/// where the program spawned it, so every public spawn down to here tracks its caller.
 #[track_caller]
 pub(crate) fn spawn_sim<F>(
     sim: &'static dyn Simulator,

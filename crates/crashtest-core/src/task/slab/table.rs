@@ -230,24 +230,28 @@ impl TaskSlot {
     }
 }
 
-/// What a report calls a task by: the name it was given, or, for one spawned without a
-/// name, where it was spawned.
+/// What a report calls a task by: the name it was given, where the program spawned it, or
+/// both (crashtest's own tasks, such as a node's `main`, have a name and no place).
 pub(crate) enum Label {
     Named(Box<str>),
+    NamedAt(Box<str>, &'static Location<'static>),
     SpawnedAt(&'static Location<'static>),
 }
 
-/// A task's label as a report prints it.
-pub(crate) enum LabelRef<'a> {
-    Named(&'a str),
-    SpawnedAt(&'static Location<'static>),
+/// A task's label as a report prints it: `flusher`, `spawned at src/db.rs:40:9`, or
+/// `flusher, spawned at src/db.rs:40:9`.
+pub(crate) struct LabelRef<'a> {
+    name: Option<&'a str>,
+    place: Option<&'static Location<'static>>,
 }
 
 impl std::fmt::Display for LabelRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabelRef::Named(name) => f.write_str(name),
-            LabelRef::SpawnedAt(place) => write!(f, "spawned at {place}"),
+        match (self.name, self.place) {
+            (Some(name), Some(place)) => write!(f, "{name}, spawned at {place}"),
+            (Some(name), None) => f.write_str(name),
+            (None, Some(place)) => write!(f, "spawned at {place}"),
+            (None, None) => unreachable!("every task has a name or a place"),
         }
     }
 }
@@ -255,9 +259,9 @@ impl std::fmt::Display for LabelRef<'_> {
 pub(crate) struct TaskTable {
     slots: Vec<SlotEntry>,
     names: BTreeMap<u32, Box<str>>,
-    /// Where each place's unnamed task was spawned, by place (`None` for a named one): one
-    /// store per spawn, beside the slots rather than in them, which the scheduler streams
-    /// through and which stay 24 bytes.
+    /// Where each place's task was spawned, by place (`None` for one of crashtest's own, which
+    /// has a name): one store per spawn, beside the slots rather than in them, which the
+    /// scheduler streams through and which stay 24 bytes.
     origins: Vec<Option<&'static Location<'static>>>,
     /// The wakers of join handles waiting for their task, by slot. A map, not a vector by
     /// slot: a handle awaited while a million tasks are alive would otherwise cost a
@@ -362,6 +366,7 @@ impl TaskTable {
         self.next_serial = self.next_serial.wrapping_add(1);
         let (name, origin) = match label {
             Label::Named(name) => (Some(name), None),
+            Label::NamedAt(name, place) => (Some(name), Some(place)),
             Label::SpawnedAt(place) => (None, Some(place)),
         };
         let named = name.is_some();
@@ -448,19 +453,19 @@ impl TaskTable {
         name.map(|name| &**name)
     }
 
-    /// What a report calls a task: its name, or where it was spawned; `None` for a task no
-    /// longer in the table.
+    /// What a report calls a task: its name, where it was spawned, or both; `None` for a task
+    /// no longer in the table.
     pub(crate) fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
-        if let Some(name) = self.name(id) {
-            return Some(LabelRef::Named(name));
-        }
         self.get(id)?;
-        let origin = self.origins[id.slot as usize];
+        let label = LabelRef {
+            name: self.name(id),
+            place: self.origins[id.slot as usize],
+        };
         assert!(
-            origin.is_some(),
-            "unnamed task {id} lost where it was spawned"
+            label.name.is_some() || label.place.is_some(),
+            "task {id} has neither a name nor a place"
         );
-        origin.map(LabelRef::SpawnedAt)
+        Some(label)
     }
 
     /// Finds a live slot from a waker's truncated serial (see `waker`).
