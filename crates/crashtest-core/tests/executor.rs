@@ -392,6 +392,24 @@ fn an_unnamed_task_is_reported_by_where_it_was_spawned() {
 }
 
 #[test]
+fn a_deadlock_report_lists_the_first_tasks_and_counts_the_rest() {
+    let failure = Sim::new(1)
+        .run(async {
+            for _ in 0..40 {
+                task::spawn_local(std::future::pending::<()>());
+            }
+            std::future::pending::<()>().await;
+        })
+        .unwrap_err();
+    let FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("expected a deadlock, got {:?}", failure.kind);
+    };
+    // The body and 40 tasks: 32 listed, 9 counted.
+    assert_eq!(waiting.len(), 33, "{waiting:?}");
+    assert_eq!(waiting.last().map(String::as_str), Some("... and 9 more"));
+}
+
+#[test]
 fn a_deadlock_report_says_which_tasks_await_which() {
     let failure = Sim::new(1)
         .run(async {

@@ -93,17 +93,7 @@ pub fn hold_port(addr: SocketAddr, datagram: bool) -> io::Result<PortHold> {
     let st = &mut *guard;
     st.learn(node);
     let owner = st.next_id();
-    let port = fabric::draw(|rng| st.ports.bind(index, proto, addr.port(), owner, rng)).map_err(
-        |error| {
-            // Linux's bind says `EADDRINUSE` when no ephemeral port is free; only `connect`
-            // says `EADDRNOTAVAIL` for that.
-            if error.kind() == io::ErrorKind::AddrNotAvailable {
-                io::Error::new(io::ErrorKind::AddrInUse, "no free port to bind")
-            } else {
-                error
-            }
-        },
-    )?;
+    let port = fabric::draw(|rng| st.ports.bind(index, proto, addr.port(), owner, rng))?;
     assert!(port != 0, "a held port is a real one");
     assert!(
         st.holds.held.insert(owner, (index, proto, port)).is_none(),

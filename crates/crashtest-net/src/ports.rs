@@ -30,7 +30,9 @@ pub(crate) struct Ports {
 }
 
 impl Ports {
-    /// Gives `port` (or, for 0, an ephemeral port) of `node` to `owner`.
+    /// Gives `port` (or, for 0, an ephemeral port) of `node` to `owner`, as a bind does:
+    /// `AddrInUse` if it is taken, or if no ephemeral port is free (Linux's bind says
+    /// `EADDRINUSE` there; only a connect says `EADDRNOTAVAIL`).
     pub(crate) fn bind(
         &mut self,
         node: u32,
@@ -40,7 +42,9 @@ impl Ports {
         rng: &mut Rng,
     ) -> io::Result<u16> {
         if port == 0 {
-            return self.ephemeral(node, proto, owner, rng);
+            return self
+                .ephemeral(node, proto, owner, rng)
+                .map_err(|_| io::Error::new(io::ErrorKind::AddrInUse, "no free port to bind"));
         }
         match self.owners.entry((node, proto, port)) {
             Entry::Occupied(_) => Err(io::Error::new(

@@ -84,6 +84,10 @@ impl Network for Seam {
         })
     }
 
+    fn check_bind_address(&self, addr: SocketAddr) -> io::Result<()> {
+        crate::addr::check_bind_ip(fabric::current_node().index() as u32, addr.ip())
+    }
+
     fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>> {
         let listener = at_once(TcpListener::bind(addr))?;
         Ok(Box::new(listener))

@@ -690,6 +690,9 @@ impl World {
         named
     }
 
+    /// The waiting tasks a deadlock report lists, one line each; the rest are counted.
+    const LISTED_WAITING: usize = 32;
+
     pub(super) fn describe_waiting(&self) -> Vec<String> {
         // The run loop goes on only while its body is unfinished.
         assert!(!self.body_done.get(), "a deadlock after the body finished");
@@ -701,9 +704,9 @@ impl World {
             Some(label) => format!("{id} ({label})"),
             None => id.to_string(),
         };
-        let waiting: Vec<String> = tasks
+        let mut waiting: Vec<String> = tasks
             .iter_unfinished()
-            .take(32)
+            .take(Self::LISTED_WAITING)
             .map(|(id, slot)| {
                 let mut line = format!("{} on {}", name_of(id), nodes.name(slot.node()));
                 // Who waits for whom, where the simulator holds it: a join handle's waker.
@@ -721,6 +724,10 @@ impl World {
             .collect();
         // A deadlock is declared while the body is unfinished, so someone is waiting.
         assert!(!waiting.is_empty(), "a deadlock with no task waiting");
+        let unlisted = tasks.iter_unfinished().count() - waiting.len();
+        if unlisted > 0 {
+            waiting.push(format!("... and {unlisted} more"));
+        }
         waiting
     }
 }

@@ -136,7 +136,8 @@ pub(super) fn with<R>(fd: c_int, f: impl FnOnce(&mut Record) -> R) -> Option<R> 
 
 /// A descriptor is closing: if it is the last one of a placeholder, forgets the socket and
 /// frees the port it holds, as Linux closes a socket with its last descriptor. A duplicate
-/// (`dup`, `try_clone`) keeps the socket and its port.
+/// (`dup`, `try_clone`) keeps the socket and its port (but not past an adoption: the adopter
+/// takes the socket over whole, and a duplicate left is no socket to the guards).
 pub(super) fn closing(fd: c_int) {
     let table = table();
     if table.sockets.borrow().is_empty() {
@@ -153,9 +154,9 @@ pub(super) fn closing(fd: c_int) {
     drop(record);
 }
 
-/// Whether a descriptor other than `fd` refers to the file `id` (read from
-/// `/proc/self/fd`; only asked when a placeholder's descriptor closes). The listing's own
-/// descriptor closes through the guards too, and is no placeholder.
+/// Whether a descriptor other than `fd` refers to the file `id`, read from `/proc/self/fd`
+/// (one `fstat` per open descriptor, asked only when a placeholder's descriptor closes; where
+/// the listing cannot be read, the socket is taken to have no other descriptor).
 fn open_elsewhere(fd: c_int, id: Identity) -> bool {
     let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
         return false;

@@ -189,7 +189,8 @@ pub(super) unsafe extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int
     }
 }
 
-/// `close(2)`: forgets a placeholder inside a simulation, and always closes the descriptor.
+/// `close(2)`: forgets a placeholder inside a simulation once its last descriptor closes, and
+/// always closes the descriptor.
 ///
 /// # Safety
 ///

@@ -103,15 +103,33 @@ impl Connect {
         } else {
             remote
         };
+        let mut local_port = 0;
+        let mut local_ip = local_ip;
         if let Some(local) = local {
             check_bind_ip(from, local.ip())?;
+            local_port = local.port();
+            if !local.ip().is_unspecified() {
+                // Linux will not send from a loopback address beyond the machine (the other
+                // way, from its own address to its loopback, it does).
+                if local.ip().is_loopback() && !local_ip.is_loopback() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "invalid argument: a socket bound to a loopback address connects only \
+                         to its own node",
+                    ));
+                }
+                local_ip = local.ip();
+            }
         }
-        let local_port = local.map_or(0, |local| local.port());
         let mut guard = net.state.borrow_mut();
         let st = &mut *guard;
         st.learn(node);
         let id = st.next_id();
-        let port = crate::fabric::draw(|rng| st.ports.bind(from, Proto::Tcp, local_port, id, rng))?;
+        // A connect that finds no free port says `EADDRNOTAVAIL`, as Linux's does.
+        let port = crate::fabric::draw(|rng| match local_port {
+            0 => st.ports.ephemeral(from, Proto::Tcp, id, rng),
+            port => st.ports.bind(from, Proto::Tcp, port, id, rng),
+        })?;
         assert!(
             local_port == 0 || port == local_port,
             "a connect from a bound port uses that port"

@@ -294,9 +294,10 @@ impl TcpSocket {
         }
     }
 
-    /// Binds the socket to `addr` (a simulated socket takes the port when it listens or
-    /// connects, so a taken port fails there, and `local_addr` says port 0 until then for a
-    /// bind to port 0).
+    /// Binds the socket to `addr`: another node's address fails with `AddrNotAvailable` and a
+    /// second bind with `InvalidInput`, as on Linux, but a simulated socket takes the port
+    /// only when it listens or connects, so a taken port fails there, and `local_addr` says
+    /// port 0 until then for a bind to port 0.
     ///
     /// # Errors
     ///
@@ -305,7 +306,15 @@ impl TcpSocket {
         match &self.inner {
             Inner::Real(socket) => socket.bind(addr),
             Inner::Sim(sim) => {
-                lock(sim).bound = Some(addr);
+                let mut sim = lock(sim);
+                if sim.bound.is_some() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "invalid argument: the socket is bound already",
+                    ));
+                }
+                seam::network("tokio::net::TcpSocket::bind").check_bind_address(addr)?;
+                sim.bound = Some(addr);
                 Ok(())
             }
         }

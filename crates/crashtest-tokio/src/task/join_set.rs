@@ -378,6 +378,8 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    /// Reports place the tasks where `from_iter` was called; through `collect`, which does
+    /// not pass its caller on, that is inside the standard library.
     #[track_caller]
     fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> JoinSet<T> {
         let mut set = JoinSet::new();

@@ -247,11 +247,12 @@ pub(crate) struct LabelRef<'a> {
 
 impl std::fmt::Display for LabelRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match (self.name, self.place) {
+        // An empty name names nothing.
+        match (self.name.filter(|name| !name.is_empty()), self.place) {
             (Some(name), Some(place)) => write!(f, "{name}, spawned at {place}"),
             (Some(name), None) => f.write_str(name),
             (None, Some(place)) => write!(f, "spawned at {place}"),
-            (None, None) => unreachable!("every task has a name or a place"),
+            (None, None) => f.write_str("unnamed"),
         }
     }
 }
@@ -461,6 +462,7 @@ impl TaskTable {
             name: self.name(id),
             place: self.origins[id.slot as usize],
         };
+        // crashtest names each task it spawns itself, and the program's have their place.
         assert!(
             label.name.is_some() || label.place.is_some(),
             "task {id} has neither a name nor a place"
