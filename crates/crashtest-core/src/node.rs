@@ -802,7 +802,7 @@ impl Builder {
             w.name_node_in_trace(id);
             w.open_node_stream(id, &name);
             w.record(EventKind::NodeCreate { node: id });
-            w.spawn_on(id, crate::task::Label::Named("main".into()), factory());
+            w.spawn_on(id, crate::task::Label::own("main"), factory());
             assert_eq!(
                 w.nodes.borrow().find(&name),
                 Some(id),

@@ -57,10 +57,7 @@ impl Simulator for Seam {
         with_world(|w| {
             let node = w.current_node();
             let stillborn = w.spawns_die_at_birth(node);
-            let label = match name {
-                Some(name) => Label::NamedAt(name.into(), origin),
-                None => Label::SpawnedAt(origin),
-            };
+            let label = Label::spawned(name, origin);
             let id = w.spawn_raw_on(node, label, task);
             // Only a dead node's task, or one spawned once the run is over, ends at birth.
             assert_eq!(

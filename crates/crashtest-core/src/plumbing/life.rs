@@ -185,5 +185,5 @@ where
 {
     // The name is what traces and failure reports call the task by.
     assert!(!name.is_empty(), "a helper task on {node} has a name");
-    crate::task::spawn_sim_on(node, crate::task::Label::Named(name.into()), future)
+    crate::task::spawn_sim_on(node, crate::task::Label::own(name), future)
 }

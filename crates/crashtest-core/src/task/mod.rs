@@ -473,11 +473,7 @@ impl<'a> Builder<'a> {
     {
         let node = world::with(|w| w.current_node()).expect("checked inside a simulation");
         // Reports call the task by its name and where the program spawned it.
-        let place = std::panic::Location::caller();
-        let label = match self.name {
-            Some(name) => Label::NamedAt(name.into(), place),
-            None => Label::SpawnedAt(place),
-        };
+        let label = Label::spawned(self.name, std::panic::Location::caller());
         spawn_sim_on(node, label, future)
     }
 }

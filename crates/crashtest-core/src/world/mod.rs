@@ -313,7 +313,7 @@ impl World {
         panic_capture::install();
         let world = Rc::new(World::new(seed, config));
         let _enter = Enter::new(world.clone());
-        let body = world.spawn_on(NodeId::SUPERVISOR, Label::Named("body".into()), body);
+        let body = world.spawn_on(NodeId::SUPERVISOR, Label::own("body"), body);
         // Task ids count spawns from the run's start, and the body is the first (`t0`).
         assert_eq!(body.serial, 0, "the run's body is not its first task");
         world.body.set(Some(body));

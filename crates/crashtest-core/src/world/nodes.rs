@@ -109,7 +109,7 @@ impl World {
         for hook in self.hooks() {
             hook.node_restarted(node);
         }
-        let main = self.spawn_on(node, Label::Named("main".into()), (factory.0)());
+        let main = self.spawn_on(node, Label::own("main"), (factory.0)());
         // The new process runs its main task, unless a hook or the factory killed it again
         // (its task then died at birth).
         assert_eq!(

@@ -231,11 +231,30 @@ impl TaskSlot {
 }
 
 /// What a report calls a task by: the name it was given, where the program spawned it, or
-/// both (crashtest's own tasks, such as a node's `main`, have a name and no place).
-pub(crate) enum Label {
-    Named(Box<str>),
-    NamedAt(Box<str>, &'static Location<'static>),
-    SpawnedAt(&'static Location<'static>),
+/// both (crashtest's own tasks, such as a node's `main`, have a name and no place). Two plain
+/// fields, not an enum to match: a spawn passes it down and stores it as it is.
+pub(crate) struct Label {
+    pub(crate) name: Option<Box<str>>,
+    pub(crate) place: Option<&'static Location<'static>>,
+}
+
+impl Label {
+    /// One of crashtest's own tasks, known by its name alone.
+    pub(crate) fn own(name: &str) -> Label {
+        Label {
+            name: Some(name.into()),
+            place: None,
+        }
+    }
+
+    /// A task the program spawned at `place`, named or not.
+    #[inline]
+    pub(crate) fn spawned(name: Option<&str>, place: &'static Location<'static>) -> Label {
+        Label {
+            name: name.map(Box::from),
+            place: Some(place),
+        }
+    }
 }
 
 /// A task's label as a report prints it: `flusher`, `spawned at src/db.rs:40:9`, or
@@ -365,11 +384,10 @@ impl TaskTable {
     fn insert_cell(&mut self, node: NodeId, label: Label, future: TaskFuture) -> TaskId {
         let serial = self.next_serial;
         self.next_serial = self.next_serial.wrapping_add(1);
-        let (name, origin) = match label {
-            Label::Named(name) => (Some(name), None),
-            Label::NamedAt(name, place) => (Some(name), Some(place)),
-            Label::SpawnedAt(place) => (None, Some(place)),
-        };
+        let Label {
+            name,
+            place: origin,
+        } = label;
         let named = name.is_some();
         let node = u16::try_from(node.0).expect("the node table holds at most 2^16 nodes");
         let reused = self.free_top != NO_FREE;
@@ -454,13 +472,20 @@ impl TaskTable {
         name.map(|name| &**name)
     }
 
+    /// Where the program spawned a task in the table (`None` for crashtest's own tasks).
+    #[inline]
+    pub(crate) fn origin(&self, id: TaskId) -> Option<&'static Location<'static>> {
+        debug_assert!(self.get(id).is_some(), "task {id} is not in the table");
+        self.origins[id.slot as usize]
+    }
+
     /// What a report calls a task: its name, where it was spawned, or both; `None` for a task
     /// no longer in the table.
     pub(crate) fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
         self.get(id)?;
         let label = LabelRef {
             name: self.name(id),
-            place: self.origins[id.slot as usize],
+            place: self.origin(id),
         };
         // crashtest names each task it spawns itself, and the program's have their place.
         assert!(
@@ -705,7 +730,7 @@ mod tests {
     /// The label of a task the test spawns unnamed.
     #[track_caller]
     fn here() -> Label {
-        Label::SpawnedAt(Location::caller())
+        Label::spawned(None, Location::caller())
     }
 
     struct Counter(AtomicUsize);
