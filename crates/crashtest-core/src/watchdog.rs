@@ -42,7 +42,8 @@
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::panic::Location;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::Duration;
 
@@ -56,6 +57,9 @@ pub(crate) struct Watch {
     polls: AtomicU64,
     node: AtomicU32,
     task: AtomicU32,
+    /// Where the program spawned the task being polled (null for crashtest's own tasks):
+    /// static data, which the watchdog's thread may read whenever it likes.
+    place: AtomicPtr<Location<'static>>,
     /// The simulation thread's id in the kernel, to read what a stuck poll is doing (Linux;
     /// `None` elsewhere).
     thread: Option<i32>,
@@ -195,6 +199,7 @@ impl Watch {
             polls: AtomicU64::new(0),
             node: AtomicU32::new(0),
             task: AtomicU32::new(0),
+            place: AtomicPtr::new(std::ptr::null_mut()),
             thread: kernel_thread_id(),
             names: Mutex::new(vec!["supervisor".to_owned()]),
             caller: take_caller(),
@@ -232,7 +237,12 @@ impl Watch {
     }
 
     #[inline]
-    pub(crate) fn enter_poll(&self, node: u32, task: u32) {
+    pub(crate) fn enter_poll(
+        &self,
+        node: u32,
+        task: u32,
+        place: Option<&'static Location<'static>>,
+    ) {
         // One poll at a time: `leave_poll` closes each (a panic included, which is caught).
         assert!(
             !self.in_poll.load(Ordering::Relaxed),
@@ -240,6 +250,10 @@ impl Watch {
         );
         self.node.store(node, Ordering::Relaxed);
         self.task.store(task, Ordering::Relaxed);
+        let place = place.map_or(std::ptr::null_mut(), |place| {
+            std::ptr::from_ref(place).cast_mut()
+        });
+        self.place.store(place, Ordering::Relaxed);
         // One writer (the simulation's thread): a load and a store, no locked instruction.
         self.polls.store(
             self.polls.load(Ordering::Relaxed).wrapping_add(1),
@@ -393,8 +407,12 @@ fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity
         || format!("CRASHTEST_SEED={}", watch.seed),
         |caller| caller.reproduce.clone(),
     );
+    let place = watch.place.load(Ordering::Relaxed);
+    // SAFETY: `enter_poll` stores null or a `&'static Location`, valid for the whole process.
+    let place = unsafe { place.as_ref() }
+        .map_or_else(String::new, |place| format!(" (spawned at {place})"));
     let who = format!(
-        "seed {} is stuck: task t{} on node {}",
+        "seed {} is stuck: task t{}{place} on node {}",
         watch.seed,
         watch.task.load(Ordering::Relaxed),
         watch.node_label(watch.node.load(Ordering::Relaxed))

@@ -28,10 +28,14 @@ fn child_never_yields() {
     let config = Config::default().poll_timeout(Duration::from_secs(1));
     let _ = Sim::with_config(21, config).run(async {
         node::create("spinner", || async {
-            let mut spins = 0u64;
-            loop {
-                spins = std::hint::black_box(spins.wrapping_add(1));
-            }
+            // A task the program spawned: the report says where.
+            crashtest_core::task::spawn_local(async {
+                let mut spins = 0u64;
+                loop {
+                    spins = std::hint::black_box(spins.wrapping_add(1));
+                }
+            });
+            std::future::pending::<()>().await
         });
         time::sleep(Duration::from_secs(1)).await;
     });
@@ -55,7 +59,11 @@ fn a_task_that_never_yields_is_reported() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
     assert!(stderr.contains("seed 21 is stuck"), "{stderr}");
-    assert!(stderr.contains("on node spinner (n1)"), "{stderr}");
+    let place = format!("(spawned at {}:", file!());
+    assert!(
+        stderr.contains(&place) && stderr.contains("on node spinner (n1)"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("Reproduce with: MY_BUG=spin CRASHTEST_SEED=21 cargo test"),
         "{stderr}"

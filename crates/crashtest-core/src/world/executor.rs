@@ -191,9 +191,10 @@ impl World {
                 "task {id} of a dead node was queued"
             );
             slot.state = TaskState::Running;
-            slot.take_future().map(|future| (future, node))
+            let future = slot.take_future();
+            future.map(|future| (future, node, tasks.origin(id)))
         };
-        let Some((mut future, node)) = taken else {
+        let Some((mut future, node, place)) = taken else {
             panic!("queued task {id} has no future");
         };
         self.current_task.set(Some(id));
@@ -215,7 +216,7 @@ impl World {
             self.nodes.try_borrow_mut().is_ok() && self.streams.try_borrow_mut().is_ok(),
             "a task was polled under a borrow of the nodes or the random streams"
         );
-        self.watch.enter_poll(node.0, id.serial);
+        self.watch.enter_poll(node.0, id.serial, place);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
         self.polls.set(self.polls.get() + 1);
