@@ -27,6 +27,7 @@
 //!   and an empty text, so no formatting per packet.
 
 use std::cell::{Cell, RefCell};
+use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::task::Waker;
@@ -38,10 +39,11 @@ use crashtest_core::plumbing::{self, life::NodeHook};
 use crashtest_core::rng::{Ratio, Rng, Stream};
 use crashtest_protocol::{NetNote, PackedAddr};
 
+use crate::addr::check_bind_ip;
 use crate::config::NetConfig;
 use crate::hold::Holds;
 use crate::links::Links;
-use crate::ports::Ports;
+use crate::ports::{Ports, Proto};
 use crate::tcp::TcpTables;
 use crate::udp::UdpTables;
 
@@ -241,6 +243,24 @@ impl State {
         self.next_id = id.checked_add(1).expect("socket ids never run out");
         assert!(id > 0, "id 0 is never handed out");
         id
+    }
+
+    /// Gives a new socket of `node` the port `addr` names for `proto` (a free ephemeral one
+    /// for port 0), as a bind does: `AddrNotAvailable` for another node's address,
+    /// `AddrInUse` for a taken port. Returns the socket's fresh id and its port. The one bind
+    /// of listeners, UDP sockets and port holds.
+    pub(crate) fn bind_port(
+        &mut self,
+        node: NodeId,
+        proto: Proto,
+        addr: SocketAddr,
+    ) -> io::Result<(u64, u16)> {
+        let index = node.index() as u32;
+        check_bind_ip(index, addr.ip())?;
+        self.learn(node);
+        let id = self.next_id();
+        let port = draw(|rng| self.ports.bind(index, proto, addr.port(), id, rng))?;
+        Ok((id, port))
     }
 
     /// The node of index `index`, if the network has seen it.

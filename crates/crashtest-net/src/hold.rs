@@ -28,7 +28,6 @@ use std::rc::Weak;
 
 use crashtest_core::node::NodeId;
 
-use crate::addr::check_bind_ip;
 use crate::fabric::{self, Net, State};
 use crate::ports::Proto;
 
@@ -86,14 +85,11 @@ impl Drop for PortHold {
 pub fn hold_port(addr: SocketAddr, datagram: bool) -> io::Result<PortHold> {
     let net = fabric::net();
     let node = fabric::current_node();
-    let index = node.index() as u32;
-    check_bind_ip(index, addr.ip())?;
     let proto = if datagram { Proto::Udp } else { Proto::Tcp };
     let mut guard = net.state.borrow_mut();
     let st = &mut *guard;
-    st.learn(node);
-    let owner = st.next_id();
-    let port = fabric::draw(|rng| st.ports.bind(index, proto, addr.port(), owner, rng))?;
+    let (owner, port) = st.bind_port(node, proto, addr)?;
+    let index = node.index() as u32;
     assert!(port != 0, "a held port is a real one");
     assert!(
         st.holds.held.insert(owner, (index, proto, port)).is_none(),

@@ -26,8 +26,7 @@ use delegate::delegate;
 use tokio::io::ReadBuf;
 
 use crate::addr::{
-    self, Place, ToSocketAddrs, between, check_bind_ip, place_of, resolve_all, resolve_in_sim,
-    v4_of,
+    self, Place, ToSocketAddrs, between, place_of, resolve_all, resolve_in_sim, v4_of,
 };
 use crate::config::nanos;
 use crate::fabric::{
@@ -519,13 +518,9 @@ impl SimUdp {
 fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
     let net = fabric::net();
     let node = current_node();
-    let index = node.index() as u32;
-    check_bind_ip(index, addr.ip())?;
     let mut guard = net.state.borrow_mut();
     let st = &mut *guard;
-    st.learn(node);
-    let id = st.next_id();
-    let port = fabric::draw(|rng| st.ports.bind(index, Proto::Udp, addr.port(), id, rng))?;
+    let (id, port) = st.bind_port(node, Proto::Udp, addr)?;
     let local = SocketAddr::new(addr.ip(), port);
     st.udp.sockets.insert(
         id,

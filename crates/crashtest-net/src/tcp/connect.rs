@@ -82,7 +82,7 @@ impl Connect {
         let net = &fabric::net();
         let node = current_node();
         let from = node.index() as u32;
-        let (to, local_ip) = match place_of(remote.ip()) {
+        let (to, mut local_ip) = match place_of(remote.ip()) {
             Place::Nowhere => {
                 return Err(io::Error::new(
                     io::ErrorKind::NetworkUnreachable,
@@ -104,7 +104,6 @@ impl Connect {
             remote
         };
         let mut local_port = 0;
-        let mut local_ip = local_ip;
         if let Some(local) = local {
             check_bind_ip(from, local.ip())?;
             local_port = local.port();

@@ -21,7 +21,7 @@ use delegate::delegate;
 
 use super::conn::{Handle, error};
 use super::stream::{Shared, TcpStream};
-use crate::addr::{self, ToSocketAddrs, check_bind_ip};
+use crate::addr::{self, ToSocketAddrs};
 use crate::fabric::{self, Net, State, WaitList, Wakers, current_node, pack, trace};
 use crate::ports::Proto;
 
@@ -256,13 +256,9 @@ impl SimListener {
 fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
     let net = fabric::net();
     let node = current_node();
-    let index = node.index() as u32;
-    check_bind_ip(index, addr.ip())?;
     let mut guard = net.state.borrow_mut();
     let st = &mut *guard;
-    st.learn(node);
-    let id = st.next_id();
-    let port = crate::fabric::draw(|rng| st.ports.bind(index, Proto::Tcp, addr.port(), id, rng))?;
+    let (id, port) = st.bind_port(node, Proto::Tcp, addr)?;
     let local = SocketAddr::new(addr.ip(), port);
     st.tcp.listeners.insert(
         id,
