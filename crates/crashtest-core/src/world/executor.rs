@@ -701,18 +701,14 @@ impl World {
         let tasks = self.tasks.borrow();
         let nodes = self.nodes.borrow();
         let awaited = tasks.awaited();
-        let name_of = |id: TaskId| match tasks.label(id) {
-            Some(label) => format!("{id} ({label})"),
-            None => id.to_string(),
-        };
         let mut waiting: Vec<String> = tasks
             .iter_unfinished()
             .take(Self::LISTED_WAITING)
             .map(|(id, slot)| {
-                let mut line = format!("{} on {}", name_of(id), nodes.name(slot.node()));
+                let mut line = format!("{} on {}", tasks.called(id), nodes.name(slot.node()));
                 // Who waits for whom, where the simulator holds it: a join handle's waker.
                 if let Some(joined) = awaited.get(&id.slot) {
-                    let joined: Vec<String> = joined.iter().map(|&t| name_of(t)).collect();
+                    let joined: Vec<String> = joined.iter().map(|&t| tasks.called(t)).collect();
                     line.push_str(&format!(", awaiting the end of {}", joined.join(", ")));
                 }
                 // What components saw it wait on (a socket). What else a task waits on (a

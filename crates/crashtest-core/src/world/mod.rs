@@ -556,13 +556,7 @@ impl World {
             task.is_some(),
             "a failure names a task without its node, or a node without its task"
         );
-        let task = task.map(|id| {
-            let tasks = self.tasks.borrow();
-            match tasks.label(id) {
-                Some(label) => format!("{id} ({label})"),
-                None => id.to_string(),
-            }
-        });
+        let task = task.map(|id| self.tasks.borrow().called(id));
         Box::new(RunFailure {
             summary,
             kind,

@@ -481,7 +481,7 @@ impl TaskTable {
 
     /// What a report calls a task: its name, where it was spawned, or both; `None` for a task
     /// no longer in the table.
-    pub(crate) fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
+    fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
         self.get(id)?;
         let label = LabelRef {
             name: self.name(id),
@@ -493,6 +493,15 @@ impl TaskTable {
             "task {id} has neither a name nor a place"
         );
         Some(label)
+    }
+
+    /// How a report names a task: `t4 (flusher, spawned at src/db.rs:40:9)`, or just `t4`
+    /// once it left the table.
+    pub(crate) fn called(&self, id: TaskId) -> String {
+        match self.label(id) {
+            Some(label) => format!("{id} ({label})"),
+            None => id.to_string(),
+        }
     }
 
     /// Finds a live slot from a waker's truncated serial (see `waker`).
