@@ -337,6 +337,35 @@ impl Metadata {
         self.ino
     }
 
+    /// The entry as the seams describe a simulated one ([`Stat`](crashtest_hooks::fs::Stat)):
+    /// what the tokio stand-in and the determinism guards hand to std.
+    ///
+    /// # Panics
+    ///
+    /// If a time is missing, which only a host's entry can lack.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// # crashtest::Sim::new(1).run(async {
+    /// crashtest::fs::write("/f", b"xyz").await.unwrap();
+    /// let stat = crashtest::fs::metadata("/f").await.unwrap().stat();
+    /// assert_eq!((stat.len, stat.is_dir, stat.nlink), (3, false, 1));
+    /// # }).unwrap();
+    /// ```
+    pub fn stat(&self) -> crashtest_hooks::fs::Stat {
+        let time = |ns: Option<i64>| ns.expect("a simulated entry keeps its times");
+        crashtest_hooks::fs::Stat {
+            len: self.len,
+            is_dir: self.is_dir(),
+            mode: self.mode,
+            ino: self.ino,
+            nlink: self.nlink,
+            born_ns: time(self.created_ns),
+            modified_ns: time(self.modified_ns),
+            changed_ns: time(self.changed_ns),
+        }
+    }
+
     /// The number of hard links, as Unix's `MetadataExt::nlink`: a file's names; a
     /// directory's 2 (its name and its `.`) and one per subdirectory (its `..`).
     ///

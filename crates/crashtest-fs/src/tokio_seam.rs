@@ -103,7 +103,7 @@ impl Disk for Seam {
                 metadata.is_file() != metadata.is_dir(),
                 "the disk stat an entry that is neither a file nor a directory"
             );
-            Ok(stat_of(&metadata))
+            Ok(metadata.stat())
         })
     }
 
@@ -190,23 +190,8 @@ impl DiskFile for File {
         Box::pin(async move {
             let metadata = File::metadata(self).await?;
             assert!(metadata.is_file(), "an open file stats as a file");
-            Ok(stat_of(&metadata))
+            Ok(metadata.stat())
         })
-    }
-}
-
-/// What the stand-in is told of a simulated entry.
-fn stat_of(metadata: &crate::Metadata) -> Stat {
-    let time = |ns: Option<i64>| ns.expect("a simulated entry keeps its times");
-    Stat {
-        len: metadata.len(),
-        is_dir: metadata.is_dir(),
-        mode: metadata.mode(),
-        ino: metadata.ino(),
-        nlink: metadata.nlink(),
-        born_ns: time(metadata.created_ns),
-        modified_ns: time(metadata.modified_ns),
-        changed_ns: time(metadata.changed_ns),
     }
 }
 

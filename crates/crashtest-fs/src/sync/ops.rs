@@ -106,6 +106,30 @@ pub fn create_dir(path: impl AsRef<Path>) -> io::Result<()> {
     })
 }
 
+/// Creates a directory with the permission bits `mode` before the umask, as `DirBuilder`
+/// with `DirBuilderExt::mode` does (not synced: see [`sync_dir`]).
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::create_dir_with_mode("/private", 0o700).unwrap();
+/// assert_eq!(sync::metadata("/private").unwrap().mode(), 0o700);
+/// # }).unwrap();
+/// ```
+pub fn create_dir_with_mode(path: impl AsRef<Path>, mode: u32) -> io::Result<()> {
+    let path = path.as_ref();
+    namespace(path, Namespace::CreateDir(mode), || {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new().mode(mode).create(path)
+        }
+        #[cfg(not(unix))]
+        std::fs::create_dir(path)
+    })
+}
+
 /// Creates a directory and its missing parents, as `std::fs::create_dir_all`.
 ///
 /// ```
@@ -120,6 +144,46 @@ pub fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref();
     namespace(path, Namespace::CreateDirAll(DIR_MODE), || {
         std::fs::create_dir_all(path)
+    })
+}
+
+/// Creates a directory and its missing parents as directories that were on the disk before
+/// the run began: each is durable at once, so no crash undoes it, and no fault stops it.
+///
+/// This is how the determinism guards give a node's disk a directory that every host has
+/// (the temporary directory, say) the first time a program makes something inside it.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// let db = crashtest::node::create("db", || async {
+///     if !sync::exists("/tmp/a").unwrap() {
+///         sync::create_dir_all_durably("/tmp/a").unwrap();
+///         std::future::pending::<()>().await;
+///     }
+/// });
+/// crashtest::time::sleep(std::time::Duration::from_secs(1)).await;
+/// db.restart(); // a crash: the directories are still there after it
+/// crashtest::time::sleep(std::time::Duration::from_secs(1)).await;
+/// # }).unwrap();
+/// ```
+pub fn create_dir_all_durably(path: impl AsRef<Path>) -> io::Result<()> {
+    let path = path.as_ref();
+    let Some(node) = state::current_node()? else {
+        return std::fs::create_dir_all(path);
+    };
+    let names = Names::parse(path)?;
+    let what = format!("create_dir_all_durably {}", names.display());
+    state::with(|s| {
+        s.namespace(node, &what, |disk| {
+            disk.create_dir_all(&names, DIR_MODE)?;
+            for end in 0..names.names.len() {
+                let parent = disk.resolve(&Names::new(names.names[..end].to_vec()))?;
+                disk.sync_dir(parent);
+            }
+            Ok(())
+        })
     })
 }
 
@@ -441,6 +505,27 @@ impl DirEntry {
         match &self.inner {
             SimOrReal::Sim(entry) => Ok(entry.file_type()),
             SimOrReal::Real(entry) => Ok(FileType::from_std(entry.file_type()?)),
+        }
+    }
+
+    /// The entry's inode number, as Unix's `DirEntryExt::ino`.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use crashtest::fs::sync;
+    /// # crashtest::Sim::new(1).run(async {
+    /// sync::write("/f", b"").unwrap();
+    /// let entry = sync::read_dir("/").unwrap().next().unwrap().unwrap();
+    /// assert_eq!(entry.ino(), sync::metadata("/f").unwrap().ino());
+    /// # }).unwrap();
+    /// ```
+    pub fn ino(&self) -> u64 {
+        match &self.inner {
+            SimOrReal::Sim(entry) => entry.ino(),
+            #[cfg(unix)]
+            SimOrReal::Real(entry) => std::os::unix::fs::DirEntryExt::ino(entry),
+            #[cfg(not(unix))]
+            SimOrReal::Real(_) => 0,
         }
     }
 
