@@ -22,8 +22,10 @@
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
 //! | `close` | forgets a placeholder once its last descriptor closes (freeing its port), and closes |
 //! | `connect`, `accept`, `accept4`, `send`, `sendto`, `sendmsg`, `sendmmsg`, `recv`, `recvfrom`, `recvmsg`, `recvmmsg` on a placeholder or a network socket, `listen` on a network socket | fails the run with a message naming the call and the fix; returns EPERM |
-//! | `open`, `open64`, `openat`, `openat64` to write, create or truncate; `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `link`, `symlink`, `truncate`, `chmod`, `chown`, `lchown`, `utimensat`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `mknod`, `mkfifo` and their `at` and `64` forms; `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` on any descriptor; `fopen`, `freopen` (and `64`) to write, append or update; `mkstemp`, `mkostemp` (and `64`), `mkdtemp`, `tmpfile` (and `64`) | fails the run with a message naming the call, the path (or descriptor) and the fix (the node's simulated disk, or [`with_host_files`] for a change meant for the host); returns -1 (or a null pointer) with `EROFS`. Reads pass, and so do stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) |
-//! | `statx` of the tokio stand-in's simulated entry | the simulated entry's status, for std's `Metadata` (every other `statx` goes to libc) |
+//! | `open`, `open64`, `openat`, `openat64`, `creat`, `mkdir`, `rmdir`, `unlink`, `rename`, `renameat2`, `link`, `truncate`, `chmod`, `utimensat` (and their `at` and `64` forms); `read`, `write`, `pread`, `pwrite`, `readv`, `writev`, `lseek`, `fsync`, `fdatasync`, `ftruncate`, `fallocate`, `posix_fallocate`, `fstat`, `fchmod`, `futimens`, `flock`, `fcntl`, `dup`, `dup2`, `dup3`, `close` on a simulated file; `stat`, `lstat`, `fstatat`, `statx`, `access`, `faccessat`, `realpath`, `opendir`, `fdopendir`, `readdir`, `rewinddir`, `dirfd`, `closedir` | the calling node's simulated disk, with its crash model: every change, and a read of a path whose first directory the disk holds (the host's files otherwise); a simulated file's descriptor is a sealed empty memfd. The first change below a directory the host has (`/tmp`) gives the disk that directory, durably |
+//! | `mmap`, `mmap64` of a simulated file; `copy_file_range`, `sendfile`, `splice` with one | mmap fails the run (a mapping bypasses the disk); the copies return `EINVAL`, on which std copies through `read` and `write` |
+//! | `symlink`, `chown`, `lchown`, `utime`, `utimes`, `lutimes`, `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `mknod`, `mkfifo` and their `at` forms; `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` on a host file's descriptor; `fopen`, `freopen` (and `64`) to write, append or update; `mkstemp`, `mkostemp` (and `64`), `mkdtemp`, `tmpfile` (and `64`) | not modelled by the disk: fails the run with a message naming the call, the path (or descriptor) and the fix ([`with_host_files`] for a change meant for the host); returns -1 (or a null pointer) with `EROFS`. Stateless devices (`/dev/null`, `/dev/zero`, `/dev/stdout`, ...) pass |
+//! | `statx` of the tokio stand-in's simulated entry | the simulated entry's status, for std's `Metadata` |
 //! | `getaddrinfo` | node names resolve to their simulated addresses, `localhost` and IP literals to themselves; any other name fails the run, EAI_NONAME |
 //!
 //! A tokio stand-in takes a placeholder over with [`adopt_placeholder`], which hands it the
@@ -43,13 +45,17 @@
 //!   message that says what to do instead; outside a simulation threads start as usual;
 //! - `std::thread::sleep` and libc's `usleep`, `sleep` and `clock_nanosleep` fail the run and
 //!   return at once; outside a simulation they sleep;
-//! - std's `fs::write`, `rename`, `remove_file`, `create_dir` and `set_permissions` on host
-//!   paths fail the run with `EROFS` and change nothing, the same way for a seed run twice;
-//!   so do a host file's mode, owner, times and extended attributes changed by path or
+//! - std's `fs` (files, cursors, duplicates, `flock`, directories and listings, `rename`,
+//!   `hard_link`, `copy`, `canonicalize`, `remove_dir_all`) and `tempfile`'s directories work
+//!   on the node's disk and leave nothing on the host; a kill keeps what they synced and may
+//!   undo what they did not; the same seed gives the same fingerprint; `mmap` of a simulated
+//!   file and a `flock` that would wait fail the run;
+//! - a symbolic link, a host file's owner, extended attributes, or mode and times changed
 //!   through a descriptor opened for reading, `mkfifo`, stdio's `fopen` to write, and
-//!   `mkstemp` and `mkdtemp`; reading through `fopen` passes;
-//!   reads and `/dev/null` pass, a change inside [`with_host_files`] goes through, and
-//!   outside a simulation every change works;
+//!   `mkstemp` and `mkdtemp` fail the run with `EROFS` and change nothing, the same way for a
+//!   seed run twice; reading through `fopen` passes; reads of host files and `/dev/null`
+//!   pass, a change inside [`with_host_files`] goes through, and outside a simulation every
+//!   change works;
 //! - std's `TcpStream::connect`, `TcpListener::accept` and `UdpSocket::send_to`, real
 //!   tokio's `TcpStream::connect`, and `listen` on a real socket, fail the run and reach
 //!   nothing (a loopback listener sees no connection, a loopback receiver no datagram), as

@@ -1,27 +1,22 @@
 //! Host files: no changes to the host's file system inside a simulation.
 //!
-//! A simulated node has its own disk, with a crash model (crashtest's `fs`, or `tokio::fs`
-//! through the tokio stand-in). A change to the host's files through std's or libc's calls
-//! escapes both: it outlives the run, so a later seed, or the same seed replayed, starts from
-//! what it left and the run is no longer a function of its seed; and no kill ever tears or
-//! loses it, so the crash bugs the simulation exists to find cannot happen there. Inside a
-//! simulation the calls that change the host's files therefore fail the run with a message
-//! that names the call, the path and what to use instead, and return -1 with `EROFS` (the
-//! host's file system is read-only to a simulated node):
-//! - `open`, `open64`, `openat`, `openat64` asked to write, create or truncate (`O_WRONLY`,
-//!   `O_RDWR`, `O_CREAT`, `O_TRUNC`, `O_TMPFILE`), and `creat`, `creat64` (std's
-//!   `File::create`, `OpenOptions`, `fs::write`, `fs::copy`);
-//! - `mkdir`, `mkdirat`, `rmdir`, `unlink`, `unlinkat`, `rename`, `renameat`, `renameat2`,
-//!   `link`, `linkat`, `symlink`, `symlinkat`, `truncate`, `truncate64`, `chmod`, `fchmodat`,
-//!   `lchmod` (std's `create_dir`, `remove_file`, `remove_dir_all`, `rename`, `hard_link`,
-//!   `symlink`, `set_permissions`);
-//! - an entry's owner, times and extended attributes by path: `chown`, `lchown`, `fchownat`,
-//!   `utimensat`, `utime`, `utimes`, `lutimes`, `futimesat`, `setxattr`, `lsetxattr`,
-//!   `removexattr`, `lremovexattr` (std's `unix::fs::chown`, the `filetime` and `xattr`
-//!   crates);
+//! A simulated node has its own disk, with a crash model, and std's and libc's file calls
+//! reach it through the guards of [`super::disk`]. A change to the host's files escapes it:
+//! it outlives the run, so a later seed, or the same seed replayed, starts from what it left
+//! and the run is no longer a function of its seed; and no kill ever tears or loses it, so
+//! the crash bugs the simulation exists to find cannot happen there. Inside a simulation the
+//! changes the disk does not take therefore fail the run with a message that names the call,
+//! the path and what to use instead, and return -1 with `EROFS` (the host's file system is
+//! read-only to a simulated node):
+//! - any change [`super::disk::route`] leaves to the host: one outside a node, or relative to
+//!   a directory descriptor of the host (`openat`, `mkdirat`, `unlinkat`, `renameat`, ...);
+//! - symbolic links: `symlink`, `symlinkat`; an entry's owner, times and extended attributes
+//!   by path: `chown`, `lchown`, `fchownat`, `utime`, `utimes`, `lutimes`, `futimesat`,
+//!   `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `lchmod` (std's
+//!   `unix::fs::chown`, the `filetime` and `xattr` crates);
 //! - special files: `mknod`, `mknodat`, `mkfifo`, `mkfifoat`;
-//! - the same changes through a descriptor, which a file opened only for reading allows:
-//!   `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` (std's
+//! - changes through a descriptor of a host file, which a file opened only for reading
+//!   allows: `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` (std's
 //!   `File::set_permissions`, `File::set_times`, `File::set_modified`), judged by the path
 //!   the descriptor was opened at;
 //! - C's stdio and temporary files, which glibc opens without going through `open`: `fopen`,
@@ -41,29 +36,32 @@
 //! purpose runs inside `crashtest_hooks::with_host_files` (the stand-in's metadata specimen
 //! does).
 //!
-//! Writes through a descriptor that is already open (`write`, `pwrite`, `ftruncate`, `fsync`)
-//! pass: a file opened for writing inside a simulation was refused at its `open`, and one
-//! opened before the run (a trace file, a log) is the test's own. A Unix socket's file
-//! (`bind`) is not guarded.
+//! Writes through a host descriptor that is already open (`write`, `pwrite`, `ftruncate`,
+//! `fsync`) pass: a file opened for writing inside a simulation is the disk's, and one opened
+//! before the run (a trace file, a log) is the test's own. A Unix socket's file (`bind`) is
+//! not guarded.
 //!
 //! Outside a simulation every call goes to libc after one thread-local read.
 
-use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::{Component, Path, PathBuf};
 
-use libc::{FILE, dev_t, gid_t, mode_t, off_t, off64_t, size_t, timespec, timeval, uid_t};
+use libc::{FILE, dev_t, gid_t, mode_t, size_t, timeval, uid_t};
 
 use super::next::Next;
 
 /// Why the run failed and what to do instead, for `call` on `paths`.
 fn message(call: &str, paths: &[String]) -> String {
     format!(
-        "{call}({}) was called inside the simulation: it would change the host's files. \
-         A host file outlives the run (a later seed, or this one replayed, would start from \
-         what it left) and no simulated crash ever tears or loses it. Keep a node's files on \
-         its simulated disk: tokio::fs through crashtest's tokio stand-in, crashtest::fs, or \
-         crashtest::fs::sync in blocking code. To change a host file on purpose (a debug \
-         dump), wrap the call in crashtest::with_host_files(..).",
+        "{call}({}) was called inside the simulation: it would change the host's files, and \
+         the node's simulated disk does not model it. A host file outlives the run (a later \
+         seed, or this one replayed, would start from what it left) and no simulated crash \
+         ever tears or loses it. std::fs's files, directories, renames, links, modes and \
+         times live on the node's simulated disk; symbolic links, owners, extended \
+         attributes, special files, C's stdio writes, mkstemp and changes through a host \
+         file's descriptor do not: keep to the calls the disk models (std::fs, tokio::fs \
+         through crashtest's tokio stand-in, crashtest::fs). To change a host file on \
+         purpose (a debug dump), wrap the call in crashtest::with_host_files(..).",
         paths
             .iter()
             .map(|path| format!("{path:?}"))
@@ -88,7 +86,7 @@ const STATELESS_DEVICES: [&str; 9] = [
 ];
 
 /// True if changing `path` changes no host state a run could read back.
-fn stateless(path: &str) -> bool {
+pub(super) fn stateless(path: &str) -> bool {
     let path = Path::new(path);
     if !path.is_absolute() || path.components().any(|part| part == Component::ParentDir) {
         return false;
@@ -123,7 +121,7 @@ fn refused_change(call: &str, named: impl FnOnce() -> Vec<String>) -> bool {
 /// # Safety
 ///
 /// Each path is null or a NUL-terminated string, as the C call's contract requires.
-unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
+pub(super) unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
     changes
         && refused_change(call, || {
             paths
@@ -145,7 +143,7 @@ unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool) -> bool {
 /// True if a descriptor-based change to `fd`'s entry must be refused: the descriptor's file
 /// is the host's (no simulated file has a descriptor), so [`refused_change`] judges the path
 /// the descriptor was opened at.
-fn refused_descriptor(call: &str, fd: c_int) -> bool {
+pub(super) fn refused_descriptor(call: &str, fd: c_int) -> bool {
     refused_change(call, || {
         vec![descriptor_path(fd).unwrap_or_else(|| format!("descriptor {fd}"))]
     })
@@ -191,36 +189,18 @@ fn stdio_mode_writes(mode: &[u8]) -> bool {
 }
 
 /// True if `open` flags ask to change the file.
-fn changes(flags: c_int) -> bool {
+pub(super) fn changes(flags: c_int) -> bool {
     // O_TMPFILE includes O_DIRECTORY's bit: test it whole.
     flags & (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) != 0
         || flags & libc::O_TMPFILE == libc::O_TMPFILE
 }
 
-// `open` and `openat` are variadic in C: the mode follows only when the flags create a file.
-// On the supported targets a variadic integer argument travels in the register an ordinary
-// third (or fourth) argument would, so a guard that declares the mode reads it when the
-// caller passed one and reads a meaningless value otherwise, which libc ignores, as it
-// ignores a mode it was not asked to use. It is forwarded as C's default promotion of
-// `mode_t` (an unsigned int), which is how the caller passed it.
-type OpenFn = unsafe extern "C" fn(*const c_char, c_int, ...) -> c_int;
-type OpenatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int;
 type PathModeFn = unsafe extern "C" fn(*const c_char, mode_t) -> c_int;
 type AtPathModeFn = unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int;
-type PathFn = unsafe extern "C" fn(*const c_char) -> c_int;
-type AtPathFlagsFn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
 type TwoPathsFn = unsafe extern "C" fn(*const c_char, *const c_char) -> c_int;
-type AtTwoPathsFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char) -> c_int;
-type Renameat2Fn =
-    unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int;
-type LinkatFn = unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int;
 type SymlinkatFn = unsafe extern "C" fn(*const c_char, c_int, *const c_char) -> c_int;
-type TruncateFn = unsafe extern "C" fn(*const c_char, off_t) -> c_int;
-type Truncate64Fn = unsafe extern "C" fn(*const c_char, off64_t) -> c_int;
-type FchmodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, c_int) -> c_int;
 type ChownFn = unsafe extern "C" fn(*const c_char, uid_t, gid_t) -> c_int;
 type FchownatFn = unsafe extern "C" fn(c_int, *const c_char, uid_t, gid_t, c_int) -> c_int;
-type UtimensatFn = unsafe extern "C" fn(c_int, *const c_char, *const timespec, c_int) -> c_int;
 type UtimeFn = unsafe extern "C" fn(*const c_char, *const c_void) -> c_int;
 type UtimesFn = unsafe extern "C" fn(*const c_char, *const timeval) -> c_int;
 type SetxattrFn =
@@ -228,9 +208,7 @@ type SetxattrFn =
 type RemovexattrFn = unsafe extern "C" fn(*const c_char, *const c_char) -> c_int;
 type MknodFn = unsafe extern "C" fn(*const c_char, mode_t, dev_t) -> c_int;
 type MknodatFn = unsafe extern "C" fn(c_int, *const c_char, mode_t, dev_t) -> c_int;
-type FchmodFn = unsafe extern "C" fn(c_int, mode_t) -> c_int;
 type FchownFn = unsafe extern "C" fn(c_int, uid_t, gid_t) -> c_int;
-type FutimensFn = unsafe extern "C" fn(c_int, *const timespec) -> c_int;
 type FutimesFn = unsafe extern "C" fn(c_int, *const timeval) -> c_int;
 type FsetxattrFn =
     unsafe extern "C" fn(c_int, *const c_char, *const c_void, size_t, c_int) -> c_int;
@@ -273,93 +251,6 @@ macro_rules! guard {
 }
 
 guard!(
-    /// `open(2)`: refused inside a simulation when it would write, create or truncate.
-    open = c"open", REAL_OPEN: OpenFn, (path: *const c_char, flags: c_int, mode: c_uint),
-    paths [path],
-    when changes(flags)
-);
-guard!(
-    /// `open64`: as [`open`].
-    open64 = c"open64", REAL_OPEN64: OpenFn,
-    (path: *const c_char, flags: c_int, mode: c_uint), paths [path],
-    when changes(flags)
-);
-guard!(
-    /// `openat(2)`: as [`open`].
-    openat = c"openat", REAL_OPENAT: OpenatFn,
-    (dir: c_int, path: *const c_char, flags: c_int, mode: c_uint), paths [path],
-    when changes(flags)
-);
-guard!(
-    /// `openat64`: as [`open`].
-    openat64 = c"openat64", REAL_OPENAT64: OpenatFn,
-    (dir: c_int, path: *const c_char, flags: c_int, mode: c_uint), paths [path],
-    when changes(flags)
-);
-guard!(
-    /// `creat(2)`: refused inside a simulation.
-    creat = c"creat", REAL_CREAT: PathModeFn,
-    (path: *const c_char, mode: mode_t), paths [path], when true
-);
-guard!(
-    /// `creat64`: refused inside a simulation.
-    creat64 = c"creat64", REAL_CREAT64: PathModeFn,
-    (path: *const c_char, mode: mode_t), paths [path], when true
-);
-guard!(
-    /// `mkdir(2)`: refused inside a simulation.
-    mkdir = c"mkdir", REAL_MKDIR: PathModeFn,
-    (path: *const c_char, mode: mode_t), paths [path], when true
-);
-guard!(
-    /// `mkdirat(2)`: refused inside a simulation.
-    mkdirat = c"mkdirat", REAL_MKDIRAT: AtPathModeFn,
-    (dir: c_int, path: *const c_char, mode: mode_t),
-    paths [path], when true
-);
-guard!(
-    /// `rmdir(2)`: refused inside a simulation.
-    rmdir = c"rmdir", REAL_RMDIR: PathFn, (path: *const c_char), paths [path], when true
-);
-guard!(
-    /// `unlink(2)`: refused inside a simulation.
-    unlink = c"unlink", REAL_UNLINK: PathFn, (path: *const c_char), paths [path], when true
-);
-guard!(
-    /// `unlinkat(2)`: refused inside a simulation.
-    unlinkat = c"unlinkat", REAL_UNLINKAT: AtPathFlagsFn,
-    (dir: c_int, path: *const c_char, flags: c_int),
-    paths [path], when true
-);
-guard!(
-    /// `rename(2)`: refused inside a simulation.
-    rename = c"rename", REAL_RENAME: TwoPathsFn,
-    (from: *const c_char, to: *const c_char), paths [from, to], when true
-);
-guard!(
-    /// `renameat(2)`: refused inside a simulation.
-    renameat = c"renameat", REAL_RENAMEAT: AtTwoPathsFn,
-    (from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char),
-    paths [from, to], when true
-);
-guard!(
-    /// `renameat2(2)`: refused inside a simulation.
-    renameat2 = c"renameat2", REAL_RENAMEAT2: Renameat2Fn,
-    (from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char, flags: c_uint),
-    paths [from, to], when true
-);
-guard!(
-    /// `link(2)`: refused inside a simulation.
-    link = c"link", REAL_LINK: TwoPathsFn,
-    (from: *const c_char, to: *const c_char), paths [from, to], when true
-);
-guard!(
-    /// `linkat(2)`: refused inside a simulation.
-    linkat = c"linkat", REAL_LINKAT: LinkatFn,
-    (from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char, flags: c_int),
-    paths [from, to], when true
-);
-guard!(
     /// `symlink(2)`: refused inside a simulation.
     symlink = c"symlink", REAL_SYMLINK: TwoPathsFn,
     (target: *const c_char, path: *const c_char), paths [path], when true
@@ -368,26 +259,6 @@ guard!(
     /// `symlinkat(2)`: refused inside a simulation.
     symlinkat = c"symlinkat", REAL_SYMLINKAT: SymlinkatFn,
     (target: *const c_char, dir: c_int, path: *const c_char), paths [path], when true
-);
-guard!(
-    /// `truncate(2)`: refused inside a simulation.
-    truncate = c"truncate", REAL_TRUNCATE: TruncateFn,
-    (path: *const c_char, len: off_t), paths [path], when true
-);
-guard!(
-    /// `truncate64`: refused inside a simulation.
-    truncate64 = c"truncate64", REAL_TRUNCATE64: Truncate64Fn,
-    (path: *const c_char, len: off64_t), paths [path], when true
-);
-guard!(
-    /// `chmod(2)`: refused inside a simulation.
-    chmod = c"chmod", REAL_CHMOD: PathModeFn,
-    (path: *const c_char, mode: mode_t), paths [path], when true
-);
-guard!(
-    /// `fchmodat(2)`: refused inside a simulation.
-    fchmodat = c"fchmodat", REAL_FCHMODAT: FchmodatFn,
-    (dir: c_int, path: *const c_char, mode: mode_t, flags: c_int), paths [path], when true
 );
 
 guard!(
@@ -414,12 +285,6 @@ guard!(
     /// `fchownat(2)`: refused inside a simulation.
     fchownat = c"fchownat", REAL_FCHOWNAT: FchownatFn,
     (dir: c_int, path: *const c_char, owner: uid_t, group: gid_t, flags: c_int),
-    paths [path], when true
-);
-guard!(
-    /// `utimensat(2)`: refused inside a simulation (a null path names `dir` itself).
-    utimensat = c"utimensat", REAL_UTIMENSAT: UtimensatFn,
-    (dir: c_int, path: *const c_char, times: *const timespec, flags: c_int),
     paths [path], when true
 );
 guard!(
@@ -505,16 +370,8 @@ macro_rules! descriptor_guard {
 }
 
 descriptor_guard!(
-    /// `fchmod(2)`: refused inside a simulation.
-    fchmod = c"fchmod", REAL_FCHMOD: FchmodFn, (fd, mode: mode_t)
-);
-descriptor_guard!(
     /// `fchown(2)`: refused inside a simulation.
     fchown = c"fchown", REAL_FCHOWN: FchownFn, (fd, owner: uid_t, group: gid_t)
-);
-descriptor_guard!(
-    /// `futimens(3)`: refused inside a simulation.
-    futimens = c"futimens", REAL_FUTIMENS: FutimensFn, (fd, times: *const timespec)
 );
 descriptor_guard!(
     /// `futimes(3)`: refused inside a simulation.
@@ -751,34 +608,13 @@ fn refused_unnamed(call: &str) -> bool {
 }
 
 /// The guards, for [`super::link`].
-pub(super) fn symbols() -> [*const (); 60] {
+pub(super) fn symbols() -> [*const (); 37] {
     [
-        open as *const (),
-        open64 as *const (),
-        openat as *const (),
-        openat64 as *const (),
-        creat as *const (),
-        creat64 as *const (),
-        mkdir as *const (),
-        mkdirat as *const (),
-        rmdir as *const (),
-        unlink as *const (),
-        unlinkat as *const (),
-        rename as *const (),
-        renameat as *const (),
-        renameat2 as *const (),
-        link as *const (),
-        linkat as *const (),
         symlink as *const (),
         symlinkat as *const (),
-        truncate as *const (),
-        truncate64 as *const (),
-        chmod as *const (),
-        fchmodat as *const (),
         chown as *const (),
         lchown as *const (),
         fchownat as *const (),
-        utimensat as *const (),
         utime as *const (),
         utimes as *const (),
         lutimes as *const (),
@@ -790,9 +626,7 @@ pub(super) fn symbols() -> [*const (); 60] {
         mknodat as *const (),
         mkfifo as *const (),
         mkfifoat as *const (),
-        fchmod as *const (),
         fchown as *const (),
-        futimens as *const (),
         futimes as *const (),
         fsetxattr as *const (),
         fremovexattr as *const (),

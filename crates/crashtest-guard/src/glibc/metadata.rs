@@ -16,7 +16,7 @@ type StatxFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint, *mut li
 static REAL_STATX: Next<StatxFn> = unsafe { Next::new(c"statx") };
 
 /// The device number every simulated entry reports: a disk of its own, like no host's.
-const SIMULATED_DEVICE_MINOR: u32 = 0xc7;
+pub(super) const SIMULATED_DEVICE_MINOR: u32 = 0xc7;
 
 /// `statx(2)`: answers the simulated entry the tokio stand-in asks std about
 /// (`crashtest_hooks::fs::SIMULATED_ENTRY`, while it holds a `Stat` for it) from that
@@ -45,6 +45,10 @@ pub(super) unsafe extern "C" fn statx(
             return 0;
         }
     }
+    // SAFETY: the caller's arguments.
+    if let Some(answer) = unsafe { super::disk::statx(dir, path, flags, buf) } {
+        return answer;
+    }
     // SAFETY: the caller's arguments, unchanged.
     unsafe { REAL_STATX.get()(dir, path, flags, mask, buf) }
 }
@@ -54,7 +58,7 @@ pub(super) unsafe extern "C" fn statx(
 /// # Safety
 ///
 /// `buf` is valid for a write of one `statx`.
-unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
+pub(super) unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
     assert_eq!(
         stat.mode & !0o7777,
         0,

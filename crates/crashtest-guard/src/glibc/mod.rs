@@ -18,6 +18,7 @@
 //!   [`in_simulation`], [`answer`] and [`fail`].
 
 mod clock;
+mod disk;
 mod files;
 mod metadata;
 mod next;
@@ -95,6 +96,7 @@ pub(crate) fn link() {
         &sleep::symbols()[..],
         &files::symbols()[..],
         &metadata::symbols()[..],
+        &disk::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }

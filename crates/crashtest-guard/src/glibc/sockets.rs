@@ -190,7 +190,7 @@ pub(super) unsafe extern "C" fn socket(domain: c_int, ty: c_int, protocol: c_int
 }
 
 /// `close(2)`: forgets a placeholder inside a simulation once its last descriptor closes, and
-/// always closes the descriptor.
+/// a simulated file's descriptor, and always closes the descriptor.
 ///
 /// # Safety
 ///
@@ -201,6 +201,7 @@ pub(super) unsafe extern "C" fn close(fd: c_int) -> c_int {
         // Best effort: a close must close, and never fails the run. If the simulator's state
         // is in use the record stays, which matters to nobody once the descriptor is gone.
         let _ = panic::catch_unwind(|| placeholders::closing(fd));
+        let _ = panic::catch_unwind(|| super::disk::closing(fd));
     }
     // SAFETY: the caller's argument, unchanged, to the function this one hides.
     unsafe { REAL_CLOSE.get()(fd) }

@@ -1,0 +1,1021 @@
+//! The descriptors of simulated files, and the calls on them.
+//!
+//! The run's table maps a descriptor number to its [`Open`] file: the disk's handle, the
+//! path it was opened at, its status flags and its cursor. Duplicates (`dup`, `dup2`, `dup3`,
+//! `fcntl(F_DUPFD)`) share one `Open`, cursor and all, as duplicated descriptors share an
+//! open file description; `close` forgets a number, and the last one releases the disk's
+//! handle and the file's `flock`. Each guard here answers from the disk when its descriptor
+//! is in the table and forwards to libc otherwise, so a call on any other descriptor costs a
+//! thread-local read and a lookup.
+//!
+//! The table is an extension of the run: it starts empty in every run and goes with it.
+//! Numbers come from the OS and never reach the trace. A number closed behind the guards'
+//! back (a raw `close_range` system call) stays in the table until the run ends.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{c_int, c_uint, c_ulong, c_void};
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::panic;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, SystemTime};
+
+use libc::{iovec, off_t, off64_t, size_t, ssize_t, timespec};
+
+use super::{disk, errno_of, fail_with, on_disk, provide_parents, status};
+use crate::glibc::next::Next;
+
+/// An open simulated file or directory, shared by a descriptor and its duplicates.
+pub(super) struct Open {
+    /// Names this open file in the lock table.
+    id: u64,
+    file: disk::File,
+    /// The node whose disk holds the file, with its inode: the lock table's key.
+    inode: (usize, u64),
+    /// The path it was opened at (a directory's, for calls relative to it).
+    pub(super) path: PathBuf,
+    pub(super) dir: bool,
+    /// The status flags `F_GETFL` reports: the access mode, `O_APPEND`, `O_NONBLOCK`,
+    /// `O_SYNC`, `O_DSYNC`.
+    status: Cell<c_int>,
+    cursor: Cell<u64>,
+}
+
+impl Open {
+    /// The disk's handle.
+    pub(super) fn file(&self) -> &disk::File {
+        &self.file
+    }
+}
+
+/// A file's `flock`: held shared by some open files, or exclusively by one.
+enum Lock {
+    Shared(BTreeSet<u64>),
+    Exclusive(u64),
+}
+
+/// The simulated descriptors of the running simulation.
+#[derive(Default)]
+struct Table {
+    files: RefCell<BTreeMap<c_int, Rc<Open>>>,
+    locks: RefCell<BTreeMap<(usize, u64), Lock>>,
+    next_id: Cell<u64>,
+}
+
+thread_local! {
+    static TABLE: crashtest_core::plumbing::checks::ExtensionCache<Table> =
+        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
+}
+
+/// The running simulation's table; `None` outside one, or while the simulator's state is in
+/// use (no file of the disk can be opened then either).
+fn table() -> Option<Rc<Table>> {
+    panic::catch_unwind(|| TABLE.with(|cache| cache.get(|_| {})))
+        .ok()
+        .flatten()
+}
+
+/// The simulated file `fd` refers to, if it is one.
+#[inline]
+pub(super) fn simulated(fd: c_int) -> Option<Rc<Open>> {
+    if fd < 0 || !super::super::in_simulation() {
+        return None;
+    }
+    let table = table()?;
+    let files = table.files.try_borrow().ok()?;
+    files.get(&fd).cloned()
+}
+
+/// The path of the simulated directory `fd` refers to, if it is one.
+pub(super) fn directory_path(fd: c_int) -> Option<PathBuf> {
+    simulated(fd)
+        .filter(|open| open.dir)
+        .map(|open| open.path.clone())
+}
+
+/// What a simulated descriptor's entry is now.
+pub(super) fn stat_of(open: &Open) -> io::Result<crashtest_hooks::fs::Stat> {
+    Ok(open.file.metadata()?.stat())
+}
+
+/// The current `errno`.
+fn errno() -> c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// A new descriptor for a simulated file: an empty memfd, sealed so that nothing the kernel
+/// does with it (a `sendfile`, a `write` that escaped the guards) can give it contents.
+fn new_descriptor(cloexec: bool) -> Result<c_int, c_int> {
+    let mut flags = libc::MFD_ALLOW_SEALING;
+    if cloexec {
+        flags |= libc::MFD_CLOEXEC;
+    }
+    // SAFETY: the name is NUL-terminated; memfd_create has no other preconditions.
+    let fd = unsafe { libc::memfd_create(c"crashtest-simulated-file".as_ptr(), flags) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: `fd` is the memfd just made; F_ADD_SEALS takes an int.
+    if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
+        let code = errno();
+        // SAFETY: `fd` is ours and open.
+        unsafe { libc::close(fd) };
+        return Err(code);
+    }
+    Ok(fd)
+}
+
+/// Opens `path` on the calling node's disk with `open(2)`'s `flags` and `mode`, and returns
+/// its new descriptor, or -1 with `errno`.
+pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
+    if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        // Unnamed files are not simulated; callers fall back to a named one.
+        return fail_with(libc::EOPNOTSUPP);
+    }
+    let (read, write) = match flags & libc::O_ACCMODE {
+        libc::O_RDONLY => (true, false),
+        libc::O_WRONLY => (false, true),
+        libc::O_RDWR => (true, true),
+        _ => return fail_with(libc::EINVAL),
+    };
+    let creates = flags & libc::O_CREAT != 0;
+    let opened = on_disk("open", || {
+        if creates {
+            provide_parents(path);
+        }
+        let mut options = disk::OpenOptions::new();
+        options
+            .read(read)
+            .write(write)
+            .append(write && flags & libc::O_APPEND != 0)
+            .truncate(write && flags & libc::O_TRUNC != 0);
+        if creates {
+            if flags & libc::O_EXCL != 0 {
+                options.create_new(true);
+            } else {
+                options.create(true);
+            }
+            options.mode(mode & 0o7777);
+        }
+        let file = options.open(path)?;
+        let metadata = file.metadata()?;
+        if flags & libc::O_DIRECTORY != 0 && !metadata.is_dir() {
+            return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
+        }
+        let node = crashtest_core::plumbing::current_node().map_or(0, |node| node.index());
+        Ok((file, metadata.is_dir(), (node, metadata.ino())))
+    });
+    let (file, dir, inode) = match opened {
+        Some(Ok(opened)) => opened,
+        Some(Err(error)) => return fail_with(errno_of(&error)),
+        None => return fail_with(libc::EIO),
+    };
+    let kept = libc::O_ACCMODE | libc::O_APPEND | libc::O_NONBLOCK | libc::O_SYNC | libc::O_DSYNC;
+    let Some(table) = table() else {
+        return fail_with(libc::EIO);
+    };
+    let fd = match new_descriptor(flags & libc::O_CLOEXEC != 0) {
+        Ok(fd) => fd,
+        Err(code) => return fail_with(code),
+    };
+    let id = table.next_id.get();
+    table.next_id.set(id + 1);
+    let open = Rc::new(Open {
+        id,
+        file,
+        inode,
+        path: path.to_path_buf(),
+        dir,
+        status: Cell::new(flags & kept),
+        cursor: Cell::new(0),
+    });
+    let replaced = table.files.borrow_mut().insert(fd, open);
+    assert!(
+        replaced.is_none(),
+        "a new descriptor number is in no simulated file's use"
+    );
+    fd
+}
+
+/// Forgets `fd` if it is a simulated file's, as its `close` is about to close it; the last
+/// descriptor of an open file releases its `flock` (and, as it drops, the disk's handle).
+pub(in crate::glibc) fn closing(fd: c_int) {
+    let Some(table) = table() else {
+        return;
+    };
+    let Ok(mut files) = table.files.try_borrow_mut() else {
+        return;
+    };
+    let Some(open) = files.remove(&fd) else {
+        return;
+    };
+    drop(files);
+    if Rc::strong_count(&open) == 1 {
+        unlock(&table, &open);
+    }
+}
+
+/// Registers `new` as a duplicate of the simulated `open` (a number the OS just handed out).
+fn duplicated(open: Rc<Open>, new: c_int) {
+    if new < 0 {
+        return;
+    }
+    if let Some(table) = table() {
+        let replaced = table.files.borrow_mut().insert(new, open);
+        assert!(
+            replaced.is_none(),
+            "a duplicate's number was forgotten when it was last closed"
+        );
+    }
+}
+
+// ----- data -----
+
+/// Reads at `at`, or at the cursor (which it then moves) when `at` is `None`.
+fn read_from(open: &Open, buf: &mut [u8], at: Option<u64>) -> io::Result<usize> {
+    if open.dir {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    let offset = at.unwrap_or(open.cursor.get());
+    let n = open.file.read_at(buf, offset)?;
+    assert!(n <= buf.len(), "a read fills at most its buffer");
+    if at.is_none() {
+        open.cursor.set(offset + n as u64);
+    }
+    Ok(n)
+}
+
+/// Writes at `at`, or at the cursor (which it then moves) when `at` is `None`; at the end of
+/// the file in append mode, for both, as Linux does. With `O_SYNC` or `O_DSYNC` the write is
+/// durable when it returns.
+fn write_to(open: &Open, data: &[u8], at: Option<u64>) -> io::Result<usize> {
+    if open.dir {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    let status = open.status.get();
+    let offset = if status & libc::O_APPEND != 0 {
+        open.file.len()?
+    } else {
+        at.unwrap_or(open.cursor.get())
+    };
+    let n = open.file.write_at(data, offset)?;
+    assert_eq!(n, data.len(), "a simulated write writes all it is given");
+    if at.is_none() {
+        open.cursor.set(offset + n as u64);
+    }
+    if status & libc::O_DSYNC != 0 {
+        open.file.sync_data()?;
+    }
+    Ok(n)
+}
+
+/// The bytes `buf` points at, `len` of them.
+///
+/// # Safety
+///
+/// `buf` is valid for `len` bytes, or `len` is 0.
+unsafe fn bytes<'a>(buf: *const c_void, len: usize) -> &'a [u8] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: by the caller's contract.
+    unsafe { std::slice::from_raw_parts(buf.cast(), len) }
+}
+
+/// The bytes `buf` points at, `len` of them, to fill.
+///
+/// # Safety
+///
+/// `buf` is valid for writing `len` bytes, or `len` is 0.
+unsafe fn bytes_mut<'a>(buf: *mut c_void, len: usize) -> &'a mut [u8] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: by the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(buf.cast(), len) }
+}
+
+/// The buffers of an `iovec` array.
+///
+/// # Safety
+///
+/// `iov` points at `count` `iovec`s, each valid for its length.
+unsafe fn buffers<'a>(iov: *const iovec, count: c_int) -> io::Result<&'a [iovec]> {
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&count| count <= 1024)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    if count == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(iov, count) })
+}
+
+/// The C answer of a call that returns a count or -1 with `errno`.
+fn counted(result: Option<io::Result<usize>>) -> ssize_t {
+    match result {
+        Some(Ok(n)) => ssize_t::try_from(n).expect("a count fits in ssize_t"),
+        Some(Err(error)) => fail_with(errno_of(&error)) as ssize_t,
+        None => fail_with(libc::EIO) as ssize_t,
+    }
+}
+
+/// An offset from C, refused when negative.
+fn offset(at: i64) -> io::Result<u64> {
+    u64::try_from(at).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Moves the cursor as `lseek(2)` does.
+fn seek(open: &Open, to: i64, whence: c_int) -> io::Result<i64> {
+    let base = match whence {
+        libc::SEEK_SET => 0,
+        libc::SEEK_CUR => open.cursor.get(),
+        libc::SEEK_END => open.file.len()?,
+        libc::SEEK_DATA | libc::SEEK_HOLE => {
+            // The disk keeps no holes: all of a file is data, and its end the only hole.
+            let len = open.file.len()?;
+            let at = offset(to)?;
+            if at >= len {
+                return Err(io::Error::from_raw_os_error(libc::ENXIO));
+            }
+            let found = if whence == libc::SEEK_DATA { at } else { len };
+            open.cursor.set(found);
+            return Ok(i64::try_from(found).expect("a file's length fits in off_t"));
+        }
+        _ => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    };
+    let target = i64::try_from(base)
+        .ok()
+        .and_then(|base| base.checked_add(to))
+        .filter(|&target| target >= 0)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    open.cursor.set(offset(target)?);
+    Ok(target)
+}
+
+/// The C answer of `lseek`.
+fn sought(result: Option<io::Result<i64>>) -> i64 {
+    match result {
+        Some(Ok(at)) => at,
+        Some(Err(error)) => i64::from(fail_with(errno_of(&error))),
+        None => i64::from(fail_with(libc::EIO)),
+    }
+}
+
+/// Extends a file to `offset + len` as `fallocate` with mode 0 does (its length only: the
+/// disk allocates nothing ahead); with `FALLOC_FL_KEEP_SIZE`, nothing. Other modes are
+/// refused with `EOPNOTSUPP`, as a file system without them refuses them.
+fn allocate(open: &Open, mode: c_int, at: i64, len: i64) -> io::Result<()> {
+    let (at, len) = (offset(at)?, offset(len)?);
+    if len == 0 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    match mode {
+        0 => {
+            let end = at
+                .checked_add(len)
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::EFBIG))?;
+            if end > open.file.len()? {
+                open.file.set_len(end)?;
+            }
+            Ok(())
+        }
+        libc::FALLOC_FL_KEEP_SIZE => Ok(()),
+        _ => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+    }
+}
+
+/// The time a `timespec` of `futimens`/`utimensat` sets: `None` for `UTIME_OMIT`, the
+/// simulated clock's now for `UTIME_NOW` (or a null array).
+pub(super) fn time_of(time: Option<&timespec>) -> io::Result<Option<SystemTime>> {
+    let Some(time) = time else {
+        return Ok(Some(crashtest_core::time::system_time()));
+    };
+    match time.tv_nsec {
+        libc::UTIME_OMIT => Ok(None),
+        libc::UTIME_NOW => Ok(Some(crashtest_core::time::system_time())),
+        nanos if (0..1_000_000_000).contains(&nanos) => {
+            let nanos = u32::try_from(nanos).expect("checked to be below a second");
+            let since = |secs: u64| Duration::new(secs, nanos);
+            Ok(Some(if time.tv_sec >= 0 {
+                SystemTime::UNIX_EPOCH + since(time.tv_sec.unsigned_abs())
+            } else {
+                SystemTime::UNIX_EPOCH - Duration::from_secs(time.tv_sec.unsigned_abs())
+                    + Duration::new(0, nanos)
+            }))
+        }
+        _ => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    }
+}
+
+/// Sets a simulated file's modification time from `utimensat`'s pair (access, modification):
+/// the disk keeps no access time.
+///
+/// # Safety
+///
+/// `times` is null or points at two `timespec`s.
+pub(super) unsafe fn set_times(file: &disk::File, times: *const timespec) -> io::Result<()> {
+    // SAFETY: by the caller's contract, the second of two.
+    let modified = (!times.is_null()).then(|| unsafe { &*times.add(1) });
+    match time_of(modified)? {
+        Some(time) => file.set_modified(time),
+        None => Ok(()),
+    }
+}
+
+// ----- locks -----
+
+/// `flock(2)` on a simulated file. A simulation cannot wait inside a blocking call (nothing
+/// else runs meanwhile), so a lock that would have to wait fails the run instead of hanging
+/// it, unless the caller asked not to wait (`LOCK_NB`: `EWOULDBLOCK`).
+fn flock_open(open: &Open, operation: c_int) -> io::Result<()> {
+    let Some(table) = table() else {
+        return Err(io::Error::from_raw_os_error(libc::EIO));
+    };
+    let wait = operation & libc::LOCK_NB == 0;
+    let mut locks = table.locks.borrow_mut();
+    match operation & !libc::LOCK_NB {
+        libc::LOCK_UN => {
+            drop(locks);
+            unlock(&table, open);
+            Ok(())
+        }
+        libc::LOCK_SH => match locks.get_mut(&open.inode) {
+            None => {
+                locks.insert(open.inode, Lock::Shared(BTreeSet::from([open.id])));
+                Ok(())
+            }
+            Some(Lock::Shared(holders)) => {
+                holders.insert(open.id);
+                Ok(())
+            }
+            Some(Lock::Exclusive(holder)) if *holder == open.id => {
+                locks.insert(open.inode, Lock::Shared(BTreeSet::from([open.id])));
+                Ok(())
+            }
+            Some(Lock::Exclusive(_)) => would_wait(open, wait),
+        },
+        libc::LOCK_EX => match locks.get(&open.inode) {
+            None => {
+                locks.insert(open.inode, Lock::Exclusive(open.id));
+                Ok(())
+            }
+            Some(Lock::Exclusive(holder)) if *holder == open.id => Ok(()),
+            Some(Lock::Shared(holders)) if holders.len() == 1 && holders.contains(&open.id) => {
+                locks.insert(open.inode, Lock::Exclusive(open.id));
+                Ok(())
+            }
+            Some(_) => would_wait(open, wait),
+        },
+        _ => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    }
+}
+
+/// A lock that another open file holds: `EWOULDBLOCK`, and a failed run if the caller would
+/// have waited.
+fn would_wait(open: &Open, wait: bool) -> io::Result<()> {
+    if wait {
+        super::super::fail(format!(
+            "flock({:?}) would wait for a lock that another open file of the same node holds: \
+             a blocking call cannot wait inside a simulation, where nothing else runs \
+             meanwhile. Take the lock with LOCK_NB (File::try_lock) and retry after an \
+             .await, or hold it in one place.",
+            open.path
+        ));
+    }
+    Err(io::Error::from_raw_os_error(libc::EWOULDBLOCK))
+}
+
+/// Releases `open`'s `flock`, if it holds one.
+fn unlock(table: &Table, open: &Open) {
+    let mut locks = table.locks.borrow_mut();
+    let emptied = match locks.get_mut(&open.inode) {
+        Some(Lock::Exclusive(holder)) => *holder == open.id,
+        Some(Lock::Shared(holders)) => {
+            holders.remove(&open.id);
+            holders.is_empty()
+        }
+        None => false,
+    };
+    if emptied {
+        locks.remove(&open.inode);
+    }
+}
+
+// ----- the guards -----
+
+/// Defines the guard `$name` (libc's `$symbol`) of a call on the descriptor `$fd`: `$body`
+/// answers it, with `$open` the simulated file, when `$fd` is one; libc otherwise, after
+/// [`refused_descriptor`](crate::glibc::files::refused_descriptor) when the call changes a
+/// host file (`else refuse as`).
+macro_rules! descriptor_call {
+    ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
+        ($fd:ident: c_int $(, $arg:ident: $ty:ty)*) -> $ret:ty, |$open:ident| $body:expr
+        $(, else refuse as $refused:literal)?) => {
+        // SAFETY: `$fn` is the C declaration of this glibc function.
+        static $next: Next<$fn> = unsafe { Next::new($symbol) };
+
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the C function.
+        #[unsafe(no_mangle)]
+        pub(super) unsafe extern "C" fn $name($fd: c_int $(, $arg: $ty)*) -> $ret {
+            if let Some($open) = simulated($fd) {
+                #[allow(unused_unsafe, reason = "some bodies read the caller's pointers")]
+                // SAFETY: the caller's pointers, valid as the C function's contract says.
+                return unsafe { $body };
+            }
+            $(
+                if crate::glibc::files::refused_descriptor($refused, $fd) {
+                    return -1;
+                }
+            )?
+            // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+            unsafe { $next.get()($fd $(, $arg)*) }
+        }
+    };
+}
+
+descriptor_call!(
+    /// `read(2)`: at a simulated file's cursor.
+    read = c"read", REAL_READ: unsafe extern "C" fn(c_int, *mut c_void, size_t) -> ssize_t,
+    (fd: c_int, buf: *mut c_void, count: size_t) -> ssize_t,
+    |open| counted(on_disk("read", || read_from(&open, bytes_mut(buf, count), None)))
+);
+descriptor_call!(
+    /// `write(2)`: at a simulated file's cursor (its end in append mode).
+    write = c"write", REAL_WRITE: unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t,
+    (fd: c_int, buf: *const c_void, count: size_t) -> ssize_t,
+    |open| counted(on_disk("write", || write_to(&open, bytes(buf, count), None)))
+);
+descriptor_call!(
+    /// `pread(2)`: at an offset, leaving the cursor.
+    pread = c"pread", REAL_PREAD: unsafe extern "C" fn(c_int, *mut c_void, size_t, off_t) -> ssize_t,
+    (fd: c_int, buf: *mut c_void, count: size_t, at: off_t) -> ssize_t,
+    |open| counted(on_disk("pread", || read_from(&open, bytes_mut(buf, count), Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `pread64`: as [`pread`].
+    pread64 = c"pread64",
+    REAL_PREAD64: unsafe extern "C" fn(c_int, *mut c_void, size_t, off64_t) -> ssize_t,
+    (fd: c_int, buf: *mut c_void, count: size_t, at: off64_t) -> ssize_t,
+    |open| counted(on_disk("pread64", || read_from(&open, bytes_mut(buf, count), Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `pwrite(2)`: at an offset (the end in append mode, as on Linux), leaving the cursor.
+    pwrite = c"pwrite",
+    REAL_PWRITE: unsafe extern "C" fn(c_int, *const c_void, size_t, off_t) -> ssize_t,
+    (fd: c_int, buf: *const c_void, count: size_t, at: off_t) -> ssize_t,
+    |open| counted(on_disk("pwrite", || write_to(&open, bytes(buf, count), Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `pwrite64`: as [`pwrite`].
+    pwrite64 = c"pwrite64",
+    REAL_PWRITE64: unsafe extern "C" fn(c_int, *const c_void, size_t, off64_t) -> ssize_t,
+    (fd: c_int, buf: *const c_void, count: size_t, at: off64_t) -> ssize_t,
+    |open| counted(on_disk("pwrite64", || write_to(&open, bytes(buf, count), Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `readv(2)`: fills the buffers in turn, stopping at the file's end.
+    readv = c"readv", REAL_READV: unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int) -> ssize_t,
+    |open| counted(on_disk("readv", || {
+        let mut total = 0;
+        for buffer in buffers(iov, count)? {
+            let n = read_from(&open, bytes_mut(buffer.iov_base, buffer.iov_len), None)?;
+            total += n;
+            if n < buffer.iov_len {
+                break;
+            }
+        }
+        Ok(total)
+    }))
+);
+descriptor_call!(
+    /// `writev(2)`: the buffers as one write, as the kernel makes it.
+    writev = c"writev", REAL_WRITEV: unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int) -> ssize_t,
+    |open| counted(on_disk("writev", || {
+        let mut data = Vec::new();
+        for buffer in buffers(iov, count)? {
+            data.extend_from_slice(bytes(buffer.iov_base, buffer.iov_len));
+        }
+        write_to(&open, &data, None)
+    }))
+);
+descriptor_call!(
+    /// `lseek(2)`.
+    lseek = c"lseek", REAL_LSEEK: unsafe extern "C" fn(c_int, off_t, c_int) -> off_t,
+    (fd: c_int, to: off_t, whence: c_int) -> off_t,
+    |open| sought(on_disk("lseek", || seek(&open, to, whence)))
+);
+descriptor_call!(
+    /// `lseek64`: as [`lseek`].
+    lseek64 = c"lseek64", REAL_LSEEK64: unsafe extern "C" fn(c_int, off64_t, c_int) -> off64_t,
+    (fd: c_int, to: off64_t, whence: c_int) -> off64_t,
+    |open| sought(on_disk("lseek64", || seek(&open, to, whence)))
+);
+descriptor_call!(
+    /// `fsync(2)`: makes the file (or the directory's entries) durable.
+    fsync = c"fsync", REAL_FSYNC: unsafe extern "C" fn(c_int) -> c_int,
+    (fd: c_int) -> c_int,
+    |open| status(on_disk("fsync", || open.file.sync_all()))
+);
+descriptor_call!(
+    /// `fdatasync(2)`: makes the file's data durable.
+    fdatasync = c"fdatasync", REAL_FDATASYNC: unsafe extern "C" fn(c_int) -> c_int,
+    (fd: c_int) -> c_int,
+    |open| status(on_disk("fdatasync", || open.file.sync_data()))
+);
+descriptor_call!(
+    /// `sync_file_range(2)`: starts writeback, which promises nothing durable, so the disk
+    /// has nothing to do.
+    sync_file_range = c"sync_file_range",
+    REAL_SYNC_FILE_RANGE: unsafe extern "C" fn(c_int, off64_t, off64_t, c_uint) -> c_int,
+    (fd: c_int, at: off64_t, len: off64_t, flags: c_uint) -> c_int,
+    |open| status(Some(if at < 0 || len < 0 || open.dir {
+        Err(io::Error::from_raw_os_error(libc::EINVAL))
+    } else {
+        let _ = flags;
+        Ok(())
+    }))
+);
+descriptor_call!(
+    /// `ftruncate(2)`.
+    ftruncate = c"ftruncate", REAL_FTRUNCATE: unsafe extern "C" fn(c_int, off_t) -> c_int,
+    (fd: c_int, len: off_t) -> c_int,
+    |open| status(on_disk("ftruncate", || open.file.set_len(offset(len)?)))
+);
+descriptor_call!(
+    /// `ftruncate64`: as [`ftruncate`].
+    ftruncate64 = c"ftruncate64", REAL_FTRUNCATE64: unsafe extern "C" fn(c_int, off64_t) -> c_int,
+    (fd: c_int, len: off64_t) -> c_int,
+    |open| status(on_disk("ftruncate64", || open.file.set_len(offset(len)?)))
+);
+descriptor_call!(
+    /// `fallocate(2)`: see [`allocate`].
+    fallocate = c"fallocate",
+    REAL_FALLOCATE: unsafe extern "C" fn(c_int, c_int, off_t, off_t) -> c_int,
+    (fd: c_int, mode: c_int, at: off_t, len: off_t) -> c_int,
+    |open| status(on_disk("fallocate", || allocate(&open, mode, at, len)))
+);
+descriptor_call!(
+    /// `fallocate64`: as [`fallocate`].
+    fallocate64 = c"fallocate64",
+    REAL_FALLOCATE64: unsafe extern "C" fn(c_int, c_int, off64_t, off64_t) -> c_int,
+    (fd: c_int, mode: c_int, at: off64_t, len: off64_t) -> c_int,
+    |open| status(on_disk("fallocate64", || allocate(&open, mode, at, len)))
+);
+descriptor_call!(
+    /// `posix_fallocate(3)`: as `fallocate` with mode 0; returns the error number.
+    posix_fallocate = c"posix_fallocate",
+    REAL_POSIX_FALLOCATE: unsafe extern "C" fn(c_int, off_t, off_t) -> c_int,
+    (fd: c_int, at: off_t, len: off_t) -> c_int,
+    |open| match on_disk("posix_fallocate", || allocate(&open, 0, at, len)) {
+        Some(Ok(())) => 0,
+        Some(Err(error)) => errno_of(&error),
+        None => libc::EIO,
+    }
+);
+descriptor_call!(
+    /// `posix_fallocate64`: as [`posix_fallocate`].
+    posix_fallocate64 = c"posix_fallocate64",
+    REAL_POSIX_FALLOCATE64: unsafe extern "C" fn(c_int, off64_t, off64_t) -> c_int,
+    (fd: c_int, at: off64_t, len: off64_t) -> c_int,
+    |open| match on_disk("posix_fallocate64", || allocate(&open, 0, at, len)) {
+        Some(Ok(())) => 0,
+        Some(Err(error)) => errno_of(&error),
+        None => libc::EIO,
+    }
+);
+descriptor_call!(
+    /// `fstat(2)`: what the disk says of the file.
+    fstat = c"fstat", REAL_FSTAT: unsafe extern "C" fn(c_int, *mut libc::stat) -> c_int,
+    (fd: c_int, buf: *mut libc::stat) -> c_int,
+    |open| super::paths::answer_stat(on_disk("fstat", || stat_of(&open)), buf)
+);
+descriptor_call!(
+    /// `fstat64`: as [`fstat`].
+    fstat64 = c"fstat64", REAL_FSTAT64: unsafe extern "C" fn(c_int, *mut libc::stat64) -> c_int,
+    (fd: c_int, buf: *mut libc::stat64) -> c_int,
+    |open| super::paths::answer_stat(on_disk("fstat64", || stat_of(&open)), buf.cast())
+);
+descriptor_call!(
+    /// `fchmod(2)`: sets the file's permission bits on the disk.
+    fchmod = c"fchmod", REAL_FCHMOD: unsafe extern "C" fn(c_int, libc::mode_t) -> c_int,
+    (fd: c_int, mode: libc::mode_t) -> c_int,
+    |open| status(on_disk("fchmod", || {
+        open.file.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777))
+    })),
+    else refuse as "fchmod"
+);
+descriptor_call!(
+    /// `futimens(2)`: sets the file's modification time on the disk (it keeps no access
+    /// time).
+    futimens = c"futimens", REAL_FUTIMENS: unsafe extern "C" fn(c_int, *const timespec) -> c_int,
+    (fd: c_int, times: *const timespec) -> c_int,
+    |open| status(on_disk("futimens", || set_times(&open.file, times))),
+    else refuse as "futimens"
+);
+descriptor_call!(
+    /// `flock(2)`: see [`flock_open`].
+    flock = c"flock", REAL_FLOCK: unsafe extern "C" fn(c_int, c_int) -> c_int,
+    (fd: c_int, operation: c_int) -> c_int,
+    |open| status(on_disk("flock", || flock_open(&open, operation)))
+);
+descriptor_call!(
+    /// `dup(2)`: the duplicate shares the simulated file, cursor and all.
+    dup = c"dup", REAL_DUP: unsafe extern "C" fn(c_int) -> c_int,
+    (fd: c_int) -> c_int,
+    |open| {
+        let new = REAL_DUP.get()(fd);
+        duplicated(open, new);
+        new
+    }
+);
+
+/// Refuses to map a simulated file: a mapping's loads and stores would bypass the disk, and
+/// its crash model with them. Fails the run, and returns `MAP_FAILED` with `ENODEV`.
+fn refuse_mapping(open: &Open) -> *mut c_void {
+    super::super::fail(format!(
+        "mmap of {:?}, a file on the node's simulated disk: a mapping's loads and stores \
+         bypass the disk and its crash model, so it is not simulated. Read and write the \
+         file with read/write (pread/pwrite) instead.",
+        open.path
+    ));
+    fail_with(libc::ENODEV);
+    libc::MAP_FAILED
+}
+
+type MmapFn = unsafe extern "C" fn(*mut c_void, size_t, c_int, c_int, c_int, off_t) -> *mut c_void;
+
+// SAFETY: the C declarations of `mmap` and `mmap64` (`off_t` is `off64_t` on the supported
+// targets).
+static REAL_MMAP: Next<MmapFn> = unsafe { Next::new(c"mmap") };
+// SAFETY: as above.
+static REAL_MMAP64: Next<MmapFn> = unsafe { Next::new(c"mmap64") };
+
+/// `mmap(2)`: refused for a simulated file (see [`refuse_mapping`]).
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn mmap(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    at: off_t,
+) -> *mut c_void {
+    if let Some(open) = simulated(fd) {
+        return refuse_mapping(&open);
+    }
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_MMAP.get()(addr, len, prot, flags, fd, at) }
+}
+
+/// `mmap64`: as [`mmap`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn mmap64(
+    addr: *mut c_void,
+    len: size_t,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    at: off64_t,
+) -> *mut c_void {
+    if let Some(open) = simulated(fd) {
+        return refuse_mapping(&open);
+    }
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_MMAP64.get()(addr, len, prot, flags, fd, at) }
+}
+
+// SAFETY: the C declarations of these glibc functions.
+static REAL_DUP2: Next<unsafe extern "C" fn(c_int, c_int) -> c_int> = unsafe { Next::new(c"dup2") };
+// SAFETY: as above.
+static REAL_DUP3: Next<unsafe extern "C" fn(c_int, c_int, c_int) -> c_int> =
+    unsafe { Next::new(c"dup3") };
+// SAFETY: as above; `fcntl` is variadic, and its one optional argument travels in the
+// register a third argument would (an int or a pointer, read here as a machine word).
+static REAL_FCNTL: Next<unsafe extern "C" fn(c_int, c_int, c_ulong) -> c_int> =
+    unsafe { Next::new(c"fcntl") };
+// SAFETY: as above.
+static REAL_FCNTL64: Next<unsafe extern "C" fn(c_int, c_int, c_ulong) -> c_int> =
+    unsafe { Next::new(c"fcntl64") };
+
+/// `dup2(2)`: a simulated file's number replaced is closed first; the duplicate of a
+/// simulated file shares it.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn dup2(old: c_int, new: c_int) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { duplicate_onto(old, new, || REAL_DUP2.get()(old, new)) }
+}
+
+/// `dup3(2)`: as [`dup2`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn dup3(old: c_int, new: c_int, flags: c_int) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { duplicate_onto(old, new, || REAL_DUP3.get()(old, new, flags)) }
+}
+
+/// Duplicates `old` onto `new` with `call`, keeping the table in step.
+///
+/// # Safety
+///
+/// `call` is the C call on the caller's arguments.
+fn duplicate_onto(old: c_int, new: c_int, call: impl FnOnce() -> c_int) -> c_int {
+    let open = simulated(old);
+    if open.is_none() && simulated(new).is_none() {
+        return call();
+    }
+    if old == new {
+        // dup2 of a number onto itself changes nothing (dup3 refuses it).
+        return call();
+    }
+    let result = call();
+    if result >= 0 {
+        closing(new);
+        if let Some(open) = open {
+            duplicated(open, result);
+        }
+    }
+    result
+}
+
+/// `fcntl(2)`: for a simulated file, its duplicates (`F_DUPFD`, `F_DUPFD_CLOEXEC`) share it,
+/// `F_GETFL` and `F_SETFL` read and set its status flags (`O_APPEND`, `O_NONBLOCK`), and
+/// record locks are granted at once (a node is one process, and its own record locks never
+/// conflict); the descriptor flags (`F_GETFD`, `F_SETFD`) are the descriptor's own.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn fcntl(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { control(fd, cmd, arg, || REAL_FCNTL.get()(fd, cmd, arg)) }
+}
+
+/// `fcntl64`: as [`fcntl`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn fcntl64(fd: c_int, cmd: c_int, arg: c_ulong) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { control(fd, cmd, arg, || REAL_FCNTL64.get()(fd, cmd, arg)) }
+}
+
+/// [`fcntl`]'s answer, with `call` the C call on the caller's arguments.
+///
+/// # Safety
+///
+/// As for `fcntl`: `arg` is what `cmd` takes.
+fn control(fd: c_int, cmd: c_int, arg: c_ulong, call: impl FnOnce() -> c_int) -> c_int {
+    let Some(open) = simulated(fd) else {
+        return call();
+    };
+    match cmd {
+        libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
+            let new = call();
+            duplicated(open, new);
+            new
+        }
+        libc::F_GETFL => open.status.get(),
+        libc::F_SETFL => {
+            let settable = libc::O_APPEND | libc::O_NONBLOCK;
+            let asked = c_int::try_from(arg).unwrap_or(0);
+            open.status
+                .set(open.status.get() & !settable | asked & settable);
+            0
+        }
+        libc::F_SETLK | libc::F_SETLKW | libc::F_OFD_SETLK | libc::F_OFD_SETLKW => 0,
+        libc::F_GETLK | libc::F_OFD_GETLK => {
+            let lock = arg as *mut libc::flock;
+            if lock.is_null() {
+                return fail_with(libc::EFAULT);
+            }
+            // SAFETY: F_GETLK takes a pointer to a `struct flock`, valid for writing.
+            unsafe { (*lock).l_type = libc::F_UNLCK as libc::c_short };
+            0
+        }
+        libc::F_GETFD | libc::F_SETFD => call(),
+        _ => fail_with(libc::EINVAL),
+    }
+}
+
+/// Refuses the kernel's copies between descriptors for a simulated file with `EINVAL`: std's
+/// `fs::copy` and `io::copy` then copy through `read` and `write`, which the disk answers.
+macro_rules! no_kernel_copy {
+    ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
+        ($($arg:ident: $ty:ty),*) -> $ret:ty, fds [$($fd:ident),+]) => {
+        // SAFETY: `$fn` is the C declaration of this glibc function.
+        static $next: Next<$fn> = unsafe { Next::new($symbol) };
+
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the C function.
+        #[unsafe(no_mangle)]
+        pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            if false $(|| simulated($fd).is_some())+ {
+                return fail_with(libc::EINVAL) as $ret;
+            }
+            // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+            unsafe { $next.get()($($arg),*) }
+        }
+    };
+}
+
+no_kernel_copy!(
+    /// `copy_file_range(2)`.
+    copy_file_range = c"copy_file_range",
+    REAL_COPY_FILE_RANGE: unsafe extern "C" fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t,
+    (input: c_int, input_at: *mut off64_t, output: c_int, output_at: *mut off64_t, len: size_t, flags: c_uint)
+        -> ssize_t, fds [input, output]
+);
+no_kernel_copy!(
+    /// `sendfile(2)`.
+    sendfile = c"sendfile",
+    REAL_SENDFILE: unsafe extern "C" fn(c_int, c_int, *mut off_t, size_t) -> ssize_t,
+    (output: c_int, input: c_int, at: *mut off_t, len: size_t) -> ssize_t, fds [input, output]
+);
+no_kernel_copy!(
+    /// `sendfile64`.
+    sendfile64 = c"sendfile64",
+    REAL_SENDFILE64: unsafe extern "C" fn(c_int, c_int, *mut off64_t, size_t) -> ssize_t,
+    (output: c_int, input: c_int, at: *mut off64_t, len: size_t) -> ssize_t, fds [input, output]
+);
+no_kernel_copy!(
+    /// `splice(2)`.
+    splice = c"splice",
+    REAL_SPLICE: unsafe extern "C" fn(c_int, *mut off64_t, c_int, *mut off64_t, size_t, c_uint) -> ssize_t,
+    (input: c_int, input_at: *mut off64_t, output: c_int, output_at: *mut off64_t, len: size_t, flags: c_uint)
+        -> ssize_t, fds [input, output]
+);
+
+/// The guards, for [`crate::glibc::link`].
+pub(super) fn symbols() -> Vec<*const ()> {
+    vec![
+        read as *const (),
+        write as *const (),
+        pread as *const (),
+        pread64 as *const (),
+        pwrite as *const (),
+        pwrite64 as *const (),
+        readv as *const (),
+        writev as *const (),
+        lseek as *const (),
+        lseek64 as *const (),
+        fsync as *const (),
+        fdatasync as *const (),
+        sync_file_range as *const (),
+        ftruncate as *const (),
+        ftruncate64 as *const (),
+        fallocate as *const (),
+        fallocate64 as *const (),
+        posix_fallocate as *const (),
+        posix_fallocate64 as *const (),
+        fstat as *const (),
+        fstat64 as *const (),
+        fchmod as *const (),
+        futimens as *const (),
+        flock as *const (),
+        dup as *const (),
+        dup2 as *const (),
+        dup3 as *const (),
+        fcntl as *const (),
+        fcntl64 as *const (),
+        mmap as *const (),
+        mmap64 as *const (),
+        copy_file_range as *const (),
+        sendfile as *const (),
+        sendfile64 as *const (),
+        splice as *const (),
+    ]
+}

@@ -1,0 +1,290 @@
+//! Directory streams of the disk: `opendir`, `fdopendir`, `readdir`, `rewinddir`, `dirfd`
+//! and `closedir`, which std's `read_dir` and `remove_dir_all` use.
+//!
+//! A stream holds a simulated directory descriptor (so `dirfd` and the calls relative to it
+//! work) and the directory's listing, taken when the stream opens or rewinds, in the order
+//! the seed decides; `.` and `..` come first, as Linux lists them. The `DIR *` handed out is
+//! the address of the stream, kept in the run's table until `closedir`; any other `DIR *` is
+//! glibc's.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use super::descriptors::{self, simulated};
+use super::{Route, disk, errno_of, fail_with, on_disk, route};
+use crate::glibc::next::Next;
+
+/// An open directory stream of the disk.
+struct Stream {
+    fd: c_int,
+    path: PathBuf,
+    /// Each entry's name, inode number and `d_type`.
+    entries: Vec<(Vec<u8>, u64, u8)>,
+    next: usize,
+    /// What `readdir` returned last, valid until the next call on the stream.
+    entry: Box<libc::dirent64>,
+}
+
+/// The streams of the running simulation, by address.
+#[derive(Default)]
+struct Streams(RefCell<BTreeMap<usize, Box<Stream>>>);
+
+thread_local! {
+    static STREAMS: crashtest_core::plumbing::checks::ExtensionCache<Streams> =
+        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
+}
+
+/// The running simulation's streams; `None` outside one.
+fn streams() -> Option<Rc<Streams>> {
+    std::panic::catch_unwind(|| STREAMS.with(|cache| cache.get(|_| {})))
+        .ok()
+        .flatten()
+}
+
+/// Runs `f` on the stream at `dir`, if it is one of the disk's.
+fn with_stream<R>(dir: *mut libc::DIR, f: impl FnOnce(&mut Stream) -> R) -> Option<R> {
+    if dir.is_null() || !super::super::in_simulation() {
+        return None;
+    }
+    let streams = streams()?;
+    let mut streams = streams.0.try_borrow_mut().ok()?;
+    streams.get_mut(&(dir as usize)).map(|stream| f(stream))
+}
+
+/// The listing of the directory `path`: `.`, `..`, then its entries.
+fn list(path: &Path) -> std::io::Result<Vec<(Vec<u8>, u64, u8)>> {
+    let own = disk::metadata(path)?.ino();
+    let parent = path.parent().map_or(Ok(own), |parent| {
+        disk::metadata(parent).map(|meta| meta.ino())
+    })?;
+    let mut entries = vec![
+        (b".".to_vec(), own, libc::DT_DIR),
+        (b"..".to_vec(), parent, libc::DT_DIR),
+    ];
+    for entry in disk::read_dir(path)? {
+        let entry = entry?;
+        let kind = if entry.file_type()?.is_dir() {
+            libc::DT_DIR
+        } else {
+            libc::DT_REG
+        };
+        entries.push((entry.file_name().as_bytes().to_vec(), entry.ino(), kind));
+    }
+    Ok(entries)
+}
+
+/// A stream over the simulated directory descriptor `fd`, at `path`; null with `errno` if it
+/// cannot be listed.
+fn open_stream(fd: c_int, path: PathBuf) -> *mut libc::DIR {
+    let entries = match on_disk("opendir", || list(&path)) {
+        Some(Ok(entries)) => entries,
+        Some(Err(error)) => {
+            fail_with(errno_of(&error));
+            return std::ptr::null_mut();
+        }
+        None => {
+            fail_with(libc::EIO);
+            return std::ptr::null_mut();
+        }
+    };
+    let Some(streams) = streams() else {
+        fail_with(libc::EIO);
+        return std::ptr::null_mut();
+    };
+    // SAFETY: all zeros is a valid `dirent64`.
+    let entry = Box::new(unsafe { std::mem::zeroed::<libc::dirent64>() });
+    let stream = Box::new(Stream {
+        fd,
+        path,
+        entries,
+        next: 0,
+        entry,
+    });
+    let address = &raw const *stream as usize;
+    streams.0.borrow_mut().insert(address, stream);
+    address as *mut libc::DIR
+}
+
+// SAFETY: the C declarations of these glibc functions.
+static REAL_OPENDIR: Next<unsafe extern "C" fn(*const c_char) -> *mut libc::DIR> =
+    unsafe { Next::new(c"opendir") };
+// SAFETY: as above.
+static REAL_FDOPENDIR: Next<unsafe extern "C" fn(c_int) -> *mut libc::DIR> =
+    unsafe { Next::new(c"fdopendir") };
+// SAFETY: as above.
+static REAL_READDIR: Next<unsafe extern "C" fn(*mut libc::DIR) -> *mut libc::dirent64> =
+    unsafe { Next::new(c"readdir") };
+// SAFETY: as above.
+static REAL_READDIR64: Next<unsafe extern "C" fn(*mut libc::DIR) -> *mut libc::dirent64> =
+    unsafe { Next::new(c"readdir64") };
+// SAFETY: as above.
+static REAL_CLOSEDIR: Next<unsafe extern "C" fn(*mut libc::DIR) -> c_int> =
+    unsafe { Next::new(c"closedir") };
+// SAFETY: as above.
+static REAL_DIRFD: Next<unsafe extern "C" fn(*mut libc::DIR) -> c_int> =
+    unsafe { Next::new(c"dirfd") };
+// SAFETY: as above.
+static REAL_REWINDDIR: Next<unsafe extern "C" fn(*mut libc::DIR)> =
+    unsafe { Next::new(c"rewinddir") };
+
+/// `opendir(3)`: a directory of the disk gets a stream of its listing.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
+    // SAFETY: the caller's path.
+    let Route::Disk(on) = (unsafe { route(libc::AT_FDCWD, path, false) }) else {
+        // SAFETY: the caller's argument, unchanged.
+        return unsafe { REAL_OPENDIR.get()(path) };
+    };
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+    let fd = descriptors::open(&on, flags, 0);
+    if fd < 0 {
+        return std::ptr::null_mut();
+    }
+    let stream = open_stream(fd, on);
+    if stream.is_null() {
+        let code = std::io::Error::last_os_error().raw_os_error();
+        // SAFETY: `fd` is the descriptor just opened, and ours.
+        unsafe { libc::close(fd) };
+        fail_with(code.unwrap_or(libc::EIO));
+    }
+    stream
+}
+
+/// `fdopendir(3)`: a stream over a simulated directory descriptor, which it then owns.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn fdopendir(fd: c_int) -> *mut libc::DIR {
+    let Some(open) = simulated(fd) else {
+        // SAFETY: the caller's argument, unchanged.
+        return unsafe { REAL_FDOPENDIR.get()(fd) };
+    };
+    if !open.dir {
+        fail_with(libc::ENOTDIR);
+        return std::ptr::null_mut();
+    }
+    open_stream(fd, open.path.clone())
+}
+
+/// The next entry of a stream of the disk, or null at its end.
+fn next_entry(stream: &mut Stream) -> *mut libc::dirent64 {
+    let Some((name, ino, kind)) = stream.entries.get(stream.next) else {
+        return std::ptr::null_mut();
+    };
+    stream.next += 1;
+    let entry = &mut *stream.entry;
+    let room = entry.d_name.len() - 1;
+    let len = name.len().min(room);
+    entry.d_ino = *ino;
+    entry.d_off = i64::try_from(stream.next).expect("a listing's length fits in off_t");
+    entry.d_reclen = u16::try_from(size_of::<libc::dirent64>()).expect("a dirent is small");
+    entry.d_type = *kind;
+    for (to, &from) in entry.d_name.iter_mut().zip(&name[..len]) {
+        *to = from as c_char;
+    }
+    entry.d_name[len] = 0;
+    entry
+}
+
+/// `readdir(3)`.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn readdir(dir: *mut libc::DIR) -> *mut libc::dirent64 {
+    if let Some(entry) = with_stream(dir, next_entry) {
+        return entry;
+    }
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { REAL_READDIR.get()(dir) }
+}
+
+/// `readdir64`: as [`readdir`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn readdir64(dir: *mut libc::DIR) -> *mut libc::dirent64 {
+    if let Some(entry) = with_stream(dir, next_entry) {
+        return entry;
+    }
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { REAL_READDIR64.get()(dir) }
+}
+
+/// `rewinddir(3)`: lists the directory again.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn rewinddir(dir: *mut libc::DIR) {
+    let relisted = with_stream(dir, |stream| {
+        if let Some(Ok(entries)) = on_disk("rewinddir", || list(&stream.path)) {
+            stream.entries = entries;
+        }
+        stream.next = 0;
+    });
+    if relisted.is_none() {
+        // SAFETY: the caller's argument, unchanged.
+        unsafe { REAL_REWINDDIR.get()(dir) }
+    }
+}
+
+/// `dirfd(3)`: the stream's simulated directory descriptor.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn dirfd(dir: *mut libc::DIR) -> c_int {
+    if let Some(fd) = with_stream(dir, |stream| stream.fd) {
+        return fd;
+    }
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { REAL_DIRFD.get()(dir) }
+}
+
+/// `closedir(3)`: forgets the stream and closes its descriptor.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn closedir(dir: *mut libc::DIR) -> c_int {
+    let removed = (!dir.is_null() && super::super::in_simulation())
+        .then(streams)
+        .flatten()
+        .and_then(|streams| streams.0.try_borrow_mut().ok()?.remove(&(dir as usize)));
+    match removed {
+        // SAFETY: the stream's own descriptor, closed once, here.
+        Some(stream) => unsafe { libc::close(stream.fd) },
+        // SAFETY: the caller's argument, unchanged.
+        None => unsafe { REAL_CLOSEDIR.get()(dir) },
+    }
+}
+
+/// The guards, for [`crate::glibc::link`].
+pub(super) fn symbols() -> Vec<*const ()> {
+    vec![
+        opendir as *const (),
+        fdopendir as *const (),
+        readdir as *const (),
+        readdir64 as *const (),
+        rewinddir as *const (),
+        dirfd as *const (),
+        closedir as *const (),
+    ]
+}

@@ -1,0 +1,183 @@
+//! std's and libc's file calls on the calling node's simulated disk.
+//!
+//! A storage engine written against `std::fs` (a log, a B-tree, an LSM) is the code whose
+//! crash bugs a simulation exists to find, so inside a simulation its file calls go to the
+//! calling node's simulated disk (`crashtest-fs`), with the disk's whole crash model: writes
+//! are volatile until synced, a new or renamed entry until its directory is synced, and a
+//! kill keeps, drops or tears what was not. The program is unchanged: `File::create`,
+//! `write_all`, `sync_all`, `rename`, `read_dir`, `remove_dir_all`, `tempfile`'s directories
+//! all work as on Linux.
+//!
+//! Which calls go to the disk (see [`route`]):
+//! - every call that changes files (create, write, truncate, rename, remove, `mkdir`, a
+//!   mode or a time), except on the stateless devices (`/dev/null`, ...);
+//! - a call that only reads (open to read, `stat`, `opendir`, `access`, `realpath`) when the
+//!   disk holds the path's first directory (`/data` for `/data/wal/1`) or the path is the
+//!   root, and the host's files otherwise: configuration, certificates, `/proc` and the
+//!   program's own executable are read from the host, the same on every run;
+//! - a call relative to a directory descriptor of the disk (`openat`, `unlinkat`, `fstatat`:
+//!   std's `remove_dir_all` and `DirEntry::metadata`).
+//!
+//! A node's disk starts empty. The first change below a directory that the host has (the
+//! temporary directory, a project's `target/`) gives the disk that directory, durably, as
+//! though it had been there before the run ([`provide_parents`]); below it the program's own
+//! directories are its own, and are durable only once their parent is synced.
+//!
+//! A simulated file's descriptor is a real one, a sealed empty memfd named
+//! `crashtest-simulated-file`, so that it can be kept, passed, duplicated and closed as any
+//! descriptor; the table of the run ([`descriptors`]) says which file each number is, and the
+//! guards answer every call on it from the disk. Calls outside a node, inside
+//! `crashtest_hooks::with_host_files`, or with the guards absent are the host's: the
+//! refusals of [`super::files`] apply to those.
+//!
+//! What is not simulated is refused with a message that says so: `mmap` of a simulated file,
+//! `O_TMPFILE` (answered `EOPNOTSUPP`, on which `tempfile` falls back to a named file), and
+//! symbolic links, owners and extended attributes (refused by [`super::files`]).
+
+mod descriptors;
+mod listing;
+mod paths;
+
+pub(super) use descriptors::closing;
+pub(super) use paths::statx;
+
+use std::ffi::{CStr, OsStr, c_char, c_int};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use crashtest_fs::sync as disk;
+
+/// Where a call on a path goes.
+#[derive(Debug)]
+pub(super) enum Route {
+    /// The host's files, through libc (and [`super::files`]'s refusals).
+    Host,
+    /// The calling node's disk, at this path.
+    Disk(PathBuf),
+}
+
+/// Where a call on `path` (relative to the directory descriptor `dir`, as the `at` calls
+/// take it) goes; `changes` if the call would change files. See the module docs.
+///
+/// # Safety
+///
+/// `path` is null or a NUL-terminated string.
+pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Route {
+    if path.is_null() || !super::in_simulation() || crashtest_hooks::host_files_allowed() {
+        return Route::Host;
+    }
+    // SAFETY: non-null, and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
+    if bytes.is_empty() {
+        return Route::Host;
+    }
+    let path = Path::new(OsStr::from_bytes(bytes));
+    if path.is_relative() && dir != libc::AT_FDCWD {
+        return match descriptors::directory_path(dir) {
+            Some(base) => Route::Disk(base.join(path)),
+            None => Route::Host,
+        };
+    }
+    // A file call made while the simulator's state is in use (a descriptor closed as a task
+    // is dropped) cannot reach the disk, and is the host's.
+    let on_a_node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten()
+        .is_some();
+    if !on_a_node || super::files::stateless(&path.to_string_lossy()) {
+        return Route::Host;
+    }
+    if changes || holds_first_directory(path) {
+        Route::Disk(path.to_path_buf())
+    } else {
+        Route::Host
+    }
+}
+
+/// True if the disk holds `path`'s first name below the root (a relative path's too: a
+/// node's working directory is the disk's root), or `path` is the root itself (a program
+/// syncs `/` after making an entry there). A disk that cannot answer because its node was
+/// killed in this poll takes the call, which then fails as every call of a dead node does;
+/// one that cannot because the simulator's state is in use leaves it to the host.
+fn holds_first_directory(path: &Path) -> bool {
+    let Some(Component::Normal(first)) = path
+        .components()
+        .find(|part| !matches!(part, Component::RootDir | Component::CurDir))
+    else {
+        return true;
+    };
+    let exists = std::panic::catch_unwind(|| disk::exists(Path::new("/").join(first)));
+    !matches!(exists, Ok(Ok(false)) | Err(_))
+}
+
+/// Gives the disk the deepest directory above `path` that the host has, when the disk lacks
+/// `path`'s parent: made durable at once, as a directory that was there before the run
+/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`). A relative path needs none: its parent is
+/// below the node's working directory, the disk's root.
+fn provide_parents(path: &Path) {
+    let Some(parent) = path.parent().filter(|_| path.is_absolute()) else {
+        return;
+    };
+    if disk::exists(parent).unwrap_or(true) {
+        return;
+    }
+    let host_dir = parent.ancestors().find(|dir| {
+        crashtest_hooks::with_host_files(|| std::fs::metadata(dir)).is_ok_and(|meta| meta.is_dir())
+    });
+    if let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) {
+        // A failure here (a dead node) is met again by the call itself.
+        let _ = disk::create_dir_all_durably(dir);
+    }
+}
+
+/// Runs a call on the disk, catching a panic as [`super::answer`] does; `None` if the run
+/// failed instead.
+fn on_disk<R>(call: &str, compute: impl FnOnce() -> io::Result<R>) -> Option<io::Result<R>> {
+    super::answer(call, compute)
+}
+
+/// The `errno` an error of the disk stands for.
+fn errno_of(error: &io::Error) -> c_int {
+    if let Some(code) = error.raw_os_error() {
+        return code;
+    }
+    match error.kind() {
+        io::ErrorKind::NotFound => libc::ENOENT,
+        io::ErrorKind::AlreadyExists => libc::EEXIST,
+        io::ErrorKind::PermissionDenied => libc::EACCES,
+        io::ErrorKind::InvalidInput => libc::EINVAL,
+        io::ErrorKind::IsADirectory => libc::EISDIR,
+        io::ErrorKind::NotADirectory => libc::ENOTDIR,
+        io::ErrorKind::DirectoryNotEmpty => libc::ENOTEMPTY,
+        io::ErrorKind::StorageFull => libc::ENOSPC,
+        io::ErrorKind::FileTooLarge => libc::EFBIG,
+        io::ErrorKind::CrossesDevices => libc::EXDEV,
+        io::ErrorKind::WouldBlock => libc::EAGAIN,
+        _ => libc::EIO,
+    }
+}
+
+/// The C answer to a call that returns 0 or -1 with `errno`, from the disk's answer (`None`:
+/// the run failed, and the call fails with `EIO`).
+fn status(result: Option<io::Result<()>>) -> c_int {
+    match result {
+        Some(Ok(())) => 0,
+        Some(Err(error)) => fail_with(errno_of(&error)),
+        None => fail_with(libc::EIO),
+    }
+}
+
+/// Sets `errno` to `code` and returns -1, as a failing C call does.
+fn fail_with(code: c_int) -> c_int {
+    super::set_errno(code);
+    -1
+}
+
+/// The guards, for [`super::link`].
+pub(super) fn symbols() -> Vec<*const ()> {
+    let mut symbols = descriptors::symbols();
+    symbols.extend(paths::symbols());
+    symbols.extend(listing::symbols());
+    symbols
+}
