@@ -4,7 +4,7 @@
 //! determinism guards refuse inside a simulation.
 //!
 //! The API is `std::fs`'s: a [`File`] with its [`OpenOptions`], and the free functions
-//! ([`read`], [`write`], [`copy`], [`create_dir_all`], [`rename`], [`remove_dir_all`],
+//! ([`read`], [`write()`], [`copy`], [`create_dir_all`], [`rename`], [`remove_dir_all`],
 //! [`read_dir`], ...), plus [`sync_dir`] for the directory fsync that std spells
 //! `File::open(dir)?.sync_all()`.
 //!
