@@ -41,8 +41,8 @@ fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
 #[cfg(unix)]
 mod errno {
     pub(super) use libc::{
-        EACCES, EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENOENT, ENOSPC, ENOTDIR,
-        ENOTEMPTY, EPERM,
+        EACCES, EBADF, EBUSY, EEXIST, EFBIG, EINVAL, EIO, EISDIR, ENAMETOOLONG, ENOENT, ENOSPC,
+        ENOTDIR, ENOTEMPTY, EPERM,
     };
 }
 
@@ -56,6 +56,7 @@ mod errno {
     pub(super) const EINVAL: i32 = 22;
     pub(super) const EIO: i32 = 5;
     pub(super) const EISDIR: i32 = 21;
+    pub(super) const ENAMETOOLONG: i32 = 36;
     pub(super) const ENOENT: i32 = 2;
     pub(super) const ENOSPC: i32 = 28;
     pub(super) const ENOTDIR: i32 = 20;
@@ -132,6 +133,15 @@ pub(crate) fn exists(metadata: io::Result<crate::Metadata>) -> io::Result<bool> 
 }
 
 /// `EINVAL`: the arguments make no sense (a rename into its own subdirectory, bad flags).
+/// `ENAMETOOLONG`: a name longer than Linux's 255 bytes.
+pub(crate) fn name_too_long() -> io::Error {
+    os_error(
+        errno::ENAMETOOLONG,
+        ErrorKind::InvalidFilename,
+        "File name too long",
+    )
+}
+
 pub(crate) fn invalid_input() -> io::Error {
     os_error(errno::EINVAL, ErrorKind::InvalidInput, "Invalid argument")
 }

@@ -6,12 +6,16 @@
 //! name, so the directory a `..` steps out of must exist and be a directory: the names keep
 //! each such directory for the disk to check when it resolves them. A name that is not valid UTF-8
 //! is refused with `InvalidInput`: the simulated directories hold `String` names so that their
-//! order is plain and stable.
+//! order is plain and stable. A name longer than 255 bytes is refused with `ENAMETOOLONG`, as
+//! Linux refuses it.
 
 use std::io;
 use std::path::{Component, Path};
 
 use crate::errors;
+
+/// The longest name Linux's file systems take, in bytes (`NAME_MAX`).
+const MAX_NAME_LEN: usize = 255;
 
 /// A path resolved into its names below the root; empty for the root itself. Two paths are
 /// equal when they lead to the same names, however they got there.
@@ -54,6 +58,9 @@ impl Names {
                     }
                 }
                 Component::Normal(name) => {
+                    if name.len() > MAX_NAME_LEN {
+                        return Err(errors::name_too_long());
+                    }
                     let name = name.to_str().ok_or_else(errors::invalid_input)?;
                     names.push(name.to_owned());
                 }

@@ -409,6 +409,12 @@ impl FsState {
         Some(Duration::from_nanos(done + extra - now))
     }
 
+    /// The bytes of file data on `node`'s disk, and its capacity if one is set.
+    pub(crate) fn space(&self, node: NodeId) -> (u64, Option<u64>) {
+        let used = self.disk(node, |disk| disk.used_bytes());
+        (used, self.config().faults.capacity)
+    }
+
     // ----- files -----
 
     pub(crate) fn open(&self, node: NodeId, names: &Names, flags: OpenFlags) -> io::Result<Handle> {

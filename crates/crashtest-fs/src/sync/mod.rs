@@ -23,9 +23,9 @@ mod ops;
 
 pub use file::{File, OpenOptions};
 pub use ops::{
-    DirEntry, ReadDir, copy, create_dir, create_dir_all, create_dir_all_durably,
+    DirEntry, ReadDir, Space, copy, create_dir, create_dir_all, create_dir_all_durably,
     create_dir_with_mode, exists, hard_link, metadata, read, read_dir, read_to_string, remove_dir,
-    remove_dir_all, remove_file, rename, set_permissions, sync_dir, write,
+    remove_dir_all, remove_file, rename, set_permissions, space, sync_dir, write,
 };
 
 use std::io;

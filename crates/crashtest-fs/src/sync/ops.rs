@@ -187,6 +187,40 @@ pub fn create_dir_all_durably(path: impl AsRef<Path>) -> io::Result<()> {
     })
 }
 
+/// How full the calling node's disk is, as `statvfs` tells it.
+///
+/// ```
+/// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+/// use crashtest::fs::sync;
+/// # crashtest::Sim::new(1).run(async {
+/// sync::write("/f", [0u8; 100]).unwrap();
+/// assert_eq!(sync::space().unwrap(), sync::Space { used: 100, capacity: None });
+/// # }).unwrap();
+/// ```
+///
+/// # Errors
+///
+/// `Unsupported` outside a simulation (std has no such call), `EIO` on a dead node.
+pub fn space() -> io::Result<Space> {
+    let Some(node) = state::current_node()? else {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a disk's space is known only inside a simulation",
+        ));
+    };
+    let (used, capacity) = state::with(|s| s.space(node));
+    Ok(Space { used, capacity })
+}
+
+/// How full a node's disk is ([`space`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    /// Bytes of file data the program sees.
+    pub used: u64,
+    /// The disk's capacity, if one is set (`DiskConfig::capacity`); unbounded otherwise.
+    pub capacity: Option<u64>,
+}
+
 /// Removes a file, as `std::fs::remove_file` (not synced: see [`sync_dir`]).
 ///
 /// ```
