@@ -254,3 +254,230 @@ fn a_lock_that_would_block_fails_the_run_instead_of_hanging_it() {
         .expect_err("the blocking lock fails the run");
     common::assert_refused_with(&failure, &["flock(\"/lock\") would wait", "LOCK_NB"]);
 }
+
+#[test]
+fn a_listing_dropped_after_its_run_closes_cleanly() {
+    crashtest_guard::install();
+    let kept = Rc::new(RefCell::new(None));
+    let keep = kept.clone();
+    Sim::new(1)
+        .run(async move {
+            std::fs::create_dir("/d").unwrap();
+            std::fs::write("/d/a", b"").unwrap();
+            *keep.borrow_mut() = Some(std::fs::read_dir("/d").unwrap());
+        })
+        .expect("the run passes");
+    let listing = kept.take().expect("the run kept its listing");
+    let names: Vec<_> = listing.map(|entry| entry.unwrap().file_name()).collect();
+    assert_eq!(
+        names,
+        ["a"],
+        "the listing taken in the run reads on after it"
+    );
+}
+
+#[test]
+fn a_number_closed_behind_the_guards_back_and_reused_is_the_hosts_again() {
+    let exe = std::env::current_exe().unwrap();
+    run(1, async move {
+        std::fs::write("/simulated", b"SIMULATED").unwrap();
+        let file = std::fs::File::open("/simulated").unwrap();
+        let fd = std::os::fd::IntoRawFd::into_raw_fd(file);
+        let host = std::fs::File::open(&exe).unwrap();
+        // SAFETY: a raw system call puts the host file at the simulated file's number without
+        // the guards seeing it (closing the memfd there), as a `close_range` and a reuse of
+        // the number would; atomically, so no other thread can take the number meanwhile.
+        let moved = unsafe {
+            libc::syscall(
+                libc::SYS_dup3,
+                std::os::fd::AsRawFd::as_raw_fd(&host),
+                fd,
+                0,
+            )
+        };
+        assert_eq!(moved, i64::from(fd), "{}", std::io::Error::last_os_error());
+        // SAFETY: `fd` is open (the duplicate just made) and owned by nothing else.
+        let mut reused = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let mut head = [0; 4];
+        reused.read_exact(&mut head).unwrap();
+        assert_eq!(&head, b"\x7fELF", "the host's file, not the simulated one");
+        std::fs::File::open("/simulated").expect("the next simulated open works");
+    });
+}
+
+#[test]
+fn vectored_positioned_calls_and_status_flags_behave_as_on_linux() {
+    use std::os::fd::AsRawFd;
+    run(1, async {
+        std::fs::write("/f", b"0123456789").unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open("/f")
+            .unwrap();
+        let fd = file.as_raw_fd();
+        let (mut a, mut b) = ([0u8; 3], [0u8; 4]);
+        let iov = [
+            libc::iovec {
+                iov_base: a.as_mut_ptr().cast(),
+                iov_len: 3,
+            },
+            libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: 4,
+            },
+        ];
+        // SAFETY: two buffers of the stated lengths.
+        assert_eq!(unsafe { libc::preadv(fd, iov.as_ptr(), 2, 2) }, 7);
+        assert_eq!((&a, &b), (b"234", b"5678"));
+
+        // SAFETY: fcntl with F_GETFL and F_SETFL on an open descriptor.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            assert_ne!(flags & libc::O_APPEND, 0);
+            assert_eq!(libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_APPEND), 0);
+        }
+        let mut writer = &file;
+        writer.seek(SeekFrom::Start(0)).unwrap();
+        writer.write_all(b"XY").unwrap();
+        assert_eq!(
+            std::fs::read("/f").unwrap(),
+            b"XY23456789",
+            "append mode is off"
+        );
+
+        writer.seek(SeekFrom::Start(1000)).unwrap();
+        assert_eq!(writer.write(b"").unwrap(), 0);
+        assert_eq!(
+            file.metadata().unwrap().len(),
+            10,
+            "writing nothing grows nothing"
+        );
+
+        let long = format!("/{}", "n".repeat(256));
+        let error = std::fs::write(&long, b"").unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(libc::ENAMETOOLONG));
+    });
+}
+
+#[test]
+fn open_file_description_locks_conflict_between_opens_of_a_file() {
+    use std::os::fd::AsRawFd;
+    run(1, async {
+        std::fs::write("/lock", b"").unwrap();
+        let (first, second) = (
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/lock")
+                .unwrap(),
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/lock")
+                .unwrap(),
+        );
+        let whole = |kind: libc::c_int| libc::flock {
+            l_type: kind as libc::c_short,
+            l_whence: libc::SEEK_SET as libc::c_short,
+            l_start: 0,
+            l_len: 0,
+            l_pid: 0,
+        };
+        let mut lock = whole(libc::F_WRLCK);
+        // SAFETY: F_OFD_* take a pointer to a `struct flock`.
+        unsafe {
+            assert_eq!(
+                libc::fcntl(first.as_raw_fd(), libc::F_OFD_SETLK, &mut lock),
+                0
+            );
+            let mut other = whole(libc::F_WRLCK);
+            assert_eq!(
+                libc::fcntl(second.as_raw_fd(), libc::F_OFD_SETLK, &mut other),
+                -1
+            );
+            assert_eq!(
+                libc::fcntl(second.as_raw_fd(), libc::F_OFD_GETLK, &mut other),
+                0
+            );
+            assert_eq!(c_int_of(other.l_type), libc::F_WRLCK);
+            let mut unlock = whole(libc::F_UNLCK);
+            assert_eq!(
+                libc::fcntl(first.as_raw_fd(), libc::F_OFD_SETLK, &mut unlock),
+                0
+            );
+            let mut again = whole(libc::F_WRLCK);
+            assert_eq!(
+                libc::fcntl(second.as_raw_fd(), libc::F_OFD_SETLK, &mut again),
+                0
+            );
+        }
+    });
+}
+
+fn c_int_of(kind: libc::c_short) -> libc::c_int {
+    libc::c_int::from(kind)
+}
+
+#[test]
+fn free_space_is_the_disks() {
+    run(1, async {
+        std::fs::write("/f", [0u8; 8192]).unwrap();
+        let path = std::ffi::CString::new("/f").unwrap();
+        let mut stat = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+        // SAFETY: a NUL-terminated path and a buffer for one `statvfs`.
+        let status = unsafe { libc::statvfs(path.as_ptr(), stat.as_mut_ptr()) };
+        assert_eq!(status, 0);
+        // SAFETY: statvfs succeeded.
+        let stat = unsafe { stat.assume_init() };
+        assert_eq!(stat.f_bsize, 4096);
+        assert_eq!(stat.f_blocks - stat.f_bfree, 2, "two blocks of file data");
+    });
+}
+
+#[test]
+fn the_temporary_directory_is_the_disks_before_anything_is_written_there() {
+    let host = std::env::temp_dir().join(format!("crashtest-disk-files-{}", std::process::id()));
+    std::fs::write(&host, b"host state").unwrap();
+    let inside = host.clone();
+    run(1, async move {
+        let error = std::fs::read(&inside).expect_err("the disk's temporary directory is empty");
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+    });
+    std::fs::remove_file(&host).unwrap();
+}
+
+#[test]
+fn a_call_relative_to_a_moved_directory_fails_the_run() {
+    crashtest_guard::install();
+    let failure = Sim::new(1)
+        .run(async {
+            std::fs::create_dir("/d").unwrap();
+            std::fs::write("/d/f", b"").unwrap();
+            let dir = std::fs::File::open("/d").unwrap();
+            std::fs::rename("/d", "/g").unwrap();
+            let name = std::ffi::CString::new("f").unwrap();
+            // SAFETY: a directory descriptor and a NUL-terminated name.
+            unsafe {
+                libc::unlinkat(std::os::fd::AsRawFd::as_raw_fd(&dir), name.as_ptr(), 0);
+            }
+        })
+        .expect_err("the call fails the run");
+    common::assert_refused_with(
+        &failure,
+        &["renamed or removed since it was opened", "\"/d\""],
+    );
+}
+
+#[test]
+fn c_stdio_on_a_file_of_the_disk_fails_the_run() {
+    crashtest_guard::install();
+    let failure = Sim::new(1)
+        .run(async {
+            std::fs::create_dir("/data").unwrap();
+            std::fs::write("/data/x", b"on the disk").unwrap();
+            // SAFETY: NUL-terminated path and mode.
+            let stream = unsafe { libc::fopen(c"/data/x".as_ptr(), c"r".as_ptr()) };
+            assert!(stream.is_null());
+        })
+        .expect_err("stdio on the disk fails the run");
+    common::assert_refused_with(&failure, &["fopen(\"/data/x\")", "C's stdio"]);
+}

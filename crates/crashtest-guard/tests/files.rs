@@ -17,9 +17,10 @@ use std::rc::Rc;
 
 use crashtest_core::{RunFailure, Sim};
 
-/// A fresh path in the host's temporary directory, unique to this test and process.
+/// A fresh host path, unique to this test and process.
 fn scratch(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!(
+    // Not the temporary directory: inside a simulation that is the disk's, even to read.
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "crashtest-guard-files-{}-{name}",
         std::process::id()
     ))

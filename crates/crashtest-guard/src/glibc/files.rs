@@ -427,11 +427,35 @@ static REAL_TMPFILE64: Next<TmpfileFn> = unsafe { Next::new(c"tmpfile64") };
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: the caller's strings, NUL-terminated by the C contract.
-    if unsafe { refused("fopen", &[path], stdio_changes(mode)) } {
+    if unsafe { refused("fopen", &[path], stdio_changes(mode)) || stdio_on_disk("fopen", path) } {
         return std::ptr::null_mut();
     }
     // SAFETY: the caller's arguments, unchanged.
     unsafe { REAL_FOPEN.get()(path, mode) }
+}
+
+/// True if a stdio stream opened to read would read a file of the node's simulated disk:
+/// glibc opens it without going through `open`, so it would read the host's file of that
+/// name. Fails the run then, with `EOPNOTSUPP`.
+///
+/// # Safety
+///
+/// `path` is null or NUL-terminated.
+unsafe fn stdio_on_disk(call: &str, path: *const c_char) -> bool {
+    // SAFETY: by the caller's contract.
+    let super::disk::Route::Disk(on) = (unsafe { super::disk::route(libc::AT_FDCWD, path, false) })
+    else {
+        return false;
+    };
+    super::fail(format!(
+        "{call}({:?}) was called inside the simulation on a file of the node's simulated \
+         disk: C's stdio opens its files without the calls the disk answers, so it would \
+         read the host's file of that name. Read the file with std::fs (or open(2) and \
+         read(2)) instead.",
+        on.display().to_string()
+    ));
+    super::set_errno(libc::EOPNOTSUPP);
+    true
 }
 
 /// `fopen64`: as [`fopen`].
@@ -442,7 +466,8 @@ pub(super) unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) 
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *mut FILE {
     // SAFETY: as in `fopen`.
-    if unsafe { refused("fopen64", &[path], stdio_changes(mode)) } {
+    if unsafe { refused("fopen64", &[path], stdio_changes(mode)) || stdio_on_disk("fopen64", path) }
+    {
         return std::ptr::null_mut();
     }
     // SAFETY: the caller's arguments, unchanged.

@@ -31,6 +31,9 @@ use crate::glibc::next::Next;
 pub(super) struct Open {
     /// Names this open file in the lock table.
     id: u64,
+    /// The device and inode of its memfd: a number that no longer refers to it was closed
+    /// behind the guards' back and reused.
+    identity: (u64, u64),
     file: disk::File,
     /// The node whose disk holds the file, with its inode: the lock table's key.
     inode: (usize, u64),
@@ -60,7 +63,7 @@ enum Lock {
 #[derive(Default)]
 struct Table {
     files: RefCell<BTreeMap<c_int, Rc<Open>>>,
-    locks: RefCell<BTreeMap<(usize, u64), Lock>>,
+    locks: RefCell<BTreeMap<LockKey, Lock>>,
     next_id: Cell<u64>,
 }
 
@@ -77,22 +80,76 @@ fn table() -> Option<Rc<Table>> {
         .flatten()
 }
 
-/// The simulated file `fd` refers to, if it is one.
+/// The simulated file `fd` refers to, if it is one. A number in the table whose descriptor
+/// is no longer the file's memfd (closed behind the guards' back, by a raw `close_range`,
+/// and handed out again) is forgotten here, so a host file never reaches the disk.
 #[inline]
 pub(super) fn simulated(fd: c_int) -> Option<Rc<Open>> {
     if fd < 0 || !super::super::in_simulation() {
         return None;
     }
     let table = table()?;
-    let files = table.files.try_borrow().ok()?;
-    files.get(&fd).cloned()
+    let open = table.files.try_borrow().ok()?.get(&fd).cloned()?;
+    if identity(fd) == Some(open.identity) {
+        return Some(open);
+    }
+    forget(&table, fd);
+    None
 }
 
-/// The path of the simulated directory `fd` refers to, if it is one.
+/// The device and inode of the file `fd` refers to, asked of libc itself (not of the guards).
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `stat` is valid for writing a `struct stat`; fstat writes it only on success.
+    if unsafe { REAL_FSTAT.get()(fd, stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so it filled `stat`.
+    let stat = unsafe { stat.assume_init() };
+    Some((stat.st_dev, stat.st_ino))
+}
+
+/// Forgets `fd`'s entry; the last number of an open file releases its `flock`.
+fn forget(table: &Table, fd: c_int) {
+    let Ok(mut files) = table.files.try_borrow_mut() else {
+        return;
+    };
+    let Some(open) = files.remove(&fd) else {
+        return;
+    };
+    drop(files);
+    if Rc::strong_count(&open) == 1 {
+        unlock(table, &open);
+    }
+}
+
+/// Puts `open` in the table under `fd`, a number the OS just handed out; a stale entry
+/// still there (see [`simulated`]) is forgotten first.
+fn insert(table: &Table, fd: c_int, open: Rc<Open>) {
+    forget(table, fd);
+    if let Ok(mut files) = table.files.try_borrow_mut() {
+        files.insert(fd, open);
+    }
+}
+
+/// The path of the simulated directory `fd` refers to, if it is one. The disk's handles
+/// know their directory by the path it was opened at, so a call relative to a directory
+/// renamed or removed since then would reach another directory, or none: that fails the
+/// run, as what is not simulated does.
 pub(super) fn directory_path(fd: c_int) -> Option<PathBuf> {
-    simulated(fd)
-        .filter(|open| open.dir)
-        .map(|open| open.path.clone())
+    let open = simulated(fd).filter(|open| open.dir)?;
+    let path = &open.path;
+    let now = panic::catch_unwind(|| disk::metadata(path).map(|meta| meta.ino()));
+    if !matches!(now, Ok(Ok(ino)) if ino == open.inode.1) {
+        super::super::fail(format!(
+            "a call relative to the descriptor of the directory {:?}, which was renamed or \
+             removed since it was opened: a simulated directory descriptor is known by its \
+             path, so calls relative to a moved directory are not simulated. Name the \
+             directory by its new path instead.",
+            open.path
+        ));
+    }
+    Some(open.path.clone())
 }
 
 /// What a simulated descriptor's entry is now.
@@ -120,11 +177,12 @@ fn new_descriptor(cloexec: bool) -> Result<c_int, c_int> {
         return Err(errno());
     }
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
-    // SAFETY: `fd` is the memfd just made; F_ADD_SEALS takes an int.
-    if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } != 0 {
+    // SAFETY: `fd` is the memfd just made; F_ADD_SEALS takes an int. libc's own `fcntl` and
+    // `close`: a guard never calls a guard.
+    if unsafe { REAL_FCNTL.get()(fd, libc::F_ADD_SEALS, seals as c_ulong) } != 0 {
         let code = errno();
         // SAFETY: `fd` is ours and open.
-        unsafe { libc::close(fd) };
+        unsafe { REAL_CLOSE.get()(fd) };
         return Err(code);
     }
     Ok(fd)
@@ -148,11 +206,12 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         if creates {
             provide_parents(path);
         }
+        // Appending is the status flag's (`write_to`), which `F_SETFL` may turn on and off,
+        // so the disk's handle is opened without it.
         let mut options = disk::OpenOptions::new();
         options
             .read(read)
             .write(write)
-            .append(write && flags & libc::O_APPEND != 0)
             .truncate(write && flags & libc::O_TRUNC != 0);
         if creates {
             if flags & libc::O_EXCL != 0 {
@@ -183,10 +242,17 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         Ok(fd) => fd,
         Err(code) => return fail_with(code),
     };
+    let Some(identity) = identity(fd) else {
+        let code = errno();
+        // SAFETY: `fd` is the memfd just made, and ours.
+        unsafe { REAL_CLOSE.get()(fd) };
+        return fail_with(code);
+    };
     let id = table.next_id.get();
     table.next_id.set(id + 1);
     let open = Rc::new(Open {
         id,
+        identity,
         file,
         inode,
         path: path.to_path_buf(),
@@ -194,40 +260,24 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         status: Cell::new(flags & kept),
         cursor: Cell::new(0),
     });
-    // A number still in the table was closed behind the guards' back and is stale: the OS
-    // has just handed it out again.
-    table.files.borrow_mut().insert(fd, open);
+    insert(&table, fd, open);
     fd
 }
 
 /// Forgets `fd` if it is a simulated file's, as its `close` is about to close it; the last
 /// descriptor of an open file releases its `flock` (and, as it drops, the disk's handle).
 pub(in crate::glibc) fn closing(fd: c_int) {
-    let Some(table) = table() else {
-        return;
-    };
-    let Ok(mut files) = table.files.try_borrow_mut() else {
-        return;
-    };
-    let Some(open) = files.remove(&fd) else {
-        return;
-    };
-    drop(files);
-    if Rc::strong_count(&open) == 1 {
-        unlock(&table, &open);
+    if let Some(table) = table() {
+        forget(&table, fd);
     }
 }
 
 /// Registers `new` as a duplicate of the simulated `open` (a number the OS just handed out).
 fn duplicated(open: Rc<Open>, new: c_int) {
-    if new < 0 {
-        return;
-    }
-    // As in `open`: a number still in the table is stale.
-    if let Some(table) = table()
-        && let Ok(mut files) = table.files.try_borrow_mut()
+    if new >= 0
+        && let Some(table) = table()
     {
-        files.insert(new, open);
+        insert(&table, new, open);
     }
 }
 
@@ -253,6 +303,10 @@ fn read_from(open: &Open, buf: &mut [u8], at: Option<u64>) -> io::Result<usize> 
 fn write_to(open: &Open, data: &[u8], at: Option<u64>) -> io::Result<usize> {
     if open.dir {
         return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    if data.is_empty() {
+        // A write of nothing changes nothing, not even the length of a file it starts past.
+        return Ok(0);
     }
     let status = open.status.get();
     let offset = if status & libc::O_APPEND != 0 {
@@ -314,6 +368,59 @@ unsafe fn buffers<'a>(iov: *const iovec, count: c_int) -> io::Result<&'a [iovec]
     Ok(unsafe { std::slice::from_raw_parts(iov, count) })
 }
 
+/// Fills the buffers of an `iovec` array in turn from `at` (or the cursor), stopping at the
+/// file's end. An error after some bytes were read returns the bytes read, as the kernel's
+/// partial read does.
+///
+/// # Safety
+///
+/// `iov` points at `count` `iovec`s, each valid for writing its length.
+unsafe fn read_vectored(
+    open: &Open,
+    iov: *const iovec,
+    count: c_int,
+    mut at: Option<u64>,
+) -> io::Result<usize> {
+    let mut total = 0;
+    // SAFETY: by the caller's contract.
+    for buffer in unsafe { buffers(iov, count)? } {
+        // SAFETY: as above.
+        let buf = unsafe { bytes_mut(buffer.iov_base, buffer.iov_len) };
+        let n = match read_from(open, buf, at) {
+            Ok(n) => n,
+            Err(_) if total > 0 => break,
+            Err(error) => return Err(error),
+        };
+        total += n;
+        at = at.map(|at| at + n as u64);
+        if n < buffer.iov_len {
+            break;
+        }
+    }
+    Ok(total)
+}
+
+/// Writes the buffers of an `iovec` array as one write at `at` (or the cursor), as the kernel
+/// makes it.
+///
+/// # Safety
+///
+/// `iov` points at `count` `iovec`s, each valid for reading its length.
+unsafe fn write_vectored(
+    open: &Open,
+    iov: *const iovec,
+    count: c_int,
+    at: Option<u64>,
+) -> io::Result<usize> {
+    let mut data = Vec::new();
+    // SAFETY: by the caller's contract.
+    for buffer in unsafe { buffers(iov, count)? } {
+        // SAFETY: as above.
+        data.extend_from_slice(unsafe { bytes(buffer.iov_base, buffer.iov_len) });
+    }
+    write_to(open, &data, at)
+}
+
 /// The C answer of a call that returns a count or -1 with `errno`.
 fn counted(result: Option<io::Result<usize>>) -> ssize_t {
     match result {
@@ -337,7 +444,7 @@ fn seek(open: &Open, to: i64, whence: c_int) -> io::Result<i64> {
         libc::SEEK_DATA | libc::SEEK_HOLE => {
             // The disk keeps no holes: all of a file is data, and its end the only hole.
             let len = open.file.len()?;
-            let at = offset(to)?;
+            let at = u64::try_from(to).unwrap_or(u64::MAX);
             if at >= len {
                 return Err(io::Error::from_raw_os_error(libc::ENXIO));
             }
@@ -428,24 +535,43 @@ pub(super) unsafe fn set_times(file: &disk::File, times: *const timespec) -> io:
 
 // ----- locks -----
 
-/// `flock(2)` on a simulated file. A simulation cannot wait inside a blocking call (nothing
-/// else runs meanwhile), so a lock that would have to wait fails the run instead of hanging
-/// it, unless the caller asked not to wait (`LOCK_NB`: `EWOULDBLOCK`).
-fn flock_open(open: &Open, operation: c_int) -> io::Result<()> {
+/// The two kinds of whole-file lock, which Linux keeps apart: `flock`'s, and open file
+/// description locks (`fcntl`'s `F_OFD_SETLK` over the whole file). Both belong to an open
+/// file, shared by its duplicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Style {
+    Flock,
+    Ofd,
+}
+
+/// A lock's kind, and the node and inode of its file.
+type LockKey = (Style, (usize, u64));
+
+/// The lock table's key of `open`'s file for `style`.
+fn key(open: &Open, style: Style) -> LockKey {
+    (style, open.inode)
+}
+
+/// Takes or releases a whole-file lock of `style` as `flock(2)` does (`LOCK_SH`, `LOCK_EX`,
+/// `LOCK_UN`, with `LOCK_NB`). A simulation cannot wait inside a blocking call (nothing else
+/// runs meanwhile), so a lock that would have to wait fails the run instead of hanging it,
+/// unless the caller asked not to wait (`EWOULDBLOCK`).
+fn take_lock(open: &Open, style: Style, operation: c_int) -> io::Result<()> {
     let Some(table) = table() else {
         return Err(io::Error::from_raw_os_error(libc::EIO));
     };
     let wait = operation & libc::LOCK_NB == 0;
+    let key = key(open, style);
     let mut locks = table.locks.borrow_mut();
     match operation & !libc::LOCK_NB {
         libc::LOCK_UN => {
             drop(locks);
-            unlock(&table, open);
+            release(&table, open, style);
             Ok(())
         }
-        libc::LOCK_SH => match locks.get_mut(&open.inode) {
+        libc::LOCK_SH => match locks.get_mut(&key) {
             None => {
-                locks.insert(open.inode, Lock::Shared(BTreeSet::from([open.id])));
+                locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
                 Ok(())
             }
             Some(Lock::Shared(holders)) => {
@@ -453,46 +579,67 @@ fn flock_open(open: &Open, operation: c_int) -> io::Result<()> {
                 Ok(())
             }
             Some(Lock::Exclusive(holder)) if *holder == open.id => {
-                locks.insert(open.inode, Lock::Shared(BTreeSet::from([open.id])));
+                locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
                 Ok(())
             }
-            Some(Lock::Exclusive(_)) => would_wait(open, wait),
+            Some(Lock::Exclusive(_)) => would_wait(open, style, wait),
         },
-        libc::LOCK_EX => match locks.get(&open.inode) {
+        libc::LOCK_EX => match locks.get(&key) {
             None => {
-                locks.insert(open.inode, Lock::Exclusive(open.id));
+                locks.insert(key, Lock::Exclusive(open.id));
                 Ok(())
             }
             Some(Lock::Exclusive(holder)) if *holder == open.id => Ok(()),
             Some(Lock::Shared(holders)) if holders.len() == 1 && holders.contains(&open.id) => {
-                locks.insert(open.inode, Lock::Exclusive(open.id));
+                locks.insert(key, Lock::Exclusive(open.id));
                 Ok(())
             }
-            Some(_) => would_wait(open, wait),
+            Some(_) => would_wait(open, style, wait),
         },
         _ => Err(io::Error::from_raw_os_error(libc::EINVAL)),
     }
 }
 
+/// The whole-file lock of `style` another open file holds on `open`'s file that a lock of
+/// kind `operation` (`LOCK_SH` or `LOCK_EX`) would conflict with: `F_RDLCK` or `F_WRLCK`.
+fn conflicting(open: &Open, style: Style, operation: c_int) -> Option<c_int> {
+    let table = table()?;
+    let locks = table.locks.borrow();
+    match locks.get(&key(open, style))? {
+        Lock::Exclusive(holder) if *holder != open.id => Some(libc::F_WRLCK),
+        Lock::Shared(holders)
+            if operation == libc::LOCK_EX && holders.iter().any(|&id| id != open.id) =>
+        {
+            Some(libc::F_RDLCK)
+        }
+        _ => None,
+    }
+}
+
 /// A lock that another open file holds: `EWOULDBLOCK`, and a failed run if the caller would
 /// have waited.
-fn would_wait(open: &Open, wait: bool) -> io::Result<()> {
+fn would_wait(open: &Open, style: Style, wait: bool) -> io::Result<()> {
     if wait {
+        let call = match style {
+            Style::Flock => "flock",
+            Style::Ofd => "fcntl(F_OFD_SETLKW)",
+        };
         super::super::fail(format!(
-            "flock({:?}) would wait for a lock that another open file of the same node holds: \
+            "{call}({:?}) would wait for a lock that another open file of the same node holds: \
              a blocking call cannot wait inside a simulation, where nothing else runs \
-             meanwhile. Take the lock with LOCK_NB (File::try_lock) and retry after an \
-             .await, or hold it in one place.",
+             meanwhile. Take the lock without waiting (LOCK_NB, File::try_lock, F_OFD_SETLK) \
+             and retry after an .await, or hold it in one place.",
             open.path
         ));
     }
     Err(io::Error::from_raw_os_error(libc::EWOULDBLOCK))
 }
 
-/// Releases `open`'s `flock`, if it holds one.
-fn unlock(table: &Table, open: &Open) {
+/// Releases `open`'s lock of `style`, if it holds one.
+fn release(table: &Table, open: &Open, style: Style) {
+    let key = key(open, style);
     let mut locks = table.locks.borrow_mut();
-    let emptied = match locks.get_mut(&open.inode) {
+    let emptied = match locks.get_mut(&key) {
         Some(Lock::Exclusive(holder)) => *holder == open.id,
         Some(Lock::Shared(holders)) => {
             holders.remove(&open.id);
@@ -501,8 +648,63 @@ fn unlock(table: &Table, open: &Open) {
         None => false,
     };
     if emptied {
-        locks.remove(&open.inode);
+        locks.remove(&key);
     }
+}
+
+/// Releases every lock `open` holds: its last descriptor is closing.
+fn unlock(table: &Table, open: &Open) {
+    release(table, open, Style::Flock);
+    release(table, open, Style::Ofd);
+}
+
+/// `fcntl`'s open file description locks on a simulated file. A lock over the whole file
+/// (`SEEK_SET`, start 0, length 0, as `File::lock`-like crates take it) is `flock`'s kind of
+/// lock, kept apart from `flock`'s, and conflicts with other open files' as on Linux; a byte
+/// range is granted at once (ranges are not modelled).
+///
+/// # Safety
+///
+/// `lock` is null or points at a `struct flock`, valid for writing when `cmd` is
+/// `F_OFD_GETLK`.
+unsafe fn ofd_lock(open: &Open, cmd: c_int, lock: *mut libc::flock) -> c_int {
+    if lock.is_null() {
+        return fail_with(libc::EFAULT);
+    }
+    // SAFETY: by the caller's contract.
+    let asked = unsafe { &mut *lock };
+    let whole =
+        c_int::from(asked.l_whence) == libc::SEEK_SET && asked.l_start == 0 && asked.l_len == 0;
+    let operation = match c_int::from(asked.l_type) {
+        libc::F_RDLCK => libc::LOCK_SH,
+        libc::F_WRLCK => libc::LOCK_EX,
+        libc::F_UNLCK => libc::LOCK_UN,
+        _ => return fail_with(libc::EINVAL),
+    };
+    if cmd == libc::F_OFD_GETLK {
+        let found = whole
+            .then(|| conflicting(open, Style::Ofd, operation))
+            .flatten();
+        match found {
+            Some(kind) => {
+                asked.l_type = kind as libc::c_short;
+                asked.l_pid = -1;
+            }
+            None => asked.l_type = libc::F_UNLCK as libc::c_short,
+        }
+        return 0;
+    }
+    if !whole {
+        return 0;
+    }
+    let nonblocking = if cmd == libc::F_OFD_SETLK {
+        libc::LOCK_NB
+    } else {
+        0
+    };
+    status(on_disk("fcntl", || {
+        take_lock(open, Style::Ofd, operation | nonblocking)
+    }))
 }
 
 // ----- the guards -----
@@ -581,31 +783,70 @@ descriptor_call!(
     |open| counted(on_disk("pwrite64", || write_to(&open, bytes(buf, count), Some(offset(at)?))))
 );
 descriptor_call!(
-    /// `readv(2)`: fills the buffers in turn, stopping at the file's end.
+    /// `readv(2)`: see [`read_vectored`].
     readv = c"readv", REAL_READV: unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
     (fd: c_int, iov: *const iovec, count: c_int) -> ssize_t,
-    |open| counted(on_disk("readv", || {
-        let mut total = 0;
-        for buffer in buffers(iov, count)? {
-            let n = read_from(&open, bytes_mut(buffer.iov_base, buffer.iov_len), None)?;
-            total += n;
-            if n < buffer.iov_len {
-                break;
-            }
-        }
-        Ok(total)
+    |open| counted(on_disk("readv", || read_vectored(&open, iov, count, None)))
+);
+descriptor_call!(
+    /// `writev(2)`: see [`write_vectored`].
+    writev = c"writev", REAL_WRITEV: unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int) -> ssize_t,
+    |open| counted(on_disk("writev", || write_vectored(&open, iov, count, None)))
+);
+descriptor_call!(
+    /// `preadv(2)`: as [`readv`], at an offset, leaving the cursor.
+    preadv = c"preadv",
+    REAL_PREADV: unsafe extern "C" fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off_t) -> ssize_t,
+    |open| counted(on_disk("preadv", || read_vectored(&open, iov, count, Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `preadv64`: as [`preadv`].
+    preadv64 = c"preadv64",
+    REAL_PREADV64: unsafe extern "C" fn(c_int, *const iovec, c_int, off64_t) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off64_t) -> ssize_t,
+    |open| counted(on_disk("preadv64", || read_vectored(&open, iov, count, Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `preadv2(2)`: as [`preadv`]; an offset of -1 reads at the cursor. The flags (hints)
+    /// change nothing on the disk.
+    preadv2 = c"preadv2",
+    REAL_PREADV2: unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off_t, flags: c_int) -> ssize_t,
+    |open| counted(on_disk("preadv2", || {
+        let _ = flags;
+        let at = if at == -1 { None } else { Some(offset(at)?) };
+        read_vectored(&open, iov, count, at)
     }))
 );
 descriptor_call!(
-    /// `writev(2)`: the buffers as one write, as the kernel makes it.
-    writev = c"writev", REAL_WRITEV: unsafe extern "C" fn(c_int, *const iovec, c_int) -> ssize_t,
-    (fd: c_int, iov: *const iovec, count: c_int) -> ssize_t,
-    |open| counted(on_disk("writev", || {
-        let mut data = Vec::new();
-        for buffer in buffers(iov, count)? {
-            data.extend_from_slice(bytes(buffer.iov_base, buffer.iov_len));
+    /// `pwritev(2)`: as [`writev`], at an offset, leaving the cursor.
+    pwritev = c"pwritev",
+    REAL_PWRITEV: unsafe extern "C" fn(c_int, *const iovec, c_int, off_t) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off_t) -> ssize_t,
+    |open| counted(on_disk("pwritev", || write_vectored(&open, iov, count, Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `pwritev64`: as [`pwritev`].
+    pwritev64 = c"pwritev64",
+    REAL_PWRITEV64: unsafe extern "C" fn(c_int, *const iovec, c_int, off64_t) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off64_t) -> ssize_t,
+    |open| counted(on_disk("pwritev64", || write_vectored(&open, iov, count, Some(offset(at)?))))
+);
+descriptor_call!(
+    /// `pwritev2(2)`: as [`pwritev`]; an offset of -1 writes at the cursor. `RWF_DSYNC` and
+    /// `RWF_SYNC` make the write durable when it returns, as `O_DSYNC` does.
+    pwritev2 = c"pwritev2",
+    REAL_PWRITEV2: unsafe extern "C" fn(c_int, *const iovec, c_int, off_t, c_int) -> ssize_t,
+    (fd: c_int, iov: *const iovec, count: c_int, at: off_t, flags: c_int) -> ssize_t,
+    |open| counted(on_disk("pwritev2", || {
+        let at = if at == -1 { None } else { Some(offset(at)?) };
+        let written = write_vectored(&open, iov, count, at)?;
+        if flags & (libc::RWF_DSYNC | libc::RWF_SYNC) != 0 {
+            open.file.sync_data()?;
         }
-        write_to(&open, &data, None)
+        Ok(written)
     }))
 );
 descriptor_call!(
@@ -723,10 +964,10 @@ descriptor_call!(
     else refuse as "futimens"
 );
 descriptor_call!(
-    /// `flock(2)`: see [`flock_open`].
+    /// `flock(2)`: see [`take_lock`].
     flock = c"flock", REAL_FLOCK: unsafe extern "C" fn(c_int, c_int) -> c_int,
     (fd: c_int, operation: c_int) -> c_int,
-    |open| status(on_disk("flock", || flock_open(&open, operation)))
+    |open| status(on_disk("flock", || take_lock(&open, Style::Flock, operation)))
 );
 descriptor_call!(
     /// `dup(2)`: the duplicate shares the simulated file, cursor and all.
@@ -803,6 +1044,8 @@ pub(super) unsafe extern "C" fn mmap64(
 }
 
 // SAFETY: the C declarations of these glibc functions.
+static REAL_CLOSE: Next<unsafe extern "C" fn(c_int) -> c_int> = unsafe { Next::new(c"close") };
+// SAFETY: as above.
 static REAL_DUP2: Next<unsafe extern "C" fn(c_int, c_int) -> c_int> = unsafe { Next::new(c"dup2") };
 // SAFETY: as above.
 static REAL_DUP3: Next<unsafe extern "C" fn(c_int, c_int, c_int) -> c_int> =
@@ -863,9 +1106,10 @@ fn duplicate_onto(old: c_int, new: c_int, call: impl FnOnce() -> c_int) -> c_int
 }
 
 /// `fcntl(2)`: for a simulated file, its duplicates (`F_DUPFD`, `F_DUPFD_CLOEXEC`) share it,
-/// `F_GETFL` and `F_SETFL` read and set its status flags (`O_APPEND`, `O_NONBLOCK`), and
-/// record locks are granted at once (a node is one process, and its own record locks never
-/// conflict); the descriptor flags (`F_GETFD`, `F_SETFD`) are the descriptor's own.
+/// `F_GETFL` and `F_SETFL` read and set its status flags (`O_APPEND`, `O_NONBLOCK`), a
+/// process's record locks are granted at once (a node is one process, and its own record
+/// locks never conflict), open file description locks are [`ofd_lock`]'s, and the
+/// descriptor flags (`F_GETFD`, `F_SETFD`) are the descriptor's own.
 ///
 /// # Safety
 ///
@@ -905,13 +1149,19 @@ fn control(fd: c_int, cmd: c_int, arg: c_ulong, call: impl FnOnce() -> c_int) ->
         libc::F_GETFL => open.status.get(),
         libc::F_SETFL => {
             let settable = libc::O_APPEND | libc::O_NONBLOCK;
-            let asked = c_int::try_from(arg).unwrap_or(0);
+            // The argument is an int, passed in a register whose upper half is undefined.
+            #[allow(clippy::cast_possible_truncation, reason = "an int in a machine word")]
+            let asked = arg as c_int;
             open.status
                 .set(open.status.get() & !settable | asked & settable);
             0
         }
-        libc::F_SETLK | libc::F_SETLKW | libc::F_OFD_SETLK | libc::F_OFD_SETLKW => 0,
-        libc::F_GETLK | libc::F_OFD_GETLK => {
+        libc::F_OFD_SETLK | libc::F_OFD_SETLKW | libc::F_OFD_GETLK => {
+            // SAFETY: these commands take a pointer to a `struct flock`.
+            unsafe { ofd_lock(&open, cmd, arg as *mut libc::flock) }
+        }
+        libc::F_SETLK | libc::F_SETLKW => 0,
+        libc::F_GETLK => {
             let lock = arg as *mut libc::flock;
             if lock.is_null() {
                 return fail_with(libc::EFAULT);

@@ -4,15 +4,15 @@
 //! A stream holds a simulated directory descriptor (so `dirfd` and the calls relative to it
 //! work) and the directory's listing, taken when the stream opens or rewinds, in the order
 //! the seed decides; `.` and `..` come first, as Linux lists them. The `DIR *` handed out is
-//! the address of the stream, kept in the run's table until `closedir`; any other `DIR *` is
-//! glibc's.
+//! the address of the stream, which lives until `closedir`, even past the end of its run (a
+//! `ReadDir` dropped after the run still closes it), so the set of streams is the process's,
+//! not the run's; any other `DIR *` is glibc's.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ffi::{c_char, c_int};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::descriptors::{self, simulated};
 use super::{Route, disk, errno_of, fail_with, on_disk, route};
@@ -29,30 +29,24 @@ struct Stream {
     entry: Box<libc::dirent64>,
 }
 
-/// The streams of the running simulation, by address.
-#[derive(Default)]
-struct Streams(RefCell<BTreeMap<usize, Box<Stream>>>);
+/// The addresses of the streams handed out and not yet closed, in every run of the process.
+static STREAMS: Mutex<BTreeSet<usize>> = Mutex::new(BTreeSet::new());
 
-thread_local! {
-    static STREAMS: crashtest_core::plumbing::checks::ExtensionCache<Streams> =
-        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
-}
-
-/// The running simulation's streams; `None` outside one.
-fn streams() -> Option<Rc<Streams>> {
-    std::panic::catch_unwind(|| STREAMS.with(|cache| cache.get(|_| {})))
-        .ok()
-        .flatten()
+/// The streams handed out; a poisoned lock (a panic while it was held, which nothing here
+/// does) is taken as is, since the set is valid after every step.
+fn streams() -> MutexGuard<'static, BTreeSet<usize>> {
+    STREAMS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `f` on the stream at `dir`, if it is one of the disk's.
 fn with_stream<R>(dir: *mut libc::DIR, f: impl FnOnce(&mut Stream) -> R) -> Option<R> {
-    if dir.is_null() || !super::super::in_simulation() {
+    if dir.is_null() || !streams().contains(&(dir as usize)) {
         return None;
     }
-    let streams = streams()?;
-    let mut streams = streams.0.try_borrow_mut().ok()?;
-    streams.get_mut(&(dir as usize)).map(|stream| f(stream))
+    // SAFETY: the address is a live stream's: made by `Box::into_raw` in `open_stream` and
+    // freed only by `closedir`, which forgets it first; a stream is used by one thread at a
+    // time, as a `DIR *` is.
+    Some(f(unsafe { &mut *dir.cast::<Stream>() }))
 }
 
 /// The listing of the directory `path`: `.`, `..`, then its entries.
@@ -91,22 +85,17 @@ fn open_stream(fd: c_int, path: PathBuf) -> *mut libc::DIR {
             return std::ptr::null_mut();
         }
     };
-    let Some(streams) = streams() else {
-        fail_with(libc::EIO);
-        return std::ptr::null_mut();
-    };
     // SAFETY: all zeros is a valid `dirent64`.
     let entry = Box::new(unsafe { std::mem::zeroed::<libc::dirent64>() });
-    let stream = Box::new(Stream {
+    let stream = Box::into_raw(Box::new(Stream {
         fd,
         path,
         entries,
         next: 0,
         entry,
-    });
-    let address = &raw const *stream as usize;
-    streams.0.borrow_mut().insert(address, stream);
-    address as *mut libc::DIR
+    }));
+    streams().insert(stream as usize);
+    stream.cast()
 }
 
 // SAFETY: the C declarations of these glibc functions.
@@ -232,7 +221,10 @@ pub(super) unsafe extern "C" fn readdir64(dir: *mut libc::DIR) -> *mut libc::dir
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn rewinddir(dir: *mut libc::DIR) {
     let relisted = with_stream(dir, |stream| {
-        if let Some(Ok(entries)) = on_disk("rewinddir", || list(&stream.path)) {
+        // A stream that outlived its run keeps its last listing: its disk is gone.
+        if super::super::in_simulation()
+            && let Some(Ok(entries)) = on_disk("rewinddir", || list(&stream.path))
+        {
             stream.entries = entries;
         }
         stream.next = 0;
@@ -264,16 +256,14 @@ pub(super) unsafe extern "C" fn dirfd(dir: *mut libc::DIR) -> c_int {
 /// As for the C function.
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn closedir(dir: *mut libc::DIR) -> c_int {
-    let removed = (!dir.is_null() && super::super::in_simulation())
-        .then(streams)
-        .flatten()
-        .and_then(|streams| streams.0.try_borrow_mut().ok()?.remove(&(dir as usize)));
-    match removed {
-        // SAFETY: the stream's own descriptor, closed once, here.
-        Some(stream) => unsafe { libc::close(stream.fd) },
+    if dir.is_null() || !streams().remove(&(dir as usize)) {
         // SAFETY: the caller's argument, unchanged.
-        None => unsafe { REAL_CLOSEDIR.get()(dir) },
+        return unsafe { REAL_CLOSEDIR.get()(dir) };
     }
+    // SAFETY: a stream's address, just forgotten, so freed once, here.
+    let stream = unsafe { Box::from_raw(dir.cast::<Stream>()) };
+    // SAFETY: the stream's own descriptor, closed once, here.
+    unsafe { libc::close(stream.fd) }
 }
 
 /// The guards, for [`crate::glibc::link`].

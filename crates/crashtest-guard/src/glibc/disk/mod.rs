@@ -12,16 +12,20 @@
 //! - every call that changes files (create, write, truncate, rename, remove, `mkdir`, a
 //!   mode or a time), except on the stateless devices (`/dev/null`, ...);
 //! - a call that only reads (open to read, `stat`, `opendir`, `access`, `realpath`) when the
-//!   disk holds the path's first directory (`/data` for `/data/wal/1`) or the path is the
-//!   root, and the host's files otherwise: configuration, certificates, `/proc` and the
-//!   program's own executable are read from the host, the same on every run;
+//!   disk holds the path's first directory (`/data` for `/data/wal/1`), the path is the root,
+//!   or it lies in the host's temporary directory (which is the disk's alone: other programs'
+//!   files there come and go); the host's files otherwise: configuration, certificates,
+//!   `/proc` and the program's own executable are read from the host, the same on every
+//!   run;
 //! - a call relative to a directory descriptor of the disk (`openat`, `unlinkat`, `fstatat`:
 //!   std's `remove_dir_all` and `DirEntry::metadata`).
 //!
 //! A node's disk starts empty. The first change below a directory that the host has (the
 //! temporary directory, a project's `target/`) gives the disk that directory, durably, as
 //! though it had been there before the run ([`provide_parents`]); below it the program's own
-//! directories are its own, and are durable only once their parent is synced.
+//! directories are its own, and are durable only once their parent is synced. The host is
+//! asked once per directory and process, and never about what lies inside its temporary
+//! directory, so two runs of a seed give the disk the same directories.
 //!
 //! A simulated file's descriptor is a real one, a sealed empty memfd named
 //! `crashtest-simulated-file`, so that it can be kept, passed, duplicated and closed as any
@@ -31,20 +35,27 @@
 //! refusals of [`super::files`] apply to those.
 //!
 //! What is not simulated is refused with a message that says so: `mmap` of a simulated file,
+//! C's stdio on a file of the disk (glibc opens it without the guarded calls), a call
+//! relative to a directory descriptor whose directory moved, a lock that would wait,
 //! `O_TMPFILE` (answered `EOPNOTSUPP`, on which `tempfile` falls back to a named file), and
-//! symbolic links, owners and extended attributes (refused by [`super::files`]).
+//! symbolic links, owners and extended attributes (refused by [`super::files`]). Calls that
+//! no symbol stands in front of reach the host: raw system calls (rustix's are sent through
+//! libc: see the crate's manifest), glibc's fortified variants (`__read_chk`), io_uring.
 
 mod descriptors;
 mod listing;
 mod paths;
+mod space;
 
 pub(super) use descriptors::closing;
 pub(super) use paths::statx;
 
+use std::collections::BTreeMap;
 use std::ffi::{CStr, OsStr, c_char, c_int};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crashtest_fs::sync as disk;
 
@@ -88,7 +99,7 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
     if !on_a_node || super::files::stateless(&path.to_string_lossy()) {
         return Route::Host;
     }
-    if changes || holds_first_directory(path) {
+    if changes || holds_first_directory(path) || path.starts_with(temp_dir()) {
         Route::Disk(path.to_path_buf())
     } else {
         Route::Host
@@ -111,9 +122,28 @@ fn holds_first_directory(path: &Path) -> bool {
     !matches!(exists, Ok(Ok(false)) | Err(_))
 }
 
+/// The host's temporary directory, as the process saw it first.
+fn temp_dir() -> &'static Path {
+    static TEMP_DIR: OnceLock<PathBuf> = OnceLock::new();
+    TEMP_DIR.get_or_init(std::env::temp_dir)
+}
+
+/// Whether the host has `dir` as a directory, as the process first found it: a later answer
+/// never differs from an earlier one, so two runs of a seed give the disk the same
+/// directories.
+fn host_has_directory(dir: &Path) -> bool {
+    static SEEN: Mutex<BTreeMap<PathBuf, bool>> = Mutex::new(BTreeMap::new());
+    let mut seen = SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    *seen.entry(dir.to_path_buf()).or_insert_with(|| {
+        crashtest_hooks::with_host_files(|| std::fs::metadata(dir)).is_ok_and(|meta| meta.is_dir())
+    })
+}
+
 /// Gives the disk the deepest directory above `path` that the host has, when the disk lacks
 /// `path`'s parent: made durable at once, as a directory that was there before the run
-/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`). A relative path needs none: its parent is
+/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`). Directories inside the temporary directory are
+/// never taken from the host: other programs make and remove them at any time, and the
+/// disk's own temporary directory starts empty. A relative path needs none: its parent is
 /// below the node's working directory, the disk's root.
 fn provide_parents(path: &Path) {
     let Some(parent) = path.parent().filter(|_| path.is_absolute()) else {
@@ -122,9 +152,11 @@ fn provide_parents(path: &Path) {
     if disk::exists(parent).unwrap_or(true) {
         return;
     }
-    let host_dir = parent.ancestors().find(|dir| {
-        crashtest_hooks::with_host_files(|| std::fs::metadata(dir)).is_ok_and(|meta| meta.is_dir())
-    });
+    let temp = temp_dir();
+    let host_dir = parent
+        .ancestors()
+        .filter(|dir| !dir.starts_with(temp) || *dir == temp)
+        .find(|dir| host_has_directory(dir));
     if let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) {
         // A failure here (a dead node) is met again by the call itself.
         let _ = disk::create_dir_all_durably(dir);
@@ -179,5 +211,6 @@ pub(super) fn symbols() -> Vec<*const ()> {
     let mut symbols = descriptors::symbols();
     symbols.extend(paths::symbols());
     symbols.extend(listing::symbols());
+    symbols.extend(space::symbols());
     symbols
 }

@@ -338,6 +338,8 @@ pub(in crate::glibc) unsafe fn statx(
     let stat = if empty && flags & libc::AT_EMPTY_PATH != 0 {
         let open = simulated(dir)?;
         on_disk("statx", || stat_of(&open))
+    } else if path.is_null() {
+        return None;
     } else {
         // SAFETY: as above.
         match unsafe { route(dir, path, false) } {
@@ -346,6 +348,7 @@ pub(in crate::glibc) unsafe fn statx(
         }
     };
     Some(match stat {
+        Some(Ok(_)) if buf.is_null() => fail_with(libc::EFAULT),
         Some(Ok(stat)) => {
             // SAFETY: valid for a write by the caller's contract.
             unsafe { crate::glibc::metadata::fill_statx(buf, &stat) };
