@@ -434,13 +434,30 @@ fn free_space_is_the_disks() {
 }
 
 #[test]
-fn the_temporary_directory_is_the_disks_before_anything_is_written_there() {
+fn host_files_show_through_a_directory_the_disk_took_from_the_host() {
     let host = std::env::temp_dir().join(format!("crashtest-disk-files-{}", std::process::id()));
     std::fs::write(&host, b"host state").unwrap();
     let inside = host.clone();
     run(1, async move {
-        let error = std::fs::read(&inside).expect_err("the disk's temporary directory is empty");
-        assert_eq!(error.kind(), ErrorKind::NotFound);
+        let before = std::fs::read(&inside).expect("a host file reads before the disk has /tmp");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("own"), b"the node's").unwrap();
+        assert_eq!(
+            std::fs::read(&inside).expect("and after: the disk took /tmp, not what is in it"),
+            before
+        );
+        let missing = std::fs::read(dir.path().join("nothing")).unwrap_err();
+        assert_eq!(
+            missing.kind(),
+            ErrorKind::NotFound,
+            "the node's own directory is the disk's"
+        );
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        assert_eq!(
+            &exe[..4],
+            b"\x7fELF",
+            "the program's executable is the host's"
+        );
     });
     std::fs::remove_file(&host).unwrap();
 }
@@ -480,4 +497,35 @@ fn c_stdio_on_a_file_of_the_disk_fails_the_run() {
         })
         .expect_err("stdio on the disk fails the run");
     common::assert_refused_with(&failure, &["fopen(\"/data/x\")", "C's stdio"]);
+}
+
+#[test]
+fn each_nodes_disk_is_a_device_of_its_own() {
+    use std::os::unix::fs::MetadataExt;
+    let devices = Rc::new(RefCell::new(Vec::new()));
+    let seen = devices.clone();
+    run(1, async move {
+        for name in ["a", "b"] {
+            let seen = seen.clone();
+            node::create(name, move || {
+                let seen = seen.clone();
+                async move {
+                    std::fs::write("/f", b"x").unwrap();
+                    let by_path = std::fs::metadata("/f").unwrap();
+                    let by_file = std::fs::File::open("/f").unwrap().metadata().unwrap();
+                    assert_eq!(by_path.dev(), by_file.dev(), "one disk, one device");
+                    assert_eq!(by_path.ino(), by_file.ino());
+                    seen.borrow_mut().push((by_path.dev(), by_path.ino()));
+                }
+            });
+        }
+        time::sleep(Duration::from_millis(1)).await;
+    });
+    let devices = devices.take();
+    assert_eq!(devices.len(), 2);
+    assert_eq!(devices[0].1, devices[1].1, "alike inode numbers");
+    assert_ne!(
+        devices[0].0, devices[1].0,
+        "two machines' files are two files"
+    );
 }

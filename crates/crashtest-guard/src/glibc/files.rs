@@ -10,15 +10,19 @@
 //! read-only to a simulated node):
 //! - any change [`super::disk::route`] leaves to the host: one outside a node, or relative to
 //!   a directory descriptor of the host (`openat`, `mkdirat`, `unlinkat`, `renameat`, ...);
-//! - symbolic links: `symlink`, `symlinkat`; an entry's owner, times and extended attributes
-//!   by path: `chown`, `lchown`, `fchownat`, `utime`, `utimes`, `lutimes`, `futimesat`,
-//!   `setxattr`, `lsetxattr`, `removexattr`, `lremovexattr`, `lchmod` (std's
-//!   `unix::fs::chown`, the `filetime` and `xattr` crates);
+//! - symbolic links: `symlink`, `symlinkat`; and `lchmod`;
+//! - a host entry's owner, times and extended attributes by path: `chown`, `lchown`,
+//!   `fchownat`, `utime`, `utimes`, `lutimes`, `futimesat`, `setxattr`, `lsetxattr`,
+//!   `removexattr`, `lremovexattr` (std's `unix::fs::chown`, the `filetime` and `xattr`
+//!   crates). On an entry of the disk they are the disk's ([`super::disk::Unkept`]): an
+//!   owner is accepted and kept nowhere, a time set, an extended attribute refused with
+//!   `EOPNOTSUPP`;
 //! - special files: `mknod`, `mknodat`, `mkfifo`, `mkfifoat`;
 //! - changes through a descriptor of a host file, which a file opened only for reading
 //!   allows: `fchmod`, `fchown`, `futimens`, `futimes`, `fsetxattr`, `fremovexattr` (std's
 //!   `File::set_permissions`, `File::set_times`, `File::set_modified`), judged by the path
-//!   the descriptor was opened at;
+//!   the descriptor was opened at (on a simulated file's descriptor they are the disk's, as
+//!   above);
 //! - C's stdio and temporary files, which glibc opens without going through `open`: `fopen`,
 //!   `fopen64`, `freopen`, `freopen64` asked to write, append or update (as glibc reads the
 //!   mode: `w` or `a` first, or `+` among the next six letters; `freopen` with no path
@@ -229,6 +233,30 @@ type TmpfileFn = unsafe extern "C" fn() -> *mut FILE;
 /// `$fn`.
 macro_rules! guard {
     ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
+        ($($arg:ident: $ty:ty),*), path $path:ident at $dir:expr, on disk $change:expr) => {
+        // SAFETY: `$fn` is the C declaration of this glibc function.
+        static $next: Next<$fn> = unsafe { Next::new($symbol) };
+
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// As for the C function: every path is a NUL-terminated string.
+        #[unsafe(no_mangle)]
+        pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            // SAFETY: the path is the caller's, NUL-terminated by the C contract.
+            if let super::disk::Route::Disk(on) = unsafe { super::disk::route($dir, $path, true) } {
+                return super::disk::unkept_at(&on, &$change);
+            }
+            // SAFETY: as above.
+            if unsafe { refused(stringify!($name), &[$path], true) } {
+                return -1;
+            }
+            // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+            unsafe { $next.get()($($arg),*) }
+        }
+    };
+    ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
         ($($arg:ident: $ty:ty),*), paths [$($path:ident),+], when $changes:expr) => {
         // SAFETY: `$fn` is the C declaration of this glibc function.
         static $next: Next<$fn> = unsafe { Next::new($symbol) };
@@ -267,62 +295,62 @@ guard!(
     (path: *const c_char, mode: mode_t), paths [path], when true
 );
 guard!(
-    /// `futimesat(2)`: refused inside a simulation.
+    /// `futimesat`: refused for a host file; on the disk, sets the modification time.
     futimesat = c"futimesat", REAL_FUTIMESAT: FutimesatFn,
-    (dir: c_int, path: *const c_char, times: *const timeval), paths [path], when true
+    (dir: c_int, path: *const c_char, times: *const timeval), path path at dir, on disk super::disk::Unkept::Times(times)
 );
 guard!(
-    /// `chown(2)`: refused inside a simulation.
+    /// `chown`: refused for a host file; on the disk, accepted and changing nothing (the disk keeps no owner).
     chown = c"chown", REAL_CHOWN: ChownFn,
-    (path: *const c_char, owner: uid_t, group: gid_t), paths [path], when true
+    (path: *const c_char, owner: uid_t, group: gid_t), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Owner
 );
 guard!(
-    /// `lchown(2)`: refused inside a simulation.
+    /// `lchown`: refused for a host file; on the disk, accepted and changing nothing (the disk keeps no owner).
     lchown = c"lchown", REAL_LCHOWN: ChownFn,
-    (path: *const c_char, owner: uid_t, group: gid_t), paths [path], when true
+    (path: *const c_char, owner: uid_t, group: gid_t), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Owner
 );
 guard!(
-    /// `fchownat(2)`: refused inside a simulation.
+    /// `fchownat`: refused for a host file; on the disk, accepted and changing nothing (the disk keeps no owner).
     fchownat = c"fchownat", REAL_FCHOWNAT: FchownatFn,
     (dir: c_int, path: *const c_char, owner: uid_t, group: gid_t, flags: c_int),
-    paths [path], when true
+    path path at dir, on disk super::disk::Unkept::Owner
 );
 guard!(
-    /// `utime(2)`: refused inside a simulation.
+    /// `utime`: refused for a host file; on the disk, sets the modification time.
     utime = c"utime", REAL_UTIME: UtimeFn,
-    (path: *const c_char, times: *const c_void), paths [path], when true
+    (path: *const c_char, times: *const c_void), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Utimbuf(times.cast())
 );
 guard!(
-    /// `utimes(2)`: refused inside a simulation.
+    /// `utimes`: refused for a host file; on the disk, sets the modification time.
     utimes = c"utimes", REAL_UTIMES: UtimesFn,
-    (path: *const c_char, times: *const timeval), paths [path], when true
+    (path: *const c_char, times: *const timeval), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Times(times)
 );
 guard!(
-    /// `lutimes(3)`: refused inside a simulation.
+    /// `lutimes`: refused for a host file; on the disk, sets the modification time.
     lutimes = c"lutimes", REAL_LUTIMES: UtimesFn,
-    (path: *const c_char, times: *const timeval), paths [path], when true
+    (path: *const c_char, times: *const timeval), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Times(times)
 );
 guard!(
-    /// `setxattr(2)`: refused inside a simulation.
+    /// `setxattr`: refused for a host file; on the disk, `EOPNOTSUPP` (no extended attributes).
     setxattr = c"setxattr", REAL_SETXATTR: SetxattrFn,
     (path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int),
-    paths [path], when true
+    path path at libc::AT_FDCWD, on disk super::disk::Unkept::Attribute
 );
 guard!(
-    /// `lsetxattr(2)`: refused inside a simulation.
+    /// `lsetxattr`: refused for a host file; on the disk, `EOPNOTSUPP` (no extended attributes).
     lsetxattr = c"lsetxattr", REAL_LSETXATTR: SetxattrFn,
     (path: *const c_char, name: *const c_char, value: *const c_void, size: size_t, flags: c_int),
-    paths [path], when true
+    path path at libc::AT_FDCWD, on disk super::disk::Unkept::Attribute
 );
 guard!(
-    /// `removexattr(2)`: refused inside a simulation.
+    /// `removexattr`: refused for a host file; on the disk, `EOPNOTSUPP` (no extended attributes).
     removexattr = c"removexattr", REAL_REMOVEXATTR: RemovexattrFn,
-    (path: *const c_char, name: *const c_char), paths [path], when true
+    (path: *const c_char, name: *const c_char), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Attribute
 );
 guard!(
-    /// `lremovexattr(2)`: refused inside a simulation.
+    /// `lremovexattr`: refused for a host file; on the disk, `EOPNOTSUPP` (no extended attributes).
     lremovexattr = c"lremovexattr", REAL_LREMOVEXATTR: RemovexattrFn,
-    (path: *const c_char, name: *const c_char), paths [path], when true
+    (path: *const c_char, name: *const c_char), path path at libc::AT_FDCWD, on disk super::disk::Unkept::Attribute
 );
 guard!(
     /// `mknod(2)`: refused inside a simulation.
@@ -349,7 +377,7 @@ guard!(
 /// ..) -> c_int`, which refuses the call inside a simulation and otherwise forwards to libc.
 macro_rules! descriptor_guard {
     ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
-        ($fd:ident $(, $arg:ident: $ty:ty)*)) => {
+        ($fd:ident $(, $arg:ident: $ty:ty)*), on disk $change:expr) => {
         // SAFETY: `$fn` is the C declaration of this glibc function.
         static $next: Next<$fn> = unsafe { Next::new($symbol) };
 
@@ -360,6 +388,9 @@ macro_rules! descriptor_guard {
         /// As for the C function.
         #[unsafe(no_mangle)]
         pub(super) unsafe extern "C" fn $name($fd: c_int $(, $arg: $ty)*) -> c_int {
+            if let Some(answer) = super::disk::unkept_by($fd, &$change) {
+                return answer;
+            }
             if refused_descriptor(stringify!($name), $fd) {
                 return -1;
             }
@@ -370,22 +401,28 @@ macro_rules! descriptor_guard {
 }
 
 descriptor_guard!(
-    /// `fchown(2)`: refused inside a simulation.
-    fchown = c"fchown", REAL_FCHOWN: FchownFn, (fd, owner: uid_t, group: gid_t)
+    /// `fchown(2)`: refused for a host file; for a simulated one, accepted and changing
+    /// nothing (the disk keeps no owner).
+    fchown = c"fchown", REAL_FCHOWN: FchownFn, (fd, owner: uid_t, group: gid_t),
+    on disk super::disk::Unkept::Owner
 );
 descriptor_guard!(
-    /// `futimes(3)`: refused inside a simulation.
-    futimes = c"futimes", REAL_FUTIMES: FutimesFn, (fd, times: *const timeval)
+    /// `futimes(3)`: refused for a host file; for a simulated one, sets its modification
+    /// time.
+    futimes = c"futimes", REAL_FUTIMES: FutimesFn, (fd, times: *const timeval),
+    on disk super::disk::Unkept::Times(times)
 );
 descriptor_guard!(
-    /// `fsetxattr(2)`: refused inside a simulation.
+    /// `fsetxattr(2)`: refused for a host file; `EOPNOTSUPP` for a simulated one.
     fsetxattr = c"fsetxattr", REAL_FSETXATTR: FsetxattrFn,
-    (fd, name: *const c_char, value: *const c_void, size: size_t, flags: c_int)
+    (fd, name: *const c_char, value: *const c_void, size: size_t, flags: c_int),
+    on disk super::disk::Unkept::Attribute
 );
 descriptor_guard!(
-    /// `fremovexattr(2)`: refused inside a simulation.
+    /// `fremovexattr(2)`: refused for a host file; `EOPNOTSUPP` for a simulated one.
     fremovexattr = c"fremovexattr", REAL_FREMOVEXATTR: FremovexattrFn,
-    (fd, name: *const c_char)
+    (fd, name: *const c_char),
+    on disk super::disk::Unkept::Attribute
 );
 
 // SAFETY: the type is this glibc function's C declaration.

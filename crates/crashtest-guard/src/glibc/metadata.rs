@@ -6,7 +6,9 @@
 //! made on the host to obtain it. Every other `statx` goes to libc, inside a simulation or
 //! not.
 
+use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_uint};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::next::Next;
 
@@ -15,14 +17,57 @@ type StatxFn = unsafe extern "C" fn(c_int, *const c_char, c_int, c_uint, *mut li
 // SAFETY: the type is this glibc function's C declaration.
 static REAL_STATX: Next<StatxFn> = unsafe { Next::new(c"statx") };
 
-/// The device number every simulated entry reports: a disk of its own, like no host's.
-pub(super) const SIMULATED_DEVICE_MINOR: u32 = 0xc7;
+/// The runs of this process, counted: each run's disks are devices of their own.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// The number of the running simulation among the runs of this process, taken at its
+/// first simulated `stat`.
+#[derive(Default)]
+struct RunNumber(Cell<Option<u64>>);
+
+thread_local! {
+    static RUN_NUMBER: crashtest_core::plumbing::checks::ExtensionCache<RunNumber> =
+        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
+}
+
+/// The device of the calling node's simulated disk, as (major, minor): a device of its own
+/// for each node of each run in the process. Code that keys a per-process table by device
+/// and inode (SQLite keeps its locks so) must see two simulated machines' files as two
+/// files, in one run or in two going on at once (test threads, a sweep's seeds), though
+/// their inode numbers are alike. So the device is the one value of a simulated entry that
+/// the seed does not decide: it does not steer the simulation, and a program that only
+/// compares it (as SQLite does) behaves the same in every run of a seed. Its major number
+/// is 0x100 or above, apart from the host's disks.
+pub(super) fn simulated_device() -> (u32, u32) {
+    let run = std::panic::catch_unwind(|| {
+        let number = RUN_NUMBER.with(|cache| cache.get(|_| {}))?;
+        let taken = number
+            .0
+            .get()
+            .unwrap_or_else(|| RUNS.fetch_add(1, Ordering::Relaxed));
+        number.0.set(Some(taken));
+        Some(taken)
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(0);
+    let node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten()
+        .map_or(0, |node| node.index());
+    // 12 bits of the run in the major number, 8 in the minor, and 12 of the node: distinct
+    // among any 2^20 consecutive runs of up to 4,096 nodes each.
+    let major = 0x100 | ((run >> 8) as u32 & 0xfff);
+    let minor = ((run as u32 & 0xff) << 12) | (node as u32 & 0xfff);
+    (major, minor)
+}
 
 /// `statx(2)`: answers the simulated entry the tokio stand-in asks std about
 /// (`crashtest_hooks::fs::SIMULATED_ENTRY`, while it holds a `Stat` for it) from that
 /// `Stat`, so that std's `Metadata` of a simulated file says what the simulated disk says,
 /// and the same on every run: its type, length, permission bits, inode number, links and
-/// times (the access time is the creation time); the calling user and group as its owner.
+/// times (the access time is the creation time); the calling user and group as its owner;
+/// the node's disk as its device ([`simulated_device`]).
 /// Every other call goes to libc.
 ///
 /// # Safety
@@ -84,7 +129,7 @@ pub(super) unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::f
     out.stx_ino = stat.ino;
     out.stx_size = stat.len;
     out.stx_blocks = stat.len.div_ceil(512);
-    out.stx_dev_minor = SIMULATED_DEVICE_MINOR;
+    (out.stx_dev_major, out.stx_dev_minor) = simulated_device();
     out.stx_btime = timestamp(stat.born_ns);
     out.stx_atime = timestamp(stat.born_ns);
     out.stx_mtime = timestamp(stat.modified_ns);

@@ -12,11 +12,10 @@
 //! - every call that changes files (create, write, truncate, rename, remove, `mkdir`, a
 //!   mode or a time), except on the stateless devices (`/dev/null`, ...);
 //! - a call that only reads (open to read, `stat`, `opendir`, `access`, `realpath`) when the
-//!   disk holds the path's first directory (`/data` for `/data/wal/1`), the path is the root,
-//!   or it lies in the host's temporary directory (which is the disk's alone: other programs'
-//!   files there come and go); the host's files otherwise: configuration, certificates,
-//!   `/proc` and the program's own executable are read from the host, the same on every
-//!   run;
+//!   disk has the entry, or the program made the directory it would be in (see
+//!   [`read_on_disk`]); the host's files otherwise: configuration, certificates, `/proc`, the
+//!   program's own executable and a project's fixtures are read from the host, the same on
+//!   every run, even in a directory the disk took from the host (`/tmp`, `/etc`);
 //! - a call relative to a directory descriptor of the disk (`openat`, `unlinkat`, `fstatat`:
 //!   std's `remove_dir_all` and `DirEntry::metadata`).
 //!
@@ -99,27 +98,72 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
     if !on_a_node || super::files::stateless(&path.to_string_lossy()) {
         return Route::Host;
     }
-    if changes || holds_first_directory(path) || path.starts_with(temp_dir()) {
+    if changes || read_on_disk(path) {
         Route::Disk(path.to_path_buf())
     } else {
         Route::Host
     }
 }
 
-/// True if the disk holds `path`'s first name below the root (a relative path's too: a
-/// node's working directory is the disk's root), or `path` is the root itself (a program
-/// syncs `/` after making an entry there). A disk that cannot answer because its node was
-/// killed in this poll takes the call, which then fails as every call of a dead node does;
-/// one that cannot because the simulator's state is in use leaves it to the host.
-fn holds_first_directory(path: &Path) -> bool {
-    let Some(Component::Normal(first)) = path
+/// True if a read of `path` is the disk's: the root (a program syncs `/` after making an
+/// entry there), an entry the disk has, or a name missing from a directory of the disk that
+/// the program made (not one the disk took from the host, [`provide_parents`], nor the root:
+/// there the host's entries show through). A relative path is taken from the disk's root, a
+/// node's working directory. A disk that cannot answer because its node was killed in this
+/// poll takes the call, which then fails as every call of a dead node does; one that cannot
+/// because the simulator's state is in use leaves it to the host.
+fn read_on_disk(path: &Path) -> bool {
+    let mut names = path
         .components()
-        .find(|part| !matches!(part, Component::RootDir | Component::CurDir))
-    else {
+        .filter(|part| !matches!(part, Component::RootDir | Component::CurDir));
+    if names.next().is_none() {
         return true;
+    }
+    let holds = |entry: &Path| match std::panic::catch_unwind(|| disk::exists(entry)) {
+        Ok(Ok(exists)) => exists,
+        Ok(Err(_)) => true,
+        Err(_) => false,
     };
-    let exists = std::panic::catch_unwind(|| disk::exists(Path::new("/").join(first)));
-    !matches!(exists, Ok(Ok(false)) | Err(_))
+    if holds(path) {
+        return true;
+    }
+    let Some(parent) = path.parent().filter(|parent| {
+        parent
+            .components()
+            .any(|part| matches!(part, Component::Normal(_)))
+    }) else {
+        return false;
+    };
+    holds(parent) && !provided(parent)
+}
+
+/// The directories each node's disk took from the host ([`provide_parents`]), by node.
+#[derive(Default)]
+struct Provided(std::cell::RefCell<std::collections::BTreeSet<(usize, PathBuf)>>);
+
+thread_local! {
+    static PROVIDED: crashtest_core::plumbing::checks::ExtensionCache<Provided> =
+        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
+}
+
+/// The calling node's index and the run's record of provided directories.
+fn provided_here() -> Option<(usize, std::rc::Rc<Provided>)> {
+    std::panic::catch_unwind(|| {
+        let node = crashtest_core::plumbing::current_node()?.index();
+        Some((node, PROVIDED.with(|cache| cache.get(|_| {}))?))
+    })
+    .ok()
+    .flatten()
+}
+
+/// True if the calling node's disk took `dir` from the host.
+fn provided(dir: &Path) -> bool {
+    provided_here().is_some_and(|(node, provided)| {
+        provided
+            .0
+            .try_borrow()
+            .is_ok_and(|dirs| dirs.contains(&(node, dir.to_path_buf())))
+    })
 }
 
 /// The host's temporary directory, as the process saw it first.
@@ -157,9 +201,17 @@ fn provide_parents(path: &Path) {
         .ancestors()
         .filter(|dir| !dir.starts_with(temp) || *dir == temp)
         .find(|dir| host_has_directory(dir));
-    if let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) {
-        // A failure here (a dead node) is met again by the call itself.
-        let _ = disk::create_dir_all_durably(dir);
+    let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) else {
+        return;
+    };
+    // A failure here (a dead node) is met again by the call itself.
+    if disk::create_dir_all_durably(dir).is_ok()
+        && let Some((node, provided)) = provided_here()
+        && let Ok(mut dirs) = provided.0.try_borrow_mut()
+    {
+        for taken in dir.ancestors().filter(|taken| *taken != Path::new("/")) {
+            dirs.insert((node, taken.to_path_buf()));
+        }
     }
 }
 
@@ -204,6 +256,80 @@ fn status(result: Option<io::Result<()>>) -> c_int {
 fn fail_with(code: c_int) -> c_int {
     super::set_errno(code);
     -1
+}
+
+/// A change the disk does not keep, asked of an entry of the disk by a guard of
+/// [`super::files`]: owners, times given as `timeval`s or a `utimbuf`, extended attributes.
+pub(super) enum Unkept {
+    /// `chown` and its kin: the disk keeps no owner (every entry is the calling user's), so
+    /// the change is accepted and changes nothing, as it changes nothing a program can rely
+    /// on across a crash.
+    Owner,
+    /// `utimes`, `futimes` and their kin: the modification time (the second `timeval`; a
+    /// null array means now), which the disk does keep.
+    Times(*const libc::timeval),
+    /// `utime`: the modification time of a `utimbuf` (null means now).
+    Utimbuf(*const libc::utimbuf),
+    /// `setxattr` and its kin: refused with `EOPNOTSUPP`, as by a file system without
+    /// extended attributes.
+    Attribute,
+}
+
+impl Unkept {
+    /// The modification time asked for, if any.
+    fn modified(&self) -> io::Result<Option<std::time::SystemTime>> {
+        let at = |secs: i64, nanos: i64| {
+            let time = libc::timespec {
+                tv_sec: secs,
+                tv_nsec: nanos,
+            };
+            descriptors::time_of(Some(&time))
+        };
+        match *self {
+            Unkept::Times(times) if !times.is_null() => {
+                // SAFETY: a non-null `timeval` array of two, by the C call's contract.
+                let modified = unsafe { &*times.add(1) };
+                at(modified.tv_sec, modified.tv_usec * 1000)
+            }
+            Unkept::Utimbuf(times) if !times.is_null() => {
+                // SAFETY: a non-null `utimbuf`, by the C call's contract.
+                at(unsafe { (*times).modtime }, 0)
+            }
+            Unkept::Times(_) | Unkept::Utimbuf(_) => descriptors::time_of(None),
+            Unkept::Owner | Unkept::Attribute => Ok(None),
+        }
+    }
+}
+
+/// The C answer of `change` to the entry of the disk at `path`.
+pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
+    status(on_disk("a change of an entry", || {
+        disk::metadata(path)?;
+        match change {
+            Unkept::Owner => Ok(()),
+            Unkept::Attribute => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            Unkept::Times(_) | Unkept::Utimbuf(_) => match change.modified()? {
+                Some(time) => disk::File::open(path)?.set_modified(time),
+                None => Ok(()),
+            },
+        }
+    }))
+}
+
+/// The C answer of `change` to the simulated file `fd`, or `None` if `fd` is not one.
+pub(super) fn unkept_by(fd: c_int, change: &Unkept) -> Option<c_int> {
+    let open = descriptors::simulated(fd)?;
+    Some(status(on_disk(
+        "a change of an open file",
+        || match change {
+            Unkept::Owner => Ok(()),
+            Unkept::Attribute => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            Unkept::Times(_) | Unkept::Utimbuf(_) => match change.modified()? {
+                Some(time) => open.file().set_modified(time),
+                None => Ok(()),
+            },
+        },
+    )))
 }
 
 /// The guards, for [`super::link`].

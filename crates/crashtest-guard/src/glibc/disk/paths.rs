@@ -693,7 +693,8 @@ unsafe fn fill_stat(buf: *mut libc::stat, stat: &crashtest_hooks::fs::Stat) {
     unsafe { std::ptr::write_bytes(buf, 0, 1) };
     // SAFETY: as above; the fields are plain integers.
     let out = unsafe { &mut *buf };
-    out.st_dev = libc::makedev(0, crate::glibc::metadata::SIMULATED_DEVICE_MINOR);
+    let (major, minor) = crate::glibc::metadata::simulated_device();
+    out.st_dev = libc::makedev(major, minor);
     out.st_ino = stat.ino;
     out.st_nlink = stat.nlink;
     out.st_mode = kind | stat.mode;
