@@ -529,3 +529,109 @@ fn each_nodes_disk_is_a_device_of_its_own() {
         "two machines' files are two files"
     );
 }
+
+#[test]
+fn a_file_the_program_removed_is_never_read_from_the_host() {
+    let path = std::env::temp_dir().join(format!("crashtest-own-{}", std::process::id()));
+    std::fs::write(&path, b"host state").unwrap();
+    let inside = path.clone();
+    run(1, async move {
+        std::fs::write(&inside, b"the node's").unwrap();
+        assert_eq!(std::fs::read(&inside).unwrap(), b"the node's");
+        std::fs::remove_file(&inside).unwrap();
+        let gone = std::fs::read(&inside).expect_err("the program removed its file");
+        assert_eq!(gone.kind(), ErrorKind::NotFound);
+    });
+    assert_eq!(std::fs::read(&path).unwrap(), b"host state");
+    std::fs::remove_file(&path).unwrap();
+}
+
+/// Boots a node that opens the temporary directory before making anything in it, makes a
+/// file there, syncs the file and the directory through that early handle, and is killed:
+/// whether the file is there after the restart.
+fn survives_with_an_early_directory_handle(seed: u64) -> bool {
+    let found = Rc::new(RefCell::new(None));
+    let out = found.clone();
+    run(seed, async move {
+        let db = node::create("db", move || {
+            let out = out.clone();
+            async move {
+                let name = std::env::temp_dir().join("crashtest-early-handle");
+                if out.borrow().is_some() || Path::new(&name).exists() {
+                    *out.borrow_mut() = Some(Path::new(&name).exists());
+                    return;
+                }
+                *out.borrow_mut() = None;
+                let dir = std::fs::File::open(std::env::temp_dir()).unwrap();
+                let mut file = std::fs::File::create(&name).unwrap();
+                file.write_all(b"x").unwrap();
+                file.sync_all().unwrap();
+                dir.sync_all().unwrap();
+                std::future::pending::<()>().await;
+            }
+        });
+        time::sleep(Duration::from_secs(1)).await;
+        db.restart();
+        time::sleep(Duration::from_secs(1)).await;
+    });
+    found.take().unwrap_or(false)
+}
+
+#[test]
+fn a_directory_opened_before_the_disk_took_it_syncs_the_disks() {
+    assert!((0..20).all(survives_with_an_early_directory_handle));
+}
+
+#[test]
+fn c_idioms_create_read_only_and_walk_a_stream() {
+    run(1, async {
+        let lock = std::ffi::CString::new("/lockfile").unwrap();
+        // SAFETY: a NUL-terminated path; the descriptor is closed once.
+        unsafe {
+            let fd = libc::open(lock.as_ptr(), libc::O_RDONLY | libc::O_CREAT, 0o644);
+            assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+            libc::close(fd);
+        }
+        assert!(Path::new("/lockfile").exists());
+
+        std::fs::create_dir("/d").unwrap();
+        std::fs::write("/d/a", b"").unwrap();
+        let dir = std::ffi::CString::new("/d").unwrap();
+        // SAFETY: a stream opened here, read with buffers of the right types, closed once.
+        unsafe {
+            let stream = libc::opendir(dir.as_ptr());
+            assert!(!stream.is_null());
+            let start = libc::telldir(stream);
+            let mut entry: libc::dirent64 = std::mem::zeroed();
+            let mut result = std::ptr::null_mut();
+            let mut names = Vec::new();
+            while libc::readdir64_r(stream, &mut entry, &mut result) == 0 && !result.is_null() {
+                names.push(std::ffi::CStr::from_ptr(entry.d_name.as_ptr()).to_owned());
+            }
+            assert_eq!(names.len(), 3, ". .. and a: {names:?}");
+            libc::seekdir(stream, start);
+            assert!(!libc::readdir64(stream).is_null(), "back at the start");
+            libc::closedir(stream);
+        }
+
+        let parent = std::fs::File::open(std::env::temp_dir()).unwrap();
+        let name = std::ffi::CString::new("crashtest-relative").unwrap();
+        // SAFETY: a directory descriptor and a NUL-terminated name.
+        let fd = unsafe {
+            libc::openat(
+                std::os::fd::AsRawFd::as_raw_fd(&parent),
+                name.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT,
+                0o644,
+            )
+        };
+        assert!(
+            fd >= 0,
+            "a file relative to a host directory lands on the disk"
+        );
+        // SAFETY: the descriptor just opened.
+        unsafe { libc::close(fd) };
+        assert!(std::env::temp_dir().join("crashtest-relative").exists());
+    });
+    assert!(!std::env::temp_dir().join("crashtest-relative").exists());
+}

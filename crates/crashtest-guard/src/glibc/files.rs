@@ -244,7 +244,15 @@ macro_rules! guard {
         /// As for the C function: every path is a NUL-terminated string.
         #[unsafe(no_mangle)]
         pub(super) unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
-            // SAFETY: the path is the caller's, NUL-terminated by the C contract.
+            // A null or empty path names the directory descriptor itself (`futimesat`,
+            // `fchownat` with `AT_EMPTY_PATH`).
+            // SAFETY: the path is the caller's: null, or NUL-terminated by the C contract.
+            if ($path.is_null() || unsafe { *$path } == 0)
+                && let Some(answer) = super::disk::unkept_by($dir, &$change)
+            {
+                return answer;
+            }
+            // SAFETY: as above.
             if let super::disk::Route::Disk(on) = unsafe { super::disk::route($dir, $path, true) } {
                 return super::disk::unkept_at(&on, &$change);
             }

@@ -36,9 +36,10 @@ thread_local! {
 /// files, in one run or in two going on at once (test threads, a sweep's seeds), though
 /// their inode numbers are alike. So the device is the one value of a simulated entry that
 /// the seed does not decide: it does not steer the simulation, and a program that only
-/// compares it (as SQLite does) behaves the same in every run of a seed. Its major number
-/// is 0x100 or above, apart from the host's disks.
-pub(super) fn simulated_device() -> (u32, u32) {
+/// compares it (as SQLite does) behaves the same in every run of a seed. `node` is the
+/// disk's node (the calling node when `None`). Its major number is 0x1000 or above, which
+/// the kernel's 12-bit major numbers never reach, so it is no host device.
+pub(super) fn simulated_device(node: Option<usize>) -> (u32, u32) {
     let run = std::panic::catch_unwind(|| {
         let number = RUN_NUMBER.with(|cache| cache.get(|_| {}))?;
         let taken = number
@@ -51,13 +52,15 @@ pub(super) fn simulated_device() -> (u32, u32) {
     .ok()
     .flatten()
     .unwrap_or(0);
-    let node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-        .ok()
-        .flatten()
-        .map_or(0, |node| node.index());
+    let node = node.unwrap_or_else(|| {
+        std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+            .ok()
+            .flatten()
+            .map_or(0, |node| node.index())
+    });
     // 12 bits of the run in the major number, 8 in the minor, and 12 of the node: distinct
     // among any 2^20 consecutive runs of up to 4,096 nodes each.
-    let major = 0x100 | ((run >> 8) as u32 & 0xfff);
+    let major = 0x1000 | ((run >> 8) as u32 & 0xfff);
     let minor = ((run as u32 & 0xff) << 12) | (node as u32 & 0xfff);
     (major, minor)
 }
@@ -86,7 +89,7 @@ pub(super) unsafe extern "C" fn statx(
         let asked = unsafe { CStr::from_ptr(path) };
         if let Some(stat) = crashtest_hooks::fs::answer_for(asked) {
             // SAFETY: the caller's buffer, valid for a write of one `statx`.
-            unsafe { fill_statx(buf, &stat) };
+            unsafe { fill_statx(buf, &stat, simulated_device(None)) };
             return 0;
         }
     }
@@ -103,7 +106,11 @@ pub(super) unsafe extern "C" fn statx(
 /// # Safety
 ///
 /// `buf` is valid for a write of one `statx`.
-pub(super) unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::fs::Stat) {
+pub(super) unsafe fn fill_statx(
+    buf: *mut libc::statx,
+    stat: &crashtest_hooks::fs::Stat,
+    device: (u32, u32),
+) {
     assert_eq!(
         stat.mode & !0o7777,
         0,
@@ -129,7 +136,7 @@ pub(super) unsafe fn fill_statx(buf: *mut libc::statx, stat: &crashtest_hooks::f
     out.stx_ino = stat.ino;
     out.stx_size = stat.len;
     out.stx_blocks = stat.len.div_ceil(512);
-    (out.stx_dev_major, out.stx_dev_minor) = simulated_device();
+    (out.stx_dev_major, out.stx_dev_minor) = device;
     out.stx_btime = timestamp(stat.born_ns);
     out.stx_atime = timestamp(stat.born_ns);
     out.stx_mtime = timestamp(stat.modified_ns);

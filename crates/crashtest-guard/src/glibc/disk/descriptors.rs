@@ -97,6 +97,16 @@ pub(super) fn simulated(fd: c_int) -> Option<Rc<Open>> {
     None
 }
 
+/// libc's own `fstat`, past the guards.
+///
+/// # Safety
+///
+/// `buf` is valid for writing one `struct stat`.
+pub(super) unsafe fn host_fstat(fd: c_int, buf: *mut libc::stat) -> c_int {
+    // SAFETY: by the caller's contract.
+    unsafe { REAL_FSTAT.get()(fd, buf) }
+}
+
 /// The device and inode of the file `fd` refers to, asked of libc itself (not of the guards).
 fn identity(fd: c_int) -> Option<(u64, u64)> {
     let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
@@ -153,8 +163,11 @@ pub(super) fn directory_path(fd: c_int) -> Option<PathBuf> {
 }
 
 /// What a simulated descriptor's entry is now.
-pub(super) fn stat_of(open: &Open) -> io::Result<crashtest_hooks::fs::Stat> {
-    Ok(open.file.metadata()?.stat())
+pub(super) fn stat_of(open: &Open) -> io::Result<super::paths::Entry> {
+    Ok(super::paths::Entry {
+        stat: open.file.metadata()?.stat(),
+        node: Some(open.inode.0),
+    })
 }
 
 /// The current `errno`.
@@ -202,9 +215,38 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         _ => return fail_with(libc::EINVAL),
     };
     let creates = flags & libc::O_CREAT != 0;
+    // The descriptor first: once the disk has created or cut the file, the call must not
+    // fail for want of one (a retry with O_EXCL would then find the file there).
+    let Some(table) = table().filter(|table| table.files.try_borrow_mut().is_ok()) else {
+        return fail_with(libc::EIO);
+    };
+    let fd = match new_descriptor(flags & libc::O_CLOEXEC != 0) {
+        Ok(fd) => fd,
+        Err(code) => return fail_with(code),
+    };
+    let discard = |code: c_int| {
+        // SAFETY: `fd` is the memfd just made, and ours.
+        unsafe { REAL_CLOSE.get()(fd) };
+        fail_with(code)
+    };
+    let Some(identity) = identity(fd) else {
+        return discard(errno());
+    };
     let opened = on_disk("open", || {
         if creates {
             provide_parents(path);
+        }
+        if creates && !write {
+            // Linux creates a file opened read-only with O_CREAT (a C lock file's idiom);
+            // std's options, which the disk takes, refuse that: create it, then open it.
+            let mut create = disk::OpenOptions::new();
+            create.write(true).mode(mode & 0o7777);
+            if flags & libc::O_EXCL != 0 {
+                create.create_new(true);
+            } else {
+                create.create(true);
+            }
+            create.open(path)?;
         }
         // Appending is the status flag's (`write_to`), which `F_SETFL` may turn on and off,
         // so the disk's handle is opened without it.
@@ -213,7 +255,7 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
             .read(read)
             .write(write)
             .truncate(write && flags & libc::O_TRUNC != 0);
-        if creates {
+        if creates && write {
             if flags & libc::O_EXCL != 0 {
                 options.create_new(true);
             } else {
@@ -231,23 +273,10 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
     });
     let (file, dir, inode) = match opened {
         Some(Ok(opened)) => opened,
-        Some(Err(error)) => return fail_with(errno_of(&error)),
-        None => return fail_with(libc::EIO),
+        Some(Err(error)) => return discard(errno_of(&error)),
+        None => return discard(libc::EIO),
     };
     let kept = libc::O_ACCMODE | libc::O_APPEND | libc::O_NONBLOCK | libc::O_SYNC | libc::O_DSYNC;
-    let Some(table) = table().filter(|table| table.files.try_borrow_mut().is_ok()) else {
-        return fail_with(libc::EIO);
-    };
-    let fd = match new_descriptor(flags & libc::O_CLOEXEC != 0) {
-        Ok(fd) => fd,
-        Err(code) => return fail_with(code),
-    };
-    let Some(identity) = identity(fd) else {
-        let code = errno();
-        // SAFETY: `fd` is the memfd just made, and ours.
-        unsafe { REAL_CLOSE.get()(fd) };
-        return fail_with(code);
-    };
     let id = table.next_id.get();
     table.next_id.set(id + 1);
     let open = Rc::new(Open {
@@ -582,7 +611,11 @@ fn take_lock(open: &Open, style: Style, operation: c_int) -> io::Result<()> {
                 locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
                 Ok(())
             }
-            Some(Lock::Exclusive(_)) => would_wait(open, style, wait),
+            Some(Lock::Exclusive(_)) => {
+                // The table is not held while the run fails.
+                drop(locks);
+                would_wait(open, style, wait)
+            }
         },
         libc::LOCK_EX => match locks.get(&key) {
             None => {
@@ -594,7 +627,10 @@ fn take_lock(open: &Open, style: Style, operation: c_int) -> io::Result<()> {
                 locks.insert(key, Lock::Exclusive(open.id));
                 Ok(())
             }
-            Some(_) => would_wait(open, style, wait),
+            Some(_) => {
+                drop(locks);
+                would_wait(open, style, wait)
+            }
         },
         _ => Err(io::Error::from_raw_os_error(libc::EINVAL)),
     }
@@ -716,7 +752,7 @@ unsafe fn ofd_lock(open: &Open, cmd: c_int, lock: *mut libc::flock) -> c_int {
 macro_rules! descriptor_call {
     ($(#[$doc:meta])* $name:ident = $symbol:literal, $next:ident: $fn:ty,
         ($fd:ident: c_int $(, $arg:ident: $ty:ty)*) -> $ret:ty, |$open:ident| $body:expr
-        $(, else refuse as $refused:literal)?) => {
+        $(, else refuse as $refused:literal)? $(, else answer $host:expr)?) => {
         // SAFETY: `$fn` is the C declaration of this glibc function.
         static $next: Next<$fn> = unsafe { Next::new($symbol) };
 
@@ -735,6 +771,11 @@ macro_rules! descriptor_call {
             $(
                 if crate::glibc::files::refused_descriptor($refused, $fd) {
                     return -1;
+                }
+            )?
+            $(
+                if let Some(answer) = $host {
+                    return answer;
                 }
             )?
             // SAFETY: the caller's arguments, unchanged, to the function this one hides.
@@ -865,13 +906,15 @@ descriptor_call!(
     /// `fsync(2)`: makes the file (or the directory's entries) durable.
     fsync = c"fsync", REAL_FSYNC: unsafe extern "C" fn(c_int) -> c_int,
     (fd: c_int) -> c_int,
-    |open| status(on_disk("fsync", || open.file.sync_all()))
+    |open| status(on_disk("fsync", || open.file.sync_all())),
+    else answer super::sync_host_directory(fd)
 );
 descriptor_call!(
     /// `fdatasync(2)`: makes the file's data durable.
     fdatasync = c"fdatasync", REAL_FDATASYNC: unsafe extern "C" fn(c_int) -> c_int,
     (fd: c_int) -> c_int,
-    |open| status(on_disk("fdatasync", || open.file.sync_data()))
+    |open| status(on_disk("fdatasync", || open.file.sync_data())),
+    else answer super::sync_host_directory(fd)
 );
 descriptor_call!(
     /// `sync_file_range(2)`: starts writeback, which promises nothing durable, so the disk
@@ -1097,7 +1140,8 @@ fn duplicate_onto(old: c_int, new: c_int, call: impl FnOnce() -> c_int) -> c_int
     }
     let result = call();
     if result >= 0 {
-        closing(new);
+        // As `close` does: dropping the last handle of a file must not unwind out of here.
+        let _ = panic::catch_unwind(|| closing(new));
         if let Some(open) = open {
             duplicated(open, result);
         }
@@ -1237,6 +1281,12 @@ pub(super) fn symbols() -> Vec<*const ()> {
         pwrite64 as *const (),
         readv as *const (),
         writev as *const (),
+        preadv as *const (),
+        preadv64 as *const (),
+        preadv2 as *const (),
+        pwritev as *const (),
+        pwritev64 as *const (),
+        pwritev2 as *const (),
         lseek as *const (),
         lseek64 as *const (),
         fsync as *const (),

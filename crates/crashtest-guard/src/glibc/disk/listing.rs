@@ -1,5 +1,7 @@
-//! Directory streams of the disk: `opendir`, `fdopendir`, `readdir`, `rewinddir`, `dirfd`
-//! and `closedir`, which std's `read_dir` and `remove_dir_all` use.
+//! Directory streams of the disk: `opendir`, `fdopendir`, `readdir` (and `readdir_r`),
+//! `telldir`, `seekdir`, `rewinddir`, `dirfd` and `closedir`, which std's `read_dir` and
+//! `remove_dir_all` use. Every call glibc would make on a `DIR *` is answered here: glibc's
+//! own would read a stream of the disk as its struct.
 //!
 //! A stream holds a simulated directory descriptor (so `dirfd` and the calls relative to it
 //! work) and the directory's listing, taken when the stream opens or rewinds, in the order
@@ -213,6 +215,120 @@ pub(super) unsafe extern "C" fn readdir64(dir: *mut libc::DIR) -> *mut libc::dir
     unsafe { REAL_READDIR64.get()(dir) }
 }
 
+// SAFETY: the C declarations of these glibc functions.
+static REAL_TELLDIR: Next<unsafe extern "C" fn(*mut libc::DIR) -> libc::c_long> =
+    unsafe { Next::new(c"telldir") };
+// SAFETY: as above.
+static REAL_SEEKDIR: Next<unsafe extern "C" fn(*mut libc::DIR, libc::c_long)> =
+    unsafe { Next::new(c"seekdir") };
+// SAFETY: as above.
+static REAL_READDIR_R: Next<
+    unsafe extern "C" fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int,
+> = unsafe { Next::new(c"readdir_r") };
+// SAFETY: as above.
+static REAL_READDIR64_R: Next<
+    unsafe extern "C" fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int,
+> = unsafe { Next::new(c"readdir64_r") };
+
+/// `telldir(3)`: the stream's position, the index of its next entry.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn telldir(dir: *mut libc::DIR) -> libc::c_long {
+    if let Some(at) = with_stream(dir, |stream| stream.next) {
+        return libc::c_long::try_from(at).unwrap_or(libc::c_long::MAX);
+    }
+    // SAFETY: the caller's argument, unchanged.
+    unsafe { REAL_TELLDIR.get()(dir) }
+}
+
+/// `seekdir(3)`: back to a position `telldir` gave.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn seekdir(dir: *mut libc::DIR, at: libc::c_long) {
+    let moved = with_stream(dir, |stream| {
+        stream.next = usize::try_from(at).unwrap_or(0).min(stream.entries.len());
+    });
+    if moved.is_none() {
+        // SAFETY: the caller's arguments, unchanged.
+        unsafe { REAL_SEEKDIR.get()(dir, at) }
+    }
+}
+
+/// The answer of `readdir_r` on a stream of the disk: the next entry copied to `entry` and
+/// `*result` pointing at it, or `*result` null at the end; 0 either way.
+///
+/// # Safety
+///
+/// `entry` is valid for a write of one `dirent64` and `result` of one pointer.
+unsafe fn next_entry_into(
+    stream: &mut Stream,
+    entry: *mut libc::dirent64,
+    result: *mut *mut libc::dirent64,
+) -> c_int {
+    if entry.is_null() || result.is_null() {
+        return libc::EFAULT;
+    }
+    let next = next_entry(stream);
+    // SAFETY: by the caller's contract; `next` is the stream's own entry, apart from `entry`.
+    unsafe {
+        if next.is_null() {
+            *result = std::ptr::null_mut();
+        } else {
+            std::ptr::copy_nonoverlapping(next, entry, 1);
+            *result = entry;
+        }
+    }
+    0
+}
+
+/// `readdir_r(3)`.
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn readdir_r(
+    dir: *mut libc::DIR,
+    entry: *mut libc::dirent64,
+    result: *mut *mut libc::dirent64,
+) -> c_int {
+    // SAFETY: the caller's pointers.
+    if let Some(answer) = with_stream(dir, |stream| unsafe {
+        next_entry_into(stream, entry, result)
+    }) {
+        return answer;
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_READDIR_R.get()(dir, entry, result) }
+}
+
+/// `readdir64_r`: as [`readdir_r`].
+///
+/// # Safety
+///
+/// As for the C function.
+#[unsafe(no_mangle)]
+pub(super) unsafe extern "C" fn readdir64_r(
+    dir: *mut libc::DIR,
+    entry: *mut libc::dirent64,
+    result: *mut *mut libc::dirent64,
+) -> c_int {
+    // SAFETY: the caller's pointers.
+    if let Some(answer) = with_stream(dir, |stream| unsafe {
+        next_entry_into(stream, entry, result)
+    }) {
+        return answer;
+    }
+    // SAFETY: the caller's arguments, unchanged.
+    unsafe { REAL_READDIR64_R.get()(dir, entry, result) }
+}
+
 /// `rewinddir(3)`: lists the directory again.
 ///
 /// # Safety
@@ -274,6 +390,10 @@ pub(super) fn symbols() -> Vec<*const ()> {
         readdir as *const (),
         readdir64 as *const (),
         rewinddir as *const (),
+        telldir as *const (),
+        seekdir as *const (),
+        readdir_r as *const (),
+        readdir64_r as *const (),
         dirfd as *const (),
         closedir as *const (),
     ]

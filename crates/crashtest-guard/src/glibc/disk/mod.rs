@@ -12,19 +12,23 @@
 //! - every call that changes files (create, write, truncate, rename, remove, `mkdir`, a
 //!   mode or a time), except on the stateless devices (`/dev/null`, ...);
 //! - a call that only reads (open to read, `stat`, `opendir`, `access`, `realpath`) when the
-//!   disk has the entry, or the program made the directory it would be in (see
-//!   [`read_on_disk`]); the host's files otherwise: configuration, certificates, `/proc`, the
-//!   program's own executable and a project's fixtures are read from the host, the same on
-//!   every run, even in a directory the disk took from the host (`/tmp`, `/etc`);
-//! - a call relative to a directory descriptor of the disk (`openat`, `unlinkat`, `fstatat`:
-//!   std's `remove_dir_all` and `DirEntry::metadata`).
+//!   disk has the entry, the program changed that path (or one above it) before, or the
+//!   program made the directory it would be in (see [`read_on_disk`]); the host's files
+//!   otherwise: configuration, certificates, `/proc`, the program's own executable and a
+//!   project's fixtures are read from the host, the same on every run, even in a directory
+//!   the disk took from the host (`/tmp`, `/etc`);
+//! - a call relative to a directory descriptor goes by the same rules, at the directory's
+//!   path (`openat`, `unlinkat`, `fstatat`: std's `remove_dir_all` and `DirEntry::metadata`).
+//!
+//! A relative path is taken from the disk's root, a node's working directory; `getcwd`
+//! still answers the host's, so a path made absolute from it is a host path.
 //!
 //! A node's disk starts empty. The first change below a directory that the host has (the
 //! temporary directory, a project's `target/`) gives the disk that directory, durably, as
 //! though it had been there before the run ([`provide_parents`]); below it the program's own
 //! directories are its own, and are durable only once their parent is synced. The host is
-//! asked once per directory and process, and never about what lies inside its temporary
-//! directory, so two runs of a seed give the disk the same directories.
+//! asked once per directory and process, so two runs of a seed give the disk the same
+//! directories. A listing of such a directory shows the disk's entries only.
 //!
 //! A simulated file's descriptor is a real one, a sealed empty memfd named
 //! `crashtest-simulated-file`, so that it can be kept, passed, duplicated and closed as any
@@ -49,12 +53,12 @@ mod space;
 pub(super) use descriptors::closing;
 pub(super) use paths::statx;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{CStr, OsStr, c_char, c_int};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use crashtest_fs::sync as disk;
 
@@ -82,94 +86,147 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
     if bytes.is_empty() {
         return Route::Host;
     }
-    let path = Path::new(OsStr::from_bytes(bytes));
+    let mut path = PathBuf::from(OsStr::from_bytes(bytes));
     if path.is_relative() && dir != libc::AT_FDCWD {
-        return match descriptors::directory_path(dir) {
-            Some(base) => Route::Disk(base.join(path)),
-            None => Route::Host,
+        // Relative to a directory descriptor: the disk's directory, or a host directory's
+        // path (a directory the program opened before the disk took it from the host).
+        let Some(base) = descriptors::directory_path(dir).or_else(|| host_directory(dir)) else {
+            return Route::Host;
         };
+        path = base.join(path);
     }
     // A file call made while the simulator's state is in use (a descriptor closed as a task
     // is dropped) cannot reach the disk, and is the host's.
-    let on_a_node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+    let Some(node) = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
         .ok()
         .flatten()
-        .is_some();
-    if !on_a_node || super::files::stateless(&path.to_string_lossy()) {
+    else {
+        return Route::Host;
+    };
+    if super::files::stateless(&path.to_string_lossy()) {
         return Route::Host;
     }
-    if changes || read_on_disk(path) {
-        Route::Disk(path.to_path_buf())
+    if changes {
+        record_change(node.index(), &path);
+        return Route::Disk(path);
+    }
+    if read_on_disk(node.index(), &path) {
+        Route::Disk(path)
     } else {
         Route::Host
     }
 }
 
-/// True if a read of `path` is the disk's: the root (a program syncs `/` after making an
-/// entry there), an entry the disk has, or a name missing from a directory of the disk that
-/// the program made (not one the disk took from the host, [`provide_parents`], nor the root:
-/// there the host's entries show through). A relative path is taken from the disk's root, a
-/// node's working directory. A disk that cannot answer because its node was killed in this
-/// poll takes the call, which then fails as every call of a dead node does; one that cannot
-/// because the simulator's state is in use leaves it to the host.
-fn read_on_disk(path: &Path) -> bool {
-    let mut names = path
-        .components()
-        .filter(|part| !matches!(part, Component::RootDir | Component::CurDir));
-    if names.next().is_none() {
+/// The path of the host directory `fd` refers to, as the kernel keeps it; `None` if `fd`
+/// is no directory.
+fn host_directory(fd: c_int) -> Option<PathBuf> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: libc's own fstat (no guard), into a buffer for one `stat`.
+    if unsafe { descriptors::host_fstat(fd, stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded.
+    if unsafe { stat.assume_init() }.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return None;
+    }
+    let link = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    let mut buf = [0u8; libc::PATH_MAX as usize];
+    // SAFETY: a NUL-terminated path and a buffer valid for its length; readlink is no guard.
+    let len = unsafe { libc::readlink(link.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let len = usize::try_from(len).ok().filter(|&len| len < buf.len())?;
+    Some(PathBuf::from(OsStr::from_bytes(&buf[..len])))
+}
+
+/// `path` from the root with no `.`, `..` or repeated slashes, as the disk resolves it (a
+/// relative path from the disk's root, a node's working directory).
+fn plain(path: &Path) -> PathBuf {
+    let mut plain = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            Component::Normal(name) => plain.push(name),
+            Component::ParentDir => {
+                plain.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    plain
+}
+
+/// What the run knows of each node's disk beyond its entries: the directories it took from
+/// the host ([`provide_parents`]), where the host's files show through to reads, and the
+/// paths the program changed, which are the disk's to read from then on, whether the change
+/// survived a crash or not.
+#[derive(Default)]
+struct Paths {
+    provided: std::cell::RefCell<BTreeSet<(usize, PathBuf)>>,
+    changed: std::cell::RefCell<BTreeSet<(usize, PathBuf)>>,
+}
+
+thread_local! {
+    static PATHS: crashtest_core::plumbing::checks::ExtensionCache<Paths> =
+        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
+}
+
+/// The run's [`Paths`]; `None` if the simulator's state is in use.
+fn paths() -> Option<std::rc::Rc<Paths>> {
+    std::panic::catch_unwind(|| PATHS.with(|cache| cache.get(|_| {})))
+        .ok()
+        .flatten()
+}
+
+/// Records that `node`'s program changed `path`: from now on it is the disk's to read, and
+/// a directory the disk took from the host there (removed, or renamed away) shows no more
+/// host files.
+fn record_change(node: usize, path: &Path) {
+    let path = plain(path);
+    let Some(paths) = paths() else {
+        return;
+    };
+    if let Ok(mut provided) = paths.provided.try_borrow_mut() {
+        provided.retain(|(owner, dir)| *owner != node || !dir.starts_with(&path));
+    }
+    if let Ok(mut changed) = paths.changed.try_borrow_mut() {
+        changed.insert((node, path));
+    }
+}
+
+/// True if a read of `path` by `node` is the disk's: the root (a program syncs `/` after
+/// making an entry there); an entry the disk has; a path the program changed, or one below
+/// it (though a crash undid the change, the program's file never becomes the host's); or a
+/// name missing from a directory of the disk that the program made (not one the disk took
+/// from the host, nor the root: there the host's files show through). A disk that cannot
+/// answer because its node was killed in this poll takes the call, which then fails as
+/// every call of a dead node does; any other failure to answer (a name the disk cannot
+/// hold, the simulator's state in use) leaves the read to the host.
+fn read_on_disk(node: usize, path: &Path) -> bool {
+    let path = plain(path);
+    let Some(parent) = path.parent() else {
+        return true;
+    };
+    let Some(paths) = paths() else {
+        return false;
+    };
+    if let Ok(changed) = paths.changed.try_borrow()
+        && path
+            .ancestors()
+            .any(|above| changed.contains(&(node, above.to_path_buf())))
+    {
         return true;
     }
     let holds = |entry: &Path| match std::panic::catch_unwind(|| disk::exists(entry)) {
         Ok(Ok(exists)) => exists,
-        Ok(Err(_)) => true,
+        Ok(Err(error)) => error.raw_os_error() == Some(libc::EIO),
         Err(_) => false,
     };
-    if holds(path) {
+    if holds(&path) {
         return true;
     }
-    let Some(parent) = path.parent().filter(|parent| {
-        parent
-            .components()
-            .any(|part| matches!(part, Component::Normal(_)))
-    }) else {
-        return false;
-    };
-    holds(parent) && !provided(parent)
-}
-
-/// The directories each node's disk took from the host ([`provide_parents`]), by node.
-#[derive(Default)]
-struct Provided(std::cell::RefCell<std::collections::BTreeSet<(usize, PathBuf)>>);
-
-thread_local! {
-    static PROVIDED: crashtest_core::plumbing::checks::ExtensionCache<Provided> =
-        const { crashtest_core::plumbing::checks::ExtensionCache::new() };
-}
-
-/// The calling node's index and the run's record of provided directories.
-fn provided_here() -> Option<(usize, std::rc::Rc<Provided>)> {
-    std::panic::catch_unwind(|| {
-        let node = crashtest_core::plumbing::current_node()?.index();
-        Some((node, PROVIDED.with(|cache| cache.get(|_| {}))?))
-    })
-    .ok()
-    .flatten()
-}
-
-/// True if the calling node's disk took `dir` from the host.
-fn provided(dir: &Path) -> bool {
-    provided_here().is_some_and(|(node, provided)| {
-        provided
-            .0
-            .try_borrow()
-            .is_ok_and(|dirs| dirs.contains(&(node, dir.to_path_buf())))
-    })
-}
-
-/// The host's temporary directory, as the process saw it first.
-fn temp_dir() -> &'static Path {
-    static TEMP_DIR: OnceLock<PathBuf> = OnceLock::new();
-    TEMP_DIR.get_or_init(std::env::temp_dir)
+    let provided = paths
+        .provided
+        .try_borrow()
+        .is_ok_and(|dirs| dirs.contains(&(node, parent.to_path_buf())));
+    parent != Path::new("/") && !provided && holds(parent)
 }
 
 /// Whether the host has `dir` as a directory, as the process first found it: a later answer
@@ -185,34 +242,53 @@ fn host_has_directory(dir: &Path) -> bool {
 
 /// Gives the disk the deepest directory above `path` that the host has, when the disk lacks
 /// `path`'s parent: made durable at once, as a directory that was there before the run
-/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`). Directories inside the temporary directory are
-/// never taken from the host: other programs make and remove them at any time, and the
-/// disk's own temporary directory starts empty. A relative path needs none: its parent is
-/// below the node's working directory, the disk's root.
+/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`, a project's `target/tmp`). A relative path
+/// needs none: its parent is below the node's working directory, the disk's root.
 fn provide_parents(path: &Path) {
-    let Some(parent) = path.parent().filter(|_| path.is_absolute()) else {
+    if !path.is_absolute() {
+        return;
+    }
+    let path = plain(path);
+    let Some(parent) = path.parent() else {
         return;
     };
     if disk::exists(parent).unwrap_or(true) {
         return;
     }
-    let temp = temp_dir();
-    let host_dir = parent
-        .ancestors()
-        .filter(|dir| !dir.starts_with(temp) || *dir == temp)
-        .find(|dir| host_has_directory(dir));
+    let host_dir = parent.ancestors().find(|dir| host_has_directory(dir));
     let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) else {
         return;
     };
     // A failure here (a dead node) is met again by the call itself.
+    let node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten();
     if disk::create_dir_all_durably(dir).is_ok()
-        && let Some((node, provided)) = provided_here()
-        && let Ok(mut dirs) = provided.0.try_borrow_mut()
+        && let Some(node) = node
+        && let Some(paths) = paths()
+        && let Ok(mut provided) = paths.provided.try_borrow_mut()
     {
         for taken in dir.ancestors().filter(|taken| *taken != Path::new("/")) {
-            dirs.insert((node, taken.to_path_buf()));
+            provided.insert((node.index(), taken.to_path_buf()));
         }
     }
+}
+
+/// The answer to `fsync` of the host directory `fd`, when the disk has taken that directory
+/// from the host since the program opened it: the disk's directory sync, which is what the
+/// program means. `None` for any other descriptor.
+fn sync_host_directory(fd: c_int) -> Option<c_int> {
+    if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
+        return None;
+    }
+    let path = plain(&host_directory(fd)?);
+    std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten()?;
+    let taken = std::panic::catch_unwind(|| disk::exists(&path))
+        .ok()?
+        .ok()?;
+    taken.then(|| status(on_disk("fsync", || disk::sync_dir(&path))))
 }
 
 /// Runs a call on the disk, catching a panic as [`super::answer`] does; `None` if the run
@@ -288,7 +364,13 @@ impl Unkept {
         match *self {
             Unkept::Times(times) if !times.is_null() => {
                 // SAFETY: a non-null `timeval` array of two, by the C call's contract.
-                let modified = unsafe { &*times.add(1) };
+                let (accessed, modified) = unsafe { (&*times, &*times.add(1)) };
+                if ![accessed, modified]
+                    .iter()
+                    .all(|time| (0..1_000_000).contains(&time.tv_usec))
+                {
+                    return Err(io::Error::from_raw_os_error(libc::EINVAL));
+                }
                 at(modified.tv_sec, modified.tv_usec * 1000)
             }
             Unkept::Utimbuf(times) if !times.is_null() => {

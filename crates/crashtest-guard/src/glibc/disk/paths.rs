@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_uint};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use libc::{mode_t, off_t, off64_t, timespec};
 
@@ -186,25 +186,25 @@ path_call!(
     /// `stat(2)`: what the disk says of a path of the disk.
     stat = c"stat", REAL_STAT: StatFn, (path: *const c_char, buf: *mut libc::stat),
     at libc::AT_FDCWD, path path, changes false,
-    |on| answer_stat(on_disk("stat", || Ok(disk::metadata(&on)?.stat())), buf)
+    |on| answer_stat(on_disk("stat", || entry_at(&on)), buf)
 );
 path_call!(
     /// `stat64`: as [`stat`].
     stat64 = c"stat64", REAL_STAT64: StatFn, (path: *const c_char, buf: *mut libc::stat),
     at libc::AT_FDCWD, path path, changes false,
-    |on| answer_stat(on_disk("stat64", || Ok(disk::metadata(&on)?.stat())), buf)
+    |on| answer_stat(on_disk("stat64", || entry_at(&on)), buf)
 );
 path_call!(
     /// `lstat(2)`: as [`stat`] (the disk has no symbolic links).
     lstat = c"lstat", REAL_LSTAT: StatFn, (path: *const c_char, buf: *mut libc::stat),
     at libc::AT_FDCWD, path path, changes false,
-    |on| answer_stat(on_disk("lstat", || Ok(disk::metadata(&on)?.stat())), buf)
+    |on| answer_stat(on_disk("lstat", || entry_at(&on)), buf)
 );
 path_call!(
     /// `lstat64`: as [`lstat`].
     lstat64 = c"lstat64", REAL_LSTAT64: StatFn, (path: *const c_char, buf: *mut libc::stat),
     at libc::AT_FDCWD, path path, changes false,
-    |on| answer_stat(on_disk("lstat64", || Ok(disk::metadata(&on)?.stat())), buf)
+    |on| answer_stat(on_disk("lstat64", || entry_at(&on)), buf)
 );
 path_call!(
     /// `access(2)`: an entry of the disk is there to the calling user.
@@ -316,7 +316,7 @@ unsafe fn stat_at(
     }
     // SAFETY: as above.
     match unsafe { route(dir, path, false) } {
-        Route::Disk(on) => answer_stat(on_disk("fstatat", || Ok(disk::metadata(&on)?.stat())), buf),
+        Route::Disk(on) => answer_stat(on_disk("fstatat", || entry_at(&on)), buf),
         Route::Host => host(),
     }
 }
@@ -343,15 +343,16 @@ pub(in crate::glibc) unsafe fn statx(
     } else {
         // SAFETY: as above.
         match unsafe { route(dir, path, false) } {
-            Route::Disk(on) => on_disk("statx", || Ok(disk::metadata(&on)?.stat())),
+            Route::Disk(on) => on_disk("statx", || entry_at(&on)),
             Route::Host => return None,
         }
     };
     Some(match stat {
         Some(Ok(_)) if buf.is_null() => fail_with(libc::EFAULT),
-        Some(Ok(stat)) => {
+        Some(Ok(entry)) => {
+            let device = crate::glibc::metadata::simulated_device(entry.node);
             // SAFETY: valid for a write by the caller's contract.
-            unsafe { crate::glibc::metadata::fill_statx(buf, &stat) };
+            unsafe { crate::glibc::metadata::fill_statx(buf, &entry.stat, device) };
             0
         }
         Some(Err(error)) => fail_with(errno_of(&error)),
@@ -571,7 +572,9 @@ pub(super) unsafe extern "C" fn realpath(
         // SAFETY: the caller's arguments, unchanged.
         return unsafe { REAL_REALPATH.get()(path, resolved) };
     };
-    match on_disk("realpath", || disk::metadata(&on).map(|_| plain(&on))) {
+    match on_disk("realpath", || {
+        disk::metadata(&on).map(|_| super::plain(&on))
+    }) {
         Some(Ok(plain)) => {
             let bytes = plain.as_os_str().as_bytes();
             if bytes.len() >= libc::PATH_MAX as usize {
@@ -604,21 +607,6 @@ pub(super) unsafe extern "C" fn realpath(
             std::ptr::null_mut()
         }
     }
-}
-
-/// `path` from the disk's root with no `.`, `..` or repeated slashes.
-fn plain(path: &Path) -> PathBuf {
-    let mut plain = PathBuf::from("/");
-    for part in path.components() {
-        match part {
-            Component::Normal(name) => plain.push(name),
-            Component::ParentDir => {
-                plain.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    plain
 }
 
 /// Creates a directory on the disk with `mkdir`'s mode.
@@ -656,16 +644,29 @@ fn permitted(path: &Path, mode: c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// What a `stat` call answers of an entry: its status, and the node whose disk holds it
+/// (`None`: the calling node's), for its device.
+pub(super) struct Entry {
+    pub(super) stat: crashtest_hooks::fs::Stat,
+    pub(super) node: Option<usize>,
+}
+
+/// The entry of the calling node's disk at `path`.
+fn entry_at(path: &Path) -> io::Result<Entry> {
+    Ok(Entry {
+        stat: disk::metadata(path)?.stat(),
+        node: None,
+    })
+}
+
 /// Writes `stat` (or the error) as a `stat` call answers: 0 and the buffer filled, or -1 with
 /// `errno`.
-pub(super) fn answer_stat(
-    stat: Option<io::Result<crashtest_hooks::fs::Stat>>,
-    buf: *mut libc::stat,
-) -> c_int {
-    match stat {
-        Some(Ok(stat)) if !buf.is_null() => {
+pub(super) fn answer_stat(entry: Option<io::Result<Entry>>, buf: *mut libc::stat) -> c_int {
+    match entry {
+        Some(Ok(entry)) if !buf.is_null() => {
+            let device = crate::glibc::metadata::simulated_device(entry.node);
             // SAFETY: a stat call's buffer is valid for a write of one `struct stat`.
-            unsafe { fill_stat(buf, &stat) };
+            unsafe { fill_stat(buf, &entry.stat, device) };
             0
         }
         Some(Ok(_)) => fail_with(libc::EFAULT),
@@ -680,7 +681,7 @@ pub(super) fn answer_stat(
 /// # Safety
 ///
 /// `buf` is valid for a write of one `struct stat`.
-unsafe fn fill_stat(buf: *mut libc::stat, stat: &crashtest_hooks::fs::Stat) {
+unsafe fn fill_stat(buf: *mut libc::stat, stat: &crashtest_hooks::fs::Stat, device: (u32, u32)) {
     const {
         assert!(size_of::<libc::stat>() == size_of::<libc::stat64>());
     }
@@ -693,8 +694,7 @@ unsafe fn fill_stat(buf: *mut libc::stat, stat: &crashtest_hooks::fs::Stat) {
     unsafe { std::ptr::write_bytes(buf, 0, 1) };
     // SAFETY: as above; the fields are plain integers.
     let out = unsafe { &mut *buf };
-    let (major, minor) = crate::glibc::metadata::simulated_device();
-    out.st_dev = libc::makedev(major, minor);
+    out.st_dev = libc::makedev(device.0, device.1);
     out.st_ino = stat.ino;
     out.st_nlink = stat.nlink;
     out.st_mode = kind | stat.mode;
