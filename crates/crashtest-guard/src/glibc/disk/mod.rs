@@ -242,34 +242,51 @@ fn host_has_directory(dir: &Path) -> bool {
 
 /// Gives the disk the deepest directory above `path` that the host has, when the disk lacks
 /// `path`'s parent: made durable at once, as a directory that was there before the run
-/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`, a project's `target/tmp`). A relative path
-/// needs none: its parent is below the node's working directory, the disk's root.
+/// (`/tmp` for `tempfile`'s `/tmp/.tmpXXXX`, a project's `target/tmp`). So too for each
+/// directory a `..` of the path steps out of (`/dev` in `/dev/../tmp/x`), which the kernel
+/// walks through. A relative path needs none: its parent is below the node's working
+/// directory, the disk's root.
 fn provide_parents(path: &Path) {
     if !path.is_absolute() {
         return;
     }
-    let path = plain(path);
-    let Some(parent) = path.parent() else {
-        return;
-    };
-    if disk::exists(parent).unwrap_or(true) {
+    let mut walked = PathBuf::from("/");
+    for part in path.components() {
+        match part {
+            Component::Normal(name) => walked.push(name),
+            Component::ParentDir => {
+                provide(&walked);
+                walked.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    if let Some(parent) = walked.parent() {
+        provide(parent);
+    }
+}
+
+/// Gives the disk the deepest directory of `dir` and those above it that the host has, if
+/// the disk lacks `dir` (a plain path, from the root).
+fn provide(dir: &Path) {
+    if disk::exists(dir).unwrap_or(true) {
         return;
     }
-    let host_dir = parent.ancestors().find(|dir| host_has_directory(dir));
-    let Some(dir) = host_dir.filter(|dir| *dir != Path::new("/")) else {
+    let host_dir = dir.ancestors().find(|above| host_has_directory(above));
+    let Some(taken) = host_dir.filter(|taken| *taken != Path::new("/")) else {
         return;
     };
     // A failure here (a dead node) is met again by the call itself.
     let node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
         .ok()
         .flatten();
-    if disk::create_dir_all_durably(dir).is_ok()
+    if disk::create_dir_all_durably(taken).is_ok()
         && let Some(node) = node
         && let Some(paths) = paths()
         && let Ok(mut provided) = paths.provided.try_borrow_mut()
     {
-        for taken in dir.ancestors().filter(|taken| *taken != Path::new("/")) {
-            provided.insert((node.index(), taken.to_path_buf()));
+        for above in taken.ancestors().filter(|above| *above != Path::new("/")) {
+            provided.insert((node.index(), above.to_path_buf()));
         }
     }
 }
