@@ -311,6 +311,7 @@ impl World {
         body: BoxedUnit,
     ) -> (Result<RunSummary, Box<RunFailure>>, Option<Vec<u64>>) {
         panic_capture::install();
+        seed_fastrand(seed);
         let world = Rc::new(World::new(seed, config));
         let _enter = Enter::new(world.clone());
         let body = world.spawn_on(NodeId::SUPERVISOR, Label::own("body"), body);
@@ -579,4 +580,14 @@ impl World {
             context: self.context.borrow().clone(),
         })
     }
+}
+
+/// Seeds fastrand's generator on this thread from the run's seed. fastrand seeds it, once per
+/// thread, from a hash of the thread's id, which differs from run to run of a seed; and a
+/// thread that runs two simulations would carry its state from one into the other. Libraries
+/// draw names from it (tempfile's `.tmpXXXXXX`), so each run starts it from its own seed,
+/// without a draw from the run's streams (the runs of programs that never use it are
+/// unchanged).
+fn seed_fastrand(seed: u64) {
+    fastrand::seed(seed ^ 0xfa57_7a4d_5eed_0001);
 }
