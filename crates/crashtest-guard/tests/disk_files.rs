@@ -635,3 +635,66 @@ fn c_idioms_create_read_only_and_walk_a_stream() {
     });
     assert!(!std::env::temp_dir().join("crashtest-relative").exists());
 }
+
+/// The fingerprint of a run that names a temporary directory with tempfile (fastrand).
+fn tempfile_fingerprint(seed: u64) -> u64 {
+    crashtest_guard::install();
+    let summary = Sim::new(seed)
+        .run(async {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("x"), b"").unwrap();
+        })
+        .expect("the run passes");
+    summary.fingerprint
+}
+
+#[test]
+fn tempfile_names_are_the_seeds_on_any_thread_and_in_any_run() {
+    let first = crashtest_guard::on_fresh_thread(|| tempfile_fingerprint(4));
+    let second = crashtest_guard::on_fresh_thread(|| tempfile_fingerprint(4));
+    assert_eq!(first, second, "two threads");
+    let again =
+        crashtest_guard::on_fresh_thread(|| (tempfile_fingerprint(4), tempfile_fingerprint(4)));
+    assert_eq!(again, (first, first), "one thread, two runs");
+    assert_ne!(
+        crashtest_guard::on_fresh_thread(|| tempfile_fingerprint(5)),
+        first
+    );
+}
+
+#[test]
+fn a_change_that_fails_leaves_host_files_readable() {
+    let host = std::env::temp_dir().join(format!("crashtest-failed-change-{}", std::process::id()));
+    std::fs::write(&host, b"host state").unwrap();
+    let inside = host.clone();
+    run(1, async move {
+        std::fs::create_dir_all(std::env::temp_dir()).unwrap();
+        let exists = std::fs::create_dir(std::env::temp_dir()).unwrap_err();
+        assert_eq!(exists.kind(), ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&inside).unwrap(), b"host state");
+    });
+    std::fs::remove_file(&host).unwrap();
+}
+
+#[test]
+fn a_killed_nodes_locks_are_released_though_its_file_leaked() {
+    run(1, async {
+        let db = node::create("db", || async {
+            std::fs::create_dir_all("/var/lib/lk").unwrap();
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(false)
+                .open("/var/lib/lk/LOCK")
+                .unwrap();
+            file.try_lock()
+                .expect("a killed incarnation's lock is gone");
+            // Held for the process's life, as a lock file often is.
+            std::mem::forget(file);
+            time::sleep(Duration::from_secs(100)).await;
+        });
+        time::sleep(Duration::from_millis(5)).await;
+        db.restart();
+        time::sleep(Duration::from_millis(5)).await;
+    });
+}

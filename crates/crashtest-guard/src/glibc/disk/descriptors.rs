@@ -75,9 +75,32 @@ thread_local! {
 /// The running simulation's table; `None` outside one, or while the simulator's state is in
 /// use (no file of the disk can be opened then either).
 fn table() -> Option<Rc<Table>> {
-    panic::catch_unwind(|| TABLE.with(|cache| cache.get(|_| {})))
-        .ok()
-        .flatten()
+    panic::catch_unwind(|| {
+        TABLE.with(|cache| {
+            cache.get(|table| {
+                crashtest_core::plumbing::life::add_node_hook(Rc::new(ReleaseOnKill(
+                    Rc::downgrade(table),
+                )));
+            })
+        })
+    })
+    .ok()
+    .flatten()
+}
+
+/// Releases a killed node's locks, as the death of a process releases its: a `File` the
+/// program leaked (held for the process's life) outlives the node's tasks, but not its
+/// locks.
+struct ReleaseOnKill(std::rc::Weak<Table>);
+
+impl crashtest_core::plumbing::life::NodeHook for ReleaseOnKill {
+    fn node_killed(&self, node: crashtest_core::node::NodeId) {
+        if let Some(table) = self.0.upgrade()
+            && let Ok(mut locks) = table.locks.try_borrow_mut()
+        {
+            locks.retain(|(_, (owner, _)), _| *owner != node.index());
+        }
+    }
 }
 
 /// The simulated file `fd` refers to, if it is one. A number in the table whose descriptor

@@ -106,11 +106,7 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
     if super::files::stateless(&path.to_string_lossy()) {
         return Route::Host;
     }
-    if changes {
-        record_change(node.index(), &path);
-        return Route::Disk(path);
-    }
-    if read_on_disk(node.index(), &path) {
+    if changes || read_on_disk(node.index(), &path) {
         Route::Disk(path)
     } else {
         Route::Host
@@ -139,7 +135,7 @@ fn host_directory(fd: c_int) -> Option<PathBuf> {
 
 /// `path` from the root with no `.`, `..` or repeated slashes, as the disk resolves it (a
 /// relative path from the disk's root, a node's working directory).
-fn plain(path: &Path) -> PathBuf {
+pub(super) fn plain(path: &Path) -> PathBuf {
     let mut plain = PathBuf::from("/");
     for part in path.components() {
         match part {
@@ -175,11 +171,19 @@ fn paths() -> Option<std::rc::Rc<Paths>> {
         .flatten()
 }
 
-/// Records that `node`'s program changed `path`: from now on it is the disk's to read, and
-/// a directory the disk took from the host there (removed, or renamed away) shows no more
-/// host files.
-fn record_change(node: usize, path: &Path) {
+/// Records that the calling node's program changed `path` (a call on the disk that
+/// succeeded: one that failed changed nothing, as `mkdir` of an existing directory): from
+/// now on it is the disk's to read, and a directory the disk took from the host there
+/// (removed, or renamed away) shows no more host files.
+pub(super) fn changed(path: &Path) {
     let path = plain(path);
+    let Some(node) = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten()
+        .map(|node| node.index())
+    else {
+        return;
+    };
     let Some(paths) = paths() else {
         return;
     };
@@ -268,7 +272,7 @@ fn provide_parents(path: &Path) {
 
 /// Gives the disk the deepest directory of `dir` and those above it that the host has, if
 /// the disk lacks `dir` (a plain path, from the root).
-fn provide(dir: &Path) {
+pub(super) fn provide(dir: &Path) {
     if disk::exists(dir).unwrap_or(true) {
         return;
     }
@@ -402,7 +406,7 @@ impl Unkept {
 
 /// The C answer of `change` to the entry of the disk at `path`.
 pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
-    status(on_disk("a change of an entry", || {
+    let answer = status(on_disk("a change of an entry", || {
         disk::metadata(path)?;
         match change {
             Unkept::Owner => Ok(()),
@@ -412,7 +416,11 @@ pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
                 None => Ok(()),
             },
         }
-    }))
+    }));
+    if answer == 0 {
+        changed(path);
+    }
+    answer
 }
 
 /// The C answer of `change` to the simulated file `fd`, or `None` if `fd` is not one.

@@ -58,9 +58,15 @@ macro_rules! path_call {
             let changes = $changes;
             // SAFETY: the caller's path, NUL-terminated by the C contract.
             match unsafe { route($dir, $path, changes) } {
-                #[allow(unused_unsafe, reason = "some bodies read the caller's pointers")]
-                // SAFETY: the caller's pointers, valid as the C function's contract says.
-                Route::Disk($on) => unsafe { $body },
+                Route::Disk($on) => {
+                    #[allow(unused_unsafe, reason = "some bodies read the caller's pointers")]
+                    // SAFETY: the caller's pointers, valid as the C function's contract says.
+                    let answer = unsafe { $body };
+                    if changes && answer >= 0 {
+                        super::changed(&$on);
+                    }
+                    answer
+                }
                 Route::Host => {
                     // SAFETY: as above.
                     if unsafe { files::refused(stringify!($name), &[$path], changes) } {
@@ -497,10 +503,17 @@ unsafe fn two_paths(
     // SAFETY: by the caller's contract.
     let routes = unsafe { (route(from.0, from.1, true), route(to.0, to.1, true)) };
     match routes {
-        (Route::Disk(a), Route::Disk(b)) => status(on_disk(call, || {
-            provide_parents(&b);
-            on(&a, &b)
-        })),
+        (Route::Disk(a), Route::Disk(b)) => {
+            let answer = status(on_disk(call, || {
+                provide_parents(&b);
+                on(&a, &b)
+            }));
+            if answer == 0 {
+                super::changed(&a);
+                super::changed(&b);
+            }
+            answer
+        }
         (Route::Host, Route::Host) => {
             // SAFETY: as above.
             if unsafe { files::refused(call, &[from.1, to.1], true) } {
@@ -534,11 +547,17 @@ pub(super) unsafe extern "C" fn utimensat(
     }
     // SAFETY: the caller's path.
     match unsafe { route(dir, path, true) } {
-        Route::Disk(on) => status(on_disk("utimensat", || {
-            let file = disk::File::open(&on)?;
-            // SAFETY: the caller's `times`.
-            unsafe { set_times(&file, times) }
-        })),
+        Route::Disk(on) => {
+            let answer = status(on_disk("utimensat", || {
+                let file = disk::File::open(&on)?;
+                // SAFETY: the caller's `times`.
+                unsafe { set_times(&file, times) }
+            }));
+            if answer == 0 {
+                super::changed(&on);
+            }
+            answer
+        }
         Route::Host => {
             let named = if path.is_null() {
                 files::refused_descriptor("utimensat", dir)
@@ -612,7 +631,10 @@ pub(super) unsafe extern "C" fn realpath(
 /// Creates a directory on the disk with `mkdir`'s mode.
 fn make_dir(path: &Path, mode: mode_t) -> c_int {
     status(on_disk("mkdir", || {
+        // A directory the host has is there already, as on the host (`create_dir_all` of
+        // the temporary directory tries `mkdir` on it first).
         provide_parents(path);
+        super::provide(&super::plain(path));
         disk::create_dir_with_mode(path, mode & 0o7777)
     }))
 }
