@@ -149,19 +149,11 @@ pub(super) unsafe fn refused(call: &str, paths: &[*const c_char], changes: bool)
 /// the descriptor was opened at.
 pub(super) fn refused_descriptor(call: &str, fd: c_int) -> bool {
     refused_change(call, || {
-        vec![descriptor_path(fd).unwrap_or_else(|| format!("descriptor {fd}"))]
+        vec![super::descriptor_path(fd).map_or_else(
+            || format!("descriptor {fd}"),
+            |path| path.to_string_lossy().into_owned(),
+        )]
     })
-}
-
-/// The path `fd` was opened at, as the kernel keeps it under `/proc/self/fd` (the same from
-/// run to run, where the descriptor's number need not be); `None` if it cannot be read.
-fn descriptor_path(fd: c_int) -> Option<String> {
-    let link = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
-    let mut buf = [0u8; 4096];
-    // SAFETY: a NUL-terminated path and a buffer valid for its length; readlink is no guard.
-    let len = unsafe { libc::readlink(link.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    let len = usize::try_from(len).ok().filter(|&len| len < buf.len())?;
-    Some(String::from_utf8_lossy(&buf[..len]).into_owned())
 }
 
 /// True if a stdio `mode` (`"r"`, `"w+"`, `"ab"`, ...) asks to write, create or truncate.

@@ -82,6 +82,48 @@ fn set_errno(code: libc::c_int) {
     unsafe { *libc::__errno_location() = code };
 }
 
+// SAFETY: the C declaration of glibc's `fstat`.
+static HOST_FSTAT: next::Next<unsafe extern "C" fn(libc::c_int, *mut libc::stat) -> libc::c_int> =
+    unsafe { next::Next::new(c"fstat") };
+
+/// What libc's own `fstat` (past the guards, which answer a simulated file's from the disk)
+/// says of the file `fd` refers to; `None` if `fd` is not open.
+fn host_stat(fd: libc::c_int) -> Option<libc::stat> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: `stat` is valid for writing a `struct stat`; fstat writes it only on success.
+    if unsafe { HOST_FSTAT.get()(fd, stat.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so it filled `stat`.
+    Some(unsafe { stat.assume_init() })
+}
+
+/// The identity of the file `fd` refers to, its device and inode: a descriptor number can be
+/// closed and reused behind the guards' back, the identity of an open file cannot; `None` if
+/// `fd` is not open.
+fn identity(fd: libc::c_int) -> Option<(u64, u64)> {
+    host_stat(fd).map(|stat| (stat.st_dev, stat.st_ino))
+}
+
+/// The path `fd` was opened at, as the kernel keeps it under `/proc/self/fd` (the same from
+/// run to run, where the descriptor's number need not be); `None` if it cannot be read.
+fn descriptor_path(fd: libc::c_int) -> Option<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let link = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
+    let mut buf = [0u8; libc::PATH_MAX as usize];
+    // SAFETY: a NUL-terminated path and a buffer valid for its length; readlink is no guard.
+    let len = unsafe { libc::readlink(link.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let len = usize::try_from(len).ok().filter(|&len| len < buf.len())?;
+    Some(std::ffi::OsStr::from_bytes(&buf[..len]).into())
+}
+
+/// The calling thread's `errno`.
+fn errno() -> libc::c_int {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
 /// Makes the linker keep every guard. A guard is an unreferenced function in an rlib, and
 /// the linker keeps only the parts of an rlib that something refers to; this refers to all
 /// of them.

@@ -59,25 +59,6 @@ pub(super) struct Record {
     listening: Option<c_int>,
 }
 
-/// The identity of the file `fd` refers to; `None` if `fd` is not open.
-fn identity(fd: c_int) -> Option<Identity> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `stat` is valid for writing a `struct stat`; fstat writes it only on success.
-    if unsafe { libc::fstat(fd, stat.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: fstat succeeded, so it filled `stat`.
-    let stat = unsafe { stat.assume_init() };
-    Some((stat.st_dev, stat.st_ino))
-}
-
-/// The current `errno`.
-fn errno() -> c_int {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
-}
-
 fn table() -> std::rc::Rc<Table> {
     crashtest_core::plumbing::checks::extension::<Table>()
         .expect("placeholder sockets exist only inside a simulation")
@@ -93,7 +74,7 @@ pub(super) fn create(domain: c_int, ty: c_int, protocol: c_int) -> Result<c_int,
     // SAFETY: the name is NUL-terminated; memfd_create has no other preconditions.
     let fd = unsafe { libc::memfd_create(c"crashtest-placeholder-socket".as_ptr(), flags) };
     if fd < 0 {
-        return Err(errno());
+        return Err(super::errno());
     }
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: `fd` is the memfd just made; F_ADD_SEALS takes an int.
@@ -102,9 +83,9 @@ pub(super) fn create(domain: c_int, ty: c_int, protocol: c_int) -> Result<c_int,
         // SAFETY: as above; F_SETFL takes an int. A new memfd has no other status flags.
         made = unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) } == 0;
     }
-    let id = if made { identity(fd) } else { None };
+    let id = if made { super::identity(fd) } else { None };
     let Some(id) = id else {
-        let error = errno();
+        let error = super::errno();
         // SAFETY: `fd` is ours and nobody else has seen it.
         unsafe { libc::close(fd) };
         return Err(error);
@@ -130,7 +111,7 @@ pub(super) fn with<R>(fd: c_int, f: impl FnOnce(&mut Record) -> R) -> Option<R> 
     if sockets.is_empty() {
         return None;
     }
-    let record = sockets.get_mut(&identity(fd)?)?;
+    let record = sockets.get_mut(&super::identity(fd)?)?;
     Some(f(record))
 }
 
@@ -143,7 +124,7 @@ pub(super) fn closing(fd: c_int) {
     if table.sockets.borrow().is_empty() {
         return;
     }
-    let Some(id) = identity(fd) else {
+    let Some(id) = super::identity(fd) else {
         return;
     };
     if !table.sockets.borrow().contains_key(&id) || open_elsewhere(fd, id) {
@@ -164,7 +145,7 @@ fn open_elsewhere(fd: c_int, id: Identity) -> bool {
     entries
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse::<c_int>().ok())
-        .any(|other| other != fd && identity(other) == Some(id))
+        .any(|other| other != fd && super::identity(other) == Some(id))
 }
 
 /// Removes the record of the placeholder `fd` refers to, and returns it.
@@ -174,7 +155,7 @@ pub(super) fn take(fd: c_int) -> Option<Record> {
     if sockets.is_empty() {
         return None;
     }
-    sockets.remove(&identity(fd)?)
+    sockets.remove(&super::identity(fd)?)
 }
 
 /// The `value` of an integer option as set (the first four bytes, as the kernel reads them).

@@ -113,33 +113,11 @@ pub(super) fn simulated(fd: c_int) -> Option<Rc<Open>> {
     }
     let table = table()?;
     let open = table.files.try_borrow().ok()?.get(&fd).cloned()?;
-    if identity(fd) == Some(open.identity) {
+    if crate::glibc::identity(fd) == Some(open.identity) {
         return Some(open);
     }
     forget(&table, fd);
     None
-}
-
-/// libc's own `fstat`, past the guards.
-///
-/// # Safety
-///
-/// `buf` is valid for writing one `struct stat`.
-pub(super) unsafe fn host_fstat(fd: c_int, buf: *mut libc::stat) -> c_int {
-    // SAFETY: by the caller's contract.
-    unsafe { REAL_FSTAT.get()(fd, buf) }
-}
-
-/// The device and inode of the file `fd` refers to, asked of libc itself (not of the guards).
-fn identity(fd: c_int) -> Option<(u64, u64)> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: `stat` is valid for writing a `struct stat`; fstat writes it only on success.
-    if unsafe { REAL_FSTAT.get()(fd, stat.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: fstat succeeded, so it filled `stat`.
-    let stat = unsafe { stat.assume_init() };
-    Some((stat.st_dev, stat.st_ino))
 }
 
 /// Forgets `fd`'s entry; the last number of an open file releases its `flock`.
@@ -193,13 +171,6 @@ pub(super) fn stat_of(open: &Open) -> io::Result<super::paths::Entry> {
     })
 }
 
-/// The current `errno`.
-fn errno() -> c_int {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
-}
-
 /// A new descriptor for a simulated file: an empty memfd, sealed so that nothing the kernel
 /// does with it (a `sendfile`, a `write` that escaped the guards) can give it contents.
 fn new_descriptor(cloexec: bool) -> Result<c_int, c_int> {
@@ -210,13 +181,13 @@ fn new_descriptor(cloexec: bool) -> Result<c_int, c_int> {
     // SAFETY: the name is NUL-terminated; memfd_create has no other preconditions.
     let fd = unsafe { libc::memfd_create(c"crashtest-simulated-file".as_ptr(), flags) };
     if fd < 0 {
-        return Err(errno());
+        return Err(crate::glibc::errno());
     }
     let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
     // SAFETY: `fd` is the memfd just made; F_ADD_SEALS takes an int. libc's own `fcntl` and
     // `close`: a guard never calls a guard.
     if unsafe { REAL_FCNTL.get()(fd, libc::F_ADD_SEALS, seals as c_ulong) } != 0 {
-        let code = errno();
+        let code = crate::glibc::errno();
         // SAFETY: `fd` is ours and open.
         unsafe { REAL_CLOSE.get()(fd) };
         return Err(code);
@@ -252,8 +223,8 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         unsafe { REAL_CLOSE.get()(fd) };
         fail_with(code)
     };
-    let Some(identity) = identity(fd) else {
-        return discard(errno());
+    let Some(identity) = crate::glibc::identity(fd) else {
+        return discard(crate::glibc::errno());
     };
     let opened = on_disk("open", || {
         if creates {

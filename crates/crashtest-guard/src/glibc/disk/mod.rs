@@ -116,21 +116,11 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
 /// The path of the host directory `fd` refers to, as the kernel keeps it; `None` if `fd`
 /// is no directory.
 fn host_directory(fd: c_int) -> Option<PathBuf> {
-    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
-    // SAFETY: libc's own fstat (no guard), into a buffer for one `stat`.
-    if unsafe { descriptors::host_fstat(fd, stat.as_mut_ptr()) } != 0 {
+    let stat = super::host_stat(fd)?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return None;
     }
-    // SAFETY: fstat succeeded.
-    if unsafe { stat.assume_init() }.st_mode & libc::S_IFMT != libc::S_IFDIR {
-        return None;
-    }
-    let link = std::ffi::CString::new(format!("/proc/self/fd/{fd}")).ok()?;
-    let mut buf = [0u8; libc::PATH_MAX as usize];
-    // SAFETY: a NUL-terminated path and a buffer valid for its length; readlink is no guard.
-    let len = unsafe { libc::readlink(link.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    let len = usize::try_from(len).ok().filter(|&len| len < buf.len())?;
-    Some(PathBuf::from(OsStr::from_bytes(&buf[..len])))
+    super::descriptor_path(fd)
 }
 
 /// `path` from the root with no `.`, `..` or repeated slashes, as the disk resolves it (a
