@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{self, SeekFrom};
 use std::mem::MaybeUninit;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 use std::task::{Context, Poll};
 
 use crate::net::BoxFuture;
@@ -77,6 +77,30 @@ pub struct Stat {
     pub modified_ns: i64,
     /// When the inode last changed, in nanoseconds since the Unix epoch.
     pub changed_ns: i64,
+}
+
+/// `path` from the simulated disk's root, as the disk resolves it: lexically, a relative
+/// path from the root (a node's working directory), `..` never above it.
+///
+/// ```
+/// use std::path::Path;
+/// use crashtest_hooks::fs::from_root;
+/// assert_eq!(from_root(Path::new("data/./wal/../log")), Path::new("/data/log"));
+/// assert_eq!(from_root(Path::new("/../..//x")), Path::new("/x"));
+/// ```
+pub fn from_root(path: &Path) -> PathBuf {
+    let mut resolved = PathBuf::from("/");
+    for component in path.components() {
+        match component {
+            Component::Normal(name) => resolved.push(name),
+            Component::ParentDir => {
+                resolved.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    assert!(resolved.is_absolute(), "a path from the root is absolute");
+    resolved
 }
 
 /// The path whose `statx` the determinism guards answer from [`answering`]'s [`Stat`]: a

@@ -420,29 +420,9 @@ pub async fn canonicalize(path: impl AsRef<Path>) -> io::Result<PathBuf> {
                 return Err(io::ErrorKind::NotFound.into());
             }
             disk.stat(path.to_owned()).await?;
-            Ok(from_root(path))
+            Ok(crashtest_hooks::fs::from_root(path))
         }
     }
-}
-
-/// `path` from the simulated disk's root, as the disk resolves it: lexically, a relative
-/// path from the root, `..` never above it.
-fn from_root(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut names: Vec<&std::ffi::OsStr> = Vec::new();
-    for component in path.components() {
-        match component {
-            Component::Normal(name) => names.push(name),
-            Component::ParentDir => {
-                names.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    let mut resolved = PathBuf::from("/");
-    resolved.extend(names);
-    assert!(resolved.is_absolute(), "a path from the root is absolute");
-    resolved
 }
 
 unmodelled! {

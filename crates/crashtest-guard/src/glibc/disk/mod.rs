@@ -61,6 +61,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use crashtest_fs::sync as disk;
+use crashtest_hooks::fs::from_root;
 
 /// Where a call on a path goes.
 #[derive(Debug)]
@@ -123,22 +124,6 @@ fn host_directory(fd: c_int) -> Option<PathBuf> {
     super::descriptor_path(fd)
 }
 
-/// `path` from the root with no `.`, `..` or repeated slashes, as the disk resolves it (a
-/// relative path from the disk's root, a node's working directory).
-pub(super) fn plain(path: &Path) -> PathBuf {
-    let mut plain = PathBuf::from("/");
-    for part in path.components() {
-        match part {
-            Component::Normal(name) => plain.push(name),
-            Component::ParentDir => {
-                plain.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    plain
-}
-
 /// What the run knows of each node's disk beyond its entries: the directories it took from
 /// the host ([`provide_parents`]), where the host's files show through to reads, and the
 /// paths the program changed, which are the disk's to read from then on, whether the change
@@ -166,7 +151,7 @@ fn paths() -> Option<std::rc::Rc<Paths>> {
 /// now on it is the disk's to read, and a directory the disk took from the host there
 /// (removed, or renamed away) shows no more host files.
 pub(super) fn changed(path: &Path) {
-    let path = plain(path);
+    let path = from_root(path);
     let Some(node) = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
         .ok()
         .flatten()
@@ -194,7 +179,7 @@ pub(super) fn changed(path: &Path) {
 /// every call of a dead node does; any other failure to answer (a name the disk cannot
 /// hold, the simulator's state in use) leaves the read to the host.
 fn read_on_disk(node: usize, path: &Path) -> bool {
-    let path = plain(path);
+    let path = from_root(path);
     let Some(parent) = path.parent() else {
         return true;
     };
@@ -292,7 +277,7 @@ fn sync_host_directory(fd: c_int) -> Option<c_int> {
     if !super::in_simulation() || crashtest_hooks::host_files_allowed() {
         return None;
     }
-    let path = plain(&host_directory(fd)?);
+    let path = from_root(&host_directory(fd)?);
     std::panic::catch_unwind(crashtest_core::plumbing::current_node)
         .ok()
         .flatten()?;

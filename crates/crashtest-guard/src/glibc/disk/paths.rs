@@ -592,7 +592,7 @@ pub(super) unsafe extern "C" fn realpath(
         return unsafe { REAL_REALPATH.get()(path, resolved) };
     };
     match on_disk("realpath", || {
-        disk::metadata(&on).map(|_| super::plain(&on))
+        disk::metadata(&on).map(|_| crashtest_hooks::fs::from_root(&on))
     }) {
         Some(Ok(plain)) => {
             let bytes = plain.as_os_str().as_bytes();
@@ -634,7 +634,7 @@ fn make_dir(path: &Path, mode: mode_t) -> c_int {
         // A directory the host has is there already, as on the host (`create_dir_all` of
         // the temporary directory tries `mkdir` on it first).
         provide_parents(path);
-        super::provide(&super::plain(path));
+        super::provide(&crashtest_hooks::fs::from_root(path));
         disk::create_dir_with_mode(path, mode & 0o7777)
     }))
 }
