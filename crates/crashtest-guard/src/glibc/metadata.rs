@@ -52,12 +52,7 @@ pub(super) fn simulated_device(node: Option<usize>) -> (u32, u32) {
     .ok()
     .flatten()
     .unwrap_or(0);
-    let node = node.unwrap_or_else(|| {
-        std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-            .ok()
-            .flatten()
-            .map_or(0, |node| node.index())
-    });
+    let node = node.or_else(super::calling_node).unwrap_or(0);
     // 12 bits of the run in the major number, 8 in the minor, and 12 of the node: distinct
     // among any 2^20 consecutive runs of up to 4,096 nodes each.
     let major = 0x1000 | ((run >> 8) as u32 & 0xfff);

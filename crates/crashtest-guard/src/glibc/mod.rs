@@ -117,6 +117,16 @@ fn descriptor_path(fd: libc::c_int) -> Option<std::path::PathBuf> {
     Some(std::ffi::OsStr::from_bytes(&buf[..len]).into())
 }
 
+/// The calling node's index inside a simulation; `None` outside one, or while the
+/// simulator's state is in use (a descriptor closed as a task is dropped), when no node can
+/// be asked for.
+fn calling_node() -> Option<usize> {
+    panic::catch_unwind(crashtest_core::plumbing::current_node)
+        .ok()
+        .flatten()
+        .map(|node| node.index())
+}
+
 /// The calling thread's `errno`.
 fn errno() -> libc::c_int {
     std::io::Error::last_os_error()

@@ -98,16 +98,13 @@ pub(super) unsafe fn route(dir: c_int, path: *const c_char, changes: bool) -> Ro
     }
     // A file call made while the simulator's state is in use (a descriptor closed as a task
     // is dropped) cannot reach the disk, and is the host's.
-    let Some(node) = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-        .ok()
-        .flatten()
-    else {
+    let Some(node) = super::calling_node() else {
         return Route::Host;
     };
     if super::files::stateless(&path.to_string_lossy()) {
         return Route::Host;
     }
-    if changes || read_on_disk(node.index(), &path) {
+    if changes || read_on_disk(node, &path) {
         Route::Disk(path)
     } else {
         Route::Host
@@ -152,11 +149,7 @@ fn paths() -> Option<std::rc::Rc<Paths>> {
 /// (removed, or renamed away) shows no more host files.
 pub(super) fn changed(path: &Path) {
     let path = from_root(path);
-    let Some(node) = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-        .ok()
-        .flatten()
-        .map(|node| node.index())
-    else {
+    let Some(node) = super::calling_node() else {
         return;
     };
     let Some(paths) = paths() else {
@@ -256,16 +249,13 @@ pub(super) fn provide(dir: &Path) {
         return;
     };
     // A failure here (a dead node) is met again by the call itself.
-    let node = std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-        .ok()
-        .flatten();
     if disk::create_dir_all_durably(taken).is_ok()
-        && let Some(node) = node
+        && let Some(node) = super::calling_node()
         && let Some(paths) = paths()
         && let Ok(mut provided) = paths.provided.try_borrow_mut()
     {
         for above in taken.ancestors().filter(|above| *above != Path::new("/")) {
-            provided.insert((node.index(), above.to_path_buf()));
+            provided.insert((node, above.to_path_buf()));
         }
     }
 }
@@ -278,9 +268,7 @@ fn sync_host_directory(fd: c_int) -> Option<c_int> {
         return None;
     }
     let path = from_root(&host_directory(fd)?);
-    std::panic::catch_unwind(crashtest_core::plumbing::current_node)
-        .ok()
-        .flatten()?;
+    super::calling_node()?;
     let taken = std::panic::catch_unwind(|| disk::exists(&path))
         .ok()?
         .ok()?;
