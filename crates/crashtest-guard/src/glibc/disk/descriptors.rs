@@ -583,57 +583,38 @@ fn take_lock(open: &Open, style: Style, operation: c_int) -> io::Result<()> {
     let Some(table) = table() else {
         return Err(io::Error::from_raw_os_error(libc::EIO));
     };
-    let wait = operation & libc::LOCK_NB == 0;
+    let kind = operation & !libc::LOCK_NB;
+    match kind {
+        libc::LOCK_UN => {
+            release(&table, open, style);
+            return Ok(());
+        }
+        libc::LOCK_SH | libc::LOCK_EX => {}
+        _ => return Err(io::Error::from_raw_os_error(libc::EINVAL)),
+    }
+    if conflicting(&table, open, style, kind).is_some() {
+        return would_wait(open, style, operation & libc::LOCK_NB == 0);
+    }
+    // No other open file holds a lock in the way: this one takes it, or converts its own.
     let key = key(open, style);
     let mut locks = table.locks.borrow_mut();
-    match operation & !libc::LOCK_NB {
-        libc::LOCK_UN => {
-            drop(locks);
-            release(&table, open, style);
-            Ok(())
+    match locks.get_mut(&key) {
+        Some(Lock::Shared(holders)) if kind == libc::LOCK_SH => {
+            holders.insert(open.id);
         }
-        libc::LOCK_SH => match locks.get_mut(&key) {
-            None => {
-                locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
-                Ok(())
-            }
-            Some(Lock::Shared(holders)) => {
-                holders.insert(open.id);
-                Ok(())
-            }
-            Some(Lock::Exclusive(holder)) if *holder == open.id => {
-                locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
-                Ok(())
-            }
-            Some(Lock::Exclusive(_)) => {
-                // The table is not held while the run fails.
-                drop(locks);
-                would_wait(open, style, wait)
-            }
-        },
-        libc::LOCK_EX => match locks.get(&key) {
-            None => {
-                locks.insert(key, Lock::Exclusive(open.id));
-                Ok(())
-            }
-            Some(Lock::Exclusive(holder)) if *holder == open.id => Ok(()),
-            Some(Lock::Shared(holders)) if holders.len() == 1 && holders.contains(&open.id) => {
-                locks.insert(key, Lock::Exclusive(open.id));
-                Ok(())
-            }
-            Some(_) => {
-                drop(locks);
-                would_wait(open, style, wait)
-            }
-        },
-        _ => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        _ if kind == libc::LOCK_SH => {
+            locks.insert(key, Lock::Shared(BTreeSet::from([open.id])));
+        }
+        _ => {
+            locks.insert(key, Lock::Exclusive(open.id));
+        }
     }
+    Ok(())
 }
 
 /// The whole-file lock of `style` another open file holds on `open`'s file that a lock of
 /// kind `operation` (`LOCK_SH` or `LOCK_EX`) would conflict with: `F_RDLCK` or `F_WRLCK`.
-fn conflicting(open: &Open, style: Style, operation: c_int) -> Option<c_int> {
-    let table = table()?;
+fn conflicting(table: &Table, open: &Open, style: Style, operation: c_int) -> Option<c_int> {
     let locks = table.locks.borrow();
     match locks.get(&key(open, style))? {
         Lock::Exclusive(holder) if *holder != open.id => Some(libc::F_WRLCK),
@@ -713,8 +694,9 @@ unsafe fn ofd_lock(open: &Open, cmd: c_int, lock: *mut libc::flock) -> c_int {
     };
     if cmd == libc::F_OFD_GETLK {
         let found = whole
-            .then(|| conflicting(open, Style::Ofd, operation))
-            .flatten();
+            .then(table)
+            .flatten()
+            .and_then(|table| conflicting(&table, open, Style::Ofd, operation));
         match found {
             Some(kind) => {
                 asked.l_type = kind as libc::c_short;
