@@ -367,18 +367,29 @@ impl Unkept {
     }
 }
 
+impl Unkept {
+    /// Makes the change to an entry of the disk, whose modification time `set_modified`
+    /// sets.
+    fn apply(
+        &self,
+        set_modified: impl FnOnce(std::time::SystemTime) -> io::Result<()>,
+    ) -> io::Result<()> {
+        match self {
+            Unkept::Owner => Ok(()),
+            Unkept::Attribute => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
+            Unkept::Times(_) | Unkept::Utimbuf(_) => match self.modified()? {
+                Some(time) => set_modified(time),
+                None => Ok(()),
+            },
+        }
+    }
+}
+
 /// The C answer of `change` to the entry of the disk at `path`.
 pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
     let answer = status(on_disk("a change of an entry", || {
         disk::metadata(path)?;
-        match change {
-            Unkept::Owner => Ok(()),
-            Unkept::Attribute => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
-            Unkept::Times(_) | Unkept::Utimbuf(_) => match change.modified()? {
-                Some(time) => disk::File::open(path)?.set_modified(time),
-                None => Ok(()),
-            },
-        }
+        change.apply(|time| disk::File::open(path)?.set_modified(time))
     }));
     if answer == 0 {
         changed(path);
@@ -389,17 +400,9 @@ pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
 /// The C answer of `change` to the simulated file `fd`, or `None` if `fd` is not one.
 pub(super) fn unkept_by(fd: c_int, change: &Unkept) -> Option<c_int> {
     let open = descriptors::simulated(fd)?;
-    Some(status(on_disk(
-        "a change of an open file",
-        || match change {
-            Unkept::Owner => Ok(()),
-            Unkept::Attribute => Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
-            Unkept::Times(_) | Unkept::Utimbuf(_) => match change.modified()? {
-                Some(time) => open.file().set_modified(time),
-                None => Ok(()),
-            },
-        },
-    )))
+    Some(status(on_disk("a change of an open file", || {
+        change.apply(|time| open.file().set_modified(time))
+    })))
 }
 
 /// The guards, for [`super::link`].
