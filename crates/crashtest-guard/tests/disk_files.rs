@@ -698,3 +698,61 @@ fn a_killed_nodes_locks_are_released_though_its_file_leaked() {
         time::sleep(Duration::from_millis(5)).await;
     });
 }
+
+#[test]
+fn owners_times_and_attributes_of_an_entry_of_the_disk() {
+    use std::os::fd::AsRawFd;
+    run(1, async {
+        std::fs::write("/f", b"x").unwrap();
+        std::os::unix::fs::chown("/f", Some(0), Some(0)).expect("an owner is accepted");
+        let file = std::fs::File::open("/f").unwrap();
+        std::os::unix::fs::fchown(&file, Some(0), None).expect("through the file too");
+        let path = std::ffi::CString::new("/f").unwrap();
+        let times = [
+            libc::timeval {
+                tv_sec: 10,
+                tv_usec: 0,
+            },
+            libc::timeval {
+                tv_sec: 1_000,
+                tv_usec: 500_000,
+            },
+        ];
+        // SAFETY: a NUL-terminated path and two `timeval`s.
+        assert_eq!(unsafe { libc::utimes(path.as_ptr(), times.as_ptr()) }, 0);
+        let modified = std::fs::metadata("/f").unwrap().modified().unwrap();
+        assert_eq!(
+            modified,
+            std::time::SystemTime::UNIX_EPOCH + Duration::from_micros(1_000_500_000)
+        );
+        let bad = [
+            times[0],
+            libc::timeval {
+                tv_sec: 1,
+                tv_usec: 1_000_000,
+            },
+        ];
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::utimes(path.as_ptr(), bad.as_ptr()) }, -1);
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EINVAL)
+        );
+        let value = b"v";
+        // SAFETY: an open descriptor, a NUL-terminated name, a value of the stated length.
+        let set = unsafe {
+            libc::fsetxattr(
+                file.as_raw_fd(),
+                c"user.x".as_ptr(),
+                value.as_ptr().cast(),
+                1,
+                0,
+            )
+        };
+        assert_eq!(set, -1);
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EOPNOTSUPP)
+        );
+    });
+}
