@@ -230,16 +230,20 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
         if creates {
             provide_parents(path);
         }
+        let creating = |options: &mut disk::OpenOptions| {
+            if flags & libc::O_EXCL != 0 {
+                options.create_new(true);
+            } else {
+                options.create(true);
+            }
+            options.mode(mode & 0o7777);
+        };
         if creates && !write {
             // Linux creates a file opened read-only with O_CREAT (a C lock file's idiom);
             // std's options, which the disk takes, refuse that: create it, then open it.
             let mut create = disk::OpenOptions::new();
-            create.write(true).mode(mode & 0o7777);
-            if flags & libc::O_EXCL != 0 {
-                create.create_new(true);
-            } else {
-                create.create(true);
-            }
+            create.write(true);
+            creating(&mut create);
             create.open(path)?;
         }
         // Appending is the status flag's (`write_to`), which `F_SETFL` may turn on and off,
@@ -250,12 +254,7 @@ pub(super) fn open(path: &Path, flags: c_int, mode: c_uint) -> c_int {
             .write(write)
             .truncate(write && flags & libc::O_TRUNC != 0);
         if creates && write {
-            if flags & libc::O_EXCL != 0 {
-                options.create_new(true);
-            } else {
-                options.create(true);
-            }
-            options.mode(mode & 0o7777);
+            creating(&mut options);
         }
         let file = options.open(path)?;
         let metadata = file.metadata()?;
