@@ -80,8 +80,9 @@
 //!
 //! # What still leaks
 //!
-//! - Code that reaches the kernel without libc: inline system calls (rustix's default
-//!   `linux_raw` backend, getrandom's `linux_raw` backend, assembly) and vDSO clock reads made
+//! - Code that reaches the kernel without libc: inline system calls (the `linux_raw` backend
+//!   of rustix 0.37 and older, which this crate cannot switch to `use-libc` as it does for
+//!   rustix 1 and 0.38; getrandom's `linux_raw` backend; assembly) and vDSO clock reads made
 //!   directly (rustix's `clock_gettime`).
 //! - Time stamp counters (`rdtsc`, `cntvct_el0`; the `quanta` and `minstant` crates).
 //! - Randomness read from `/dev/urandom` or `/dev/random` as files, glibc's `arc4random`

@@ -663,6 +663,30 @@ fn tempfile_names_are_the_seeds_on_any_thread_and_in_any_run() {
 }
 
 #[test]
+fn rustix_038s_file_calls_reach_the_disk_and_not_the_host() {
+    use rustix_038::fs::{Mode, OFlags};
+    let dir = std::env::temp_dir().join(format!("crashtest-rustix-038-{}", std::process::id()));
+    let inside = dir.clone();
+    run(1, async move {
+        std::fs::create_dir_all(&inside).unwrap();
+        let file = rustix_038::fs::open(
+            inside.join("new"),
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_bits_truncate(0o644),
+        )
+        .expect("rustix 0.38 creates the file on the disk");
+        rustix_038::io::write(&file, b"through libc").unwrap();
+        rustix_038::fs::fsync(&file).unwrap();
+        // atomicwrites' replace: a rename relative to a directory descriptor std opened.
+        let directory = std::fs::File::open(&inside).unwrap();
+        rustix_038::fs::renameat(&directory, "new", &directory, "kept")
+            .expect("a rename relative to a simulated directory");
+        assert_eq!(std::fs::read(inside.join("kept")).unwrap(), b"through libc");
+    });
+    assert!(!dir.exists(), "rustix 0.38 reached the host: {dir:?}");
+}
+
+#[test]
 fn a_change_that_fails_leaves_host_files_readable() {
     let host = std::env::temp_dir().join(format!("crashtest-failed-change-{}", std::process::id()));
     std::fs::write(&host, b"host state").unwrap();
