@@ -65,6 +65,10 @@ pub(crate) struct Watch {
     thread: Option<i32>,
     /// Node names by index, as nodes are created (node 0 is the supervisor).
     names: Mutex<Vec<String>>,
+    /// The run's first failure, once there is one: a refused call returns an error that a
+    /// library may ignore and then wait forever (a thread pool whose thread never started),
+    /// and the report of that wait must lead with its cause.
+    failure: Mutex<Option<String>>,
     /// The test running the simulation and the command that reproduces the seed, if the
     /// caller gave them.
     caller: Option<Caller>,
@@ -202,6 +206,7 @@ impl Watch {
             place: AtomicPtr::new(std::ptr::null_mut()),
             thread: kernel_thread_id(),
             names: Mutex::new(vec!["supervisor".to_owned()]),
+            failure: Mutex::new(None),
             caller: take_caller(),
         });
         let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
@@ -225,6 +230,13 @@ impl Watch {
             names.resize(index + 1, String::new());
         }
         names[index] = name.to_owned();
+    }
+
+    /// Records the run's first failure (once a run; later failures are its consequences).
+    pub(crate) fn failed(&self, failure: String) {
+        let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(first.is_none(), "a run's first failure recorded twice");
+        *first = Some(failure);
     }
 
     /// Node `index` by name, with its index: `db (n2)`.
@@ -417,45 +429,70 @@ fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity
         watch.task.load(Ordering::Relaxed),
         watch.node_label(watch.node.load(Ordering::Relaxed))
     );
-    let what = match activity {
-        Activity::FutexWait => format!(
-            "{who} has waited in the kernel on a futex for {futex_wait:?} of wall time without \
-             returning from its poll.\n\
-             A simulation runs every task on one thread, so a blocking wait can never be woken: \
+    let (headline, advice) = match activity {
+        Activity::FutexWait => (
+            format!(
+                "{who} has waited in the kernel on a futex for {futex_wait:?} of wall time \
+                 without returning from its poll."
+            ),
+            "A simulation runs every task on one thread, so a blocking wait can never be woken: \
              the task that would wake it cannot run. Look for `futures::executor::block_on` or \
              `Handle::block_on`, `std::thread::park`, a `std::sync` `Mutex` or `RwLock` that \
              another task holds across an `.await`, a `std::sync::mpsc` or crossbeam receive, a \
              `Condvar` or a `Barrier`, and use the async equivalent instead (`.await`, \
-             `tokio::sync`)."
+             `tokio::sync`).",
         ),
-        Activity::Blocked(number) => format!(
-            "{who} has been blocked in the kernel (system call {number}) for {stuck:?} of wall \
-             time without returning from its poll.\n\
-             A simulation runs every task on one thread, and a blocking call stops all of them. \
+        Activity::Blocked(number) => (
+            format!(
+                "{who} has been blocked in the kernel (system call {number}) for {stuck:?} of \
+                 wall time without returning from its poll."
+            ),
+            "A simulation runs every task on one thread, and a blocking call stops all of them. \
              Look for blocking I/O outside the simulated network and disk (a terminal, a pipe, \
-             a socket the simulation does not own) or `std::thread::sleep`."
+             a socket the simulation does not own) or `std::thread::sleep`.",
         ),
-        Activity::Running | Activity::Unknown => format!(
-            "{who} has run for {stuck:?} of wall time without returning from its poll.\n\
-             A simulation runs every task on one thread, so a task must reach an `.await` that \
+        Activity::Running | Activity::Unknown => (
+            format!("{who} has run for {stuck:?} of wall time without returning from its poll."),
+            "A simulation runs every task on one thread, so a task must reach an `.await` that \
              waits (a timer, a message, another task) to let the others run. Look for a loop \
              without an `.await`, or one whose `.await`s are always ready (an uncontended lock, \
              a channel that always holds a message: tokio's cooperative budget, which would \
              make them yield now and then, does not run inside a simulation), blocking I/O, \
-             `std::thread::sleep`, or a blocking lock."
+             `std::thread::sleep`, or a blocking lock.",
         ),
     };
-    let report = format!(
-        "{what}\n\
-         Reproduce with: {reproduce}\n\
-         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow."
-    );
+    let failure = watch
+        .failure
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let report = stuck_report(&headline, advice, failure.as_deref(), &reproduce);
     say(format_args!("\ncrashtest: {report}\n"));
     let lookup = |name: &str| std::env::var(name).ok();
     if let Some(again) = run_again(watch.caller.as_ref(), &report, &lookup) {
         again.replace_process();
     }
     std::process::abort();
+}
+
+/// The report of a stuck poll: what is stuck, then the run's earlier failure if it had one
+/// (a refused call whose error a library ignored is the likeliest cause of the wait, so it
+/// comes before the general advice), then what to look for and how to reproduce the seed.
+fn stuck_report(headline: &str, advice: &str, failure: Option<&str>, reproduce: &str) -> String {
+    let cause = failure.map_or_else(String::new, |failure| {
+        format!(
+            "Before it got stuck the run had already failed, and the wait most likely follows \
+             from that failure (a refused call returns an error, which a library may ignore and \
+             then wait for work that never starts):\n  {}\n",
+            failure.replace('\n', "\n  ")
+        )
+    });
+    format!(
+        "{headline}\n\
+         {cause}{advice}\n\
+         Reproduce with: {reproduce}\n\
+         Raise the limit with CRASHTEST_POLL_TIMEOUT_SECS if a poll is legitimately this slow."
+    )
 }
 
 /// Writes a line of the watchdog's to the process's standard error itself: the watchdog

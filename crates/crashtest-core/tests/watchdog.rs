@@ -135,3 +135,47 @@ fn a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait() {
         .unwrap_or_else(|| panic!("the report says how long: {stderr}"));
     assert!((5.0..10.0).contains(&waited), "reported after {waited} s");
 }
+
+#[test]
+#[ignore = "run in a child process by a_wait_after_a_refused_call_is_reported_with_the_refusal"]
+fn refused_then_blocked_in_a_child() {
+    start_as_the_runner_does(
+        "refused_then_blocked_in_a_child",
+        "CRASHTEST_SEED=23 cargo test",
+    );
+    let config = Config::default().poll_timeout(Duration::from_secs(30));
+    let _ = Sim::with_config(23, config).run(async {
+        node::create("pool", || async {
+            // A thread pool as sled's: its thread is refused, it ignores the error and waits
+            // for the thread's first word, which never comes.
+            plumbing::checks::refuse("an OS thread was started inside the simulation".into());
+            let (sender, receiver) = std::sync::mpsc::channel::<()>();
+            let _ = receiver.recv();
+            drop(sender);
+        });
+        time::sleep(Duration::from_secs(1)).await;
+    });
+}
+
+#[test]
+fn a_wait_after_a_refused_call_is_reported_with_the_refusal() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "refused_then_blocked", "--test-threads=1"])
+        .env_remove("CRASHTEST_STUCK")
+        .env_remove("CRASHTEST_RESULTS")
+        .output()
+        .expect("the test binary runs again");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
+    let report = stderr
+        .split("crashtest: seed 23 is stuck")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the stuck report: {stderr}"));
+    let cause = report
+        .find("refused: an OS thread was started inside the simulation")
+        .unwrap_or_else(|| panic!("the report names the refusal: {report}"));
+    let advice = report
+        .find("Look for `futures::executor::block_on`")
+        .unwrap_or_else(|| panic!("the report still gives its advice: {report}"));
+    assert!(cause < advice, "the refusal comes first: {report}");
+}

@@ -91,6 +91,7 @@ impl World {
                 self.current_node.get()
             );
             let node = self.current_task.get().map(|_| self.current_node.get());
+            self.watch.failed(kind.to_string());
             *failure = Some((kind, node, self.current_task.get()));
         }
     }
