@@ -76,6 +76,13 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
         maskable.len(),
         original_headline
     );
+    if original.refused() {
+        println!(
+            "note: the seed was refused: the program made a call a simulation does not model, \
+             and the refusal's message says what to use instead. Minimizing shows only whether \
+             faults lead the program to that call."
+        );
+    }
     let original = Failing {
         applied: maskable,
         run: original,

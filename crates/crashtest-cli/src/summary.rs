@@ -18,6 +18,9 @@ pub(crate) struct Summary {
     /// only as many as are shown, so that a sweep of millions of failures stays small.
     pub(crate) failures: BTreeMap<u64, (Status, String)>,
     failed: u64,
+    /// How many of the failures were refusals: calls a simulation does not model, which the
+    /// program's code must change, whatever the faults.
+    refused: u64,
     coverage: BTreeMap<(String, String, String), SiteTotals>,
     seeds: u64,
 }
@@ -36,6 +39,7 @@ impl Summary {
         *self.by_status.entry(result.status).or_default() += 1;
         if !result.passed() {
             self.failed += 1;
+            self.refused += u64::from(result.refused());
             self.failures
                 .insert(result.seed, (result.status, result.headline()));
             if self.failures.len() > FAILURES_SHOWN {
@@ -53,6 +57,19 @@ impl Summary {
 
     pub(crate) fn failed(&self) -> u64 {
         self.failed
+    }
+
+    /// What to know about the failures' refusals, if any failed seed was refused: a refusal
+    /// is no bug the faults found but a call the program must change, so it is said apart.
+    pub(crate) fn refusals_text(&self) -> Option<String> {
+        (self.refused > 0).then(|| {
+            format!(
+                "{} of the {} failing seeds were refused: the program made a call a simulation \
+                 does not model, and the refusal's message says what to use instead. Change \
+                 that call first.",
+                self.refused, self.failed
+            )
+        })
     }
 
     /// `40 seeds: 30 pass, 8 fail, 2 crashed`.
@@ -260,6 +277,28 @@ mod tests {
             summary
                 .failures_text()
                 .contains("seed 2        fail      panicked at a.rs:1:1: boom")
+        );
+    }
+    #[test]
+    fn refused_seeds_are_counted_apart_from_the_other_failures() {
+        use crashtest_protocol::results::{FailureClass, Signature};
+        let mut summary = Summary::default();
+        summary.add(&result(1, Status::Fail, 0));
+        assert_eq!(summary.refusals_text(), None, "a panic is no refusal");
+        for seed in 2..4 {
+            let mut refused = result(seed, Status::Fail, 0);
+            refused.signature = Some(Signature {
+                class: FailureClass::Refused,
+                node: None,
+                location: None,
+                headline: "refused: an OS thread was started".into(),
+            });
+            summary.add(&refused);
+        }
+        let text = summary.refusals_text().expect("two seeds were refused");
+        assert!(
+            text.starts_with("2 of the 3 failing seeds were refused"),
+            "{text}"
         );
     }
 }

@@ -120,6 +120,9 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         sweep.ran as f64 / elapsed.as_secs_f64().max(1e-9)
     );
     print!("{}", summary.failures_text());
+    if let Some(refusals) = summary.refusals_text() {
+        println!("{refusals}");
+    }
     if let Some((&seed, _)) = summary.failures.first_key_value() {
         println!(
             "reproduce the lowest: {}",

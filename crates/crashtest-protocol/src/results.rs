@@ -433,6 +433,21 @@ impl SeedResult {
         self.status == Status::Pass
     }
 
+    /// Whether the seed failed by a refusal: a call the simulation does not model.
+    ///
+    /// ```
+    /// use crashtest_protocol::SeedResult;
+    /// let line = r#"{"test":"t","seed":4,"status":"fail","failure":"refused: a thread",
+    ///     "signature":{"class":"refused","headline":"refused: a thread"}}"#;
+    /// let result: SeedResult = serde_json::from_str(line).unwrap();
+    /// assert!(result.refused());
+    /// ```
+    pub fn refused(&self) -> bool {
+        self.signature
+            .as_ref()
+            .is_some_and(|signature| signature.class == FailureClass::Refused)
+    }
+
     /// The line for a seed whose worker process died (`crashed`) or was killed after going
     /// silent (`hung`), with the end of the worker's output as the failure.
     ///

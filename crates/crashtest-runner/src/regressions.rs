@@ -59,20 +59,31 @@ impl fmt::Display for Regression {
             write!(f, " {name}={}", reproduce::quote(value))?;
         }
         // One line whatever the reason says: a newline would start a line that is no seed.
-        let reason: String = self
-            .reason
-            .lines()
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(200)
-            .collect();
+        let reason = short_reason(self.reason.lines().next().unwrap_or(""));
         if reason.is_empty() {
             Ok(())
         } else {
             write!(f, " # {reason}")
         }
     }
+}
+
+/// The most a saved reason keeps of a failure's first line, in characters.
+const REASON_CHARS: usize = 200;
+
+/// `line` short enough for a regression line: whole if it fits, else its first sentences that
+/// fit, else its first words and an ellipsis, so a reason never stops in the middle of a
+/// word or reads as if it said all.
+fn short_reason(line: &str) -> String {
+    if line.chars().count() <= REASON_CHARS {
+        return line.to_owned();
+    }
+    let room: String = line.chars().take(REASON_CHARS).collect();
+    if let Some(end) = room.rfind(". ") {
+        return room[..=end].to_owned();
+    }
+    let words = room.rfind(' ').map_or(room.as_str(), |end| &room[..end]);
+    format!("{}...", words.trim_end_matches([',', ';', ':']))
 }
 
 /// A test's regression file.
@@ -265,6 +276,22 @@ mod tests {
             [("A".into(), "two words".into()), ("B".into(), "x y".into())]
         );
         assert_eq!(hand_written.reason, "why");
+    }
+
+    #[test]
+    fn a_long_reason_is_cut_at_a_sentence_or_a_word() {
+        let sentences = format!(
+            "refused: {}. Use pread instead. {}",
+            "a".repeat(80),
+            "b ".repeat(80)
+        );
+        let saved = short_reason(&sentences);
+        assert!(saved.ends_with("Use pread instead."), "{saved}");
+        let words = format!("check failed: {}", "word ".repeat(60));
+        let saved = short_reason(&words);
+        assert!(saved.ends_with("word..."), "{saved}");
+        assert!(saved.chars().count() <= REASON_CHARS + 3, "{saved}");
+        assert_eq!(short_reason("short"), "short");
     }
 
     #[test]
