@@ -1001,10 +1001,23 @@ descriptor_call!(
 /// Refuses to map a simulated file: a mapping's loads and stores would bypass the disk, and
 /// its crash model with them. Fails the run, and returns `MAP_FAILED` with `ENODEV`.
 fn refuse_mapping(open: &Open) -> *mut c_void {
+    // SQLite maps its WAL index, the `-shm` file beside the database, and its users cannot
+    // change that call, only the mode that makes it.
+    let sqlite_wal_index = open
+        .path
+        .file_name()
+        .is_some_and(|name| name.as_encoded_bytes().ends_with(b"-shm"));
+    let instead = if sqlite_wal_index {
+        "If this is SQLite's WAL index, set `PRAGMA locking_mode=EXCLUSIVE` before \
+         `PRAGMA journal_mode=WAL` (SQLite then keeps the index in memory and maps nothing), \
+         or use a rollback journal (`journal_mode=DELETE`)."
+    } else {
+        "Read and write the file with read/write (pread/pwrite) instead; a store built on \
+         mappings (LMDB and its bindings) cannot run on the simulated disk."
+    };
     super::super::fail(format!(
         "mmap of {:?}, a file on the node's simulated disk: a mapping's loads and stores \
-         bypass the disk and its crash model, so it is not simulated. Read and write the \
-         file with read/write (pread/pwrite) instead.",
+         bypass the disk and its crash model, so it is not simulated. {instead}",
         open.path
     ));
     fail_with(libc::ENODEV);
