@@ -74,6 +74,13 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
     let reproduce = reproduce_line(&target, &summary);
     if let Some(line) = &reproduce {
         summary["reproduce"] = line.clone().into();
+        // The search replayed the failure in its own process, which has forked and run
+        // other seeds; the printed line runs in a fresh one, so that is where it is checked.
+        let fresh = fresh_fingerprint(&target, &summary, args, &scratch)?;
+        summary["replayed_fresh"] = (fresh.as_deref() == summary["fingerprint"].as_str()).into();
+        if let Some(fingerprint) = fresh {
+            summary["fresh_fingerprint"] = fingerprint.into();
+        }
     }
     if let Some(out) = &args.out {
         use std::io::Write;
@@ -94,6 +101,27 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The fingerprint of the found failure's timeline run alone in a fresh process, as its
+/// reproduce line runs it; `None` if that run passed or its process died.
+fn fresh_fingerprint(
+    target: &crate::target::Target,
+    summary: &Value,
+    args: &HuntArgs,
+    scratch: &Scratch,
+) -> anyhow::Result<Option<String>> {
+    let seed = summary["seed"]
+        .as_u64()
+        .context("a hunt summary without its seed")?;
+    let mut env = Vec::new();
+    if let Some(path) = summary["branch_path"].as_str().filter(|p| !p.is_empty()) {
+        env.push((env::EXPLORE, path.to_owned()));
+    }
+    let request = crate::single::Request { seed, env };
+    let run =
+        crate::single::run_all(target, &[request], 1, args.target.seed_timeout, scratch)?.remove(0);
+    Ok((run.status == crashtest_protocol::Status::Fail).then_some(run.fingerprint))
 }
 
 /// The line that replays the failure, for this target (cargo's or the executable's form).
@@ -146,9 +174,30 @@ fn describe(summary: &Value) -> String {
                 "warning: a fresh replay of it did not match the search's run (a determinism \
                  bug: report it)\n",
             );
+        } else if summary["replayed_fresh"].as_bool() == Some(false) {
+            let fresh = match summary["fresh_fingerprint"].as_str() {
+                Some(fingerprint) => format!("fails with fingerprint {fingerprint}"),
+                None => "does not fail".to_owned(),
+            };
+            out.push_str(&format!(
+                "warning: the line below, run in a fresh process, {fresh}, where the search's \
+                 run had {}: the test depends on its process's history, not only on the seed \
+                 (a static kept between runs, or a fork handler that changes what the program \
+                 draws); `crashtest sweep --check-determinism` and `CRASHTEST_SEED` runs show \
+                 what a fresh process does\n",
+                summary["fingerprint"].as_str().unwrap_or("no fingerprint")
+            ));
         }
     } else {
         out.push_str("no failure found\n");
+    }
+    if summary["features"].as_u64() == Some(0) {
+        out.push_str(
+            "note: the runs reached no probe, `sometimes!`, `buggify!` or declared state, so the \
+             search had nothing to steer by and ran as a random search; mark what is worth \
+             reaching with `crashtest::probe!` or `sometimes!`, or declare the state that \
+             matters with `crashtest::explore::state`\n",
+        );
     }
     out
 }
@@ -170,6 +219,36 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("FAILED at seed 3 along branch 100:1,200:9: lost a write"));
+    }
+
+    #[test]
+    fn a_failure_a_fresh_process_does_not_repeat_is_said() {
+        let summary: Value = serde_json::json!({
+            "found": true, "runs": 48, "fresh_seeds": 40, "branch_points": 1, "corpus": 4,
+            "features": 5, "cpu_seconds": 0.3, "seed": 39, "branch_path": "",
+            "failure": "index 12 applied differently", "replayed": true,
+            "fingerprint": "00000000000000aa", "replayed_fresh": false,
+        });
+        let text = describe(&summary);
+        assert!(
+            text.contains(
+                "warning: the line below, run in a fresh process, does not fail, where the \
+                 search's run had 00000000000000aa"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("nothing to steer by"), "{text}");
+    }
+
+    #[test]
+    fn a_search_with_nothing_to_steer_by_says_so() {
+        let summary: Value = serde_json::json!({
+            "found": false, "runs": 80, "fresh_seeds": 80, "branch_points": 0, "corpus": 0,
+            "features": 0, "cpu_seconds": 0.3,
+        });
+        let text = describe(&summary);
+        assert!(text.contains("no failure found"), "{text}");
+        assert!(text.contains("nothing to steer by"), "{text}");
     }
 
     #[test]

@@ -35,6 +35,11 @@ fn a_hunted_failure_replays_from_its_reproduce_line_in_a_fresh_process() {
         "{reproduce}"
     );
     assert!(text.contains(&format!("reproduce: {reproduce}")), "{text}");
+    assert_eq!(
+        summary["replayed_fresh"], true,
+        "the tool ran the line in a fresh process and saw the same run: {summary}"
+    );
+    assert!(!text.contains("warning"), "{text}");
 
     let results = dir.join("replay.jsonl");
     let replay = Command::new(exe())

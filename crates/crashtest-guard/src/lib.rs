@@ -196,6 +196,24 @@ pub fn install() {
     glibc::link();
 }
 
+/// Runs `fork`, a call that forks the process, as one of crashtest's own forks (a guided
+/// search's branch): the fork handlers the simulated program registered (`pthread_atfork`
+/// inside a simulation) do not run, in the parent or the child, so that the program sees no
+/// fork, as in a replay of the branch, which never forks. rand 0.8 is such a program: its
+/// `thread_rng` reseeds after a fork it counted. Handlers registered outside a simulation
+/// run as glibc runs them. Without the guards, just calls `fork`.
+///
+/// ```
+/// let value = crashtest_guard::unseen_fork(|| 7);
+/// assert_eq!(value, 7);
+/// ```
+pub fn unseen_fork<R>(fork: impl FnOnce() -> R) -> R {
+    #[cfg(guards)]
+    return glibc::fork::unseen(fork);
+    #[cfg(not(guards))]
+    fork()
+}
+
 /// Runs `f` on a new OS thread and returns what it returns (a panic in `f` is resumed here).
 ///
 /// A simulation started inside `f` draws the thread's `HashMap` keys and `thread_rng` seed

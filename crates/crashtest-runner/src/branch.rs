@@ -268,8 +268,9 @@ mod forked {
                 );
             }
             // SAFETY: fork on the world's thread, between two polls; the child touches only
-            // this thread's state and leaves by `_exit` (see the module comment).
-            let pid = unsafe { libc::fork() };
+            // this thread's state and leaves by `_exit` (see the module comment). The
+            // program's own fork handlers do not run: a replay of the branch never forks.
+            let pid = crashtest_guard::unseen_fork(|| unsafe { libc::fork() });
             match pid {
                 -1 => panic!(
                     "crashtest: cannot fork to branch: {}",

@@ -20,6 +20,7 @@
 mod clock;
 mod disk;
 mod files;
+pub(crate) mod fork;
 mod metadata;
 mod next;
 mod placeholders;
@@ -149,6 +150,7 @@ pub(crate) fn link() {
         &files::symbols()[..],
         &metadata::symbols()[..],
         &disk::symbols()[..],
+        &fork::symbols()[..],
     ];
     std::hint::black_box(symbols);
 }
