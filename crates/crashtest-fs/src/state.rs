@@ -46,6 +46,9 @@ use crate::path::Names;
 /// built on it is `Send + Sync` like a real file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Handle {
+    /// The run that opened it: a handle kept past its run (in a `static`) names an inode of
+    /// that run's disk, which a later run's disk does not have.
+    pub(crate) run: RunTag,
     pub(crate) node: NodeId,
     pub(crate) boot: u64,
     pub(crate) ino: Ino,
@@ -55,6 +58,7 @@ pub(crate) struct Handle {
 /// The per-run state of the simulated file system.
 #[derive(Default)]
 pub(crate) struct FsState {
+    run: RunTag,
     config: Cell<DiskConfig>,
     disks: RefCell<BTreeMap<NodeId, Disk>>,
     /// Handles of each node's current boot opened and not yet released.
@@ -67,6 +71,17 @@ pub(crate) struct FsState {
 
 /// What a sync trap calls: typically a fault that kills the node inside its sync.
 pub(crate) type SyncTrap = Box<dyn FnOnce()>;
+
+/// The run a file system, and each handle, belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunTag(u32);
+
+impl Default for RunTag {
+    /// The running simulation's: a file system is made inside its run.
+    fn default() -> RunTag {
+        RunTag(plumbing::run_tag().expect("a file system is made inside its run"))
+    }
+}
 
 /// Crashes a node's disk when the node is killed.
 struct CrashHook;
@@ -287,6 +302,17 @@ impl FsState {
 
     /// Checks that `handle` belongs to the current boot of a live node.
     fn check(&self, handle: &Handle) -> io::Result<()> {
+        if handle.run != self.run {
+            plumbing::checks::refuse(
+                "a file of the simulated disk opened in an earlier simulation was used in this \
+                 one. A file belongs to the run that opened it; something kept it between \
+                 runs, most likely a `static` (`LazyLock`, `OnceLock`, `lazy_static!`) or a \
+                 thread-local holding a database or a log. Open it inside the run, in the node \
+                 that uses it, so that each run has its own."
+                    .to_owned(),
+            );
+            return Err(errors::io_error());
+        }
         if plumbing::life::node_status(handle.node) == Some(NodeStatus::Dead) {
             return Err(errors::io_error());
         }
@@ -422,6 +448,7 @@ impl FsState {
             let ino = disk.open(names, flags)?;
             disk.retain(ino);
             Ok(Handle {
+                run: self.run,
                 node,
                 boot: disk.boot,
                 ino,
@@ -462,6 +489,9 @@ impl FsState {
 
     /// Drops a handle; a stale handle (or one outliving its run) holds nothing.
     pub(crate) fn release(&self, handle: &Handle) {
+        if handle.run != self.run {
+            return;
+        }
         let current = self.disk(handle.node, |disk| {
             disk.release(handle.ino, handle.boot);
             handle.boot == disk.boot

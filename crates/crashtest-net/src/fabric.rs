@@ -51,6 +51,8 @@ use crate::udp::UdpTables;
 pub(crate) struct Net {
     pub(crate) state: RefCell<State>,
     started: Cell<bool>,
+    /// The run this network belongs to (see [`net_of`]).
+    run: u32,
 }
 
 impl Default for Net {
@@ -66,6 +68,7 @@ impl Default for Net {
                 holds: Holds::default(),
                 next_id: 1,
             }),
+            run: plumbing::run_tag().expect("a network is made inside its run"),
             started: Cell::new(false),
         }
     }
@@ -117,6 +120,44 @@ thread_local! {
 /// of a run, or outside any).
 pub(crate) fn try_net() -> Option<Rc<Net>> {
     plumbing::is_simulation().then(net)
+}
+
+/// The tag of the running simulation, for a socket about to be made in it.
+pub(crate) fn run() -> u32 {
+    plumbing::run_tag().expect("sockets are made inside a simulation")
+}
+
+/// The network of run `run`, for `what` (a socket made in that run): the running one's, or
+/// the run fails with a refusal that names the cause, and the call panics.
+///
+/// A socket kept past its run (a client with a connection pool in a `static`) names its
+/// connection by an id of that run's network; in a later run the id names another
+/// connection, or none, so using it would corrupt the run or wait forever.
+#[inline]
+pub(crate) fn net_of(run: u32, what: &str) -> Rc<Net> {
+    let net = net();
+    if net.run != run {
+        kept_past_its_run(what);
+    }
+    net
+}
+
+/// The network of run `run` for a socket's destructor: `None` if no simulation runs or
+/// another one does (a socket of an earlier run has nothing to close in this one).
+pub(crate) fn try_net_of(run: u32) -> Option<Rc<Net>> {
+    try_net().filter(|net| net.run == run)
+}
+
+#[cold]
+fn kept_past_its_run(what: &str) -> ! {
+    plumbing::checks::refuse(format!(
+        "{what} made in an earlier simulation was used in this one. A simulated socket \
+         belongs to the run that made it; something kept it between runs, most likely a \
+         `static` (`LazyLock`, `OnceLock`, `lazy_static!`) or a thread-local holding a client \
+         with a connection pool (reqwest, hyper-util, tonic). Make the client inside the run, \
+         in the node that uses it, so that each run has its own."
+    ));
+    panic!("crashtest: {what} made in an earlier simulation was used in this one");
 }
 
 /// Virtual time now, in nanoseconds.

@@ -106,24 +106,24 @@ impl TcpConn for Shared {
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
         let (id, side) = self.end();
-        read_into(buf, |buf| fabric::net().tcp_poll_read(id, side, cx, buf)).map_ok(|(n, ())| n)
+        read_into(buf, |buf| self.net().tcp_poll_read(id, side, cx, buf)).map_ok(|(n, ())| n)
     }
 
     fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         let (id, side) = self.end();
-        fabric::net().tcp_poll_write(id, side, cx, data)
+        self.net().tcp_poll_write(id, side, cx, data)
     }
 
     fn try_read(&self, buf: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
         let (id, side) = self.end();
         let mut buf = ReadBuf::uninit(buf);
-        fabric::net().tcp_try_read(id, side, &mut buf)?;
+        self.net().tcp_try_read(id, side, &mut buf)?;
         Ok(buf.filled().len())
     }
 
     fn try_write(&self, data: &[u8]) -> io::Result<usize> {
         let (id, side) = self.end();
-        fabric::net().tcp_try_write(id, side, data)
+        self.net().tcp_try_write(id, side, data)
     }
 
     fn poll_peek(
@@ -132,12 +132,12 @@ impl TcpConn for Shared {
         buf: &mut [MaybeUninit<u8>],
     ) -> Poll<io::Result<usize>> {
         let (id, side) = self.end();
-        read_into(buf, |buf| fabric::net().tcp_poll_peek(id, side, cx, buf)).map_ok(|(n, ())| n)
+        read_into(buf, |buf| self.net().tcp_poll_peek(id, side, cx, buf)).map_ok(|(n, ())| n)
     }
 
     fn poll_ready(&self, cx: &mut Context<'_>, interest: TcpInterest) -> Poll<TcpReady> {
         let (id, side) = self.end();
-        fabric::net().tcp_poll_ready(id, side, cx, interest)
+        self.net().tcp_poll_ready(id, side, cx, interest)
     }
 
     fn shutdown(&self) {

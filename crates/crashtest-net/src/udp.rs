@@ -165,6 +165,8 @@ pub struct UdpSocket {
 /// port.
 #[derive(Debug)]
 pub(crate) struct SimUdp {
+    /// The run that made it (see [`fabric::net_of`]).
+    run: u32,
     id: u64,
     local: SocketAddr,
 }
@@ -425,7 +427,7 @@ impl UdpSocket {
 impl SimUdp {
     /// Runs `f` on this socket's state in the network's tables.
     fn with_state<R>(&self, f: impl FnOnce(&mut SocketState) -> R) -> R {
-        let net = fabric::net();
+        let net = fabric::net_of(self.run, "a UDP socket");
         let mut st = net.state.borrow_mut();
         let socket = st
             .udp
@@ -445,7 +447,7 @@ impl SimUdp {
     }
 
     fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        fabric::net().udp_send(self.id, buf, target)
+        fabric::net_of(self.run, "a UDP socket").udp_send(self.id, buf, target)
     }
 
     async fn send(&self, buf: &[u8]) -> io::Result<usize> {
@@ -541,12 +543,16 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
             local: pack(local),
         },
     );
-    Ok(SimUdp { id, local })
+    Ok(SimUdp {
+        run: fabric::run(),
+        id,
+        local,
+    })
 }
 
 impl Drop for SimUdp {
     fn drop(&mut self) {
-        let Some(net) = fabric::try_net() else {
+        let Some(net) = fabric::try_net_of(self.run) else {
             return;
         };
         let mut st = net.state.borrow_mut();

@@ -513,3 +513,57 @@ fn a_deadlock_report_names_the_socket_each_task_waits_on() {
         "{waiting:#?}"
     );
 }
+
+/// A client kept in a `static` between runs, as a connection pool in a `LazyLock` keeps its
+/// connections: the sockets of the run that made them.
+#[derive(Default)]
+struct Kept {
+    stream: Option<TcpStream>,
+    listener: Option<TcpListener>,
+}
+
+thread_local! {
+    static KEPT: std::cell::RefCell<Kept> = std::cell::RefCell::new(Kept::default());
+}
+
+#[test]
+fn a_socket_kept_past_its_run_is_refused_in_the_next_and_leaves_it_alone() {
+    Sim::new(1)
+        .run(async {
+            // The run's first socket: the next run's first has its id.
+            let listener = TcpListener::bind("0.0.0.0:81").await.unwrap();
+            echo_server("server", 80);
+            let stream = connect_retrying("server:80").await;
+            KEPT.with(|kept| {
+                *kept.borrow_mut() = Kept {
+                    stream: Some(stream),
+                    listener: Some(listener),
+                }
+            });
+        })
+        .unwrap();
+    // Dropping the earlier run's sockets inside a later run closes nothing of the later run's.
+    Sim::new(1)
+        .run(async {
+            echo_server("server", 80);
+            time::sleep(Duration::from_millis(1)).await;
+            KEPT.with(|kept| drop(kept.borrow_mut().listener.take()));
+            let mut stream = connect_retrying("server:80").await;
+            write_frame(&mut stream, b"still open").await.unwrap();
+            assert_eq!(read_frame(&mut stream).await.unwrap(), b"still open");
+        })
+        .unwrap();
+    let failure = Sim::new(1)
+        .run(async {
+            let mut stream = KEPT.with(|kept| kept.borrow_mut().stream.take()).unwrap();
+            let _ = write_frame(&mut stream, b"from an earlier run").await;
+        })
+        .expect_err("a socket of an earlier run is refused");
+    let message = failure.to_string();
+    assert!(
+        message
+            .contains("refused: a TCP stream made in an earlier simulation was used in this one")
+            && message.contains("LazyLock"),
+        "{message}"
+    );
+}

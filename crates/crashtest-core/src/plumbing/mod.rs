@@ -32,6 +32,27 @@ pub fn is_simulation() -> bool {
     world::is_simulation()
 }
 
+/// The running simulation's tag, which no other run of this process shares (wakers, timers
+/// and join handles carry it), so that a handle kept past its run (in a `static`) is told
+/// from one of the current run's; `None` outside a simulation.
+///
+/// ```
+/// let tag = std::rc::Rc::new(std::cell::Cell::new(None));
+/// let keep = tag.clone();
+/// for _ in 0..2 {
+///     let earlier = tag.get();
+///     let keep = keep.clone();
+///     crashtest_core::Sim::new(1)
+///         .run(async move { keep.set(crashtest_core::plumbing::run_tag()) })
+///         .unwrap();
+///     assert!(tag.get().is_some() && tag.get() != earlier);
+/// }
+/// assert_eq!(crashtest_core::plumbing::run_tag(), None);
+/// ```
+pub fn run_tag() -> Option<u32> {
+    world::try_with(|w| w.run_tag())
+}
+
 /// The node the running task belongs to (the supervisor outside any task).
 ///
 /// ```

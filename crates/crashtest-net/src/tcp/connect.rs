@@ -70,6 +70,8 @@ impl Connecting {
 /// The future of one connect attempt to one address (`Send`, like every socket type: it holds
 /// only the attempt's id).
 pub(crate) struct Connect {
+    /// The run that started it (see [`fabric::net_of`]).
+    run: u32,
     id: u64,
     finished: bool,
 }
@@ -161,6 +163,7 @@ impl Connect {
             },
         );
         Ok(Connect {
+            run: fabric::run(),
             id,
             finished: false,
         })
@@ -183,7 +186,7 @@ impl Future for Connect {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<Shared>> {
         let this = &mut *self;
-        let net = fabric::net();
+        let net = fabric::net_of(this.run, "a TCP connect");
         let mut guard = net.state.borrow_mut();
         let st = &mut *guard;
         let connecting = st
@@ -228,7 +231,7 @@ impl Drop for Connect {
         if self.finished {
             return;
         }
-        let Some(net) = fabric::try_net() else {
+        let Some(net) = fabric::try_net_of(self.run) else {
             return;
         };
         let mut wakers = Wakers::default();

@@ -95,6 +95,8 @@ pub struct TcpListener {
 /// listener.
 #[derive(Debug)]
 pub(crate) struct SimListener {
+    /// The run that made it (see [`fabric::net_of`]).
+    run: u32,
     id: u64,
     local: SocketAddr,
 }
@@ -219,7 +221,7 @@ impl SimListener {
 
     /// Takes the first connection of the queue, or registers the acceptor to be woken.
     fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(Shared, SocketAddr)>> {
-        let net = fabric::net();
+        let net = fabric::net_of(self.run, "a TCP listener");
         let mut guard = net.state.borrow_mut();
         let st = &mut *guard;
         let listener = st
@@ -277,13 +279,17 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
             local: pack(local),
         },
     );
-    Ok(SimListener { id, local })
+    Ok(SimListener {
+        run: fabric::run(),
+        id,
+        local,
+    })
 }
 
 impl Drop for SimListener {
     fn drop(&mut self) {
         let id = self.id;
-        let Some(net) = fabric::try_net() else {
+        let Some(net) = fabric::try_net_of(self.run) else {
             return;
         };
         let mut wakers = Wakers::default();

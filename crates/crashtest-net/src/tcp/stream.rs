@@ -27,6 +27,8 @@ use crate::fabric;
 /// One end of a connection, shared by a stream and its halves through [`Shared`]. Its methods
 /// have tokio's names, so that the public types forward to it and to tokio's streams alike.
 pub(crate) struct Socket {
+    /// The run that made it (see [`fabric::net_of`]).
+    run: u32,
     id: u64,
     side: usize,
     local: SocketAddr,
@@ -41,8 +43,14 @@ impl Socket {
         (self.id, self.side)
     }
 
+    /// The network of the run that made this end; a later run refuses it.
+    #[inline]
+    pub(crate) fn net(&self) -> std::rc::Rc<fabric::Net> {
+        fabric::net_of(self.run, "a TCP stream")
+    }
+
     pub(crate) fn shutdown(&self) {
-        if let Some(net) = fabric::try_net() {
+        if let Some(net) = fabric::try_net_of(self.run) {
             net.tcp_shutdown(self.id, self.side);
         }
     }
@@ -77,7 +85,7 @@ impl fmt::Debug for Socket {
 
 impl Drop for Socket {
     fn drop(&mut self) {
-        if let Some(net) = fabric::try_net() {
+        if let Some(net) = fabric::try_net_of(self.run) {
             net.tcp_close(self.id, self.side);
         }
     }
@@ -91,6 +99,7 @@ pub(crate) struct Shared(Arc<Socket>);
 impl Shared {
     pub(crate) fn new(id: u64, side: usize, local: SocketAddr, peer: SocketAddr) -> Shared {
         Shared(Arc::new(Socket {
+            run: fabric::run(),
             id,
             side,
             local,
@@ -127,7 +136,7 @@ impl AsyncRead for Shared {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        fabric::net().tcp_poll_read(self.id, self.side, cx, buf)
+        self.net().tcp_poll_read(self.id, self.side, cx, buf)
     }
 }
 
@@ -140,7 +149,7 @@ impl AsyncWrite for Shared {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        fabric::net().tcp_poll_write(self.id, self.side, cx, buf)
+        self.net().tcp_poll_write(self.id, self.side, cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
