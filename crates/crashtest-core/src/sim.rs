@@ -567,8 +567,11 @@ impl fmt::Display for Divergence {
             )?,
             None => writeln!(
                 f,
-                "  run twice more keeping every event, the seed did not part (the cause is \
-                 intermittent); those two runs, up to event #{}:",
+                "  run twice more keeping every event, the seed did not part: the later runs \
+                 agree with each other and not with the first. Most likely the first run left \
+                 state behind for the ones after it (a `static`, `LazyLock` or `OnceLock` it \
+                 filled, such as a client or a cache made once per process); else the cause \
+                 is intermittent. The two later runs, up to event #{}:",
                 self.index
             )?,
         }

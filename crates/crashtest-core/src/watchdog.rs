@@ -232,11 +232,13 @@ impl Watch {
         names[index] = name.to_owned();
     }
 
-    /// Records the run's first failure (once a run; later failures are its consequences).
+    /// Records the run's first failure; later ones (a leftover task's destructor failing
+    /// after the run's result was taken) are its consequences.
     pub(crate) fn failed(&self, failure: String) {
         let mut first = self.failure.lock().unwrap_or_else(|e| e.into_inner());
-        assert!(first.is_none(), "a run's first failure recorded twice");
-        *first = Some(failure);
+        if first.is_none() {
+            *first = Some(failure);
+        }
     }
 
     /// Node `index` by name, with its index: `db (n2)`.

@@ -200,3 +200,36 @@ fn a_known_run_keeps_its_fingerprint() {
 }
 
 const GOLDEN: u64 = 0xac50_b4ed_2c58_aaed;
+
+/// A waker parked in state that outlives a run, as a channel in a `static` holds one.
+static PARKED: std::sync::Mutex<Option<std::task::Waker>> = std::sync::Mutex::new(None);
+
+#[test]
+fn a_task_of_another_run_woken_from_this_one_fails_it_naming_the_shared_state() {
+    Sim::new(1)
+        .run(async {
+            task::spawn(std::future::poll_fn(|cx| {
+                *PARKED.lock().unwrap() = Some(cx.waker().clone());
+                std::task::Poll::<()>::Pending
+            }));
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .unwrap();
+    let failure = Sim::new(1)
+        .run(async {
+            let parked = PARKED
+                .lock()
+                .unwrap()
+                .take()
+                .expect("the first run parked a waker");
+            parked.wake();
+            time::sleep(Duration::from_millis(1)).await;
+        })
+        .expect_err("waking another run's task fails the run");
+    let message = failure.to_string();
+    assert!(
+        message.contains("refused: a task of another simulation was woken from this one")
+            && message.contains("`static`"),
+        "{message}"
+    );
+}

@@ -3,9 +3,12 @@
 //! A waker's data is not a pointer but three numbers packed into 64 bits: the run it belongs
 //! to (16 bits), the task's slot (24 bits) and the low 24 bits of the task's serial. Cloning
 //! and dropping do nothing; waking looks up the simulation running on this thread and queues
-//! the task if the run and serial still match. A waker kept past its run, or past its task,
-//! therefore wakes nothing, instead of waking whatever now lives in that slot. A waker woken
-//! from a thread that runs no simulation does nothing either: a simulation is one thread.
+//! the task if the run and serial still match. A waker kept past its task therefore wakes
+//! nothing, instead of waking whatever now lives in that slot. A waker of another run wakes
+//! nothing either, and fails the run that woke it with a refusal: the two runs share state
+//! through something neither owns (a `static`), which makes both depend on more than their
+//! seeds. A waker woken from a thread that runs no simulation does nothing: a simulation is
+//! one thread.
 
 use std::task::{RawWaker, RawWakerVTable, Waker};
 

@@ -504,12 +504,36 @@ impl World {
     #[inline]
     pub(crate) fn wake_packed(&self, run: u16, slot: u32, serial_low: u32) {
         if run != self.run_tag as u16 {
+            self.woken_from_another_run();
             return;
         }
         let mut tasks = self.tasks.borrow_mut();
         if let Some((id, slot)) = tasks.resolve(slot, serial_low) {
             self.wake_slot(id, slot);
         }
+    }
+
+    /// A task of another run was woken from this one: the two share state through something
+    /// neither owns (a channel or a lock in a `static`, a client whose pool a `LazyLock` made
+    /// in one run and another run uses, while runs go on side by side on other threads or one
+    /// after the other on this one). The wake cannot reach that task, and what the program
+    /// does next depends on the other run, so this run fails, naming the cause.
+    #[cold]
+    fn woken_from_another_run(&self) {
+        // A failure is recorded by a task, the supervisor or a destructor; a wake from
+        // anywhere else (a timer's callback) goes unremarked, as before.
+        if !self.acts_as_it_should() {
+            return;
+        }
+        self.refuse(
+            "a task of another simulation was woken from this one: the two runs share state \
+             that neither owns, such as a channel, lock or cache in a `static`, or a client \
+             (reqwest, hyper-util, tonic) whose connection pool a `LazyLock` or `OnceLock` made \
+             in one run and another uses. Seeds run side by side on several threads and one \
+             after another, and each must be a world of its own: make such state inside the \
+             run, in the node that uses it."
+                .to_owned(),
+        );
     }
 
     #[inline]
