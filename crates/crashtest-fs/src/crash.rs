@@ -40,7 +40,7 @@ use crashtest_core::rng::Rng;
 use crashtest_core::verify;
 
 use crate::config::{CrashModel, DiskConfig};
-use crate::disk::{DataOp, DirChange, Disk, Ino, Kind};
+use crate::disk::{DataOp, DirChange, Disk, Ino, Kind, Part};
 use crate::page::{self, PAGE_SIZE, SECTOR_SIZE};
 
 /// What happens to one page of an unsynced write.
@@ -257,8 +257,13 @@ pub(crate) struct Outcome {
 pub(crate) enum Damage<'a> {
     /// Some of a file's unsynced writes or truncates did not survive whole.
     File(&'a FileOutcome),
-    /// The strong model undoes `dropped` of the disk's unsynced directory changes.
-    DirChanges { kept: u64, dropped: u64 },
+    /// The strong model undoes `dropped` of the disk's unsynced directory changes; `undone`
+    /// names the first of them (see [`NAMED_CHANGES`]).
+    DirChanges {
+        kept: u64,
+        dropped: u64,
+        undone: Vec<String>,
+    },
     /// The strong model loses the unsynced chmod of inode `ino`.
     Mode { ino: Ino },
     /// The weak model keeps only the first `kept` of the disk's `pending` unsynced
@@ -287,8 +292,21 @@ impl Damage<'_> {
                 file.truncates_kept,
                 file.truncates_dropped
             ),
-            Damage::DirChanges { kept, dropped } => {
-                format!("crash: {dropped} directory changes undone, {kept} kept")
+            Damage::DirChanges {
+                kept,
+                dropped,
+                undone,
+            } => {
+                let more = *dropped as usize - undone.len();
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "crash: {dropped} directory changes undone ({}{more}), {kept} kept",
+                    undone.join(", ")
+                )
             }
             Damage::Mode { ino } => format!("crash: inode {ino} lost its unsynced chmod"),
             Damage::Cut {
@@ -590,6 +608,13 @@ fn crash_strong(
         && !judge(&Damage::DirChanges {
             kept: changes.len() as u64 - dropped,
             dropped,
+            undone: changes
+                .iter()
+                .zip(&survives)
+                .filter(|&(_, &kept)| !kept)
+                .take(NAMED_CHANGES)
+                .map(|(change, _)| describe_change(disk, change))
+                .collect(),
         })
     {
         survives.fill(true);
@@ -612,6 +637,39 @@ fn crash_strong(
         "a crash undoes the directory changes it drew, or none if they were spared"
     );
     outcome
+}
+
+/// How many undone directory changes a crash's fault line names.
+const NAMED_CHANGES: usize = 4;
+
+/// A directory change as a report names it: `made /data/wal`, `removed /data/old`,
+/// `renamed /data/tmp to /data/state`.
+fn describe_change(disk: &Disk, change: &DirChange) -> String {
+    let path = |dir: Ino, name: &str| disk.entry_path(dir, name);
+    match &change.parts[..] {
+        [Part::Link { dir, name, .. }] => format!("made {}", path(*dir, name)),
+        [Part::Unlink { dir, name, .. }] => format!("removed {}", path(*dir, name)),
+        [
+            Part::Unlink {
+                dir: from_dir,
+                name: from,
+                ..
+            },
+            Part::Link {
+                dir: to_dir,
+                name: to,
+                ..
+            },
+        ] => format!("renamed {} to {}", path(*from_dir, from), path(*to_dir, to)),
+        parts => parts
+            .iter()
+            .map(|part| match part {
+                Part::Link { dir, name, .. } => format!("made {}", path(*dir, name)),
+                Part::Unlink { dir, name, .. } => format!("removed {}", path(*dir, name)),
+            })
+            .collect::<Vec<_>>()
+            .join(" and "),
+    }
 }
 
 /// Asserts that in each directory the surviving changes are a prefix of its changes: no later
@@ -1113,6 +1171,29 @@ mod tests {
             assert!(disk.resolve(&n("/a")).is_ok() && disk.resolve(&n("/c")).is_ok());
         }
         assert!(offered_any);
+    }
+
+    #[test]
+    fn undone_directory_changes_are_named_by_their_paths() {
+        let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+        let mut described = None;
+        for seed in 0..50 {
+            let mut disk = Disk::default();
+            disk.create_dir(&n("/a"), DIR_MODE).unwrap();
+            disk.sync_dir(crate::disk::ROOT);
+            disk.create_dir(&n("/a/b"), DIR_MODE).unwrap();
+            disk.rename(&n("/a/b"), &n("/a/c")).unwrap();
+            crash_judged(&mut disk, DiskConfig::default(), seed, &mut |damage| {
+                if let Damage::DirChanges { dropped: 2, .. } = damage {
+                    described = Some(damage.describe());
+                }
+                true
+            });
+        }
+        assert_eq!(
+            described.as_deref(),
+            Some("crash: 2 directory changes undone (made /a/b, renamed /a/b to /a/c), 0 kept"),
+        );
     }
 
     #[test]

@@ -398,6 +398,58 @@ pub(crate) struct Disk {
     pub(crate) busy_until_ns: u64,
 }
 
+impl Disk {
+    /// A path that names directory `dir` (live or durable entries, whichever reach it first,
+    /// in name order), for reports; `None` if no entry leads to it any more.
+    pub(crate) fn dir_path(&self, dir: Ino) -> Option<String> {
+        let mut stack = vec![(ROOT, String::new())];
+        while let Some((ino, path)) = stack.pop() {
+            if ino == dir {
+                return Some(if path.is_empty() {
+                    "/".to_owned()
+                } else {
+                    path
+                });
+            }
+            let Some(Inode {
+                kind: Kind::Dir(node),
+                ..
+            }) = self.inodes.get(&ino)
+            else {
+                continue;
+            };
+            let mut children: Vec<(&String, Ino)> = node
+                .live
+                .iter()
+                .chain(&node.durable)
+                .map(|(name, &child)| (name, child))
+                .filter(|(_, child)| {
+                    matches!(
+                        self.inodes.get(child).map(|inode| &inode.kind),
+                        Some(Kind::Dir(_))
+                    )
+                })
+                .collect();
+            children.sort_unstable();
+            children.dedup();
+            // Popped in name order: the stack takes them reversed.
+            for (name, child) in children.into_iter().rev() {
+                stack.push((child, format!("{path}/{name}")));
+            }
+        }
+        None
+    }
+
+    /// `dir/name` as a path, for reports (`?/name` when the directory is unreachable).
+    pub(crate) fn entry_path(&self, dir: Ino, name: &str) -> String {
+        match self.dir_path(dir) {
+            Some(path) if path == "/" => format!("/{name}"),
+            Some(path) => format!("{path}/{name}"),
+            None => format!("?/{name}"),
+        }
+    }
+}
+
 impl Default for Disk {
     fn default() -> Disk {
         let root = Inode {
