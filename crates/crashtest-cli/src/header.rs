@@ -81,24 +81,13 @@ fn code(dir: &Path, exe: &Path) -> (String, Option<String>) {
             .map(|out| out.stdout)
     };
     let Some(head) = git(&["rev-parse", "HEAD"]) else {
-        let commit = match std::fs::read(exe) {
-            Ok(bytes) => format!("unknown commit, executable {:016x}", fnv1a(&bytes)),
-            Err(_) => "unknown".to_owned(),
-        };
-        return (commit, None);
+        return (crashtest_protocol::code::unknown_commit(exe), None);
     };
     let head = String::from_utf8_lossy(&head).trim().to_owned();
     let dirty = git(&["diff", "HEAD", "--no-ext-diff", "--binary"])
         .filter(|diff| !diff.is_empty())
-        .map(|diff| format!("{:016x}", fnv1a(&diff)));
+        .map(|diff| format!("{:016x}", crashtest_protocol::code::fnv1a(&diff)));
     (head, dirty)
-}
-
-/// FNV-1a, 64 bits: a digest that is the same on every build and platform.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// The differences that forbid resuming a file with header `file` as a sweep with header
@@ -124,13 +113,6 @@ pub(crate) fn describe(differences: &[Difference], first: &str, second: &str) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_digest_is_fixed_and_tells_contents_apart() {
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_ne!(fnv1a(b"ab"), fnv1a(b"ba"));
-    }
 
     #[test]
     fn a_shard_must_resume_as_the_same_shard_of_the_same_range() {

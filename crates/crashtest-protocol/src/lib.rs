@@ -19,6 +19,7 @@
 //! - `decode(encode(x)) == x` for every note; a source or word pattern no note encodes to
 //!   decodes to `None`, never to a wrong note.
 
+pub mod code;
 pub mod describe;
 pub mod env;
 pub mod notes;

@@ -203,7 +203,11 @@ fn ask_commit() -> String {
             Some(status) if !status.is_empty() => format!("{head}-dirty"),
             _ => head,
         },
-        None => "unknown".to_owned(),
+        // Named as a sweep's header names it, so a report and a results file agree.
+        None => std::env::current_exe().map_or_else(
+            |_| "unknown".to_owned(),
+            |exe| crashtest_protocol::code::unknown_commit(&exe),
+        ),
     }
 }
 
