@@ -100,3 +100,32 @@ fn a_poll_stuck_in_the_first_seeds_determinism_check_also_fails_only_its_test() 
     assert_contains(&out, "test process::spins_forever_on_some_seeds ... FAILED");
     assert_contains(&out, "test result: FAILED. 2 passed; 1 failed;");
 }
+
+#[test]
+fn a_stuck_seed_is_saved_to_the_regression_file_as_any_failing_seed() {
+    let dir = tempdir("stuck-saved");
+    let mut command = Command::new(&fixture().exe);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("CRASHTEST_") {
+            command.env_remove(name);
+        }
+    }
+    let run = command
+        .args(["--exact", "process::spins_forever_on_some_seeds"])
+        .current_dir(&dir)
+        .env("CARGO_MANIFEST_DIR", &*dir)
+        .env("CRASHTEST_POLL_TIMEOUT_SECS", "1")
+        .env("CRASHTEST_REGRESSIONS", "0")
+        .output()
+        .expect("the fixture's test binary runs");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(101), "{err}");
+    let saved = std::fs::read_dir(dir.join("crashtest-regressions"))
+        .unwrap_or_else(|e| panic!("no regression directory ({e}): {err}"))
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert_contains(
+        &saved,
+        "seed 3 # seed 3 is stuck: task t0 on node supervisor (n0)",
+    );
+}

@@ -140,12 +140,33 @@ impl Caller {
 /// // Unless the watchdog ran this binary again without it, no test got stuck before.
 /// assert_eq!(crashtest_core::plumbing::stuck_before("db::t"), None);
 /// ```
-pub fn stuck_before(test: &str) -> Option<String> {
+pub fn stuck_before(test: &str) -> Option<Stuck> {
     let list = std::env::var(crashtest_protocol::env::STUCK).ok()?;
     decode_stuck(&list)
         .into_iter()
-        .find(|(name, _)| *name == test)
-        .map(|(_, report)| report.to_owned())
+        .find(|entry| entry.test == test)
+        .map(|entry| Stuck {
+            seed: entry.seed,
+            report: entry.report.to_owned(),
+        })
+}
+
+/// A test that got stuck in an earlier run of its binary: the seed whose poll never returned,
+/// and the watchdog's report of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    /// The seed that got stuck, for the test's regression file.
+    pub seed: u64,
+    /// The watchdog's report; its first line names the seed and the task.
+    pub report: String,
+}
+
+/// One entry of the stuck list, borrowed from the list.
+#[derive(Debug, PartialEq, Eq)]
+struct StuckEntry<'a> {
+    test: &'a str,
+    seed: u64,
+    report: &'a str,
 }
 
 /// Separates a test's name from its report in `CRASHTEST_STUCK` (ASCII unit separator; a name
@@ -156,25 +177,37 @@ const RECORD: char = '\u{1e}';
 // A name ends at the first unit separator and an entry at the first record separator.
 const _: () = assert!(UNIT as u32 != RECORD as u32);
 
-/// `list` (a `CRASHTEST_STUCK` value) with `test` and its `report` added.
-fn encode_stuck(list: &str, test: &str, report: &str) -> String {
+/// `list` (a `CRASHTEST_STUCK` value) with `test`, its stuck `seed` and its `report` added.
+fn encode_stuck(list: &str, test: &str, seed: u64, report: &str) -> String {
     let clean = |text: &str| text.replace([UNIT, RECORD], " ");
     let (test, report) = (clean(test), clean(report));
-    let entry = format!("{test}{UNIT}{report}{RECORD}");
+    let entry = format!("{test}{UNIT}{seed}{UNIT}{report}{RECORD}");
     // What is written here is what the binary's next run reads (`decode_stuck`), whatever
     // separators the name or the report held.
     assert_eq!(
         decode_stuck(&entry),
-        [(test.as_str(), report.as_str())],
+        [StuckEntry {
+            test: &test,
+            seed,
+            report: &report
+        }],
         "a stuck test's entry does not read back"
     );
     format!("{list}{entry}")
 }
 
-/// The tests and reports of a `CRASHTEST_STUCK` value.
-fn decode_stuck(list: &str) -> Vec<(&str, &str)> {
+/// The entries of a `CRASHTEST_STUCK` value, in order; a malformed entry is skipped.
+fn decode_stuck(list: &str) -> Vec<StuckEntry<'_>> {
     list.split(RECORD)
-        .filter_map(|entry| entry.split_once(UNIT))
+        .filter_map(|entry| {
+            let (test, rest) = entry.split_once(UNIT)?;
+            let (seed, report) = rest.split_once(UNIT)?;
+            Some(StuckEntry {
+                test,
+                seed: seed.parse().ok()?,
+                report,
+            })
+        })
         .collect()
 }
 
@@ -471,7 +504,7 @@ fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity
     let report = stuck_report(&headline, advice, failure.as_deref(), &reproduce);
     say(format_args!("\ncrashtest: {report}\n"));
     let lookup = |name: &str| std::env::var(name).ok();
-    if let Some(again) = run_again(watch.caller.as_ref(), &report, &lookup) {
+    if let Some(again) = run_again(watch.caller.as_ref(), watch.seed, &report, &lookup) {
         again.replace_process();
     }
     std::process::abort();
@@ -519,6 +552,7 @@ struct RunAgain {
 /// never for a test already on the list (a loop guard: such a test runs no simulation).
 fn run_again(
     caller: Option<&Caller>,
+    seed: u64,
     report: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Option<RunAgain> {
@@ -530,13 +564,13 @@ fn run_again(
     let earlier = lookup(env::STUCK).unwrap_or_default();
     if decode_stuck(&earlier)
         .iter()
-        .any(|(name, _)| *name == caller.test)
+        .any(|entry| entry.test == caller.test)
     {
         return None;
     }
     Some(RunAgain {
         test: caller.test.clone(),
-        stuck: encode_stuck(&earlier, &caller.test, report),
+        stuck: encode_stuck(&earlier, &caller.test, seed, report),
     })
 }
 
@@ -655,14 +689,15 @@ mod tests {
     }
 
     #[test]
-    fn the_stuck_list_keeps_each_test_with_its_multi_line_report() {
-        let list = encode_stuck("", "a::spins", "seed 8 is stuck\nReproduce with: x");
-        let list = encode_stuck(&list, "b::loops", "seed 3 is stuck");
+    fn the_stuck_list_keeps_each_test_with_its_seed_and_multi_line_report() {
+        let list = encode_stuck("", "a::spins", 8, "seed 8 is stuck\nReproduce with: x");
+        let list = encode_stuck(&list, "b::loops", 3, "seed 3 is stuck");
+        let entry = |test, seed, report| StuckEntry { test, seed, report };
         assert_eq!(
             decode_stuck(&list),
             [
-                ("a::spins", "seed 8 is stuck\nReproduce with: x"),
-                ("b::loops", "seed 3 is stuck")
+                entry("a::spins", 8, "seed 8 is stuck\nReproduce with: x"),
+                entry("b::loops", 3, "seed 3 is stuck")
             ]
         );
         assert_eq!(decode_stuck(""), []);
@@ -670,25 +705,29 @@ mod tests {
 
     #[test]
     fn a_plain_test_run_goes_again_with_the_stuck_test_added_to_the_list() {
-        let earlier = encode_stuck("", "a::spins", "first");
+        let earlier = encode_stuck("", "a::spins", 1, "first");
         let lookup = |name: &str| (name == "CRASHTEST_STUCK").then(|| earlier.clone());
-        let again = run_again(Some(&caller("b::loops")), "second", &lookup).unwrap();
+        let again = run_again(Some(&caller("b::loops")), 2, "second", &lookup).unwrap();
         assert_eq!(again.test, "b::loops");
+        let entry = |test, seed, report| StuckEntry { test, seed, report };
         assert_eq!(
             decode_stuck(&again.stuck),
-            [("a::spins", "first"), ("b::loops", "second")]
+            [
+                entry("a::spins", 1, "first"),
+                entry("b::loops", 2, "second")
+            ]
         );
-        let fresh = run_again(Some(&caller("a::spins")), "first", &|_| None).unwrap();
-        assert_eq!(decode_stuck(&fresh.stuck), [("a::spins", "first")]);
+        let fresh = run_again(Some(&caller("a::spins")), 1, "first", &|_| None).unwrap();
+        assert_eq!(decode_stuck(&fresh.stuck), [entry("a::spins", 1, "first")]);
     }
 
     #[test]
     fn a_worker_an_unknown_test_or_a_test_stuck_before_aborts_instead() {
         let worker = |name: &str| (name == "CRASHTEST_RESULTS").then(|| "r.jsonl".to_owned());
-        assert!(run_again(Some(&caller("a::spins")), "r", &worker).is_none());
-        assert!(run_again(None, "r", &|_| None).is_none());
-        let earlier = encode_stuck("", "a::spins", "first");
+        assert!(run_again(Some(&caller("a::spins")), 1, "r", &worker).is_none());
+        assert!(run_again(None, 1, "r", &|_| None).is_none());
+        let earlier = encode_stuck("", "a::spins", 1, "first");
         let again = |name: &str| (name == "CRASHTEST_STUCK").then(|| earlier.clone());
-        assert!(run_again(Some(&caller("a::spins")), "r", &again).is_none());
+        assert!(run_again(Some(&caller("a::spins")), 1, "r", &again).is_none());
     }
 }

@@ -12,8 +12,8 @@ use crashtest_core::{Config, Sim, node, plumbing, time};
 /// What the test runner does before a test's seeds, and before each seed: fail at once if the
 /// test got stuck in an earlier run of the binary, and tell the watchdog how to reproduce.
 fn start_as_the_runner_does(test: &str, reproduce: &str) {
-    if let Some(report) = plumbing::stuck_before(test) {
-        panic!("stuck before: {report}");
+    if let Some(stuck) = plumbing::stuck_before(test) {
+        panic!("stuck before: {}", stuck.report);
     }
     plumbing::reproduce_with(test, reproduce.into());
 }

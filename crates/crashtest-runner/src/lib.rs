@@ -280,21 +280,27 @@ where
     if describe_if_asked(&spec) {
         return;
     }
-    if let Some(stuck) = stuck_before(&spec) {
+    let lookup = |name: &str| std::env::var(name).ok();
+    // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
+    let policy = RegressionPolicy::from_env(&spec, &root, &lookup);
+    if let Some((seed, stuck)) = stuck_before(&spec) {
+        // A stuck seed fails the test as any failing seed does: saved, it runs first next
+        // time, and the watchdog reports it again at once.
+        if policy.save {
+            let reason = stuck.lines().nth(1).unwrap_or_default().to_owned();
+            save_failure(&spec, &policy, &lookup, seed, reason);
+        }
         // The report says where the test got stuck; a backtrace of this line would not.
         eprintln!("{stuck}");
         std::panic::resume_unwind(Box::new(stuck));
     }
-    let lookup = |name: &str| std::env::var(name).ok();
     let settings = Settings::resolve(spec.seeds, spec.seed, &lookup)
         .unwrap_or_else(|e| panic!("crashtest: {e}"));
     if let Some(runs) = settings.hunt {
         return run_guided(&spec, &settings, runs, &body);
     }
-    // The package's root: cargo runs a test there, and `crashtest` sets it for its workers.
-    let root = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(|| std::path::PathBuf::from("."), std::path::PathBuf::from);
-    let policy = RegressionPolicy::from_env(&spec, &root, &lookup);
     match run_with_regressions(&spec, &settings, &policy, &lookup, &body) {
         // Named, since libtest interleaves the lines of tests that run at once.
         Ok(outcome) => println!("crashtest: {}: {outcome}", spec.test_path()),
@@ -312,7 +318,7 @@ where
     if describe_if_asked(&spec) {
         return;
     }
-    if let Some(stuck) = stuck_before(&spec) {
+    if let Some((_, stuck)) = stuck_before(&spec) {
         // Returning fails a test that should panic, as a stuck test must.
         eprintln!("{stuck}");
         return;
@@ -340,13 +346,16 @@ fn describe_if_asked(spec: &TestSpec) -> bool {
 
 /// Why `spec` must fail at once, if a poll of it got stuck in an earlier run of this test
 /// binary and the watchdog ran the binary again without it (see `crashtest_core`'s watchdog).
-fn stuck_before(spec: &TestSpec) -> Option<String> {
+/// Returns the stuck seed and the message the test fails with.
+fn stuck_before(spec: &TestSpec) -> Option<(u64, String)> {
     let test = spec.test_path();
-    crashtest_core::plumbing::stuck_before(&test).map(|report| {
-        format!(
+    crashtest_core::plumbing::stuck_before(&test).map(|stuck| {
+        let message = format!(
             "crashtest: `{test}` is not run again: it got stuck in the earlier run of this \
-             test binary, which the watchdog ended.\n{report}"
-        )
+             test binary, which the watchdog ended.\n{}",
+            stuck.report
+        );
+        (stuck.seed, message)
     })
 }
 
@@ -533,25 +542,36 @@ where
     let result = run_seeds(spec, settings, body);
     if let (Err(report), true) = (&result, policy.save) {
         for failed in &report.failed {
-            let (seed, reason) = (failed.seed, failed.message.clone());
-            // The declared variables, an unset one as empty, so that the line runs again only
-            // where the test would select the same behaviour.
-            let env = spec
-                .env
-                .iter()
-                .map(|name| ((*name).to_owned(), lookup(name).unwrap_or_default()))
-                .collect();
-            let regression = regressions::Regression { seed, env, reason };
-            match policy.file.append(&regression) {
-                Ok(true) => eprintln!(
-                    "crashtest: seed {seed} saved to {path}: every later run of this test runs it first (delete its line to stop)"
-                ),
-                Ok(false) => {}
-                Err(e) => eprintln!("crashtest: could not save seed {seed} to {path}: {e}"),
-            }
+            save_failure(spec, policy, lookup, failed.seed, failed.message.clone());
         }
     }
     result
+}
+
+/// Appends failing `seed` to the test's regression file, with the declared variables as
+/// they are (an unset one as empty), so that the line runs again only where the test would
+/// select the same behaviour.
+fn save_failure(
+    spec: &TestSpec,
+    policy: &RegressionPolicy,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    seed: u64,
+    reason: String,
+) {
+    let path = policy.file.path().display();
+    let env = spec
+        .env
+        .iter()
+        .map(|name| ((*name).to_owned(), lookup(name).unwrap_or_default()))
+        .collect();
+    let regression = regressions::Regression { seed, env, reason };
+    match policy.file.append(&regression) {
+        Ok(true) => eprintln!(
+            "crashtest: seed {seed} saved to {path}: every later run of this test runs it first (delete its line to stop)"
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!("crashtest: could not save seed {seed} to {path}: {e}"),
+    }
 }
 
 /// `CRASHTEST_HUNT=RUNS`: a guided search instead of the seed range; its summary goes to

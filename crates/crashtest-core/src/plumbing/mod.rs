@@ -18,7 +18,7 @@ use crate::node::NodeId;
 use crate::rng::{Rng, Stream};
 use crate::world;
 
-pub use crate::watchdog::{reproduce_with, stuck_before};
+pub use crate::watchdog::{Stuck, reproduce_with, stuck_before};
 
 /// True while a simulation runs on this thread.
 ///
