@@ -68,6 +68,14 @@ fn a_scoped_thread_in_a_node_fails_the_run() {
         .unwrap_err();
     assert_fails_naming_the_fix(&failure);
     assert_eq!(failure.node.as_deref(), Some("pool"));
+    // The message names where the program started the thread: this test's closure, in
+    // this file.
+    let message = failure.to_string();
+    assert!(
+        message.contains("The thread was started from threads::a_scoped_thread_in_a_node")
+            && message.contains("tests/threads.rs:"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -47,11 +47,74 @@ pub(super) unsafe extern "C" fn pthread_create(
     arg: *mut c_void,
 ) -> c_int {
     if super::in_simulation() {
-        super::fail(MESSAGE.to_owned());
+        let message = match started_from() {
+            Some(place) => format!("{MESSAGE} The thread was started from {place}."),
+            None => MESSAGE.to_owned(),
+        };
+        super::fail(message);
         return libc::EAGAIN;
     }
     // SAFETY: the caller's arguments, unchanged, to the function this one hides.
     unsafe { REAL_PTHREAD_CREATE.get()(thread, attr, start, arg) }
+}
+
+/// Where the program started the thread: the innermost frame below this guard outside the
+/// standard library, as `spawn_new_thread (at .../sled-0.34.7/src/threadpool.rs:110:5)`, so
+/// that a user whose dependency starts a thread learns which one; `None` if the stack has no
+/// symbols.
+///
+/// A frame with a location is the standard library's when its source is under `/rustc/`
+/// (where every toolchain maps std's sources); one without (a build without line tables) is
+/// told by its symbol's path.
+///
+/// A refused thread fails the run, so this runs once a run at most: the cost of a backtrace
+/// (symbols read from the executable, a host file) is paid only on the way to a failure.
+fn started_from() -> Option<String> {
+    let trace = std::backtrace::Backtrace::force_capture().to_string();
+    let mut frames: Vec<(&str, Option<&str>)> = Vec::new();
+    for line in trace.lines().map(str::trim) {
+        // Frames read `N: symbol`, each followed by its `at file:line:column` when known.
+        if let Some(at) = line.strip_prefix("at ") {
+            if let Some(frame) = frames.last_mut() {
+                frame.1 = Some(at);
+            }
+        } else if let Some((index, symbol)) = line.split_once(": ")
+            && index.parse::<u32>().is_ok()
+        {
+            frames.push((symbol, None));
+        }
+    }
+    let below_guard = frames
+        .iter()
+        .position(|(symbol, _)| symbol.ends_with("pthread_create"))
+        .map_or(0, |guard| guard + 1);
+    frames[below_guard..]
+        .iter()
+        .find(|(symbol, at)| match at {
+            Some(at) => !at.starts_with("/rustc/"),
+            None => !runtimes(symbol),
+        })
+        .map(|(symbol, at)| match at {
+            Some(at) => format!("{symbol} (at {at})"),
+            None => (*symbol).to_owned(),
+        })
+}
+
+/// Whether a symbol with no location is the thread machinery's rather than the program's:
+/// the standard library's or libc's.
+fn runtimes(symbol: &str) -> bool {
+    let symbol = symbol.trim_start_matches('<');
+    [
+        "std::",
+        "core::",
+        "alloc::",
+        "__",
+        "pthread_",
+        "clone",
+        "start_thread",
+    ]
+    .iter()
+    .any(|prefix| symbol.starts_with(prefix))
 }
 
 /// The guard, for [`super::link`].
