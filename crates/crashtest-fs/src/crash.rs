@@ -227,6 +227,8 @@ impl Choices for Sampled<'_> {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct FileOutcome {
     pub(crate) ino: Ino,
+    /// A path that names the file, for the fault line (found only when it lost data).
+    pub(crate) path: Option<String>,
     pub(crate) all_survived: bool,
     pub(crate) sectors_kept: u64,
     pub(crate) sectors_dropped: u64,
@@ -283,8 +285,9 @@ impl Damage<'_> {
     pub(crate) fn describe(&self) -> String {
         match self {
             Damage::File(file) => format!(
-                "crash: inode {} kept {} sectors, dropped {}, tore {}; truncates kept {}, \
-                 dropped {}",
+                "crash: {} (inode {}) kept {} sector writes, dropped {}, tore {}; truncates \
+                 kept {}, dropped {}",
+                file.path.as_deref().unwrap_or("a file no entry names"),
                 file.ino,
                 file.sectors_kept,
                 file.sectors_dropped,
@@ -577,12 +580,16 @@ fn crash_strong(
             truncates,
             "every unsynced truncate has a fate"
         );
-        if result.lost_data() && !judge(&Damage::File(&result)) {
-            // Replaying every operation over the damaged image gives what they give over the
-            // image before the crash: the damage only touched bytes inside a write's range or
-            // past a truncate's length, and replaying in order rewrites or cuts every one of
-            // them. So sparing needs no copy of the file.
-            result = survive_whole(ino, &ops, &mut file.durable);
+        if result.lost_data() {
+            result.path = disk.path_of(ino);
+            if !judge(&Damage::File(&result)) {
+                // Replaying every operation over the damaged image gives what they give over
+                // the image before the crash: the damage only touched bytes inside a write's
+                // range or past a truncate's length, and replaying in order rewrites or cuts
+                // every one of them. So sparing needs no copy of the file.
+                let file = disk.file_mut(ino).expect("settled above");
+                result = survive_whole(ino, &ops, &mut file.durable);
+            }
         }
         outcome.files.push(result);
     }
@@ -1193,6 +1200,31 @@ mod tests {
         assert_eq!(
             described.as_deref(),
             Some("crash: 2 directory changes undone (made /a/b, renamed /a/b to /a/c), 0 kept"),
+        );
+    }
+
+    #[test]
+    fn a_damaged_file_is_named_by_its_path() {
+        let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+        let mut described = None;
+        for seed in 0..50 {
+            let mut disk = Disk::default();
+            disk.create_dir(&n("/d"), DIR_MODE).unwrap();
+            let ino = disk.open(&n("/d/f"), CREATE).unwrap();
+            disk.sync_dir(crate::disk::ROOT);
+            disk.sync_dir(disk.resolve(&n("/d")).unwrap());
+            disk.write(ino, 0, &[1; 2000]).unwrap();
+            crash_judged(&mut disk, DiskConfig::default(), seed, &mut |damage| {
+                if let Damage::File(_) = damage {
+                    described = Some(damage.describe());
+                }
+                true
+            });
+        }
+        let described = described.expect("some seed damages the file");
+        assert!(
+            described.starts_with("crash: /d/f (inode ") && described.contains("sector writes"),
+            "{described}"
         );
     }
 

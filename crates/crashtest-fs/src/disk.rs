@@ -399,42 +399,40 @@ pub(crate) struct Disk {
 }
 
 impl Disk {
-    /// A path that names directory `dir` (live or durable entries, whichever reach it first,
-    /// in name order), for reports; `None` if no entry leads to it any more.
-    pub(crate) fn dir_path(&self, dir: Ino) -> Option<String> {
+    /// A path that names inode `ino` (through live or durable entries, whichever reach it
+    /// first, in name order), for reports; `None` if no entry leads to it any more.
+    pub(crate) fn path_of(&self, ino: Ino) -> Option<String> {
+        if ino == ROOT {
+            return Some("/".to_owned());
+        }
         let mut stack = vec![(ROOT, String::new())];
-        while let Some((ino, path)) = stack.pop() {
-            if ino == dir {
-                return Some(if path.is_empty() {
-                    "/".to_owned()
-                } else {
-                    path
-                });
-            }
+        while let Some((dir, path)) = stack.pop() {
             let Some(Inode {
                 kind: Kind::Dir(node),
                 ..
-            }) = self.inodes.get(&ino)
+            }) = self.inodes.get(&dir)
             else {
                 continue;
             };
-            let mut children: Vec<(&String, Ino)> = node
+            let mut entries: Vec<(&String, Ino)> = node
                 .live
                 .iter()
                 .chain(&node.durable)
                 .map(|(name, &child)| (name, child))
-                .filter(|(_, child)| {
-                    matches!(
-                        self.inodes.get(child).map(|inode| &inode.kind),
-                        Some(Kind::Dir(_))
-                    )
-                })
                 .collect();
-            children.sort_unstable();
-            children.dedup();
-            // Popped in name order: the stack takes them reversed.
-            for (name, child) in children.into_iter().rev() {
-                stack.push((child, format!("{path}/{name}")));
+            entries.sort_unstable();
+            entries.dedup();
+            if let Some((name, _)) = entries.iter().find(|(_, child)| *child == ino) {
+                return Some(format!("{path}/{name}"));
+            }
+            // Searched in name order: the stack takes the directories reversed.
+            for (name, child) in entries.into_iter().rev() {
+                if matches!(
+                    self.inodes.get(&child).map(|inode| &inode.kind),
+                    Some(Kind::Dir(_))
+                ) {
+                    stack.push((child, format!("{path}/{name}")));
+                }
             }
         }
         None
@@ -442,7 +440,7 @@ impl Disk {
 
     /// `dir/name` as a path, for reports (`?/name` when the directory is unreachable).
     pub(crate) fn entry_path(&self, dir: Ino, name: &str) -> String {
-        match self.dir_path(dir) {
+        match self.path_of(dir) {
             Some(path) if path == "/" => format!("/{name}"),
             Some(path) => format!("{path}/{name}"),
             None => format!("?/{name}"),
