@@ -39,6 +39,20 @@ fn package_dirs(dir: &Path, version: &str) -> (PathBuf, PathBuf) {
     )
 }
 
+/// Where the stand-in goes unless `--dir` says: the target directory's `crashtest-tokio`,
+/// or, when the target directory lies outside the workspace (`CARGO_TARGET_DIR` elsewhere),
+/// the workspace's own `target/crashtest-tokio`. The committed patch line names the stand-in
+/// relative to the workspace, so every machine and every CI job writes the same line, which
+/// an absolute path to one machine's target directory would not.
+fn default_dir(root: &Path, target: &Path) -> PathBuf {
+    let base = if target.starts_with(root) {
+        target.to_path_buf()
+    } else {
+        root.join("target")
+    };
+    base.join("crashtest-tokio")
+}
+
 /// `crashtest tokio setup`.
 pub(crate) fn setup(args: &TokioSetupArgs) -> anyhow::Result<ExitCode> {
     let root_manifest = metadata::root_manifest(args.manifest_path.as_deref())?;
@@ -50,7 +64,7 @@ pub(crate) fn setup(args: &TokioSetupArgs) -> anyhow::Result<ExitCode> {
     let stand_in = manifests::StandIn::find(&hooks)?;
     let dir = match &args.dir {
         Some(dir) => absolute(dir)?,
-        None => workspace.target_directory.join("crashtest-tokio"),
+        None => default_dir(&workspace.root, &workspace.target_directory),
     };
     let real = metadata::registry_tokio(&version, &dir)?;
     let (shim_dir, real_dir) = package_dirs(&dir, &version);
@@ -98,4 +112,26 @@ fn cargo_output(command: &mut std::process::Command, what: &str) -> anyhow::Resu
 /// The cargo that runs this tool (`cargo crashtest`), or the one on the path.
 fn cargo() -> std::process::Command {
     std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stand_in_stays_inside_the_workspace_whatever_the_target_directory() {
+        let root = Path::new("/work/app");
+        assert_eq!(
+            default_dir(root, Path::new("/work/app/target")),
+            Path::new("/work/app/target/crashtest-tokio")
+        );
+        assert_eq!(
+            default_dir(root, Path::new("/work/app/build/out")),
+            Path::new("/work/app/build/out/crashtest-tokio")
+        );
+        assert_eq!(
+            default_dir(root, Path::new("/tmp/shared-target")),
+            Path::new("/work/app/target/crashtest-tokio")
+        );
+    }
 }
