@@ -1229,6 +1229,28 @@ mod tests {
     }
 
     #[test]
+    fn a_file_is_named_though_unsynced_moves_loop_live_and_durable_names() {
+        let n = |p: &str| Names::parse(Path::new(p)).unwrap();
+        let mut disk = Disk::default();
+        disk.create_dir(&n("/a"), DIR_MODE).unwrap();
+        disk.create_dir(&n("/a/b"), DIR_MODE).unwrap();
+        disk.create_dir(&n("/c"), DIR_MODE).unwrap();
+        let ino = disk.open(&n("/c/f"), CREATE).unwrap();
+        for dir in ["/", "/a", "/c"] {
+            disk.sync_dir(disk.resolve(&n(dir)).unwrap());
+        }
+        disk.write(ino, 0, &[1; 600]).unwrap();
+        // Unsynced: /b's live name and /a's durable one now lead into each other.
+        disk.rename(&n("/a/b"), &n("/b")).unwrap();
+        disk.rename(&n("/a"), &n("/b/a")).unwrap();
+        assert_eq!(disk.path_of(ino).as_deref(), Some("/c/f"));
+        assert_eq!(
+            disk.path_of(disk.resolve(&n("/b/a")).unwrap()).as_deref(),
+            Some("/b/a")
+        );
+    }
+
+    #[test]
     fn synced_bytes_survive_every_crash() {
         for seed in 0..200 {
             let (mut disk, ino) = disk_with_file();

@@ -399,12 +399,29 @@ pub(crate) struct Disk {
 }
 
 impl Disk {
-    /// A path that names inode `ino` (through live or durable entries, whichever reach it
-    /// first, in name order), for reports; `None` if no entry leads to it any more.
+    /// A path that names inode `ino`, for reports: through the live names if they reach it,
+    /// else through the durable ones (a file whose live name is gone, or a directory change
+    /// not synced); `None` if neither does.
+    ///
+    /// Each view is a tree (no directory has two names in it), but the two mixed need not be:
+    /// an unsynced move of a directory into its own former child makes a loop of a live name
+    /// and a durable one. So each view is walked alone, and no directory twice.
     pub(crate) fn path_of(&self, ino: Ino) -> Option<String> {
         if ino == ROOT {
             return Some("/".to_owned());
         }
+        self.path_through(ino, |dir| &dir.live)
+            .or_else(|| self.path_through(ino, |dir| &dir.durable))
+    }
+
+    /// A path to `ino` through the names `names` gives of each directory, searched in name
+    /// order.
+    fn path_through(
+        &self,
+        ino: Ino,
+        names: impl Fn(&DirNode) -> &BTreeMap<String, Ino>,
+    ) -> Option<String> {
+        let mut seen = BTreeSet::from([ROOT]);
         let mut stack = vec![(ROOT, String::new())];
         while let Some((dir, path)) = stack.pop() {
             let Some(Inode {
@@ -414,23 +431,17 @@ impl Disk {
             else {
                 continue;
             };
-            let mut entries: Vec<(&String, Ino)> = node
-                .live
-                .iter()
-                .chain(&node.durable)
-                .map(|(name, &child)| (name, child))
-                .collect();
-            entries.sort_unstable();
-            entries.dedup();
-            if let Some((name, _)) = entries.iter().find(|(_, child)| *child == ino) {
+            let entries = names(node);
+            if let Some((name, _)) = entries.iter().find(|(_, child)| **child == ino) {
                 return Some(format!("{path}/{name}"));
             }
-            // Searched in name order: the stack takes the directories reversed.
-            for (name, child) in entries.into_iter().rev() {
-                if matches!(
+            // The stack takes the directories reversed, so they are searched in name order.
+            for (name, &child) in entries.iter().rev() {
+                let is_dir = matches!(
                     self.inodes.get(&child).map(|inode| &inode.kind),
                     Some(Kind::Dir(_))
-                ) {
+                );
+                if is_dir && seen.insert(child) {
                     stack.push((child, format!("{path}/{name}")));
                 }
             }

@@ -83,6 +83,34 @@ impl Default for RunTag {
     }
 }
 
+/// Whether `handle` was opened in another run than the one running (kept in a `static`):
+/// then the run is refused, and the caller fails the operation instead of looking at the
+/// handle's node or inode, which are another run's.
+pub(crate) fn from_another_run(handle: &Handle) -> bool {
+    let other = state().is_some_and(|state| state.run != handle.run);
+    if other {
+        refuse_kept_file();
+    }
+    other
+}
+
+/// Whether `handle` was opened in the run going on (or no run goes on); no refusal.
+pub(crate) fn is_of_this_run(handle: &Handle) -> bool {
+    state().is_none_or(|state| state.run == handle.run)
+}
+
+#[cold]
+fn refuse_kept_file() {
+    plumbing::checks::refuse(
+        "a file of the simulated disk opened in an earlier simulation was used in this one. A \
+         file belongs to the run that opened it; something kept it between runs, most likely a \
+         `static` (`LazyLock`, `OnceLock`, `lazy_static!`) or a thread-local holding a \
+         database or a log. Open it inside the run, in the node that uses it, so that each run \
+         has its own."
+            .to_owned(),
+    );
+}
+
 /// Crashes a node's disk when the node is killed.
 struct CrashHook;
 
@@ -303,14 +331,7 @@ impl FsState {
     /// Checks that `handle` belongs to the current boot of a live node.
     fn check(&self, handle: &Handle) -> io::Result<()> {
         if handle.run != self.run {
-            plumbing::checks::refuse(
-                "a file of the simulated disk opened in an earlier simulation was used in this \
-                 one. A file belongs to the run that opened it; something kept it between \
-                 runs, most likely a `static` (`LazyLock`, `OnceLock`, `lazy_static!`) or a \
-                 thread-local holding a database or a log. Open it inside the run, in the node \
-                 that uses it, so that each run has its own."
-                    .to_owned(),
-            );
+            refuse_kept_file();
             return Err(errors::io_error());
         }
         if plumbing::life::node_status(handle.node) == Some(NodeStatus::Dead) {
