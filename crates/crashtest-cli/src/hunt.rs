@@ -76,10 +76,19 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
         summary["reproduce"] = line.clone().into();
         // The search replayed the failure in its own process, which has forked and run
         // other seeds; the printed line runs in a fresh one, so that is where it is checked.
-        let fresh = fresh_fingerprint(&target, &summary, args, &scratch)?;
-        summary["replayed_fresh"] = (fresh.as_deref() == summary["fingerprint"].as_str()).into();
-        if let Some(fingerprint) = fresh {
-            summary["fresh_fingerprint"] = fingerprint.into();
+        match fresh_fingerprint(&target, &summary, args, &scratch) {
+            Ok(fresh) => {
+                summary["replayed_fresh"] =
+                    (fresh.as_deref() == summary["fingerprint"].as_str()).into();
+                if let Some(fingerprint) = fresh {
+                    summary["fresh_fingerprint"] = fingerprint.into();
+                }
+            }
+            // The search's finding stands and is printed and saved; only the check is lost.
+            Err(error) => eprintln!(
+                "crashtest: could not run the failure again in a fresh process to check its \
+                 line: {error:#}"
+            ),
         }
     }
     if let Some(out) = &args.out {

@@ -26,6 +26,7 @@ fn install_puts_every_guard_in_front_of_libc() {
         c"gettimeofday",
         c"time",
         c"pthread_create",
+        c"__register_atfork",
         c"socket",
         c"close",
         c"connect",

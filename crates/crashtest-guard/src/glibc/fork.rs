@@ -1,4 +1,4 @@
-//! Fork handlers: `pthread_atfork`.
+//! Fork handlers: `__register_atfork`, behind every `pthread_atfork`.
 //!
 //! crashtest forks its own process to branch a run (a guided search's futures), and a branch
 //! must be the very timeline that a fresh replay of its path runs, in a process that never
@@ -7,37 +7,41 @@
 //! from the OS (the run's `os-random` stream) at its first draw after a fork, so a branch, and
 //! every seed a search ran after its first branch, drew other numbers than its replay line.
 //!
-//! So a handler registered while a simulation runs on the calling thread is kept here, and
-//! runs at every fork but crashtest's own ([`unseen`]): one trio of this module's, registered
-//! with glibc at the first such registration, runs the kept handlers in glibc's order
-//! (preparers newest first, the others oldest first). Handlers registered outside a
-//! simulation (an allocator's, which keep its locks sound across a fork) go to glibc as
-//! before and run at every fork.
+//! `pthread_atfork` is a stub linked into each object (the executable and every shared
+//! library) that calls glibc's `__register_atfork`, so the guard stands there and sees every
+//! registration. It keeps a handler trio here, to run at every fork but crashtest's own
+//! ([`unseen`]), when
+//! - it is registered while a simulation runs on the calling thread: the program's; or
+//! - its three handlers are one function, wherever it is registered: a handler called alike
+//!   before and after a fork (rand's) only observes forks, and cannot be an allocator's pair
+//!   of lock and unlock, which must run at every fork.
+//!
+//! Other trios go to glibc as before and run at every fork. The kept ones run from one trio
+//! of this module's, registered with glibc at the first kept registration, in glibc's order
+//! among themselves (preparers newest first, the others oldest first).
 //!
 //! Invariants:
 //! - A handler is read only once published: its slot is written before the published count
 //!   that covers it is raised, and a fork reads the count first. No lock is taken in a
 //!   handler, so a fork while another thread registers cannot deadlock the child.
-//! - Slots are never reused: registrations cannot be undone (as in a program that never
-//!   unloads a library), and a full table hands further handlers to glibc.
+//! - Slots are never reused, and a full table hands further handlers to glibc. A kept
+//!   handler is never unregistered, so a library that registers one inside a simulation must
+//!   not be unloaded (`dlclose`) while the process forks.
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
+use super::next::Next;
+
 /// A fork handler as C declares it.
 type Handler = Option<unsafe extern "C" fn()>;
 
-unsafe extern "C" {
-    /// glibc's registration, which its `pthread_atfork` (a static stub in every object) calls.
-    fn __register_atfork(
-        prepare: Handler,
-        parent: Handler,
-        child: Handler,
-        dso_handle: *mut c_void,
-    ) -> c_int;
-}
+type RegisterFn = unsafe extern "C" fn(Handler, Handler, Handler, *mut c_void) -> c_int;
+
+// SAFETY: the C declaration of glibc's `__register_atfork`.
+static REAL_REGISTER: Next<RegisterFn> = unsafe { Next::new(c"__register_atfork") };
 
 /// How many handler trios the table keeps; a program registers a few.
 const SLOTS: usize = 64;
@@ -69,24 +73,30 @@ pub(crate) fn unseen<R>(fork: impl FnOnce() -> R) -> R {
     forked
 }
 
-/// `pthread_atfork(3)`: inside a simulation, keeps the handlers to run at every fork but
-/// crashtest's own; outside, registers them with glibc.
+/// glibc's `__register_atfork`, which every `pthread_atfork` calls: keeps the trios the
+/// module's doc names, to run at every fork but crashtest's own; registers the others with
+/// glibc.
 ///
 /// # Safety
 ///
-/// As for the C function: each handler is null or a function safe to call at a fork.
+/// As for glibc's function: each handler is null or a function safe to call at a fork, and
+/// `dso_handle` names the calling object (or is null).
 #[unsafe(no_mangle)]
-pub(super) unsafe extern "C" fn pthread_atfork(
+pub(super) unsafe extern "C" fn __register_atfork(
     prepare: Handler,
     parent: Handler,
     child: Handler,
+    dso_handle: *mut c_void,
 ) -> c_int {
-    if !super::in_simulation() || !keep(prepare, parent, child) {
-        // SAFETY: the caller's handlers, as its own `pthread_atfork` stub would pass them; a
-        // null object handle ties them to no library, as for the executable's own.
-        return unsafe { __register_atfork(prepare, parent, child, std::ptr::null_mut()) };
+    let observer = prepare.is_some()
+        && [parent, child]
+            .iter()
+            .all(|other| other.map(|h| h as usize) == prepare.map(|h| h as usize));
+    if (observer || super::in_simulation()) && keep(prepare, parent, child) {
+        return 0;
     }
-    0
+    // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+    unsafe { REAL_REGISTER.get()(prepare, parent, child, dso_handle) }
 }
 
 /// Keeps a trio in the table; false if the table is full.
@@ -97,9 +107,10 @@ fn keep(prepare: Handler, parent: Handler, child: Handler) -> bool {
         return false;
     }
     OURS.call_once(|| {
-        // SAFETY: this module's handlers read only the published table and a thread-local.
+        // SAFETY: this module's handlers read only the published table and a thread-local; a
+        // null object handle ties them to no library, as for the executable's own.
         let registered = unsafe {
-            __register_atfork(
+            REAL_REGISTER.get()(
                 Some(run_prepare),
                 Some(run_parent),
                 Some(run_child),
@@ -154,5 +165,5 @@ extern "C" fn run_child() {
 
 /// The guard, for [`super::link`].
 pub(super) fn symbols() -> [*const (); 1] {
-    [pthread_atfork as *const ()]
+    [__register_atfork as *const ()]
 }
