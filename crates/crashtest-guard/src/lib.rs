@@ -16,7 +16,8 @@
 //! | `getrandom`, `getentropy`, `syscall(SYS_getrandom, ..)` | bytes from the run's `"os-random"` stream |
 //! | `clock_gettime`: `CLOCK_MONOTONIC`, `_RAW`, `_COARSE`, `CLOCK_BOOTTIME` | virtual time, from a fixed base of 1,000,000 s |
 //! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
-//! | `pthread_create` | fails the run with a message naming the fix; returns EAGAIN |
+//! | `pthread_create` | fails the run with a message naming the fix and where the program started the thread; returns EAGAIN |
+//! | `__register_atfork` (behind every `pthread_atfork`) | the handlers are kept from crashtest's own forks ([`unseen_fork`]), as are observers of forks registered outside |
 //! | `nanosleep` (std's `thread::sleep`), `clock_nanosleep`, `usleep`, `sleep` | fails the run with a message naming the async sleep to use; returns at once, as if it had slept |
 //! | `socket` | a placeholder descriptor (an empty sealed memfd, no socket), recorded with its family and type |
 //! | `setsockopt`, `getsockopt`, `bind`, `listen`, `getsockname`, `getpeername` on a placeholder | recorded, or answered from the record (`getpeername`: ENOTCONN) |
@@ -198,10 +199,11 @@ pub fn install() {
 
 /// Runs `fork`, a call that forks the process, as one of crashtest's own forks (a guided
 /// search's branch): the fork handlers the simulated program registered (`pthread_atfork`
-/// inside a simulation) do not run, in the parent or the child, so that the program sees no
-/// fork, as in a replay of the branch, which never forks. rand 0.8 is such a program: its
-/// `thread_rng` reseeds after a fork it counted. Handlers registered outside a simulation
-/// run as glibc runs them. Without the guards, just calls `fork`.
+/// inside a simulation), and those that only observe forks (one function for all three,
+/// as rand 0.8's, which reseeds its `thread_rng` after a fork it counted), do not run, in the
+/// parent or the child, so that the program sees no fork, as in a replay of the branch,
+/// which never forks. Other handlers registered outside a simulation run as glibc runs
+/// them. Without the guards, just calls `fork`.
 ///
 /// ```
 /// let value = crashtest_guard::unseen_fork(|| 7);
