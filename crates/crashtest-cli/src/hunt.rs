@@ -17,6 +17,9 @@ use serde_json::Value;
 use crate::cli::HuntArgs;
 use crate::single::Scratch;
 
+/// How many runs a search makes before its lack of anything to steer by is worth a note.
+const STEERING_RUNS: u64 = 10;
+
 /// How far apart the shards' first seeds are: each shard's fresh seeds are its own.
 const SHARD_SEEDS: u64 = 1 << 40;
 
@@ -200,7 +203,8 @@ fn describe(summary: &Value) -> String {
     } else {
         out.push_str("no failure found\n");
     }
-    if summary["features"].as_u64() == Some(0) {
+    // Said once the search had runs enough to steer, not of a failure found at once.
+    if summary["features"].as_u64() == Some(0) && summary["runs"].as_u64() >= Some(STEERING_RUNS) {
         out.push_str(
             "note: the runs reached no probe, `sometimes!`, `buggify!` or declared state, so the \
              search had nothing to steer by and ran as a random search; mark what is worth \
@@ -258,6 +262,12 @@ mod tests {
         let text = describe(&summary);
         assert!(text.contains("no failure found"), "{text}");
         assert!(text.contains("nothing to steer by"), "{text}");
+        let at_once: Value = serde_json::json!({
+            "found": true, "runs": 1, "fresh_seeds": 1, "branch_points": 0, "corpus": 0,
+            "features": 0, "cpu_seconds": 0.1, "seed": 1, "branch_path": "",
+            "failure": "lost a write", "replayed": true,
+        });
+        assert!(!describe(&at_once).contains("nothing to steer by"));
     }
 
     #[test]
