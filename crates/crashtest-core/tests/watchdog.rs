@@ -18,6 +18,17 @@ fn start_as_the_runner_does(test: &str, reproduce: &str) {
     plumbing::reproduce_with(test, reproduce.into());
 }
 
+/// Runs this test binary again, as a plain `cargo test` would, with only the ignored tests
+/// `filter` selects: the children whose stuck runs end their process.
+fn run_children(filter: &str) -> std::process::Output {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", filter, "--test-threads=1"])
+        .env_remove("CRASHTEST_STUCK")
+        .env_remove("CRASHTEST_RESULTS")
+        .output()
+        .expect("the test binary runs again")
+}
+
 #[test]
 #[ignore = "run in a child process by a_task_that_never_yields_is_reported"]
 fn child_never_yields() {
@@ -49,12 +60,7 @@ fn child_passes() {
 
 #[test]
 fn a_task_that_never_yields_is_reported() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "child_", "--test-threads=1"])
-        .env_remove("CRASHTEST_STUCK")
-        .env_remove("CRASHTEST_RESULTS")
-        .output()
-        .expect("the test binary runs again");
+    let out = run_children("child_");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
@@ -107,12 +113,7 @@ fn blocked_on_a_std_channel_in_a_child() {
 
 #[test]
 fn a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "blocked_on_a_std_channel", "--test-threads=1"])
-        .env_remove("CRASHTEST_STUCK")
-        .env_remove("CRASHTEST_RESULTS")
-        .output()
-        .expect("the test binary runs again");
+    let out = run_children("blocked_on_a_std_channel");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
     assert!(
@@ -159,12 +160,7 @@ fn refused_then_blocked_in_a_child() {
 
 #[test]
 fn a_wait_after_a_refused_call_is_reported_with_the_refusal() {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "refused_then_blocked", "--test-threads=1"])
-        .env_remove("CRASHTEST_STUCK")
-        .env_remove("CRASHTEST_RESULTS")
-        .output()
-        .expect("the test binary runs again");
+    let out = run_children("refused_then_blocked");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
     let report = stderr

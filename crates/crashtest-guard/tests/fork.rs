@@ -4,19 +4,9 @@
 
 #![cfg(guards)]
 
-use rand::Rng;
+mod thread_rng;
 
-/// The first number rand 0.8's `thread_rng` draws in a run of `seed`.
-fn draw(seed: u64) -> u64 {
-    crashtest_guard::on_fresh_thread(move || {
-        let drawn = std::rc::Rc::new(std::cell::Cell::new(0));
-        let keep = drawn.clone();
-        crashtest_core::Sim::new(seed)
-            .run(async move { keep.set(rand::thread_rng().r#gen::<u64>()) })
-            .unwrap();
-        drawn.get()
-    })
-}
+use thread_rng::first_draw as draw;
 
 /// Forks a child that leaves at once, and waits for it.
 fn fork_and_reap(fork: impl FnOnce() -> libc::pid_t) {

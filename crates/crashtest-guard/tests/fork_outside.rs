@@ -4,24 +4,14 @@
 
 #![cfg(guards)]
 
-use rand::Rng;
+mod thread_rng;
 
-/// The first number rand 0.8's `thread_rng` draws in a run of `seed`.
-fn draw(seed: u64) -> u64 {
-    crashtest_guard::on_fresh_thread(move || {
-        let drawn = std::rc::Rc::new(std::cell::Cell::new(0));
-        let keep = drawn.clone();
-        crashtest_core::Sim::new(seed)
-            .run(async move { keep.set(rand::thread_rng().r#gen::<u64>()) })
-            .unwrap();
-        drawn.get()
-    })
-}
+use thread_rng::first_draw as draw;
 
 #[test]
 fn thread_rng_first_used_outside_a_simulation_still_draws_the_same_after_crashtests_fork() {
     crashtest_guard::install();
-    let _outside: u64 = rand::thread_rng().r#gen();
+    let _outside: u64 = rand::Rng::r#gen(&mut rand::thread_rng());
     let first = draw(39);
     assert_eq!(draw(39), first, "a seed draws the same twice");
     // SAFETY: the child leaves at once, running nothing of the parent's.
