@@ -58,7 +58,10 @@ fn a_stuck_test_fails_and_the_binarys_other_tests_still_run_and_report() {
         &out,
         "`process::spins_forever_on_some_seeds` is not run again: it got stuck",
     );
-    assert_contains(&out, "seed 3 is stuck: task t0 on node supervisor (n0)");
+    assert_contains(
+        &out,
+        "seed 3 is stuck: task t0 (body) on node supervisor (n0)",
+    );
     assert_contains(&out, "test result: FAILED. 2 passed; 1 failed;");
 }
 
@@ -126,6 +129,6 @@ fn a_stuck_seed_is_saved_to_the_regression_file_as_any_failing_seed() {
         .collect::<String>();
     assert_contains(
         &saved,
-        "seed 3 # seed 3 is stuck: task t0 on node supervisor (n0)",
+        "seed 3 # seed 3 is stuck: task t0 (body) on node supervisor (n0)",
     );
 }

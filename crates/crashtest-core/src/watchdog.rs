@@ -42,6 +42,7 @@
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, Weak};
@@ -65,6 +66,8 @@ pub(crate) struct Watch {
     thread: Option<i32>,
     /// Node names by index, as nodes are created (node 0 is the supervisor).
     names: Mutex<Vec<String>>,
+    /// The names of the run's named tasks, by serial, the most recent [`NAMED_TASKS`] kept.
+    task_names: Mutex<BTreeMap<u32, String>>,
     /// The run's first failure, once there is one: a refused call returns an error that a
     /// library may ignore and then wait forever (a thread pool whose thread never started),
     /// and the report of that wait must lead with its cause.
@@ -213,6 +216,9 @@ fn decode_stuck(list: &str) -> Vec<StuckEntry<'_>> {
 
 static WATCHED: Mutex<Vec<Weak<Watch>>> = Mutex::new(Vec::new());
 
+/// How many task names a watch keeps (the most recent).
+const NAMED_TASKS: usize = 1024;
+
 impl Watch {
     /// Registers a simulation with the watchdog, starting the watchdog on first use.
     pub(crate) fn register(seed: u64, limit: Duration) -> Arc<Watch> {
@@ -239,6 +245,7 @@ impl Watch {
             place: AtomicPtr::new(std::ptr::null_mut()),
             thread: kernel_thread_id(),
             names: Mutex::new(vec!["supervisor".to_owned()]),
+            task_names: Mutex::new(BTreeMap::new()),
             failure: Mutex::new(None),
             caller: take_caller(),
         });
@@ -263,6 +270,17 @@ impl Watch {
             names.resize(index + 1, String::new());
         }
         names[index] = name.to_owned();
+    }
+
+    /// Records the name of the task with serial `serial` (at its spawn; named tasks are few,
+    /// so a lock is cheap). Only the most recent [`NAMED_TASKS`] are kept: a run that
+    /// restarts its nodes many times names a `main` each time.
+    pub(crate) fn name_task(&self, serial: u32, name: &str) {
+        let mut names = self.task_names.lock().unwrap_or_else(|e| e.into_inner());
+        names.insert(serial, name.to_owned());
+        if names.len() > NAMED_TASKS {
+            names.pop_first();
+        }
     }
 
     /// Records the run's first failure; later ones (a leftover task's destructor failing
@@ -456,12 +474,23 @@ fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity
     );
     let place = watch.place.load(Ordering::Relaxed);
     // SAFETY: `enter_poll` stores null or a `&'static Location`, valid for the whole process.
-    let place = unsafe { place.as_ref() }
-        .map_or_else(String::new, |place| format!(" (spawned at {place})"));
+    let place = unsafe { place.as_ref() };
+    let task = watch.task.load(Ordering::Relaxed);
+    let name = watch
+        .task_names
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&task)
+        .cloned();
+    let label = match (name, place) {
+        (Some(name), Some(place)) => format!(" ({name}, spawned at {place})"),
+        (Some(name), None) => format!(" ({name})"),
+        (None, Some(place)) => format!(" (spawned at {place})"),
+        (None, None) => String::new(),
+    };
     let who = format!(
-        "seed {} is stuck: task t{}{place} on node {}",
+        "seed {} is stuck: task t{task}{label} on node {}",
         watch.seed,
-        watch.task.load(Ordering::Relaxed),
         watch.node_label(watch.node.load(Ordering::Relaxed))
     );
     let (headline, advice) = match activity {

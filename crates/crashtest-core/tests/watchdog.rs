@@ -118,7 +118,7 @@ fn a_task_blocked_on_a_futex_is_reported_as_a_blocking_wait() {
     assert_eq!(out.status.code(), Some(101), "a stuck run fails:\n{stderr}");
     assert!(
         stderr.contains(
-            "seed 22 is stuck: task t1 on node waiter (n1) has waited in the kernel on a futex"
+            "seed 22 is stuck: task t1 (main) on node waiter (n1) has waited in the kernel on a futex"
         ),
         "{stderr}"
     );

@@ -453,7 +453,22 @@ impl World {
         F: Future + 'static,
         F::Output: 'static,
     {
-        self.spawn_with(node, |tasks| tasks.insert(node, label, future))
+        let named = label.is_named();
+        let id = self.spawn_with(node, |tasks| tasks.insert(node, label, future));
+        if named {
+            self.tell_watchdog_the_name(id);
+        }
+        id
+    }
+
+    /// Gives the watchdog a named task's name, for its report should a poll of it get stuck
+    /// (the watchdog's thread cannot read the task table). Named tasks are few: a node's
+    /// `main`, crashtest's own, and those the program names.
+    #[cold]
+    fn tell_watchdog_the_name(&self, id: TaskId) {
+        if let Some(name) = self.tasks.borrow().name(id) {
+            self.watch.name_task(id.serial, name);
+        }
     }
 
     /// Spawns a task whose cell type the core cannot name (the tokio stand-in's), moved once
@@ -465,7 +480,12 @@ impl World {
         label: Label,
         task: crashtest_hooks::RawTask<'_>,
     ) -> TaskId {
-        self.spawn_with(node, |tasks| tasks.insert_raw(node, label, task))
+        let named = label.is_named();
+        let id = self.spawn_with(node, |tasks| tasks.insert_raw(node, label, task));
+        if named {
+            self.tell_watchdog_the_name(id);
+        }
+        id
     }
 
     /// Whether a task spawned on `node` now is cancelled at birth: its node is dead (the

@@ -247,6 +247,12 @@ impl Label {
         }
     }
 
+    /// Whether the label names its task (an empty name names nothing).
+    #[inline]
+    pub(crate) fn is_named(&self) -> bool {
+        self.name.as_deref().is_some_and(|name| !name.is_empty())
+    }
+
     /// A task the program spawned at `place`, named or not.
     #[inline]
     pub(crate) fn spawned(name: Option<&str>, place: &'static Location<'static>) -> Label {
