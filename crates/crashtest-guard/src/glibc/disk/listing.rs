@@ -221,14 +221,12 @@ static REAL_TELLDIR: Next<unsafe extern "C" fn(*mut libc::DIR) -> libc::c_long> 
 // SAFETY: as above.
 static REAL_SEEKDIR: Next<unsafe extern "C" fn(*mut libc::DIR, libc::c_long)> =
     unsafe { Next::new(c"seekdir") };
+type ReaddirRFn =
+    unsafe extern "C" fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int;
 // SAFETY: as above.
-static REAL_READDIR_R: Next<
-    unsafe extern "C" fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int,
-> = unsafe { Next::new(c"readdir_r") };
+static REAL_READDIR_R: Next<ReaddirRFn> = unsafe { Next::new(c"readdir_r") };
 // SAFETY: as above.
-static REAL_READDIR64_R: Next<
-    unsafe extern "C" fn(*mut libc::DIR, *mut libc::dirent64, *mut *mut libc::dirent64) -> c_int,
-> = unsafe { Next::new(c"readdir64_r") };
+static REAL_READDIR64_R: Next<ReaddirRFn> = unsafe { Next::new(c"readdir64_r") };
 
 /// `telldir(3)`: the stream's position, the index of its next entry.
 ///
@@ -298,14 +296,8 @@ pub(super) unsafe extern "C" fn readdir_r(
     entry: *mut libc::dirent64,
     result: *mut *mut libc::dirent64,
 ) -> c_int {
-    // SAFETY: the caller's pointers.
-    if let Some(answer) = with_stream(dir, |stream| unsafe {
-        next_entry_into(stream, entry, result)
-    }) {
-        return answer;
-    }
-    // SAFETY: the caller's arguments, unchanged.
-    unsafe { REAL_READDIR_R.get()(dir, entry, result) }
+    // SAFETY: the caller's arguments.
+    unsafe { next_entry_or(dir, entry, result, &REAL_READDIR_R) }
 }
 
 /// `readdir64_r`: as [`readdir_r`].
@@ -319,6 +311,21 @@ pub(super) unsafe extern "C" fn readdir64_r(
     entry: *mut libc::dirent64,
     result: *mut *mut libc::dirent64,
 ) -> c_int {
+    // SAFETY: the caller's arguments.
+    unsafe { next_entry_or(dir, entry, result, &REAL_READDIR64_R) }
+}
+
+/// `readdir_r`'s answer: the disk's next entry for a stream of the disk, `real`'s otherwise.
+///
+/// # Safety
+///
+/// As for `readdir_r(3)`.
+unsafe fn next_entry_or(
+    dir: *mut libc::DIR,
+    entry: *mut libc::dirent64,
+    result: *mut *mut libc::dirent64,
+    real: &Next<ReaddirRFn>,
+) -> c_int {
     // SAFETY: the caller's pointers.
     if let Some(answer) = with_stream(dir, |stream| unsafe {
         next_entry_into(stream, entry, result)
@@ -326,7 +333,7 @@ pub(super) unsafe extern "C" fn readdir64_r(
         return answer;
     }
     // SAFETY: the caller's arguments, unchanged.
-    unsafe { REAL_READDIR64_R.get()(dir, entry, result) }
+    unsafe { real.get()(dir, entry, result) }
 }
 
 /// `rewinddir(3)`: lists the directory again.
