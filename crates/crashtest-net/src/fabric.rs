@@ -51,8 +51,8 @@ use crate::udp::UdpTables;
 pub(crate) struct Net {
     pub(crate) state: RefCell<State>,
     started: Cell<bool>,
-    /// The run this network belongs to (see [`net_of`]).
-    run: u32,
+    /// The run this network belongs to, and so every socket it makes (see [`net_of`]).
+    pub(crate) run: u32,
 }
 
 impl Default for Net {
@@ -120,11 +120,6 @@ thread_local! {
 /// of a run, or outside any).
 pub(crate) fn try_net() -> Option<Rc<Net>> {
     plumbing::is_simulation().then(net)
-}
-
-/// The tag of the running simulation, for a socket about to be made in it.
-pub(crate) fn run() -> u32 {
-    plumbing::run_tag().expect("sockets are made inside a simulation")
 }
 
 /// The network of run `run`, for `what` (a socket made in that run): the running one's, or

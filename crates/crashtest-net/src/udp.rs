@@ -544,7 +544,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
         },
     );
     Ok(SimUdp {
-        run: fabric::run(),
+        run: net.run,
         id,
         local,
     })

@@ -163,7 +163,7 @@ impl Connect {
             },
         );
         Ok(Connect {
-            run: fabric::run(),
+            run: net.run,
             id,
             finished: false,
         })
@@ -211,6 +211,7 @@ impl Future for Connect {
                 conn.ends[0].handle = Handle::Open;
                 drop(guard);
                 Poll::Ready(Ok(Shared::new(
+                    net.run,
                     this.id,
                     0,
                     connecting.local,

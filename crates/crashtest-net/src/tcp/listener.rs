@@ -251,7 +251,7 @@ impl SimListener {
             },
         );
         drop(guard);
-        Poll::Ready(Ok((Shared::new(id, 1, local, peer), peer)))
+        Poll::Ready(Ok((Shared::new(net.run, id, 1, local, peer), peer)))
     }
 }
 
@@ -280,7 +280,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimListener> {
         },
     );
     Ok(SimListener {
-        run: fabric::run(),
+        run: net.run,
         id,
         local,
     })

@@ -97,9 +97,16 @@ impl Drop for Socket {
 pub(crate) struct Shared(Arc<Socket>);
 
 impl Shared {
-    pub(crate) fn new(id: u64, side: usize, local: SocketAddr, peer: SocketAddr) -> Shared {
+    /// End `side` of connection `id` of the network of run `run`.
+    pub(crate) fn new(
+        run: u32,
+        id: u64,
+        side: usize,
+        local: SocketAddr,
+        peer: SocketAddr,
+    ) -> Shared {
         Shared(Arc::new(Socket {
-            run: fabric::run(),
+            run,
             id,
             side,
             local,
