@@ -42,6 +42,8 @@
 //! determinism. It is the one OS thread crashtest starts, and it runs outside every simulation.
 
 use std::cell::RefCell;
+
+use crate::task::LabelRef;
 use std::collections::BTreeMap;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -482,12 +484,8 @@ fn report_and_end(watch: &Watch, stuck: Duration, futex_wait: Duration, activity
         .unwrap_or_else(|e| e.into_inner())
         .get(&task)
         .cloned();
-    let label = match (name, place) {
-        (Some(name), Some(place)) => format!(" ({name}, spawned at {place})"),
-        (Some(name), None) => format!(" ({name})"),
-        (None, Some(place)) => format!(" (spawned at {place})"),
-        (None, None) => String::new(),
-    };
+    let label = LabelRef::of(name.as_deref(), place)
+        .map_or_else(String::new, |label| format!(" ({label})"));
     let who = format!(
         "seed {} is stuck: task t{task}{label} on node {}",
         watch.seed,

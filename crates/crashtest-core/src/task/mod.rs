@@ -19,7 +19,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 pub(crate) use ready::{DEFAULT_WINDOW, ReadyQueue};
-pub(crate) use slab::{Label, Outcome, TaskCell, TaskFuture, TaskSlot, TaskState, TaskTable};
+pub(crate) use slab::{
+    Label, LabelRef, Outcome, TaskCell, TaskFuture, TaskSlot, TaskState, TaskTable,
+};
 
 use crate::world;
 

@@ -26,4 +26,4 @@ mod table;
 
 pub(crate) use crashtest_hooks::TaskCell;
 pub(super) use spare::{keep_ready, take_ready};
-pub(crate) use table::{Label, Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};
+pub(crate) use table::{Label, LabelRef, Outcome, TaskFuture, TaskSlot, TaskState, TaskTable};

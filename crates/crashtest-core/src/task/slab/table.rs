@@ -270,6 +270,17 @@ pub(crate) struct LabelRef<'a> {
     place: Option<&'static Location<'static>>,
 }
 
+impl<'a> LabelRef<'a> {
+    /// The label of a task named `name` and spawned at `place`, if it has either (a task the
+    /// watchdog knows only by its serial may have neither).
+    pub(crate) fn of(
+        name: Option<&'a str>,
+        place: Option<&'static Location<'static>>,
+    ) -> Option<LabelRef<'a>> {
+        (name.is_some() || place.is_some()).then_some(LabelRef { name, place })
+    }
+}
+
 impl std::fmt::Display for LabelRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // An empty name names nothing.
@@ -489,16 +500,10 @@ impl TaskTable {
     /// no longer in the table.
     fn label(&self, id: TaskId) -> Option<LabelRef<'_>> {
         self.get(id)?;
-        let label = LabelRef {
-            name: self.name(id),
-            place: self.origin(id),
-        };
+        let label = LabelRef::of(self.name(id), self.origin(id));
         // crashtest names each task it spawns itself, and the program's have their place.
-        assert!(
-            label.name.is_some() || label.place.is_some(),
-            "task {id} has neither a name nor a place"
-        );
-        Some(label)
+        assert!(label.is_some(), "task {id} has neither a name nor a place");
+        label
     }
 
     /// How a report names a task: `t4 (flusher, spawned at src/db.rs:40:9)`, or just `t4`
