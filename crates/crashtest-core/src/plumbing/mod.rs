@@ -6,8 +6,10 @@
 //! [`Stream`] of the run's registry ([`with_stream`]), records trace notes ([`notes`]), arms
 //! timers ([`timers`]), learns of and causes node life-cycle changes ([`life`]), ends its own
 //! faults when the run heals ([`faults`]), and decides faults through [`crate::fault`]'s
-//! verbs.
+//! verbs. A report that names a place in the program's code reads it off a backtrace
+//! ([`call_site`]).
 
+pub mod call_site;
 pub mod checks;
 pub mod faults;
 pub mod life;

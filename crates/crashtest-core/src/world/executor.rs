@@ -738,34 +738,44 @@ impl World {
     /// The waiting tasks a deadlock report lists, one line each; the rest are counted.
     const LISTED_WAITING: usize = 32;
 
+    /// Polls the listed tasks once more (see `probe`), so that each line also says where
+    /// the task waits: what the simulator and the witnesses hold (a join handle's waker, a
+    /// socket's) is read first, since a probe's poll leaves its own waker there.
     pub(super) fn describe_waiting(&self) -> Vec<String> {
         // The run loop goes on only while its body is unfinished.
         assert!(!self.body_done.get(), "a deadlock after the body finished");
         let named = self.named_waits();
-        let tasks = self.tasks.borrow();
-        let nodes = self.nodes.borrow();
-        let awaited = tasks.awaited();
-        let mut waiting: Vec<String> = tasks
-            .iter_unfinished()
-            .take(Self::LISTED_WAITING)
-            .map(|(id, slot)| {
-                let mut line = format!("{} on {}", tasks.called(id), nodes.name(slot.node()));
-                // Who waits for whom, where the simulator holds it: a join handle's waker.
-                if let Some(joined) = awaited.get(&id.slot) {
-                    let joined: Vec<String> = joined.iter().map(|&t| tasks.called(t)).collect();
-                    line.push_str(&format!(", awaiting the end of {}", joined.join(", ")));
-                }
-                // What components saw it wait on (a socket). What else a task waits on (a
-                // channel, a lock) lives in its own state, out of the simulator's sight.
-                if let Some(waits) = named.get(&id) {
-                    line.push_str(&format!(", waiting on {}", waits.join(", ")));
-                }
-                line
-            })
-            .collect();
+        let mut waiting: Vec<(TaskId, String)> = {
+            let tasks = self.tasks.borrow();
+            let nodes = self.nodes.borrow();
+            let awaited = tasks.awaited();
+            tasks
+                .iter_unfinished()
+                .take(Self::LISTED_WAITING)
+                .map(|(id, slot)| {
+                    let mut line = format!("{} on {}", tasks.called(id), nodes.name(slot.node()));
+                    // Who waits for whom, where the simulator holds it: a join handle's waker.
+                    if let Some(joined) = awaited.get(&id.slot) {
+                        let joined: Vec<String> = joined.iter().map(|&t| tasks.called(t)).collect();
+                        line.push_str(&format!(", awaiting the end of {}", joined.join(", ")));
+                    }
+                    // What components saw it wait on (a socket).
+                    if let Some(waits) = named.get(&id) {
+                        line.push_str(&format!(", waiting on {}", waits.join(", ")));
+                    }
+                    (id, line)
+                })
+                .collect()
+        };
+        let unlisted = self.tasks.borrow().iter_unfinished().count() - waiting.len();
+        for (id, line) in &mut waiting {
+            if let Some(probed) = self.probe(*id) {
+                line.push_str(&format!(", {}", probed.describe()));
+            }
+        }
+        let mut waiting: Vec<String> = waiting.into_iter().map(|(_, line)| line).collect();
         // A deadlock is declared while the body is unfinished, so someone is waiting.
         assert!(!waiting.is_empty(), "a deadlock with no task waiting");
-        let unlisted = tasks.iter_unfinished().count() - waiting.len();
         if unlisted > 0 {
             waiting.push(format!("... and {unlisted} more"));
         }

@@ -8,7 +8,8 @@
 //! - `faults`: the fault ledger's rulings noted in the trace and listed, `buggify!` sites,
 //!   the heal;
 //! - `nodes`: the node life cycle and the hooks told of it;
-//! - `checks`: step checks, the run's first failure, context lines, extensions.
+//! - `checks`: step checks, the run's first failure, context lines, extensions;
+//! - `probe`: where a deadlocked run's tasks wait, asked by polling each once more.
 //!
 //! This file keeps what spans them: creating and finishing a run, the stream registry (and
 //! exploration's reseed), and the trace's two verbs, `record` and `note`.
@@ -23,6 +24,7 @@ mod clock;
 mod executor;
 mod faults;
 mod nodes;
+mod probe;
 
 use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};

@@ -13,6 +13,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use crashtest_core::plumbing::call_site;
 use libc::{pthread_attr_t, pthread_t};
 
 use super::next::Next;
@@ -63,58 +64,14 @@ pub(super) unsafe extern "C" fn pthread_create(
 /// that a user whose dependency starts a thread learns which one; `None` if the stack has no
 /// symbols.
 ///
-/// A frame with a location is the standard library's when its source is under `/rustc/`
-/// (where every toolchain maps std's sources); one without (a build without line tables) is
-/// told by its symbol's path.
-///
 /// A refused thread fails the run, so this runs once a run at most: the cost of a backtrace
 /// (symbols read from the executable, a host file) is paid only on the way to a failure.
 fn started_from() -> Option<String> {
-    let trace = std::backtrace::Backtrace::force_capture().to_string();
-    let mut frames: Vec<(&str, Option<&str>)> = Vec::new();
-    for line in trace.lines().map(str::trim) {
-        // Frames read `N: symbol`, each followed by its `at file:line:column` when known.
-        if let Some(at) = line.strip_prefix("at ") {
-            if let Some(frame) = frames.last_mut() {
-                frame.1 = Some(at);
-            }
-        } else if let Some((index, symbol)) = line.split_once(": ")
-            && index.parse::<u32>().is_ok()
-        {
-            frames.push((symbol, None));
-        }
-    }
-    let below_guard = frames
+    let frames = call_site::frames(&std::backtrace::Backtrace::force_capture());
+    call_site::below(&frames, "pthread_create")
         .iter()
-        .position(|(symbol, _)| symbol.ends_with("pthread_create"))
-        .map_or(0, |guard| guard + 1);
-    frames[below_guard..]
-        .iter()
-        .find(|(symbol, at)| match at {
-            Some(at) => !at.starts_with("/rustc/"),
-            None => !runtimes(symbol),
-        })
-        .map(|(symbol, at)| match at {
-            Some(at) => format!("{symbol} (at {at})"),
-            None => (*symbol).to_owned(),
-        })
-}
-
-/// Whether a symbol with no location is the thread machinery's rather than the program's:
-/// the standard library's or libc's.
-fn runtimes(symbol: &str) -> bool {
-    let symbol = symbol.trim_start_matches('<');
-    [
-        "std::",
-        "core::",
-        "alloc::",
-        "__",
-        "pthread_",
-        "clone",
-        "start_thread",
-    ]
-    .iter()
-    .any(|prefix| symbol.starts_with(prefix))
+        .find(|frame| !frame.is_runtimes())
+        .map(ToString::to_string)
 }
 
 /// The guard, for [`super::link`].

@@ -1,0 +1,149 @@
+//! Where the program is in a backtrace: its innermost frame, told apart from the frames of
+//! the standard library, its dependencies and crashtest itself.
+//!
+//! Reports use it to name a place in the user's code that the simulator cannot see any other
+//! way: where a refused thread was started, where a deadlocked task waits. A backtrace costs
+//! a walk of the stack and a read of the executable's symbols, so it is taken only on the
+//! way to a failure, never on a run's common path.
+//!
+//! A frame is the program's when its source is neither the standard library's (under
+//! `/rustc/`, where every toolchain maps std's sources), nor a dependency's (under cargo's
+//! `registry/src/` or `git/checkouts/`), nor crashtest's (its crates' libraries, and the
+//! copy of tokio its stand-in re-exports), and its symbol is neither crashtest's nor tokio's. A frame
+//! without a location (a build without line tables) is judged by its symbol alone.
+
+use std::backtrace::Backtrace;
+use std::path::{Path, PathBuf};
+
+/// One frame of a backtrace: its symbol, and its `file:line:column` when known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// The demangled symbol, as `my_app::worker::run::{{closure}}`.
+    pub symbol: String,
+    /// The source location, as `/home/me/app/src/worker.rs:42:18`.
+    pub at: Option<String>,
+}
+
+impl Frame {
+    /// Whether the frame is the program's own rather than a library's (see the module docs).
+    pub fn is_programs(&self) -> bool {
+        let symbol = self.symbol.trim_start_matches('<');
+        let crate_name = symbol.split("::").next().unwrap_or(symbol);
+        let ours = crate_name.starts_with("crashtest") || crate_name == "tokio";
+        let library_source = self.at.as_deref().is_some_and(is_library_source);
+        !ours && !library_source && !self.is_runtimes()
+    }
+
+    /// Whether the frame is the runtime's: the standard library's by its location, or, with
+    /// none, std's or libc's by its symbol.
+    pub fn is_runtimes(&self) -> bool {
+        match &self.at {
+            Some(at) => at.starts_with("/rustc/"),
+            None => is_runtime_symbol(self.symbol.trim_start_matches('<')),
+        }
+    }
+}
+
+impl std::fmt::Display for Frame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.at {
+            Some(at) => write!(f, "{} (at {at})", self.symbol),
+            None => f.write_str(&self.symbol),
+        }
+    }
+}
+
+/// Whether source `at` is a library's rather than the program's: a dependency's (cargo's
+/// registry or git checkouts), the copy of tokio the stand-in re-exports (under a
+/// `crashtest-tokio` directory), or crashtest's own crates. An inlined frame's symbol is its
+/// bare function name (`{async_fn#0}`, `poll<T>`), so its source is all that says whose it
+/// is.
+fn is_library_source(at: &str) -> bool {
+    if at.contains("/registry/src/") || at.contains("/git/checkouts/") {
+        return true;
+    }
+    // std prints a source under the current directory relative to it.
+    let file = match at.strip_prefix("./") {
+        Some(relative) => std::env::current_dir()
+            .map(|dir| dir.join(relative))
+            .unwrap_or_else(|_| PathBuf::from(at)),
+        None => PathBuf::from(at),
+    };
+    // Every crate of crashtest's sits beside this one; its library is under `src/` (its
+    // tests are code that uses crashtest, like the program's).
+    let crashtest_crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent();
+    let in_crashtest = crashtest_crates
+        .and_then(|crates| file.strip_prefix(crates).ok())
+        .is_some_and(|inside| {
+            inside
+                .components()
+                .nth(1)
+                .is_some_and(|dir| dir.as_os_str() == "src")
+        });
+    in_crashtest
+        || file
+            .components()
+            .any(|part| part.as_os_str() == "crashtest-tokio")
+}
+
+/// Whether a symbol with no location is the runtime's rather than the program's: the
+/// standard library's or libc's.
+fn is_runtime_symbol(symbol: &str) -> bool {
+    [
+        "std::",
+        "core::",
+        "alloc::",
+        "__",
+        "pthread_",
+        "clone",
+        "start_thread",
+    ]
+    .iter()
+    .any(|prefix| symbol.starts_with(prefix))
+}
+
+/// The frames of `trace`, innermost first, as std prints them: `N: symbol`, each followed by
+/// its `at file:line:column` when known.
+pub fn frames(trace: &Backtrace) -> Vec<Frame> {
+    let printed = trace.to_string();
+    let mut frames: Vec<Frame> = Vec::new();
+    for line in printed.lines().map(str::trim) {
+        if let Some(at) = line.strip_prefix("at ") {
+            if let Some(frame) = frames.last_mut() {
+                frame.at = Some(at.to_owned());
+            }
+        } else if let Some((index, symbol)) = line.split_once(": ")
+            && index.parse::<u32>().is_ok()
+        {
+            frames.push(Frame {
+                symbol: symbol.to_owned(),
+                at: None,
+            });
+        }
+    }
+    frames
+}
+
+/// The frames below the first whose symbol ends with `below` (the function that took the
+/// backtrace), or all of them if none does.
+///
+/// ```
+/// use crashtest_core::plumbing::call_site::{Frame, below};
+/// let frame = |symbol: &str, at: &str| Frame { symbol: symbol.into(), at: Some(at.into()) };
+/// let frames = [
+///     frame("guard::pthread_create", "/src/guard.rs:1:1"),
+///     frame("std::thread::spawn", "/rustc/abc/library/std/src/thread/mod.rs:7:3"),
+///     frame("pool::start", "/h/.cargo/registry/src/index-1/pool-0.1.0/src/lib.rs:9:5"),
+///     frame("app::main", "/h/app/src/main.rs:3:5"),
+/// ];
+/// let callers = below(&frames, "pthread_create");
+/// assert_eq!(callers.iter().find(|f| !f.is_runtimes()).unwrap().symbol, "pool::start");
+/// assert_eq!(callers.iter().find(|f| f.is_programs()).unwrap().symbol, "app::main");
+/// ```
+pub fn below<'a>(frames: &'a [Frame], symbol: &str) -> &'a [Frame] {
+    let start = frames
+        .iter()
+        .position(|frame| frame.symbol.ends_with(symbol))
+        .map_or(0, |found| found + 1);
+    &frames[start..]
+}

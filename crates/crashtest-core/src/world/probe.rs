@@ -1,0 +1,238 @@
+//! Asking a deadlocked run's waiting tasks where they wait.
+//!
+//! The simulator sees that a task waits, not on what: a channel, a lock or a `Notify` keeps
+//! its waker in its own state. So when a run deadlocks, each listed task is polled once more
+//! with a *probe* waker. A future that waits keeps the waker it is given, and keeping it
+//! clones it: the probe's clone takes a backtrace, whose innermost frame of the program's own
+//! code is the `.await` the task is stuck at, and the library frame just inside it is what it
+//! awaits (`tokio::sync::notify::Notified`). A poll again is what a spurious wakeup does, so
+//! a correct future only waits again. What else it may do says more:
+//! - it keeps no waker: nothing can ever wake it (`std::future::pending`, or a future that
+//!   returns `Pending` and forgets the waker);
+//! - it completes, or wakes itself: what it waited for had come, and nothing woke it (a lost
+//!   wakeup, which leaves a real runtime hung in the same place);
+//! - it panics.
+//!
+//! The probe runs after the deadlock is decided, and the run ends right after it: a waiting
+//! future now holds the probe's waker instead of its task's, which would strand the task in
+//! a run that went on. The probe's polls are no events of the trace (what their code does,
+//! like any code, may be), and the reports' places come from symbols, not addresses, so a
+//! seed's report is the same on every run of the same build.
+
+use std::backtrace::Backtrace;
+use std::cell::RefCell;
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+
+use super::World;
+use crate::node::NodeStatus;
+use crate::panic_capture;
+use crate::plumbing::call_site::{self, Frame};
+use crate::task::{Outcome, TaskId, TaskState};
+
+/// What polling a waiting task once more showed.
+pub(super) enum Probed {
+    /// It waits again, having kept the waker where this backtrace was taken.
+    Waits(Backtrace),
+    /// It waits again and kept no waker.
+    KeptNoWaker,
+    /// It completed, or woke itself: nothing had woken it.
+    WentOn,
+    /// It panicked, with this message.
+    Panicked(String),
+}
+
+impl Probed {
+    /// The end of a deadlock report's line for the task.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Probed::Waits(trace) => {
+                let frames = call_site::frames(trace);
+                let frames = call_site::below(&frames, "probe_clone");
+                match awaited_at(frames) {
+                    (Some(program), Some(awaited)) => {
+                        let awaited = short(awaited).unwrap_or(&awaited.symbol);
+                        format!("awaiting {awaited} at {}", at(program))
+                    }
+                    (Some(program), None) => format!("awaiting at {}", at(program)),
+                    (None, Some(awaited)) => format!("waiting in {}", at(awaited)),
+                    (None, None) => "waiting (a build with symbols names where)".to_owned(),
+                }
+            }
+            Probed::KeptNoWaker => "waiting with no waker kept: polled again, it kept no way \
+                                    to be woken (like std::future::pending), so nothing can \
+                                    ever wake it"
+                .to_owned(),
+            Probed::WentOn => "not stuck: polled again, it went on, so what it waited for had \
+                               come and nothing woke it (a lost wakeup: a future returned \
+                               Pending without keeping its waker where the event would \
+                               wake it)"
+                .to_owned(),
+            Probed::Panicked(message) => format!("polled again, it panicked: {message}"),
+        }
+    }
+}
+
+/// Where a waiting future kept its waker: the program's innermost frame (its `.await`), and
+/// the library frame just inside it (what it awaits), past std's adapters. Without a program
+/// frame (a library's own task), the innermost library frame that is not std's.
+fn awaited_at<'a>(frames: &'a [Frame]) -> (Option<&'a Frame>, Option<&'a Frame>) {
+    // Inside the clone: the waker's own and std's frames, then the primitive's.
+    let inner = frames.iter().position(|frame| !frame.is_runtimes());
+    // A dependency built without line tables (a common profile) is told from the program
+    // only by its location: where the program's frames have one, a frame without is not it.
+    let located = frames
+        .iter()
+        .any(|frame| frame.at.is_some() && frame.is_programs());
+    let program = frames
+        .iter()
+        .position(|frame| frame.is_programs() && (frame.at.is_some() || !located));
+    // An inlined frame has a bare name (`poll<T>`): a library's entry point is the outermost
+    // frame with a path, if any has one.
+    let named = |frames: &'a [Frame]| {
+        let mut library = frames.iter().rev().filter(|frame| !frame.is_runtimes());
+        let outermost = library.clone().next();
+        library
+            .find(|frame| frame.symbol.contains("::"))
+            .or(outermost)
+    };
+    let awaited = match (inner, program) {
+        (Some(inner), Some(program)) if inner < program => named(&frames[inner..program]),
+        (Some(inner), None) => named(&frames[inner..=inner]),
+        _ => None,
+    };
+    (program.map(|at| &frames[at]), awaited)
+}
+
+/// A frame's function as a reader names it: an async function's body (`run::{{closure}}`)
+/// as the function, a future's `poll` as the future; `None` for an inlined frame's bare
+/// name (`{async_fn#0}`), which says nothing its location does not.
+fn short(frame: &Frame) -> Option<&str> {
+    let symbol = frame.symbol.as_str();
+    if symbol.starts_with('{') {
+        return None;
+    }
+    let symbol = symbol.trim_end_matches("::{{closure}}");
+    Some(
+        match symbol.strip_suffix(" as core::future::future::Future>::poll") {
+            Some(future) => future.trim_start_matches('<'),
+            None => symbol,
+        },
+    )
+}
+
+/// A frame by its location and its short name, as far as each is known.
+fn at(frame: &Frame) -> String {
+    match (&frame.at, short(frame)) {
+        (Some(location), Some(name)) => format!("{location} in {name}"),
+        (Some(location), None) => location.clone(),
+        (None, name) => name.unwrap_or(&frame.symbol).to_owned(),
+    }
+}
+
+thread_local! {
+    /// While a probe poll runs: whether its waker was cloned (and where) or woken.
+    static PROBING: RefCell<Option<ProbeSeen>> = const { RefCell::new(None) };
+}
+
+#[derive(Default)]
+struct ProbeSeen {
+    kept: Option<Backtrace>,
+    woken: bool,
+}
+
+static PROBE_VTABLE: RawWakerVTable =
+    RawWakerVTable::new(probe_clone, probe_wake, probe_wake, |_| {});
+
+/// Named for [`Probed::describe`], which cuts the backtrace below it.
+#[inline(never)]
+fn probe_clone(data: *const ()) -> RawWaker {
+    PROBING.with(|probing| {
+        if let Ok(mut probing) = probing.try_borrow_mut()
+            && let Some(seen) = probing.as_mut()
+            && seen.kept.is_none()
+        {
+            seen.kept = Some(Backtrace::force_capture());
+        }
+    });
+    RawWaker::new(data, &PROBE_VTABLE)
+}
+
+fn probe_wake(_: *const ()) {
+    PROBING.with(|probing| {
+        if let Ok(mut probing) = probing.try_borrow_mut()
+            && let Some(seen) = probing.as_mut()
+        {
+            seen.woken = true;
+        }
+    });
+}
+
+fn probe_waker() -> Waker {
+    // SAFETY: the data word is never read, clone returns the same vtable, and every
+    // function is safe to call from any thread at any time (it touches only this thread's
+    // slot, and only while a probe runs there).
+    unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &PROBE_VTABLE)) }
+}
+
+impl World {
+    /// Polls waiting task `id` once more with the probe's waker; `None` if it is not idle on
+    /// a running node (a paused node's task waits for the resume, not on anything).
+    pub(super) fn probe(&self, id: TaskId) -> Option<Probed> {
+        assert!(
+            self.current_task.get().is_none(),
+            "a probe began inside a poll"
+        );
+        let (mut future, node, place) = {
+            let mut tasks = self.tasks.borrow_mut();
+            let slot = tasks.get_mut(id)?;
+            if slot.state != TaskState::Idle
+                || self.nodes.borrow().status(slot.node()) != NodeStatus::Running
+            {
+                return None;
+            }
+            slot.state = TaskState::Running;
+            let node = slot.node();
+            let future = slot.take_future().expect("an idle task keeps its future");
+            (future, node, tasks.origin(id))
+        };
+        self.current_task.set(Some(id));
+        self.current_node.set(node);
+        let waker = probe_waker();
+        let mut cx = Context::from_waker(&waker);
+        PROBING.with(|probing| *probing.borrow_mut() = Some(ProbeSeen::default()));
+        self.watch.enter_poll(node.0, id.serial, place);
+        let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
+        self.watch.leave_poll();
+        let seen = PROBING
+            .with(|probing| probing.borrow_mut().take())
+            .expect("the probe's record outlives its poll");
+        let woken = seen.woken
+            || self
+                .tasks
+                .borrow()
+                .get(id)
+                .is_some_and(|slot| slot.state == TaskState::RunningWoken);
+        let probed = match polled {
+            Ok(Poll::Ready(())) => {
+                let leftover = self.finish_task(id, Outcome::Output(future));
+                self.drop_outcome(leftover, node);
+                Probed::WentOn
+            }
+            Ok(Poll::Pending) => {
+                self.after_pending(id, future);
+                match seen.kept {
+                    _ if woken => Probed::WentOn,
+                    Some(trace) => Probed::Waits(trace),
+                    None => Probed::KeptNoWaker,
+                }
+            }
+            Err(panic) => {
+                self.drop_panicked_cell(future);
+                Probed::Panicked(panic.message)
+            }
+        };
+        self.current_task.set(None);
+        self.current_node.set(crate::node::NodeId::SUPERVISOR);
+        Some(probed)
+    }
+}

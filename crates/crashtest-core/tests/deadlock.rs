@@ -1,0 +1,138 @@
+//! A deadlock's report says where each waiting task waits, what it awaits there, and when a
+//! task was not stuck at all (a lost wakeup).
+
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+
+use crashtest_core::{FailureKind, RunFailure, RunSummary, Sim, rng, task};
+
+/// The deadlock's lines, or a panic naming what the run gave instead.
+fn waiting_lines(result: Result<RunSummary, Box<RunFailure>>) -> Vec<String> {
+    let failure = result.expect_err("the run deadlocks");
+    let FailureKind::Deadlock { waiting } = failure.kind else {
+        panic!("expected a deadlock, got {:?}", failure.kind);
+    };
+    waiting
+}
+
+/// The line of the task named `name`.
+fn line_of<'a>(waiting: &'a [String], name: &str) -> &'a str {
+    waiting
+        .iter()
+        .find(|line| line.contains(&format!("({name}")))
+        .unwrap_or_else(|| panic!("no line for {name}: {waiting:#?}"))
+}
+
+async fn wait_for_the_bell(bell: Rc<tokio::sync::Notify>, line: Rc<Cell<u32>>) {
+    line.set(line!() + 1);
+    bell.notified().await;
+}
+
+#[test]
+fn a_deadlock_report_names_the_await_each_task_is_stuck_at_and_what_it_awaits() {
+    let line = Rc::new(Cell::new(0));
+    let at = line.clone();
+    let waiting = waiting_lines(Sim::new(1).run(async move {
+        let bell = Rc::new(tokio::sync::Notify::new());
+        task::Builder::new()
+            .name("listener")
+            .spawn_local(wait_for_the_bell(bell.clone(), at));
+        std::future::pending::<()>().await;
+    }));
+    let listener = line_of(&waiting, "listener");
+    // The await's line, as std prints a source under the current directory.
+    let place = format!("tests/deadlock.rs:{}:", line.get());
+    assert!(
+        listener.contains("awaiting tokio::sync::notify::Notified at ")
+            && listener.contains(&place),
+        "{listener}"
+    );
+}
+
+#[test]
+fn a_task_that_keeps_no_waker_is_reported_as_one_nothing_can_wake() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        task::Builder::new()
+            .name("forgotten")
+            .spawn_local(std::future::pending::<()>());
+        let (_keep, never) = tokio::sync::oneshot::channel::<()>();
+        let _ = never.await;
+    }));
+    assert!(
+        line_of(&waiting, "forgotten").contains("it kept no way to be woken"),
+        "{waiting:#?}"
+    );
+    // The body awaits a channel whose sender is alive: it waits, not forgotten.
+    let body = &waiting[0];
+    assert!(
+        body.contains("awaiting tokio::sync::oneshot::Receiver<T> at ")
+            && body.contains("tests/deadlock.rs:"),
+        "{body}"
+    );
+}
+
+#[test]
+fn a_task_that_could_go_on_but_was_never_woken_is_reported_as_a_lost_wakeup() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let flag = Rc::new(Cell::new(false));
+        let seen = flag.clone();
+        // Returns Pending without keeping its waker: the setter has no way to wake it.
+        task::Builder::new()
+            .name("forgetful")
+            .spawn_local(poll_fn(move |_| {
+                if seen.get() {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            }));
+        task::Builder::new()
+            .name("setter")
+            .spawn_local(async move { flag.set(true) });
+        std::future::pending::<()>().await;
+    }));
+    let forgetful = line_of(&waiting, "forgetful");
+    assert!(forgetful.contains("not stuck"), "{forgetful}");
+    assert!(forgetful.contains("a lost wakeup"), "{forgetful}");
+}
+
+#[test]
+fn a_task_that_panics_when_polled_again_is_reported_with_the_panic() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let mut polls = 0;
+        task::Builder::new()
+            .name("brittle")
+            .spawn_local(poll_fn(move |cx| {
+                polls += 1;
+                assert!(polls < 2, "polled twice without a wake");
+                let _kept = cx.waker().clone();
+                Poll::<()>::Pending
+            }));
+        std::future::pending::<()>().await;
+    }));
+    let brittle = line_of(&waiting, "brittle");
+    assert!(
+        brittle.contains("polled again, it panicked: polled twice without a wake"),
+        "{brittle}"
+    );
+}
+
+#[test]
+fn a_seed_reports_the_same_deadlock_on_every_run_and_seeds_differ() {
+    let run = |seed| {
+        let failure = Sim::new(seed)
+            .run(async {
+                let bell = Rc::new(tokio::sync::Notify::new());
+                for _ in 0..1 + rng::node_rng().next_u64() % 20 {
+                    task::spawn_local(wait_for_the_bell(bell.clone(), Rc::default()));
+                }
+                std::future::pending::<()>().await;
+            })
+            .unwrap_err();
+        (failure.to_string(), failure.summary.fingerprint)
+    };
+    assert_eq!(run(3), run(3));
+    assert_ne!(run(3).1, run(4).1);
+}
