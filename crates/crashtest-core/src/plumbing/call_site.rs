@@ -54,8 +54,8 @@ impl std::fmt::Display for Frame {
 }
 
 /// Whether source `at` is a library's rather than the program's: a dependency's (cargo's
-/// registry or git checkouts), the copy of tokio the stand-in re-exports (under a
-/// `crashtest-tokio` directory), or crashtest's own crates. An inlined frame's symbol is its
+/// registry or git checkouts), the tokio stand-in's or the tokio it re-exports, or
+/// crashtest's own crates'. An inlined frame's symbol is its
 /// bare function name (`{async_fn#0}`, `poll<T>`), so its source is all that says whose it
 /// is.
 fn is_library_source(at: &str) -> bool {
@@ -80,10 +80,16 @@ fn is_library_source(at: &str) -> bool {
                 .nth(1)
                 .is_some_and(|dir| dir.as_os_str() == "src")
         });
-    in_crashtest
-        || file
-            .components()
-            .any(|part| part.as_os_str() == "crashtest-tokio")
+    // `cargo crashtest tokio setup` writes the stand-in and the tokio it re-exports to
+    // `crashtest-tokio/tokio-VERSION/` and `crashtest-tokio/real-tokio-VERSION/`.
+    let parts: Vec<&std::ffi::OsStr> = file.components().map(|part| part.as_os_str()).collect();
+    let in_stand_in = parts.windows(2).any(|pair| {
+        pair[0] == "crashtest-tokio"
+            && pair[1]
+                .to_str()
+                .is_some_and(|dir| dir.starts_with("tokio-") || dir.starts_with("real-tokio-"))
+    });
+    in_crashtest || in_stand_in
 }
 
 /// Whether a symbol with no location is the runtime's rather than the program's: the
@@ -146,4 +152,50 @@ pub fn below<'a>(frames: &'a [Frame], symbol: &str) -> &'a [Frame] {
         .position(|frame| frame.symbol.ends_with(symbol))
         .map_or(0, |found| found + 1);
     &frames[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: &str) -> Frame {
+        Frame {
+            symbol: "{async_fn#0}".to_owned(),
+            at: Some(format!("{path}:1:1")),
+        }
+    }
+
+    #[test]
+    fn an_inlined_frame_is_told_by_its_source() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let ours = |rest: &str| at(&crates.join(rest).display().to_string());
+        assert!(at("/home/me/app/src/queue.rs").is_programs());
+        assert!(!at("/rustc/0123/library/core/src/future/mod.rs").is_programs());
+        assert!(
+            !at("/home/me/.cargo/registry/src/index.crates.io-1/h2-0.4.0/src/lib.rs").is_programs()
+        );
+        assert!(!at("/home/me/.cargo/git/checkouts/raft-1/abc/src/lib.rs").is_programs());
+        assert!(
+            !at("/home/me/app/target/crashtest-tokio/real-tokio-1.54.1/src/sync/notify.rs")
+                .is_programs()
+        );
+        assert!(
+            !at("/home/me/app/target/crashtest-tokio/tokio-1.54.1/src/task/join.rs").is_programs()
+        );
+        // crashtest's libraries are its own; its tests use it as a program does.
+        assert!(!ours("crashtest-net/src/tcp/stream.rs").is_programs());
+        assert!(ours("crashtest-net/tests/tcp.rs").is_programs());
+    }
+
+    #[test]
+    fn a_symbol_without_a_source_is_told_by_its_path() {
+        let symbol = |symbol: &str| Frame {
+            symbol: symbol.to_owned(),
+            at: None,
+        };
+        assert!(symbol("app::queue::next::{{closure}}").is_programs());
+        assert!(!symbol("<core::pin::Pin<P> as core::future::future::Future>::poll").is_programs());
+        assert!(!symbol("tokio::sync::notify::Notified::poll_notified").is_programs());
+        assert!(!symbol("crashtest_net::tcp::stream::SimStream::poll_read").is_programs());
+    }
 }
