@@ -136,3 +136,18 @@ fn a_seed_reports_the_same_deadlock_on_every_run_and_seeds_differ() {
     assert_eq!(run(3), run(3));
     assert_ne!(run(3).1, run(4).1);
 }
+
+#[test]
+fn a_task_of_a_node_paused_for_good_is_reported_as_paused() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let db = crashtest_core::node::create("db", || std::future::ready(()));
+        db.pause();
+        std::future::pending::<()>().await;
+    }));
+    assert!(
+        waiting
+            .iter()
+            .any(|line| line.contains("on db (paused, and nothing is left to resume it)")),
+        "{waiting:#?}"
+    );
+}

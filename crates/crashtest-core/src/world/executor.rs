@@ -754,6 +754,10 @@ impl World {
                 .take(Self::LISTED_WAITING)
                 .map(|(id, slot)| {
                     let mut line = format!("{} on {}", tasks.called(id), nodes.name(slot.node()));
+                    // A paused node's tasks wait for its resume, which nothing is left to do.
+                    if nodes.status(slot.node()) == NodeStatus::Paused {
+                        line.push_str(" (paused, and nothing is left to resume it)");
+                    }
                     // Who waits for whom, where the simulator holds it: a join handle's waker.
                     if let Some(joined) = awaited.get(&id.slot) {
                         let joined: Vec<String> = joined.iter().map(|&t| tasks.called(t)).collect();
