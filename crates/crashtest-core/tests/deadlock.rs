@@ -52,6 +52,25 @@ fn a_deadlock_report_names_the_await_each_task_is_stuck_at_and_what_it_awaits() 
 }
 
 #[test]
+fn a_task_in_a_select_is_reported_awaiting_each_branch() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let bell = tokio::sync::Notify::new();
+        let (_keep, mut letters) = tokio::sync::mpsc::channel::<u8>(1);
+        tokio::select! {
+            biased;
+            _ = bell.notified() => {}
+            _ = letters.recv() => {}
+        }
+    }));
+    let body = &waiting[0];
+    assert!(
+        body.contains("awaiting tokio::sync::notify::Notified or ")
+            && body.contains("tokio::sync::mpsc::bounded::Receiver<T>::recv at "),
+        "{body}"
+    );
+}
+
+#[test]
 fn a_task_that_keeps_no_waker_is_reported_as_one_nothing_can_wake() {
     let waiting = waiting_lines(Sim::new(1).run(async {
         task::Builder::new()

@@ -27,9 +27,9 @@ pub struct Frame {
 impl Frame {
     /// Whether the frame is the program's own rather than a library's (see the module docs).
     pub fn is_programs(&self) -> bool {
-        let symbol = self.symbol.trim_start_matches('<');
-        let crate_name = symbol.split("::").next().unwrap_or(symbol);
-        let ours = crate_name.starts_with("crashtest") || crate_name == "tokio";
+        let ours = self
+            .crate_name()
+            .is_some_and(|name| name.starts_with("crashtest") || name == "tokio");
         let library_source = self.at.as_deref().is_some_and(is_library_source);
         !ours && !library_source && !self.is_runtimes()
     }
@@ -39,10 +39,55 @@ impl Frame {
     pub fn is_runtimes(&self) -> bool {
         match &self.at {
             Some(at) => at.starts_with("/rustc/"),
-            None => is_runtime_symbol(self.symbol.trim_start_matches('<')),
+            None => {
+                self.crate_name()
+                    .is_some_and(|name| STD_CRATES.contains(&name))
+                    || ["__", "pthread_", "clone", "start_thread"]
+                        .iter()
+                        .any(|prefix| self.symbol.starts_with(prefix))
+            }
         }
     }
+
+    /// The crate whose code the frame runs, read off its symbol: the first segment of its
+    /// path, or for a trait's method on a standard type (`<&Waker as tokio::..::WakerRef>`)
+    /// the trait's; `None` for an inlined frame's bare name (`poll<T>`, `{async_fn#0}`).
+    ///
+    /// ```
+    /// use crashtest_core::plumbing::call_site::Frame;
+    /// let crate_of = |symbol: &str| Frame { symbol: symbol.into(), at: None }.crate_name().map(str::to_owned);
+    /// assert_eq!(crate_of("tokio::sync::notify::Notified::poll_notified").as_deref(), Some("tokio"));
+    /// assert_eq!(crate_of("<h2::proto::Connection<T> as core::future::future::Future>::poll").as_deref(), Some("h2"));
+    /// assert_eq!(crate_of("<&core::task::wake::Waker as tokio::sync::WakerRef>::into_waker").as_deref(), Some("tokio"));
+    /// assert_eq!(crate_of("<core::pin::Pin<P> as core::future::future::Future>::poll").as_deref(), Some("core"));
+    /// assert_eq!(crate_of("recv<u8, tokio::sync::mpsc::bounded::Semaphore>"), None);
+    /// ```
+    pub fn crate_name(&self) -> Option<&str> {
+        let own = of_path(&self.symbol)?;
+        if STD_CRATES.contains(&own)
+            && let Some((_, implemented)) = self.symbol.split_once(" as ")
+            && let Some(trait_crate) = of_path(implemented)
+        {
+            return Some(trait_crate);
+        }
+        Some(own)
+    }
 }
+
+/// The crate of a path (`tokio::sync::Notify`, `<&core::task::Waker`), from its first
+/// segment; `None` for a bare name.
+fn of_path(path: &str) -> Option<&str> {
+    let path = path
+        .trim_start_matches(['<', '&'])
+        .trim_start_matches("mut ")
+        .trim_start_matches("dyn ");
+    let (first, _) = path.split_once("::")?;
+    let bare = first.is_empty() || first.contains(['<', '>', ' ', '{', '(', ',']);
+    (!bare).then_some(first)
+}
+
+/// The standard library's crates.
+pub(crate) const STD_CRATES: [&str; 3] = ["core", "std", "alloc"];
 
 impl std::fmt::Display for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -90,22 +135,6 @@ fn is_library_source(at: &str) -> bool {
                 .is_some_and(|dir| dir.starts_with("tokio-") || dir.starts_with("real-tokio-"))
     });
     in_crashtest || in_stand_in
-}
-
-/// Whether a symbol with no location is the runtime's rather than the program's: the
-/// standard library's or libc's.
-fn is_runtime_symbol(symbol: &str) -> bool {
-    [
-        "std::",
-        "core::",
-        "alloc::",
-        "__",
-        "pthread_",
-        "clone",
-        "start_thread",
-    ]
-    .iter()
-    .any(|prefix| symbol.starts_with(prefix))
 }
 
 /// The frames of `trace`, innermost first, as std prints them: `N: symbol`, each followed by

@@ -31,8 +31,9 @@ use crate::task::{Outcome, TaskId, TaskState};
 
 /// What polling a waiting task once more showed.
 pub(super) enum Probed {
-    /// It waits again, having kept the waker where this backtrace was taken.
-    Waits(Backtrace),
+    /// It waits again, having kept the waker where these backtraces were taken (one per
+    /// clone, up to [`KEPT_TRACES`]: each branch of a `select!` keeps its own).
+    Waits(Vec<Backtrace>),
     /// It waits again and kept no waker.
     KeptNoWaker,
     /// It completed, or woke itself: nothing had woken it.
@@ -41,21 +42,60 @@ pub(super) enum Probed {
     Panicked(String),
 }
 
+/// The clones of a probe's waker whose backtraces are kept: enough for the branches of a
+/// `select!`, few enough that a report costs milliseconds.
+const KEPT_TRACES: usize = 4;
+
 impl Probed {
     /// The end of a deadlock report's line for the task.
     pub(super) fn describe(&self) -> String {
         match self {
-            Probed::Waits(trace) => {
-                let frames = call_site::frames(trace);
-                let frames = call_site::below(&frames, "probe_clone");
-                match awaited_at(frames) {
-                    (Some(program), Some(awaited)) => {
-                        let awaited = short(awaited).unwrap_or(&awaited.symbol);
-                        format!("awaiting {awaited} at {}", at(program))
+            Probed::Waits(traces) => {
+                // Each place the program awaits at, with what it awaits there, in the order
+                // the future kept its wakers, once each.
+                let mut places: Vec<(String, Vec<String>)> = Vec::new();
+                let mut inside: Vec<String> = Vec::new();
+                for trace in traces {
+                    let frames = call_site::frames(trace);
+                    let frames = call_site::below(&frames, "probe_clone");
+                    let (program, awaited) = awaited_at(frames);
+                    let awaited = awaited.map(|frame| short(frame).unwrap_or(&frame.symbol));
+                    match (program, awaited) {
+                        (Some(program), awaited) => {
+                            let place = at(program);
+                            let index = match places.iter().position(|(known, _)| *known == place) {
+                                Some(index) => index,
+                                None => {
+                                    places.push((place, Vec::new()));
+                                    places.len() - 1
+                                }
+                            };
+                            let what = &mut places[index].1;
+                            if let Some(awaited) = awaited
+                                && !what.iter().any(|known| known == awaited)
+                            {
+                                what.push(awaited.to_owned());
+                            }
+                        }
+                        (None, Some(awaited)) if !inside.iter().any(|known| known == awaited) => {
+                            inside.push(awaited.to_owned());
+                        }
+                        (None, _) => {}
                     }
-                    (Some(program), None) => format!("awaiting at {}", at(program)),
-                    (None, Some(awaited)) => format!("waiting in {}", at(awaited)),
-                    (None, None) => "waiting (a build with symbols names where)".to_owned(),
+                }
+                let mut said: Vec<String> = places
+                    .into_iter()
+                    .map(|(place, what)| match what.is_empty() {
+                        true => format!("awaiting at {place}"),
+                        false => format!("awaiting {} at {place}", what.join(" or ")),
+                    })
+                    .collect();
+                if !inside.is_empty() {
+                    said.push(format!("waiting in {}", inside.join(" or ")));
+                }
+                match said.is_empty() {
+                    true => "waiting (a build with symbols names where)".to_owned(),
+                    false => said.join(", and "),
                 }
             }
             Probed::KeptNoWaker => "waiting with no waker kept: polled again, it kept no way \
@@ -73,11 +113,11 @@ impl Probed {
 }
 
 /// Where a waiting future kept its waker: the program's innermost frame (its `.await`), and
-/// the library frame just inside it (what it awaits), past std's adapters. Without a program
-/// frame (a library's own task), the innermost library frame that is not std's.
-fn awaited_at<'a>(frames: &'a [Frame]) -> (Option<&'a Frame>, Option<&'a Frame>) {
-    // Inside the clone: the waker's own and std's frames, then the primitive's.
-    let inner = frames.iter().position(|frame| !frame.is_runtimes());
+/// what it awaits there: the outermost frame of the library that kept the waker, from the
+/// clone out to the first frame of another crate (a `select!` expands in the program's crate
+/// from a library's source, so neither its symbol nor its source alone says whose it is).
+/// Without a program frame (a library's own task), the program part is `None`.
+fn awaited_at(frames: &[Frame]) -> (Option<&Frame>, Option<&Frame>) {
     // A dependency built without line tables (a common profile) is told from the program
     // only by its location: where the program's frames have one, a frame without is not it.
     let located = frames
@@ -86,21 +126,25 @@ fn awaited_at<'a>(frames: &'a [Frame]) -> (Option<&'a Frame>, Option<&'a Frame>)
     let program = frames
         .iter()
         .position(|frame| frame.is_programs() && (frame.at.is_some() || !located));
-    // An inlined frame has a bare name (`poll<T>`): a library's entry point is the outermost
-    // frame with a path, if any has one.
-    let named = |frames: &'a [Frame]| {
-        let mut library = frames.iter().rev().filter(|frame| !frame.is_runtimes());
-        let outermost = library.clone().next();
-        library
-            .find(|frame| frame.symbol.contains("::"))
-            .or(outermost)
+    let end = program.unwrap_or(frames.len());
+    // Inside the clone: the waker's own and std's frames, then the library's.
+    let Some(inner) = frames[..end].iter().position(|frame| !frame.is_runtimes()) else {
+        return (program.map(|at| &frames[at]), None);
     };
-    let awaited = match (inner, program) {
-        (Some(inner), Some(program)) if inner < program => named(&frames[inner..program]),
-        (Some(inner), None) => named(&frames[inner..=inner]),
-        _ => None,
-    };
-    (program.map(|at| &frames[at]), awaited)
+    let library = frames[inner].crate_name();
+    let mut awaited = inner;
+    for (index, frame) in frames.iter().enumerate().take(end).skip(inner + 1) {
+        match frame.crate_name() {
+            // std's adapters (`Pin`, `PollFn`) pass the poll on from further out.
+            Some(name) if call_site::STD_CRATES.contains(&name) => {}
+            Some(name) if Some(name) == library => awaited = index,
+            Some(_) => break,
+            // An inlined frame's bare name: the library's if its source is.
+            None if frame.is_programs() => break,
+            None => {}
+        }
+    }
+    (program.map(|at| &frames[at]), Some(&frames[awaited]))
 }
 
 /// A frame's function as a reader names it: an async function's body (`run::{{closure}}`)
@@ -136,7 +180,7 @@ thread_local! {
 
 #[derive(Default)]
 struct ProbeSeen {
-    kept: Option<Backtrace>,
+    kept: Vec<Backtrace>,
     woken: bool,
 }
 
@@ -149,9 +193,9 @@ fn probe_clone(data: *const ()) -> RawWaker {
     PROBING.with(|probing| {
         if let Ok(mut probing) = probing.try_borrow_mut()
             && let Some(seen) = probing.as_mut()
-            && seen.kept.is_none()
+            && seen.kept.len() < KEPT_TRACES
         {
-            seen.kept = Some(Backtrace::force_capture());
+            seen.kept.push(Backtrace::force_capture());
         }
     });
     RawWaker::new(data, &PROBE_VTABLE)
@@ -222,8 +266,8 @@ impl World {
                 self.after_pending(id, future);
                 match seen.kept {
                     _ if woken => Probed::WentOn,
-                    Some(trace) => Probed::Waits(trace),
-                    None => Probed::KeptNoWaker,
+                    kept if kept.is_empty() => Probed::KeptNoWaker,
+                    kept => Probed::Waits(kept),
                 }
             }
             Err(panic) => {
