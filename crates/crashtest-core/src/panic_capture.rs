@@ -3,7 +3,8 @@
 //! The process-wide panic hook is replaced once by one that, on a thread running a poll,
 //! records the message and location for the failure report and prints nothing (a sweep of a
 //! thousand seeds must not print a thousand backtraces); on any other thread it calls the hook
-//! that was there before, so panics outside simulations look as usual.
+//! that was there before, so panics outside simulations look as usual. The one panic it
+//! prints is one std is about to abort on (see [`tell_of_the_abort`]).
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
@@ -15,6 +16,7 @@ static INSTALL: Once = Once::new();
 thread_local! {
     static CAPTURING: Cell<bool> = const { Cell::new(false) };
     static CAPTURED: RefCell<Option<Captured>> = const { RefCell::new(None) };
+    static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A panic caught in a poll.
@@ -36,11 +38,68 @@ pub(crate) fn install() {
             let location = info
                 .location()
                 .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
-            CAPTURED.with(|c| *c.borrow_mut() = Some(Captured { message, location }));
+            let captured = Captured { message, location };
+            if CANNOT_UNWIND.contains(&captured.message.as_str()) {
+                return tell_of_the_abort(&captured);
+            }
+            RECENT.with(|recent| {
+                if let Ok(mut recent) = recent.try_borrow_mut()
+                    && recent.len() < KEPT_RECENT
+                {
+                    recent.push(captured.to_string());
+                }
+            });
+            CAPTURED.with(|c| *c.borrow_mut() = Some(captured));
         }));
     });
     // Every later catch relies on the hook being in place once this returns.
     assert!(INSTALL.is_completed(), "the panic hook is not installed");
+}
+
+/// The messages of std's panics that cannot unwind, on which it aborts the process right
+/// after this hook: a destructor that panicked while its task unwound from an earlier panic
+/// (say by unwrapping a lock the first poisoned), and a panic out of a function that cannot
+/// unwind.
+const CANNOT_UNWIND: [&str; 2] = [
+    "panic in a destructor during cleanup",
+    "panic in a function that cannot unwind",
+];
+
+/// The panics of the current poll kept for [`tell_of_the_abort`]: the first is the cause.
+const KEPT_RECENT: usize = 4;
+
+/// Prints what std's abort would hide: it aborts the process at once, with no word of the
+/// panics before it, so the failure report never comes.
+fn tell_of_the_abort(last: &Captured) {
+    let mut panics = RECENT
+        .with(|recent| {
+            recent
+                .try_borrow_mut()
+                .map(|mut recent| std::mem::take(&mut *recent))
+        })
+        .unwrap_or_default();
+    panics.push(last.to_string());
+    let seed = crate::world::with(|w| w.seed())
+        .map(|seed| format!(" at seed {seed}"))
+        .unwrap_or_default();
+    let told = format!(
+        "crashtest: the process aborts{seed} on a panic that cannot unwind; the first panic \
+         below is the failure, and those after it came of it (often a destructor that \
+         unwraps a lock the first poisoned):\n    {}\n",
+        panics.join("\n    ")
+    );
+    // Straight to the process's stderr: the test harness captures `eprintln!` to print it
+    // after the test, which the abort never reaches.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), told.as_bytes());
+}
+
+impl std::fmt::Display for Captured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.location {
+            Some(location) => write!(f, "panicked at {location}: {}", self.message),
+            None => write!(f, "panicked: {}", self.message),
+        }
+    }
 }
 
 fn payload_message(payload: &dyn std::any::Any) -> String {
@@ -57,6 +116,7 @@ fn payload_message(payload: &dyn std::any::Any) -> String {
 #[inline]
 pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     let was = CAPTURING.with(|c| c.replace(true));
+    RECENT.with(|recent| recent.borrow_mut().clear());
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
     result.map_err(|payload| {

@@ -587,6 +587,15 @@ mod tests {
             aborted.headline(),
             "(worker process exited: signal: 6 (SIGABRT))"
         );
+        // A panic that could not unwind: the runner printed the panics before it, the first
+        // of which is the failure.
+        let unwound = lost(
+            "running 1 test\ncrashtest: the process aborts at seed 3 on a panic that cannot \
+             unwind; the first panic below is the failure:\n    panicked at src/conn.rs:4:9: \
+             refused\n    panicked at src/conn.rs:9:1: PoisonError\nthread caused \
+             non-unwinding panic. aborting.\n\n(worker process exited: signal: 6 (SIGABRT))",
+        );
+        assert_eq!(unwound.headline(), "panicked at src/conn.rs:4:9: refused");
         let said = lost("running 1 test\nfixture: aborting the process\n");
         assert_eq!(said.headline(), "fixture: aborting the process");
     }
