@@ -228,3 +228,63 @@ impl fmt::Debug for dyn UdpSock + '_ {
             .finish()
     }
 }
+
+/// The raw datagram I/O of a stand-in UDP socket: while its `try_io` runs the program's own
+/// system calls (quinn's runtime sends and receives through quinn-udp's `sendmsg` and
+/// `recvmmsg` on the socket's descriptor), the determinism guard answers the datagram calls
+/// on that descriptor from the simulated socket, instead of refusing them.
+pub mod raw_datagrams {
+    use std::cell::Cell;
+
+    use super::UdpSock;
+
+    thread_local! {
+        /// The descriptor the program's datagram calls go to, and the socket that answers
+        /// them, while a `try_io` runs on this thread.
+        static LENT: Cell<Option<(i32, *const (dyn UdpSock + 'static))>> =
+            const { Cell::new(None) };
+    }
+
+    /// Runs `io` with the datagram calls on `fd` answered from `socket`.
+    ///
+    /// ```
+    /// use crashtest_hooks::net::raw_datagrams;
+    /// # struct Quiet;
+    /// # impl crashtest_hooks::net::UdpSock for Quiet {
+    /// #     fn send_to(&self, data: &[u8], _: std::net::SocketAddr) -> std::io::Result<usize> { Ok(data.len()) }
+    /// #     fn poll_recv_from(&self, _: &mut std::task::Context<'_>, _: &mut [std::mem::MaybeUninit<u8>]) -> std::task::Poll<std::io::Result<(usize, std::net::SocketAddr)>> { std::task::Poll::Pending }
+    /// #     fn poll_peek_from(&self, _: &mut std::task::Context<'_>, _: &mut [std::mem::MaybeUninit<u8>]) -> std::task::Poll<std::io::Result<(usize, std::net::SocketAddr)>> { std::task::Poll::Pending }
+    /// #     fn connect(&self, _: std::net::SocketAddr) -> std::io::Result<()> { Ok(()) }
+    /// #     fn peer_addr(&self) -> std::io::Result<std::net::SocketAddr> { Err(std::io::ErrorKind::NotConnected.into()) }
+    /// #     fn local_addr(&self) -> std::net::SocketAddr { ([10, 0, 0, 1], 4433).into() }
+    /// # }
+    /// let socket = Quiet;
+    /// let port = raw_datagrams::lent(7, |socket| socket.local_addr().port());
+    /// assert_eq!(port, None);
+    /// let port = raw_datagrams::lend(7, &socket, || raw_datagrams::lent(7, |s| s.local_addr().port()));
+    /// assert_eq!(port, Some(4433));
+    /// assert_eq!(raw_datagrams::lent(7, |_| ()), None);
+    /// ```
+    pub fn lend<R>(fd: i32, socket: &dyn UdpSock, io: impl FnOnce() -> R) -> R {
+        /// Restores what was lent before, on every way out of `io`, panics included.
+        struct Restore(Option<(i32, *const (dyn UdpSock + 'static))>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                LENT.with(|lent| lent.set(self.0));
+            }
+        }
+        let socket: *const (dyn UdpSock + '_) = socket;
+        // SAFETY: only the lifetime is erased; the pointer is read only through `lent`, which
+        // runs while `io` runs, within the borrow of `socket` (`Restore` takes it back first).
+        let socket: *const (dyn UdpSock + 'static) = unsafe { std::mem::transmute(socket) };
+        let _restore = Restore(LENT.with(|lent| lent.replace(Some((fd, socket)))));
+        io()
+    }
+
+    /// Runs `f` on the socket lent for `fd`, if a `try_io` on this thread lent one for it.
+    pub fn lent<R>(fd: i32, f: impl FnOnce(&dyn UdpSock) -> R) -> Option<R> {
+        let (lent_fd, socket) = LENT.with(Cell::get)?;
+        // SAFETY: `lend` keeps the pointer valid for as long as it is set (see there).
+        (lent_fd == fd).then(|| f(unsafe { &*socket }))
+    }
+}

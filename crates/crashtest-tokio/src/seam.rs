@@ -41,6 +41,24 @@ pub(crate) fn refuse(call: &str, instead: &str) -> ! {
     panic!("{message}");
 }
 
+/// Fails the running simulation because `call` cannot be simulated, as [`refuse`] does, and
+/// returns the refusal as an error instead of panicking: for a call that returns
+/// `io::Result`, so that a library that makes it under a lock (quinn's connection driver
+/// around `try_io`) carries on to the end of the poll, where the run ends with the refusal,
+/// instead of unwinding through its lock, poisoning it, and aborting the process from a
+/// destructor that unwraps it.
+#[cold]
+#[track_caller]
+pub(crate) fn refused_error(call: &str, instead: &str) -> io::Error {
+    let at = std::panic::Location::caller();
+    let message =
+        format!("{call} cannot run inside a crashtest simulation: {instead} (called at {at})");
+    if let Some(sim) = sim() {
+        sim.refuse(message.clone());
+    }
+    io::Error::new(io::ErrorKind::Unsupported, message)
+}
+
 /// The simulated network; refuses `call` if none is registered.
 #[track_caller]
 pub(crate) fn network(call: &str) -> &'static dyn Network {

@@ -177,13 +177,32 @@ fn unix_domain_sockets_and_async_fd_are_tokios_outside_a_simulation() {
 }
 
 #[test]
-fn raw_io_on_a_simulated_datagram_socket_fails_the_run_naming_the_call() {
+fn raw_io_refused_under_a_lock_returns_an_error_and_the_run_fails_with_the_refusal() {
+    // A library may call try_io with a mutex held and unwrap that mutex when a handle drops
+    // (quinn did, before a datagram socket's raw I/O was simulated): a refusal that panicked
+    // there poisoned the lock, the handle's destructor panicked during the unwind, and the
+    // process aborted.
+    struct LocksOnDrop(std::sync::Arc<std::sync::Mutex<u32>>);
+    impl Drop for LocksOnDrop {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() += 1;
+        }
+    }
     let text = failure_of(async {
-        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-        let _ = socket.try_io(tokio::io::Interest::READABLE, || Ok(()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let stream = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let state = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let _owner = LocksOnDrop(state.clone());
+        let _held = state.lock().unwrap();
+        let sent = stream.try_io(tokio::io::Interest::WRITABLE, || Ok(()));
+        assert_eq!(sent.unwrap_err().kind(), std::io::ErrorKind::Unsupported);
     });
-    assert!(text.contains("tokio::net::UdpSocket::try_io cannot run inside"));
-    assert!(text.contains("send_to/recv_from"), "{text}");
+    assert!(
+        text.contains("refused: tokio::net::TcpStream::try_io cannot run inside"),
+        "{text}"
+    );
 }
 
 #[test]

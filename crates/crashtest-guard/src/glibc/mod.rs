@@ -18,6 +18,7 @@
 //!   [`in_simulation`], [`answer`] and [`fail`].
 
 mod clock;
+mod datagrams;
 mod disk;
 mod files;
 pub(crate) mod fork;

@@ -22,7 +22,7 @@
 //! trace or handed to anything that could steer the simulation.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_int;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::time::Duration;
@@ -36,6 +36,10 @@ type Identity = (u64, u64);
 #[derive(Default)]
 struct Table {
     sockets: RefCell<BTreeMap<Identity, Record>>,
+    /// Placeholders a tokio stand-in took over while another descriptor of theirs stayed
+    /// open (a `try_clone` kept, as quinn-udp's users keep one): until that one closes, a
+    /// call on it is refused as a duplicate of a socket that is now the stand-in's.
+    adopted: RefCell<BTreeSet<Identity>>,
 }
 
 /// The flags `socket()` takes in its type argument.
@@ -118,15 +122,18 @@ pub(super) fn with<R>(fd: c_int, f: impl FnOnce(&mut Record) -> R) -> Option<R> 
 /// A descriptor is closing: if it is the last one of a placeholder, forgets the socket and
 /// frees the port it holds, as Linux closes a socket with its last descriptor. A duplicate
 /// (`dup`, `try_clone`) keeps the socket and its port (but not past an adoption: the adopter
-/// takes the socket over whole, and a duplicate left is no socket to the guards).
+/// takes the socket over whole, and a duplicate left is refused until it closes).
 pub(super) fn closing(fd: c_int) {
     let table = table();
-    if table.sockets.borrow().is_empty() {
+    if table.sockets.borrow().is_empty() && table.adopted.borrow().is_empty() {
         return;
     }
     let Some(id) = super::identity(fd) else {
         return;
     };
+    if table.adopted.borrow().contains(&id) && !open_elsewhere(fd, id) {
+        table.adopted.borrow_mut().remove(&id);
+    }
     if !table.sockets.borrow().contains_key(&id) || open_elsewhere(fd, id) {
         return;
     }
@@ -148,14 +155,28 @@ fn open_elsewhere(fd: c_int, id: Identity) -> bool {
         .any(|other| other != fd && super::identity(other) == Some(id))
 }
 
-/// Removes the record of the placeholder `fd` refers to, and returns it.
+/// Removes the record of the placeholder `fd` refers to, and returns it, for an adoption:
+/// the descriptors of it still open besides `fd` are refused from now on (see
+/// [`is_adopted`]).
 pub(super) fn take(fd: c_int) -> Option<Record> {
     let table = table();
-    let mut sockets = table.sockets.borrow_mut();
-    if sockets.is_empty() {
+    if table.sockets.borrow().is_empty() {
         return None;
     }
-    sockets.remove(&super::identity(fd)?)
+    let id = super::identity(fd)?;
+    let record = table.sockets.borrow_mut().remove(&id)?;
+    if open_elsewhere(fd, id) {
+        table.adopted.borrow_mut().insert(id);
+    }
+    Some(record)
+}
+
+/// Whether `fd` is a descriptor left of a placeholder a tokio stand-in took over. Call only
+/// inside a simulation.
+pub(super) fn is_adopted(fd: c_int) -> bool {
+    let table = table();
+    let adopted = table.adopted.borrow();
+    !adopted.is_empty() && super::identity(fd).is_some_and(|id| adopted.contains(&id))
 }
 
 /// The `value` of an integer option as set (the first four bytes, as the kernel reads them).
@@ -188,6 +209,30 @@ pub(super) fn socket_addr(bytes: &[u8]) -> Option<SocketAddr> {
             Some(SocketAddrV6::new(Ipv6Addr::from(ip), port, flowinfo, scope).into())
         }
         _ => None,
+    }
+}
+
+/// `addr` as a `sockaddr_in` or `sockaddr_in6`: [`socket_addr`]'s inverse.
+pub(super) fn socket_addr_bytes(addr: SocketAddr) -> Vec<u8> {
+    match addr {
+        SocketAddr::V4(v4) => {
+            let mut bytes = vec![0; size_of::<libc::sockaddr_in>()];
+            let family = libc::AF_INET as libc::sa_family_t;
+            bytes[..2].copy_from_slice(&family.to_ne_bytes());
+            bytes[2..4].copy_from_slice(&v4.port().to_be_bytes());
+            bytes[4..8].copy_from_slice(&v4.ip().octets());
+            bytes
+        }
+        SocketAddr::V6(v6) => {
+            let mut bytes = vec![0; size_of::<libc::sockaddr_in6>()];
+            let family = libc::AF_INET6 as libc::sa_family_t;
+            bytes[..2].copy_from_slice(&family.to_ne_bytes());
+            bytes[2..4].copy_from_slice(&v6.port().to_be_bytes());
+            bytes[4..8].copy_from_slice(&v6.flowinfo().to_be_bytes());
+            bytes[8..24].copy_from_slice(&v6.ip().octets());
+            bytes[24..28].copy_from_slice(&v6.scope_id().to_ne_bytes());
+            bytes
+        }
     }
 }
 
@@ -534,6 +579,14 @@ mod tests {
             assert_eq!(datagram.listen(1), Err(libc::EOPNOTSUPP));
             assert!(!datagram.into_placeholder(false).listening);
         });
+    }
+
+    #[test]
+    fn an_address_reads_back_from_its_bytes() {
+        for addr in ["10.0.0.2:4433", "[fd00::2]:80", "[::ffff:10.0.0.1]:9"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            assert_eq!(socket_addr(&socket_addr_bytes(addr)), Some(addr));
+        }
     }
 
     #[test]

@@ -15,7 +15,13 @@
 //!   sees at once, never a packet and never a hang. Real `AF_UNIX` sockets (a `socketpair`, or
 //!   one made before the simulation) and descriptors that are not sockets pass to libc:
 //!   nothing there reaches a network.
+//! - A descriptor left of a placeholder that a tokio stand-in took over (a `try_clone` kept
+//!   past `UdpSocket::from_std`) is refused the same way, with a message that says the tokio
+//!   socket is the simulated one now.
 //! - On every other descriptor the calls go to libc unchanged.
+//!
+//! While a stand-in UDP socket's `try_io` runs, the datagram calls on its descriptor are
+//! answered from the simulated socket instead (see [`datagrams`](super::datagrams)).
 //!
 //! Outside a simulation every call goes to libc after one thread-local read.
 //!
@@ -32,7 +38,7 @@ use std::panic;
 use libc::{mmsghdr, msghdr, sockaddr, socklen_t, timespec};
 
 use super::next::Next;
-use super::placeholders;
+use super::{datagrams, placeholders};
 use crate::placeholder::Placeholder;
 
 /// What to do instead of reaching the real network; ends every refusal's message.
@@ -76,7 +82,8 @@ fn fail_with(code: c_int) -> c_int {
 /// or a real socket of a family other than `AF_UNIX`. Also true if the simulator's state could
 /// not be read (the run has failed then).
 fn reaches_network(call: &str, fd: c_int) -> bool {
-    match super::answer(call, || placeholders::with(fd, |_| ()).is_some()) {
+    let placeholder = || placeholders::with(fd, |_| ()).is_some() || placeholders::is_adopted(fd);
+    match super::answer(call, placeholder) {
         Some(false) => {}
         Some(true) | None => return true,
     }
@@ -95,18 +102,31 @@ fn reaches_network(call: &str, fd: c_int) -> bool {
     got == 0 && domain != libc::AF_UNIX
 }
 
-/// Fails the run for a call that would reach the real network.
-fn refuse(call: &str) {
-    super::fail(format!(
-        "{call} was called inside the simulation, on a socket that would reach the real \
-         network; the call returned EPERM and nothing was sent or received. {INSTEAD}"
-    ));
+/// Fails the run for a call on `fd` that would reach the real network, or on a duplicate of
+/// a socket the tokio stand-in took over.
+fn refuse(call: &str, fd: c_int) {
+    let duplicate = super::answer(call, || placeholders::is_adopted(fd)) == Some(true);
+    super::fail(if duplicate {
+        format!(
+            "{call} was called inside the simulation on a duplicate of a socket that \
+             crashtest's tokio stand-in took over (tokio::net::UdpSocket::from_std, \
+             TcpListener::from_std, ...): the simulated socket is the tokio one now, and this \
+             descriptor reaches nothing; the call returned EPERM. Send and receive through \
+             the tokio socket: its try_io runs a library's own datagram calls (sendmsg, \
+             recvmmsg, as quinn-udp makes them) on the simulated socket."
+        )
+    } else {
+        format!(
+            "{call} was called inside the simulation, on a socket that would reach the real \
+             network; the call returned EPERM and nothing was sent or received. {INSTEAD}"
+        )
+    });
 }
 
 /// Defines the guards of the calls that reach a network: inside a simulation, refused on a
 /// placeholder or a network socket; otherwise passed to libc.
 macro_rules! network_calls {
-    ($($name:ident($fd:ident $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*) => {
+    ($($name:ident($fd:ident $(, $arg:ident: $ty:ty)*) -> $ret:ty $(, lent: $lent:path)?;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "(2)`: refused inside a simulation on a \
                 placeholder or a network socket.")]
@@ -125,9 +145,23 @@ macro_rules! network_calls {
                         Err(_) => panic!("a C name has no NUL inside"),
                     })
                 };
+                // A stand-in UDP socket's `try_io` lends its simulated socket for its
+                // descriptor: the program's own datagram calls there are answered from it.
+                let answers: Option<
+                    unsafe fn(&dyn crashtest_hooks::net::UdpSock $(, $ty)*) -> $ret,
+                > = None $(.or(Some($lent)))?;
+                if let Some(answer) = answers {
+                    let lent = crashtest_hooks::net::raw_datagrams::lent($fd, |socket| {
+                        // SAFETY: the caller's arguments, valid as the C function requires.
+                        unsafe { answer(socket $(, $arg)*) }
+                    });
+                    if let Some(answered) = lent {
+                        return answered;
+                    }
+                }
                 let call = stringify!($name);
                 if super::in_simulation() && reaches_network(call, $fd) {
-                    refuse(call);
+                    refuse(call, $fd);
                     super::set_errno(libc::EPERM);
                     return -1;
                 }
@@ -147,7 +181,7 @@ network_calls! {
     connect(fd, addr: *const sockaddr, len: socklen_t) -> c_int;
     accept(fd, addr: *mut sockaddr, len: *mut socklen_t) -> c_int;
     accept4(fd, addr: *mut sockaddr, len: *mut socklen_t, flags: c_int) -> c_int;
-    send(fd, buf: *const c_void, len: usize, flags: c_int) -> isize;
+    send(fd, buf: *const c_void, len: usize, flags: c_int) -> isize, lent: datagrams::send;
     sendto(
         fd,
         buf: *const c_void,
@@ -155,10 +189,11 @@ network_calls! {
         flags: c_int,
         addr: *const sockaddr,
         addr_len: socklen_t
-    ) -> isize;
-    sendmsg(fd, msg: *const msghdr, flags: c_int) -> isize;
-    sendmmsg(fd, msgs: *mut mmsghdr, count: c_uint, flags: c_int) -> c_int;
-    recv(fd, buf: *mut c_void, len: usize, flags: c_int) -> isize;
+    ) -> isize, lent: datagrams::sendto;
+    sendmsg(fd, msg: *const msghdr, flags: c_int) -> isize, lent: datagrams::sendmsg;
+    sendmmsg(fd, msgs: *mut mmsghdr, count: c_uint, flags: c_int) -> c_int,
+        lent: datagrams::sendmmsg;
+    recv(fd, buf: *mut c_void, len: usize, flags: c_int) -> isize, lent: datagrams::recv;
     recvfrom(
         fd,
         buf: *mut c_void,
@@ -166,9 +201,10 @@ network_calls! {
         flags: c_int,
         addr: *mut sockaddr,
         addr_len: *mut socklen_t
-    ) -> isize;
-    recvmsg(fd, msg: *mut msghdr, flags: c_int) -> isize;
-    recvmmsg(fd, msgs: *mut mmsghdr, count: c_uint, flags: c_int, timeout: *mut timespec) -> c_int;
+    ) -> isize, lent: datagrams::recvfrom;
+    recvmsg(fd, msg: *mut msghdr, flags: c_int) -> isize, lent: datagrams::recvmsg;
+    recvmmsg(fd, msgs: *mut mmsghdr, count: c_uint, flags: c_int, timeout: *mut timespec) -> c_int,
+        lent: datagrams::recvmmsg;
 }
 
 /// `socket(2)`: a placeholder inside a simulation, whatever the family and type.
@@ -234,7 +270,12 @@ unsafe fn read_in<'a>(ptr: *const c_void, len: socklen_t, most: usize) -> Result
 /// # Safety
 ///
 /// `len` is null or valid for reads and writes; `out` is null or valid for `*len` bytes.
-unsafe fn write_out(value: &[u8], out: *mut c_void, len: *mut socklen_t, full_len: bool) -> c_int {
+pub(super) unsafe fn write_out(
+    value: &[u8],
+    out: *mut c_void,
+    len: *mut socklen_t,
+    full_len: bool,
+) -> c_int {
     if len.is_null() {
         return fail_with(libc::EFAULT);
     }
@@ -303,7 +344,7 @@ pub(super) unsafe extern "C" fn listen(fd: c_int, backlog: c_int) -> c_int {
         Some(Ok(())) => 0,
         Some(Err(code)) => fail_with(code),
         None if super::in_simulation() && reaches_network("listen", fd) => {
-            refuse("listen");
+            refuse("listen", fd);
             fail_with(libc::EPERM)
         }
         // SAFETY: the caller's arguments, unchanged, to the function this one hides.

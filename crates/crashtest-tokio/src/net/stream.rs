@@ -168,8 +168,8 @@ pub(super) fn poll_ready_conn(
 /// Refuses a raw I/O call on a simulated socket.
 #[cold]
 #[track_caller]
-pub(super) fn refuse_raw_io(call: &str) -> ! {
-    seam::refuse(
+pub(super) fn refuse_raw_io(call: &str) -> io::Error {
+    seam::refused_error(
         call,
         "a simulated socket has no OS socket to run raw I/O on; read and write through \
          AsyncRead/AsyncWrite (tokio::io::AsyncReadExt, AsyncWriteExt) or try_read/try_write",
@@ -591,7 +591,7 @@ impl TcpStream {
     ) -> io::Result<R> {
         match &self.inner {
             Inner::Real(stream) => stream.try_io(interest, f),
-            Inner::Sim(_) => refuse_raw_io("tokio::net::TcpStream::try_io"),
+            Inner::Sim(_) => Err(refuse_raw_io("tokio::net::TcpStream::try_io")),
         }
     }
 
@@ -607,7 +607,7 @@ impl TcpStream {
     ) -> io::Result<R> {
         match &self.inner {
             Inner::Real(stream) => stream.async_io(interest, f).await,
-            Inner::Sim(_) => refuse_raw_io("tokio::net::TcpStream::async_io"),
+            Inner::Sim(_) => Err(refuse_raw_io("tokio::net::TcpStream::async_io")),
         }
     }
 

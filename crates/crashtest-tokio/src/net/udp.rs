@@ -105,15 +105,32 @@ macro_rules! real_only {
     )*};
 }
 
-/// Refuses a raw I/O call on a simulated datagram socket.
-#[cold]
+/// Runs `f`, a raw I/O call of `socket`'s owner, with its datagram calls on the owner's
+/// descriptor answered from `socket` (see [`UdpSocket::try_io`]).
+#[cfg(unix)]
+fn lend_raw_io<R>(
+    owner: &UdpSocket,
+    socket: &dyn UdpSock,
+    f: impl FnOnce() -> io::Result<R>,
+) -> io::Result<R> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(owner);
+    crashtest_hooks::net::raw_datagrams::lend(fd, socket, f)
+}
+
+/// Refuses a raw I/O call on a simulated datagram socket, which has no descriptor to lend
+/// where descriptors are not Unix's.
+#[cfg(not(unix))]
 #[track_caller]
-fn refuse_raw_io(call: &str) -> ! {
-    seam::refuse(
-        call,
+fn lend_raw_io<R>(
+    _: &UdpSocket,
+    _: &dyn UdpSock,
+    _: impl FnOnce() -> io::Result<R>,
+) -> io::Result<R> {
+    Err(seam::refused_error(
+        "tokio::net::UdpSocket::try_io",
         "a simulated socket has no OS socket to run raw I/O on; send and receive through \
          send_to/recv_from (or their try_ and poll_ forms), and wait with readable/writable",
-    )
+    ))
 }
 
 impl UdpSocket {
@@ -688,11 +705,17 @@ impl UdpSocket {
         Poll::Ready(Ok((n, from)))
     }
 
-    /// Runs a raw I/O call on the socket if it is ready; refused inside a simulation.
+    /// Runs a raw I/O call on the socket if it is ready: readable when a datagram is queued,
+    /// and always writable in a simulation, whose network never makes a sender wait.
+    ///
+    /// Inside a simulation `f`'s own datagram system calls on this socket's descriptor
+    /// (`sendmsg`, `recvmmsg`, ..., as quinn's runtime makes through quinn-udp) are answered
+    /// from the simulated socket by the determinism guard. Any other system call `f` makes
+    /// reaches no network: the descriptor is not a socket.
     ///
     /// # Errors
     ///
-    /// tokio's.
+    /// `WouldBlock` if the socket is not ready, and what `f` returns.
     #[track_caller]
     pub fn try_io<R>(
         &self,
@@ -701,23 +724,41 @@ impl UdpSocket {
     ) -> io::Result<R> {
         match &self.inner {
             Inner::Real(socket) => socket.try_io(interest, f),
-            Inner::Sim { .. } => refuse_raw_io("tokio::net::UdpSocket::try_io"),
+            Inner::Sim { socket, .. } => {
+                let ready = interest.is_writable()
+                    || try_now(|cx| socket.poll_peek_from(cx, &mut [])).is_ok();
+                if !ready {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                lend_raw_io(self, socket.as_ref(), f)
+            }
         }
     }
 
-    /// Runs a raw I/O call on the socket once it is ready; refused inside a simulation.
+    /// Runs a raw I/O call on the socket once it is ready (see [`UdpSocket::try_io`]).
     ///
     /// # Errors
     ///
-    /// tokio's.
+    /// What `f` returns other than `WouldBlock`, and the network's (the node was killed).
     pub async fn async_io<R>(
         &self,
         interest: Interest,
-        f: impl FnMut() -> io::Result<R>,
+        mut f: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
-        match &self.inner {
-            Inner::Real(socket) => socket.async_io(interest, f).await,
-            Inner::Sim { .. } => refuse_raw_io("tokio::net::UdpSocket::async_io"),
+        if let Inner::Real(socket) = &self.inner {
+            return socket.async_io(interest, f).await;
+        }
+        loop {
+            if !interest.is_writable() {
+                self.readable().await?;
+            }
+            match self.try_io(interest, &mut f) {
+                // Not ready after all: let the others run before asking again.
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    crate::task::yield_now().await;
+                }
+                done => return done,
+            }
         }
     }
 
