@@ -6,15 +6,19 @@
 //! corpus, so a CI matrix or an indexed Job runs them unchanged; their `--out` lines append
 //! to one file. A failure is printed with the one line that replays it (the seed and its
 //! branch path), and `replay`, `minimize` and `view` take the same timeline with `--branch`.
+//! While it runs, the worker writes its progress to the results file every half second, and
+//! the tool shows it as a sweep shows its seeds.
 
 use std::fs::File;
 use std::process::{ExitCode, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 use crashtest_protocol::{env, reproduce};
 use serde_json::Value;
 
 use crate::cli::HuntArgs;
+use crate::progress::Progress;
 use crate::single::Scratch;
 
 /// How many runs a search makes before its lack of anything to steer by is worth a note.
@@ -54,11 +58,24 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
         "hunting in {} with {} runs from seed {start}, {jobs} at a time",
         target.test, args.runs
     );
-    let status = command
-        .status()
+    let mut child = command
+        .spawn()
         .with_context(|| format!("cannot start {}", target.exe.display()))?;
+    let mut progress = Progress::counting("runs", args.runs, 0);
+    let status = loop {
+        if let Some(status) = child.try_wait().context("cannot wait for the search")? {
+            break status;
+        }
+        std::thread::sleep(POLL);
+        let text = std::fs::read_to_string(&results).unwrap_or_default();
+        if let Some(tally) = text.lines().rev().find_map(progress_of) {
+            progress.reached(tally.0, tally.1);
+        }
+        progress.tick();
+    };
+    progress.finish();
     let text = std::fs::read_to_string(&results).unwrap_or_default();
-    let Some(line) = text.lines().last() else {
+    let Some(line) = text.lines().rev().find(|line| progress_of(line).is_none()) else {
         let output = std::fs::read_to_string(&log_path).unwrap_or_default();
         let tail: String = output
             .chars()
@@ -113,6 +130,27 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often the search's results file is read for its progress.
+const POLL: Duration = Duration::from_millis(200);
+
+/// The runs done and what the search reached, from a progress line of the results file;
+/// `None` for any other line (the summary).
+fn progress_of(line: &str) -> Option<(u64, String)> {
+    let value: Value = serde_json::from_str(line).ok()?;
+    let tally = value.get("progress")?;
+    let count = |key: &str| tally[key].as_u64().unwrap_or_default();
+    Some((
+        count("runs"),
+        format!(
+            "{} fresh seeds, {} branch points, corpus {}, {} features",
+            count("fresh_seeds"),
+            count("branch_points"),
+            count("corpus"),
+            count("features")
+        ),
+    ))
 }
 
 /// The fingerprint of the found failure's timeline run alone in a fresh process, as its

@@ -1,6 +1,7 @@
-//! The sweep's progress: a bar on a terminal, a heartbeat line every 30 seconds in a log.
+//! A sweep's or a hunt's progress: a bar on a terminal, a heartbeat line every 30 seconds in
+//! a log.
 //!
-//! The bar shows seeds done, the rate and the time left from indicatif's estimator (an
+//! The bar shows seeds (or runs) done, the rate and the time left from indicatif's estimator (an
 //! exponentially weighted rate, so a slow start or a burst of fast seeds does not swing the
 //! estimate). Without a terminal (a CI log) the bar is hidden and a line is printed on a
 //! timer, not per seed, so that a long stall still shows the sweep is alive, and says so.
@@ -21,15 +22,24 @@ pub(crate) struct Progress {
     /// Set when stderr is not a terminal: when the last heartbeat was printed, and how many
     /// seeds had run then.
     plain: Option<(Instant, u64)>,
+    /// What is counted: `seeds`, `runs`.
+    unit: &'static str,
     total: u64,
     done: u64,
     ran: u64,
     failed: u64,
+    /// What the bar says beside the count.
+    message: String,
 }
 
 impl Progress {
     /// Progress over `total` seeds of which `done` were finished before this run.
     pub(crate) fn new(total: u64, done: u64) -> Progress {
+        Progress::counting("seeds", total, done)
+    }
+
+    /// Progress over `total` of `unit`, of which `done` were finished before this run.
+    pub(crate) fn counting(unit: &'static str, total: u64, done: u64) -> Progress {
         let terminal = std::io::stderr().is_terminal();
         let target = if terminal {
             ProgressDrawTarget::stderr()
@@ -38,9 +48,10 @@ impl Progress {
         };
         let bar = ProgressBar::with_draw_target(Some(total), target);
         bar.set_style(
-            ProgressStyle::with_template(
-                "[{elapsed_precise}] {wide_bar} {pos}/{len} seeds  {per_sec:.1}  {eta} left  {msg}",
-            )
+            ProgressStyle::with_template(&format!(
+                "[{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit}  {{per_sec:.1}}  \
+                 {{eta}} left  {{msg}}"
+            ))
             .expect("a valid progress template"),
         );
         bar.set_position(done);
@@ -51,20 +62,30 @@ impl Progress {
         Progress {
             bar,
             plain: (!terminal).then(|| (now(), 0)),
+            unit,
             total,
             done,
             ran: 0,
             failed: 0,
+            message: "0 failed".to_owned(),
         }
     }
 
     /// Counts one finished seed.
     pub(crate) fn seed_done(&mut self, failed: bool) {
-        self.done += 1;
-        self.ran += 1;
         self.failed += u64::from(failed);
-        self.bar.set_message(format!("{} failed", self.failed));
-        self.bar.inc(1);
+        let message = format!("{} failed", self.failed);
+        self.reached(self.done + 1, message);
+    }
+
+    /// Sets the count done so far (it only grows) and what the bar says beside it.
+    pub(crate) fn reached(&mut self, done: u64, message: String) {
+        assert!(done >= self.done, "progress went back from {} to {done}", self.done);
+        self.ran += done - self.done;
+        self.done = done;
+        self.bar.set_position(done);
+        self.bar.set_message(message.clone());
+        self.message = message;
     }
 
     /// Prints the heartbeat line when one is due (call it often: the sweep does, between
@@ -82,18 +103,20 @@ impl Progress {
 
     /// `crashtest: 1200/10000 seeds, 3 failed, 41.2 seeds/s, about 3m35s left`.
     fn heartbeat(&self, since_last: u64) -> String {
+        let unit = self.unit;
         let mut line = format!(
-            "crashtest: {}/{} seeds, {} failed",
-            self.done, self.total, self.failed
+            "crashtest: {}/{} {unit}, {}",
+            self.done, self.total, self.message
         );
         if since_last == 0 {
             line.push_str(&format!(
-                ", no seed finished in the last {}s (slow seeds, or a worker that --seed-timeout will stop)",
+                ", none finished in the last {}s (slow {unit}, or a worker that --seed-timeout \
+                 will stop)",
                 HEARTBEAT.as_secs()
             ));
         } else {
             line.push_str(&format!(
-                ", {:.1} seeds/s, about {} left",
+                ", {:.1} {unit}/s, about {} left",
                 self.bar.per_sec(),
                 indicatif::HumanDuration(self.bar.eta())
             ));
@@ -126,12 +149,24 @@ mod tests {
         progress.seed_done(true);
         let stalled = progress.heartbeat(0);
         assert!(
-            stalled
-                .starts_with("crashtest: 11/100 seeds, 1 failed, no seed finished in the last 30s"),
+            stalled.starts_with("crashtest: 11/100 seeds, 1 failed, none finished in the last 30s"),
             "{stalled}"
         );
         let moving = progress.heartbeat(1);
         assert!(moving.contains("seeds/s, about "), "{moving}");
+        progress.finish();
+    }
+
+    #[test]
+    fn a_hunts_heartbeat_counts_runs_and_says_what_it_reached() {
+        let mut progress = Progress::counting("runs", 3000, 0);
+        progress.reached(1200, "14 features, corpus 9".to_owned());
+        let line = progress.heartbeat(1200);
+        assert!(
+            line.starts_with("crashtest: 1200/3000 runs, 14 features, corpus 9, "),
+            "{line}"
+        );
+        assert!(line.contains(" runs/s, about "), "{line}");
         progress.finish();
     }
 }

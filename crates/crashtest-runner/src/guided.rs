@@ -339,6 +339,49 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
+    guided_telling(spec, guide, body, &mut |_| {})
+}
+
+/// How far a guided search has come, told between its batches of runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    /// Runs spent.
+    pub runs: u64,
+    /// Fresh seeds run.
+    pub fresh_seeds: u64,
+    /// Branch points drawn.
+    pub branch_points: u64,
+    /// Timelines kept in the corpus.
+    pub corpus: usize,
+    /// Distinct features seen.
+    pub features: usize,
+}
+
+/// [`guided`], calling `tell` after each batch of runs with how far the search has come (for
+/// a progress display: what it does with the tally cannot change the search).
+///
+/// ```
+/// # use crashtest::runner::{guided, TestSpec};
+/// # let spec = TestSpec {
+/// #     name: "t", module_path: "m", package: "p", crate_name: "m",
+/// #     seeds: None, seed: None, config: crashtest::Config::default, env: &[],
+/// # };
+/// let guide = guided::Guide { runs: 40, ..Default::default() };
+/// let mut tallies = Vec::new();
+/// let found = guided::guided_telling(&spec, &guide, &|| async {}, &mut |tally| tallies.push(tally));
+/// assert_eq!(tallies.last().map(|tally| tally.runs), Some(found.runs));
+/// assert!(tallies.windows(2).all(|pair| pair[0].runs < pair[1].runs));
+/// ```
+pub fn guided_telling<F, Fut>(
+    spec: &TestSpec,
+    guide: &Guide,
+    body: &F,
+    tell: &mut dyn FnMut(Tally),
+) -> Guided
+where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
     crashtest_guard::install();
     let started = crate::usage::cpu_time_with_children();
     let config = (spec.config)();
@@ -357,7 +400,18 @@ where
     let mut next_sub = 1;
     let (mut fresh_seeds, mut branch_points, mut branch_runs) = (0, 0, 0);
     let mut found: Option<(u64, Path, u64)> = None;
+    let mut told = 0;
     while runs < guide.runs && found.is_none() {
+        if runs > told {
+            told = runs;
+            tell(Tally {
+                runs,
+                fresh_seeds,
+                branch_points,
+                corpus: search.corpus.len(),
+                features: search.seen.len(),
+            });
+        }
         if search.corpus.is_empty() || branch_runs >= branch_allowance(fresh_seeds) {
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
@@ -413,6 +467,15 @@ where
         fresh_seeds <= runs && (branch_points > 0 || fresh_seeds == runs),
         "the summary counts only runs that were made: {fresh_seeds} fresh of {runs}"
     );
+    if runs > told {
+        tell(Tally {
+            runs,
+            fresh_seeds,
+            branch_points,
+            corpus: search.corpus.len(),
+            features: search.seen.len(),
+        });
+    }
     let cpu = crate::usage::cpu_time_with_children()
         .zip(started)
         .map(|(end, start)| end - start);

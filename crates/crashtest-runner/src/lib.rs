@@ -574,6 +574,18 @@ fn save_failure(
     }
 }
 
+/// The wall clock, for pacing the progress lines only: nothing simulated reads it.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "progress is paced by wall time, outside every simulation"
+)]
+fn wall_clock_now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+/// How often a guided search writes its progress to the results file.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// `CRASHTEST_HUNT=RUNS`: a guided search instead of the seed range; its summary goes to
 /// stdout and, as one JSON line, to the results file; a failure panics with its reproduce
 /// line.
@@ -588,7 +600,29 @@ where
         jobs: settings.threads,
         ..guided::Guide::default()
     };
-    let found = guided::guided(spec, &guide, body);
+    // The tool shows the search's progress from the results file: a line every so often,
+    // and the summary last.
+    let mut last_told: Option<std::time::Instant> = None;
+    let mut tell = |tally: guided::Tally| {
+        let Some(path) = &settings.results else {
+            return;
+        };
+        if last_told.is_some_and(|at| at.elapsed() < PROGRESS_EVERY) {
+            return;
+        }
+        last_told = Some(wall_clock_now());
+        let line = serde_json::json!({ "progress": {
+            "runs": tally.runs,
+            "of": runs,
+            "fresh_seeds": tally.fresh_seeds,
+            "branch_points": tally.branch_points,
+            "corpus": tally.corpus,
+            "features": tally.features,
+        }});
+        // Progress is only shown: a line that cannot be written loses nothing found.
+        let _ = results::append_line(path, &line.to_string());
+    };
+    let found = guided::guided_telling(spec, &guide, body, &mut tell);
     let line = found.json(&[("test", &spec.test_path())], "");
     if let Some(path) = &settings.results {
         results::append_line(path, &line.to_string()).unwrap_or_else(|e| {
