@@ -80,7 +80,11 @@ impl Progress {
 
     /// Sets the count done so far (it only grows) and what the bar says beside it.
     pub(crate) fn reached(&mut self, done: u64, message: String) {
-        assert!(done >= self.done, "progress went back from {} to {done}", self.done);
+        assert!(
+            done >= self.done,
+            "progress went back from {} to {done}",
+            self.done
+        );
         self.ran += done - self.done;
         self.done = done;
         self.bar.set_position(done);

@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crashtest_protocol::env::BranchPath;
+
 use crate::cli::{Filter, ReplayArgs};
 use crate::results::SeedResult;
 use crate::trace::{self, Life, Trace};
@@ -28,6 +30,7 @@ pub(crate) fn run(args: &ReplayArgs) -> anyhow::Result<std::process::ExitCode> {
     let text = render(
         &trace,
         &result,
+        args.branch.branch.as_ref(),
         &args.filter,
         args.all,
         usize::from(args.width),
@@ -61,6 +64,7 @@ fn filler(life: Life) -> char {
 pub(crate) fn render(
     trace: &Trace,
     result: &SeedResult,
+    branch: Option<&BranchPath>,
     filter: &Filter,
     all: bool,
     width: usize,
@@ -72,8 +76,12 @@ pub(crate) fn render(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "seed {} of {}: {}{}",
+        "seed {}{} of {}: {}{}",
         result.seed,
+        match branch {
+            Some(path) if !path.0.is_empty() => format!(" along branch {path}"),
+            _ => String::new(),
+        },
         result.test,
         result.status.name().to_uppercase(),
         if result.passed() {
@@ -192,12 +200,38 @@ mod tests {
     }
 
     #[test]
+    fn a_branchs_replay_names_its_branch_in_the_header() {
+        let result = SeedResult {
+            test: "t".to_owned(),
+            seed: 3,
+            status: Status::Pass,
+            ..SeedResult::default()
+        };
+        let path: BranchPath = "2000000000:3".parse().unwrap();
+        let text = render(
+            &sample(),
+            &result,
+            Some(&path),
+            &Filter::default(),
+            false,
+            20,
+        )
+        .unwrap();
+        assert!(
+            text.starts_with("seed 3 along branch 2000000000:3 of t: PASS"),
+            "{text}"
+        );
+        let own = render(&sample(), &result, None, &Filter::default(), false, 20).unwrap();
+        assert!(own.starts_with("seed 3 of t: PASS"), "{own}");
+    }
+
+    #[test]
     fn each_event_sits_in_its_nodes_column_with_its_marker() {
         let result = SeedResult {
             status: Status::Pass,
             ..SeedResult::default()
         };
-        let text = render(&sample(), &result, &Filter::default(), false, 20).unwrap();
+        let text = render(&sample(), &result, None, &Filter::default(), false, 20).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], "        time supervisor          store");
         assert_eq!(lines[3], "          0s |                   + created");
@@ -222,14 +256,14 @@ mod tests {
             from: Some(std::time::Duration::from_millis(5)),
             until: Some(std::time::Duration::from_millis(9)),
         };
-        let text = render(&sample(), &result, &filter, false, 20).unwrap();
+        let text = render(&sample(), &result, None, &filter, false, 20).unwrap();
         assert!(text.contains("X KILLED"));
         assert!(!text.contains("supervisor") && !text.contains("RESTARTED"));
         let unknown = Filter {
             nodes: vec!["ghost".into()],
             ..Filter::default()
         };
-        let error = render(&sample(), &result, &unknown, false, 20)
+        let error = render(&sample(), &result, None, &unknown, false, 20)
             .unwrap_err()
             .to_string();
         assert!(error.contains("store (n1)"), "{error}");
@@ -238,7 +272,7 @@ mod tests {
             until: Some(std::time::Duration::from_secs(1)),
             ..Filter::default()
         };
-        let error = render(&sample(), &result, &backwards, false, 20)
+        let error = render(&sample(), &result, None, &backwards, false, 20)
             .unwrap_err()
             .to_string();
         assert!(error.contains("--from 2s is after --until 1s"), "{error}");

@@ -26,6 +26,14 @@ fn a_hunted_failure_replays_from_its_reproduce_line_in_a_fresh_process() {
     );
     assert!(text.contains("FAILED at seed"), "{text}");
     let summary = &common::results(&out)[0];
+    // Named as a sweep names it, with the panic's place.
+    assert!(
+        summary["failure"]
+            .as_str()
+            .unwrap()
+            .starts_with("panicked at "),
+        "{summary}"
+    );
     let seed = summary["seed"].as_u64().unwrap().to_string();
     let path = summary["branch_path"].as_str().unwrap().to_owned();
     assert!(!path.is_empty(), "found by branching: {summary}");

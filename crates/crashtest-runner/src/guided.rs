@@ -195,7 +195,9 @@ impl Guided {
         if let Some(failure) = &self.failure {
             line["seed"] = json!(failure.seed);
             line["branch_path"] = json!(failure.path.to_string());
-            line["failure"] = json!(failure.report.detail());
+            // As a sweep's line and a saved regression name it: `panicked at FILE:LINE:
+            // message`, `refused: ...`, a deadlock's first line.
+            line["failure"] = json!(failure.report.signature().headline);
             line["replayed"] = json!(failure.replayed);
             if let crate::Cause::Run(run) = &failure.report.cause {
                 line["fingerprint"] = json!(format!("{:016x}", run.summary.fingerprint));
