@@ -75,7 +75,9 @@ pub(crate) fn run(args: &HuntArgs) -> anyhow::Result<ExitCode> {
     };
     progress.finish();
     let text = std::fs::read_to_string(&results).unwrap_or_default();
-    let Some(line) = text.lines().rev().find(|line| progress_of(line).is_none()) else {
+    // A progress line cut short by a worker that died is no summary either.
+    let summary = |line: &&str| !line.starts_with(r#"{"progress""#);
+    let Some(line) = text.lines().rev().find(summary) else {
         let output = std::fs::read_to_string(&log_path).unwrap_or_default();
         let tail: String = output
             .chars()

@@ -284,7 +284,7 @@ pub fn reach(site: &'static Site, fired: bool) -> bool {
         fired || site.kind() != SiteKind::Probe,
         "{site} is a probe: reaching it fires it"
     );
-    world::with(|w| w.coverage.borrow_mut().count(site, fired));
+    world::with(|w| w.count_coverage(site, fired));
     fired
 }
 

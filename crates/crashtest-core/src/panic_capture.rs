@@ -43,9 +43,10 @@ pub(crate) fn install() {
                 return tell_of_the_abort(&captured);
             }
             RECENT.with(|recent| {
-                if let Ok(mut recent) = recent.try_borrow_mut()
-                    && recent.len() < KEPT_RECENT
-                {
+                if let Ok(mut recent) = recent.try_borrow_mut() {
+                    if recent.len() == KEPT_RECENT {
+                        recent.remove(0);
+                    }
                     recent.push(captured.to_string());
                 }
             });
@@ -65,7 +66,7 @@ const CANNOT_UNWIND: [&str; 2] = [
     "panic in a function that cannot unwind",
 ];
 
-/// The panics of the current poll kept for [`tell_of_the_abort`]: the first is the cause.
+/// The last panics of the current poll kept for [`tell_of_the_abort`], oldest first.
 const KEPT_RECENT: usize = 4;
 
 /// Prints what std's abort would hide: it aborts the process at once, with no word of the
@@ -83,9 +84,10 @@ fn tell_of_the_abort(last: &Captured) {
         .map(|seed| format!(" at seed {seed}"))
         .unwrap_or_default();
     let told = format!(
-        "crashtest: the process aborts{seed} on a panic that cannot unwind; the first panic \
-         below is the failure, and those after it came of it (often a destructor that \
-         unwraps a lock the first poisoned):\n    {}\n",
+        "crashtest: the process aborts{seed} on a panic that cannot unwind. The last panics \
+         of the poll, oldest first: the failure is the first that the program did not catch, \
+         and those after it came of it (often a destructor that unwraps a lock the failure \
+         poisoned):\n    {}\n",
         panics.join("\n    ")
     );
     // Straight to the process's stderr: the test harness captures `eprintln!` to print it
@@ -116,7 +118,11 @@ fn payload_message(payload: &dyn std::any::Any) -> String {
 #[inline]
 pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     let was = CAPTURING.with(|c| c.replace(true));
-    RECENT.with(|recent| recent.borrow_mut().clear());
+    // A poll's panics, from its start: a catch nested in it (a task aborted by a destructor
+    // while the poll unwinds) is part of the same story.
+    if !was {
+        RECENT.with(|recent| recent.borrow_mut().clear());
+    }
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
     result.map_err(|payload| {

@@ -170,3 +170,71 @@ fn a_task_of_a_node_paused_for_good_is_reported_as_paused() {
         "{waiting:#?}"
     );
 }
+
+/// A task that returns `Pending` without keeping its waker until `flag` is set, then runs
+/// `then` and ends: a lost wakeup, which the probe lets go on.
+fn forgetful(
+    flag: Rc<Cell<bool>>,
+    then: impl FnOnce() + 'static,
+) -> impl std::future::Future<Output = ()> {
+    let mut then = Some(then);
+    poll_fn(move |_| match flag.get() {
+        true => {
+            (then.take().expect("ends once"))();
+            Poll::Ready(())
+        }
+        false => Poll::Pending,
+    })
+}
+
+/// A deadlock whose forgetful task runs `then` when the probe lets it go on.
+fn deadlock_going_on_with(then: impl FnOnce() + 'static) -> Box<RunFailure> {
+    Sim::new(1)
+        .run(async move {
+            let flag = Rc::new(Cell::new(false));
+            task::Builder::new()
+                .name("forgetful")
+                .spawn_local(forgetful(flag.clone(), then));
+            task::Builder::new()
+                .name("setter")
+                .spawn_local(async move { flag.set(true) });
+            std::future::pending::<()>().await;
+        })
+        .expect_err("the run deadlocks")
+}
+
+#[test]
+fn what_a_probed_task_fails_does_not_replace_the_deadlock() {
+    let failure = deadlock_going_on_with(|| {
+        crashtest_core::plumbing::checks::fail("broken after the event".into());
+    });
+    let FailureKind::Deadlock { waiting } = &failure.kind else {
+        panic!("the run deadlocked, but reports {:?}", failure.kind);
+    };
+    assert!(
+        line_of(waiting, "forgetful").contains("a lost wakeup"),
+        "{waiting:#?}"
+    );
+}
+
+#[test]
+fn what_a_probed_task_does_is_neither_traced_nor_covered() {
+    let quiet = deadlock_going_on_with(|| {});
+    let busy = deadlock_going_on_with(|| {
+        crashtest_core::probe!("after the event");
+        for _ in 0..3 {
+            task::spawn_local(async {});
+        }
+    });
+    // The same run up to the deadlock: the same events and fingerprint, whatever the probe
+    // let the task do.
+    assert_eq!(busy.summary.events, quiet.summary.events);
+    assert_eq!(busy.summary.fingerprint, quiet.summary.fingerprint);
+    assert!(
+        busy.summary
+            .coverage
+            .iter()
+            .all(|(site, _)| site.name != "after the event"),
+        "the run's coverage counts the probe's"
+    );
+}

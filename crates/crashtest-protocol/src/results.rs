@@ -591,7 +591,7 @@ mod tests {
         // of which is the failure.
         let unwound = lost(
             "running 1 test\ncrashtest: the process aborts at seed 3 on a panic that cannot \
-             unwind; the first panic below is the failure:\n    panicked at src/conn.rs:4:9: \
+             unwind. The last panics of the poll, oldest first:\n    panicked at src/conn.rs:4:9: \
              refused\n    panicked at src/conn.rs:9:1: PoisonError\nthread caused \
              non-unwinding panic. aborting.\n\n(worker process exited: signal: 6 (SIGABRT))",
         );

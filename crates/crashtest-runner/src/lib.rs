@@ -587,8 +587,8 @@ fn wall_clock_now() -> std::time::Instant {
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// `CRASHTEST_HUNT=RUNS`: a guided search instead of the seed range; its summary goes to
-/// stdout and, as one JSON line, to the results file; a failure panics with its reproduce
-/// line.
+/// stdout and, as one JSON line, to the results file, after the `{"progress": ...}` lines
+/// the search writes there as it goes; a failure panics with its reproduce line.
 fn run_guided<F, Fut>(spec: &TestSpec, settings: &Settings, runs: u64, body: &F)
 where
     F: Fn() -> Fut + Sync,

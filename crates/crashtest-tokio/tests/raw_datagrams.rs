@@ -231,3 +231,98 @@ fn a_duplicate_kept_past_the_adoption_is_refused_naming_the_tokio_socket() {
     );
     assert!(text.contains("through the tokio socket"), "{text}");
 }
+
+thread_local! {
+    /// A socket kept past its run, as a client kept in a `static` keeps its sockets.
+    static KEPT: RefCell<Option<UdpSocket>> = const { RefCell::new(None) };
+}
+
+#[test]
+fn a_raw_send_on_a_socket_of_an_earlier_run_fails_the_run_instead_of_aborting() {
+    crashtest::Sim::new(1)
+        .run(async { KEPT.with(|kept| *kept.borrow_mut() = Some(bind("0.0.0.0:0"))) })
+        .unwrap();
+    let failure = crashtest::Sim::new(2)
+        .run(async {
+            KEPT.with(|kept| {
+                let kept = kept.borrow();
+                let socket = kept.as_ref().expect("kept by the first run");
+                let fd = socket.as_raw_fd();
+                let sent = socket.try_io(Interest::WRITABLE, || {
+                    // SAFETY: a one-byte buffer, and no address (the call fails first).
+                    match unsafe { libc::send(fd, b"x".as_ptr().cast(), 1, 0) } {
+                        -1 => Err(std::io::Error::last_os_error()),
+                        sent => Ok(sent),
+                    }
+                });
+                assert!(sent.is_err(), "nothing is sent on another run's socket");
+            });
+        })
+        .expect_err("the second run fails");
+    assert!(failure.to_string().contains("refused"), "{failure}");
+    KEPT.with(|kept| kept.borrow_mut().take());
+}
+
+#[test]
+fn a_datagram_received_with_recvmsg_is_scattered_over_its_buffers_in_order() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let receiver = bind("0.0.0.0:7000");
+            let sender = bind("0.0.0.0:0");
+            sender
+                .send_to(b"0123456789", "127.0.0.1:7000")
+                .await
+                .unwrap();
+            receiver.readable().await.unwrap();
+            let fd = receiver.as_raw_fd();
+            let (mut first, mut second, mut rest) = ([0u8; 3], [0u8; 4], [0u8; 100]);
+            let received = receiver.try_io(Interest::READABLE, || {
+                let mut parts = [
+                    libc::iovec {
+                        iov_base: first.as_mut_ptr().cast(),
+                        iov_len: first.len(),
+                    },
+                    libc::iovec {
+                        iov_base: second.as_mut_ptr().cast(),
+                        iov_len: second.len(),
+                    },
+                    libc::iovec {
+                        iov_base: rest.as_mut_ptr().cast(),
+                        iov_len: rest.len(),
+                    },
+                ];
+                // SAFETY: plain C structs, zero is a valid value for each.
+                let mut name: libc::sockaddr_storage = unsafe { zeroed() };
+                // SAFETY: as above.
+                let mut msg: libc::msghdr = unsafe { zeroed() };
+                msg.msg_name = (&raw mut name).cast();
+                msg.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
+                msg.msg_iov = parts.as_mut_ptr();
+                msg.msg_iovlen = parts.len();
+                // SAFETY: every buffer lives through the call, with the lengths given.
+                match unsafe { libc::recvmsg(fd, &mut msg, 0) } {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    n => Ok((n, msg.msg_namelen as usize)),
+                }
+            });
+            assert_eq!(received.unwrap(), (10, size_of::<libc::sockaddr_in>()));
+            assert_eq!(
+                (&first, &second, &rest[..3]),
+                (b"012", b"3456", &b"789"[..])
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_segmented_send_of_more_segments_than_linux_allows_is_refused_with_einval() {
+    crashtest::Sim::new(1)
+        .run(async {
+            let socket = bind("0.0.0.0:0");
+            let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+            let sent = send_segmented(&socket, to, &[7; 65 * 10], 10);
+            assert_eq!(sent.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+            assert_eq!(send_segmented(&socket, to, &[7; 64 * 10], 10).unwrap(), 640);
+        })
+        .unwrap();
+}

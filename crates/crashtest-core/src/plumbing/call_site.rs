@@ -29,7 +29,7 @@ impl Frame {
     pub fn is_programs(&self) -> bool {
         let ours = self
             .crate_name()
-            .is_some_and(|name| name.starts_with("crashtest") || name == "tokio");
+            .is_some_and(|name| CRASHTEST_CRATES.contains(&name) || name == "tokio");
         let library_source = self.at.as_deref().is_some_and(is_library_source);
         !ours && !library_source && !self.is_runtimes()
     }
@@ -85,6 +85,28 @@ fn of_path(path: &str) -> Option<&str> {
     let bare = first.is_empty() || first.contains(['<', '>', ' ', '{', '(', ',']);
     (!bare).then_some(first)
 }
+
+/// crashtest's crates, by the names their symbols carry (a program's own crate may be
+/// named `crashtest-something` too); `crashtest_real_tokio` is the tokio the stand-in
+/// re-exports.
+const CRASHTEST_CRATES: [&str; 16] = [
+    "crashtest",
+    "crashtest_check",
+    "crashtest_cli",
+    "crashtest_core",
+    "crashtest_fs",
+    "crashtest_guard",
+    "crashtest_hooks",
+    "crashtest_io",
+    "crashtest_macros",
+    "crashtest_minimize",
+    "crashtest_nemesis",
+    "crashtest_net",
+    "crashtest_protocol",
+    "crashtest_real_tokio",
+    "crashtest_runner",
+    "crashtest_tokio",
+];
 
 /// The standard library's crates.
 pub(crate) const STD_CRATES: [&str; 3] = ["core", "std", "alloc"];
@@ -217,6 +239,21 @@ mod tests {
     }
 
     #[test]
+    fn every_library_crate_of_crashtest_is_named_as_its_own() {
+        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        for entry in std::fs::read_dir(crates).unwrap() {
+            let dir = entry.unwrap().path();
+            if dir.join("src/lib.rs").exists() {
+                let name = dir.file_name().unwrap().to_str().unwrap().replace('-', "_");
+                assert!(
+                    CRASHTEST_CRATES.contains(&name.as_str()),
+                    "{name} is not listed"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_symbol_without_a_source_is_told_by_its_path() {
         let symbol = |symbol: &str| Frame {
             symbol: symbol.to_owned(),
@@ -226,5 +263,7 @@ mod tests {
         assert!(!symbol("<core::pin::Pin<P> as core::future::future::Future>::poll").is_programs());
         assert!(!symbol("tokio::sync::notify::Notified::poll_notified").is_programs());
         assert!(!symbol("crashtest_net::tcp::stream::SimStream::poll_read").is_programs());
+        // A program's crate may share crashtest's prefix.
+        assert!(symbol("crashtest_demo::queue::next::{{closure}}").is_programs());
     }
 }

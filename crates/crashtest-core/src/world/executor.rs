@@ -93,8 +93,7 @@ impl World {
                         self.ready.borrow().waiting().is_empty(),
                         "a deadlock declared with tasks ready"
                     );
-                    let waiting = self.describe_waiting();
-                    self.fail(FailureKind::Deadlock { waiting });
+                    self.fail_deadlocked();
                 }
             }
         }
@@ -738,10 +737,13 @@ impl World {
     /// The waiting tasks a deadlock report lists, one line each; the rest are counted.
     const LISTED_WAITING: usize = 32;
 
-    /// Polls the listed tasks once more (see `probe`), so that each line also says where
-    /// the task waits: what the simulator and the witnesses hold (a join handle's waker, a
-    /// socket's) is read first, since a probe's poll leaves its own waker there.
-    pub(super) fn describe_waiting(&self) -> Vec<String> {
+    /// Fails the run with a deadlock whose report lists the waiting tasks, then polls the
+    /// listed ones once more (see `probe`) so that each line also says where the task waits.
+    /// What the simulator and the witnesses hold (a join handle's waker, a socket's) is read
+    /// first, since a probe's poll leaves its own waker there; the failure is recorded first,
+    /// so that nothing a probed task does (a failed check, a panicking destructor) can stand
+    /// in for it.
+    fn fail_deadlocked(&self) {
         // The run loop goes on only while its body is unfinished.
         assert!(!self.body_done.get(), "a deadlock after the body finished");
         let named = self.named_waits();
@@ -772,17 +774,26 @@ impl World {
                 .collect()
         };
         let unlisted = self.tasks.borrow().iter_unfinished().count() - waiting.len();
+        // A deadlock is declared while the body is unfinished, so someone is waiting.
+        assert!(!waiting.is_empty(), "a deadlock with no task waiting");
+        let lines = |waiting: &[(TaskId, String)]| {
+            let mut lines: Vec<String> = waiting.iter().map(|(_, line)| line.clone()).collect();
+            if unlisted > 0 {
+                lines.push(format!("... and {unlisted} more"));
+            }
+            lines
+        };
+        self.fail(FailureKind::Deadlock {
+            waiting: lines(&waiting),
+        });
         for (id, line) in &mut waiting {
             if let Some(probed) = self.probe(*id) {
                 line.push_str(&format!(", {}", probed.describe()));
             }
         }
-        let mut waiting: Vec<String> = waiting.into_iter().map(|(_, line)| line).collect();
-        // A deadlock is declared while the body is unfinished, so someone is waiting.
-        assert!(!waiting.is_empty(), "a deadlock with no task waiting");
-        if unlisted > 0 {
-            waiting.push(format!("... and {unlisted} more"));
+        match &mut *self.failure.borrow_mut() {
+            Some((FailureKind::Deadlock { waiting: listed }, ..)) => *listed = lines(&waiting),
+            other => panic!("a deadlock was recorded, and the run then failed with {other:?}"),
         }
-        waiting
     }
 }

@@ -74,6 +74,10 @@ impl World {
             !matches!(stream, Stream::Scheduler | Stream::Clock),
             "a fault drawn from the {stream} stream"
         );
+        // A probe's poll is a look at a stuck task, not part of the run.
+        if self.probing.get() {
+            return false;
+        }
         let verdict = self.ledger.borrow_mut().come_up(cause);
         assert!(
             verdict != Verdict::Healed || (cause == Cause::Drawn && !self.faults_enabled()),
@@ -122,6 +126,9 @@ impl World {
             stream.is_some(),
             "a numbered fault names its stream, an explicit one neither"
         );
+        if self.probing.get() {
+            return;
+        }
         let (source, words) = FaultNote::Applied { id }.encode();
         self.note_with(node, source, words, |note| {
             note.push(&text);

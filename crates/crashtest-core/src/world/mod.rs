@@ -209,6 +209,9 @@ pub(crate) struct World {
     /// Task destructors running now (nested when one drops another task's handle or cell):
     /// between polls they are the only code that acts for a node other than the supervisor.
     destructors: Cell<u32>,
+    /// A deadlock's probe is polling a task (see `probe`): what that code does is no part of
+    /// the run, so it records no event or note, reaches no coverage site and applies no fault.
+    probing: Cell<bool>,
     failure: RefCell<Option<Failed>>,
     polls: Cell<u64>,
     polls_since_clock_moved: Cell<u64>,
@@ -287,6 +290,7 @@ impl World {
             current_node: Cell::new(NodeId::SUPERVISOR),
             ended: Cell::new(false),
             destructors: Cell::new(0),
+            probing: Cell::new(false),
             failure: RefCell::new(None),
             polls: Cell::new(0),
             polls_since_clock_moved: Cell::new(0),
@@ -401,6 +405,9 @@ impl World {
     /// call site and packs into registers (see `trace`).
     #[inline(always)]
     pub(crate) fn record(&self, kind: EventKind) {
+        if self.probing.get() {
+            return;
+        }
         // The event goes down as the current node's: between polls that is the supervisor
         // (re-checked on every event: debug builds only).
         debug_assert!(
@@ -417,6 +424,9 @@ impl World {
     #[inline]
     pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
         self.assert_note_node(node);
+        if self.probing.get() {
+            return;
+        }
         let mut trace = self.trace.borrow_mut();
         if text.is_empty() {
             trace.note_words(self.now_ns.get(), node, source, words);
@@ -436,6 +446,9 @@ impl World {
         write: impl FnOnce(&mut Text<'_>),
     ) {
         self.assert_note_node(node);
+        if self.probing.get() {
+            return;
+        }
         self.trace
             .borrow_mut()
             .note_with(self.now_ns.get(), node, source, words, |buf| {
@@ -450,6 +463,14 @@ impl World {
             node.index() < self.nodes.borrow().len(),
             "a note on behalf of {node}, which is not a node of the run"
         );
+    }
+
+    /// Counts a coverage site reached (and whether it fired), unless a probe is polling.
+    #[inline]
+    pub(crate) fn count_coverage(&self, site: &'static Site, fired: bool) {
+        if !self.probing.get() {
+            self.coverage.borrow_mut().count(site, fired);
+        }
     }
 
     /// Tells a streamed trace the name of a node about to act.

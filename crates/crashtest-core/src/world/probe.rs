@@ -13,11 +13,13 @@
 //!   wakeup, which leaves a real runtime hung in the same place);
 //! - it panics.
 //!
-//! The probe runs after the deadlock is decided, and the run ends right after it: a waiting
-//! future now holds the probe's waker instead of its task's, which would strand the task in
-//! a run that went on. The probe's polls are no events of the trace (what their code does,
-//! like any code, may be), and the reports' places come from symbols, not addresses, so a
-//! seed's report is the same on every run of the same build.
+//! The probe runs after the deadlock is recorded as the run's failure, and the run ends right
+//! after it: a waiting future now holds the probe's waker instead of its task's, which would
+//! strand the task in a run that went on. What a probed task does is no part of the run: while
+//! a probe polls (and finishes or drops what it polled) the world records no event or note,
+//! counts no coverage site and applies no fault, and the deadlock, recorded first, stays the
+//! failure whatever the task then fails. The reports' places come from symbols, not
+//! addresses, so a seed's report is the same on every run of the same build.
 
 use std::backtrace::Backtrace;
 use std::cell::RefCell;
@@ -174,12 +176,16 @@ fn at(frame: &Frame) -> String {
 }
 
 thread_local! {
-    /// While a probe poll runs: whether its waker was cloned (and where) or woken.
+    /// While a probe poll runs: its token, and whether its waker was cloned (and where) or
+    /// woken. A waker an earlier probe left behind carries another token, so what a later
+    /// probe's poll does to it is not taken for that task's doing.
     static PROBING: RefCell<Option<ProbeSeen>> = const { RefCell::new(None) };
+    /// The last probe's token.
+    static TOKENS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-#[derive(Default)]
 struct ProbeSeen {
+    token: usize,
     kept: Vec<Backtrace>,
     woken: bool,
 }
@@ -193,6 +199,7 @@ fn probe_clone(data: *const ()) -> RawWaker {
     PROBING.with(|probing| {
         if let Ok(mut probing) = probing.try_borrow_mut()
             && let Some(seen) = probing.as_mut()
+            && seen.token == data as usize
             && seen.kept.len() < KEPT_TRACES
         {
             seen.kept.push(Backtrace::force_capture());
@@ -201,21 +208,23 @@ fn probe_clone(data: *const ()) -> RawWaker {
     RawWaker::new(data, &PROBE_VTABLE)
 }
 
-fn probe_wake(_: *const ()) {
+fn probe_wake(data: *const ()) {
     PROBING.with(|probing| {
         if let Ok(mut probing) = probing.try_borrow_mut()
             && let Some(seen) = probing.as_mut()
+            && seen.token == data as usize
         {
             seen.woken = true;
         }
     });
 }
 
-fn probe_waker() -> Waker {
-    // SAFETY: the data word is never read, clone returns the same vtable, and every
-    // function is safe to call from any thread at any time (it touches only this thread's
-    // slot, and only while a probe runs there).
-    unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &PROBE_VTABLE)) }
+/// A probe's waker, carrying `token` (a number, never dereferenced) in its data word.
+fn probe_waker(token: usize) -> Waker {
+    // SAFETY: the data word is a number that is only compared, clone returns the same word
+    // and vtable, and every function is safe to call from any thread at any time (it
+    // touches only this thread's slot, and only while a probe runs there).
+    unsafe { Waker::from_raw(RawWaker::new(token as *const (), &PROBE_VTABLE)) }
 }
 
 impl World {
@@ -241,10 +250,19 @@ impl World {
         };
         self.current_task.set(Some(id));
         self.current_node.set(node);
-        let waker = probe_waker();
+        let token = TOKENS.with(|tokens| tokens.get() + 1);
+        TOKENS.with(|tokens| tokens.set(token));
+        let waker = probe_waker(token);
         let mut cx = Context::from_waker(&waker);
-        PROBING.with(|probing| *probing.borrow_mut() = Some(ProbeSeen::default()));
+        PROBING.with(|probing| {
+            *probing.borrow_mut() = Some(ProbeSeen {
+                token,
+                kept: Vec::new(),
+                woken: false,
+            });
+        });
         self.watch.enter_poll(node.0, id.serial, place);
+        self.probing.set(true);
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
         let seen = PROBING
@@ -275,6 +293,7 @@ impl World {
                 Probed::Panicked(panic.message)
             }
         };
+        self.probing.set(false);
         self.current_task.set(None);
         self.current_node.set(crate::node::NodeId::SUPERVISOR);
         Some(probed)

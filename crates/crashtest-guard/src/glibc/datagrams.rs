@@ -26,6 +26,9 @@ use super::placeholders::{socket_addr, socket_addr_bytes};
 /// `UDP_SEGMENT` (linux/udp.h): a send's segment size, as a `u16` control message.
 const UDP_SEGMENT: c_int = 103;
 
+/// `UDP_MAX_SEGMENTS` (linux/udp.h): the most segments one segmented send may carry.
+const UDP_MAX_SEGMENTS: usize = 64;
+
 /// Sets `errno` to `code` and returns -1.
 fn failed(code: c_int) -> isize {
     super::set_errno(code);
@@ -80,6 +83,10 @@ fn send_all(
 ) -> Result<usize, c_int> {
     match segment {
         Some(size) if size > 0 && data.len() > size => {
+            // Linux sends at most this many segments at once, and refuses more.
+            if data.len().div_ceil(size) > UDP_MAX_SEGMENTS {
+                return Err(libc::EINVAL);
+            }
             for datagram in data.chunks(size) {
                 socket.send_to(datagram, target).map_err(|e| code_of(&e))?;
             }
@@ -133,26 +140,32 @@ pub(super) unsafe fn send(
     unsafe { sendto(socket, buf, len, flags, std::ptr::null(), 0) }
 }
 
-/// The segment size a `sendmsg`'s control messages ask for, if any.
+/// The segment size a `sendmsg`'s control messages ask for, if any; `EINVAL` for a
+/// `UDP_SEGMENT` message too short to hold one, as Linux answers it.
 ///
 /// # Safety
 ///
 /// `msg`'s control buffer is null or valid for `msg_controllen` bytes.
-unsafe fn segment_of(msg: &msghdr) -> Option<usize> {
+unsafe fn segment_of(msg: &msghdr) -> Result<Option<usize>, c_int> {
     // SAFETY: the CMSG macros walk the caller's control buffer within its length.
     let mut header = unsafe { libc::CMSG_FIRSTHDR(msg) };
     while !header.is_null() {
         // SAFETY: CMSG_FIRSTHDR and CMSG_NXTHDR return a header within the buffer or null.
         let cmsg = unsafe { &*header };
         if cmsg.cmsg_level == libc::SOL_UDP && cmsg.cmsg_type == UDP_SEGMENT {
-            // SAFETY: a UDP_SEGMENT message carries a u16; it may be unaligned.
+            // SAFETY: CMSG_LEN computes a size.
+            let needed = unsafe { libc::CMSG_LEN(size_of::<u16>() as u32) } as usize;
+            if cmsg.cmsg_len < needed {
+                return Err(libc::EINVAL);
+            }
+            // SAFETY: the message holds a u16 (checked above); it may be unaligned.
             let size = unsafe { libc::CMSG_DATA(header).cast::<u16>().read_unaligned() };
-            return Some(usize::from(size));
+            return Ok(Some(usize::from(size)));
         }
         // SAFETY: as above.
         header = unsafe { libc::CMSG_NXTHDR(msg, header) };
     }
-    None
+    Ok(None)
 }
 
 /// `sendmsg(2)` on the lent socket.
@@ -183,7 +196,10 @@ pub(super) unsafe fn sendmsg(socket: &dyn UdpSock, msg: *const msghdr, _flags: c
         }
     }
     // SAFETY: as above.
-    let segment = unsafe { segment_of(msg) };
+    let segment = match unsafe { segment_of(msg) } {
+        Ok(segment) => segment,
+        Err(code) => return failed(code),
+    };
     match send_all(socket, &data, target, segment) {
         Ok(sent) => sent as isize,
         Err(code) => failed(code),
@@ -328,14 +344,42 @@ pub(super) unsafe fn recvmsg(socket: &dyn UdpSock, msg: *mut msghdr, flags: c_in
         // SAFETY: `msg_iov` holds `msg_iovlen` entries.
         .map(|index| unsafe { msg.msg_iov.add(index).read() })
         .collect();
-    let room: usize = parts.iter().map(|part| part.iov_len).sum();
-    let mut datagram = vec![MaybeUninit::<u8>::uninit(); room];
-    let (received, from) = match receive(socket, &mut datagram, flags & libc::MSG_PEEK != 0) {
+    let peek = flags & libc::MSG_PEEK != 0;
+    let received = match parts.as_slice() {
+        // One buffer (quinn-udp's case): the datagram goes straight into it.
+        [part] => {
+            let room: &mut [MaybeUninit<u8>] = match part.iov_len {
+                0 => &mut [],
+                // SAFETY: the caller's buffer, valid for `iov_len` bytes.
+                len => unsafe { std::slice::from_raw_parts_mut(part.iov_base.cast(), len) },
+            };
+            receive(socket, room, peek)
+        }
+        _ => receive_scattered(socket, &parts, peek),
+    };
+    let (received, from) = match received {
         Ok(received) => received,
         Err(code) => return failed(code),
     };
+    // SAFETY: as the caller passes them.
+    unsafe { write_sender(socket, from, msg.msg_name, &mut msg.msg_namelen) };
+    msg.msg_controllen = 0;
+    msg.msg_flags = 0;
+    received as isize
+}
+
+/// Receives the next datagram into a buffer as long as `parts` together, then scatters it
+/// over them in order.
+fn receive_scattered(
+    socket: &dyn UdpSock,
+    parts: &[libc::iovec],
+    peek: bool,
+) -> Result<(usize, SocketAddr), c_int> {
+    let room: usize = parts.iter().map(|part| part.iov_len).sum();
+    let mut datagram = vec![MaybeUninit::<u8>::uninit(); room];
+    let (received, from) = receive(socket, &mut datagram, peek)?;
     let mut left = &datagram[..received];
-    for part in &parts {
+    for part in parts {
         let take = left.len().min(part.iov_len);
         if take > 0 {
             // SAFETY: the part's buffer is valid for `iov_len >= take` bytes, and the first
@@ -344,11 +388,7 @@ pub(super) unsafe fn recvmsg(socket: &dyn UdpSock, msg: *mut msghdr, flags: c_in
         }
         left = &left[take..];
     }
-    // SAFETY: as the caller passes them.
-    unsafe { write_sender(socket, from, msg.msg_name, &mut msg.msg_namelen) };
-    msg.msg_controllen = 0;
-    msg.msg_flags = 0;
-    received as isize
+    Ok((received, from))
 }
 
 /// `recvmmsg(2)` on the lent socket: as many queued datagrams as there are messages, or

@@ -152,11 +152,21 @@ macro_rules! network_calls {
                 > = None $(.or(Some($lent)))?;
                 if let Some(answer) = answers {
                     let lent = crashtest_hooks::net::raw_datagrams::lent($fd, |socket| {
-                        // SAFETY: the caller's arguments, valid as the C function requires.
-                        unsafe { answer(socket $(, $arg)*) }
+                        // A panic must not unwind out of a C function, which aborts the
+                        // process: the simulator's panics have failed the run already (a
+                        // socket of another run), so the call only fails.
+                        panic::catch_unwind(panic::AssertUnwindSafe(|| {
+                            // SAFETY: the caller's arguments, valid as the C function requires.
+                            unsafe { answer(socket $(, $arg)*) }
+                        }))
                     });
-                    if let Some(answered) = lent {
-                        return answered;
+                    match lent {
+                        Some(Ok(answered)) => return answered,
+                        Some(Err(_)) => {
+                            super::set_errno(libc::EIO);
+                            return -1;
+                        }
+                        None => {}
                     }
                 }
                 let call = stringify!($name);
