@@ -17,11 +17,16 @@ fn waiting_lines(result: Result<RunSummary, Box<RunFailure>>) -> Vec<String> {
     waiting
 }
 
-/// The line of the task named `name`.
+/// The line of the task named `name` (by its label, before what it waits for).
 fn line_of<'a>(waiting: &'a [String], name: &str) -> &'a str {
     waiting
         .iter()
-        .find(|line| line.contains(&format!("({name}")))
+        .find(|line| {
+            let label = line
+                .split_once(" on ")
+                .map_or(line.as_str(), |(label, _)| label);
+            label.contains(&format!("({name}"))
+        })
         .unwrap_or_else(|| panic!("no line for {name}: {waiting:#?}"))
 }
 
@@ -236,5 +241,100 @@ fn what_a_probed_task_does_is_neither_traced_nor_covered() {
             .iter()
             .all(|(site, _)| site.name != "after the event"),
         "the run's coverage counts the probe's"
+    );
+}
+
+#[test]
+fn a_task_with_no_code_of_the_programs_is_reported_waiting_in_the_library() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let (_keep, never) = tokio::sync::oneshot::channel::<u8>();
+        let task = task::Builder::new().name("bare").spawn_local(never);
+        let _ = task.await;
+    }));
+    // Not at the test's own frames below the executor's poll.
+    let bare = line_of(&waiting, "bare");
+    assert!(
+        bare.ends_with("waiting in tokio::sync::oneshot::Receiver<T>"),
+        "{bare}"
+    );
+}
+
+#[test]
+fn a_lost_wakeup_that_goes_on_to_a_sleep_is_not_reported_as_a_wait() {
+    let flag = Rc::new(Cell::new(false));
+    let waiting = waiting_lines(Sim::new(1).run(async move {
+        let seen = flag.clone();
+        task::Builder::new()
+            .name("forgetful")
+            .spawn_local(async move {
+                forgetful(seen, || {}).await;
+                crashtest_core::time::sleep(std::time::Duration::from_secs(1)).await;
+            });
+        task::Builder::new()
+            .name("setter")
+            .spawn_local(async move { flag.set(true) });
+        std::future::pending::<()>().await;
+    }));
+    let forgetful = line_of(&waiting, "forgetful");
+    assert!(
+        forgetful.contains("not stuck: polled again, it went on (to "),
+        "{forgetful}"
+    );
+    assert!(forgetful.contains("tests/deadlock.rs:"), "{forgetful}");
+}
+
+/// A future the program wrote: it keeps its waker, and nothing ever wakes it.
+struct Doorbell(Rc<Cell<Option<std::task::Waker>>>);
+
+impl std::future::Future for Doorbell {
+    type Output = ();
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        self.0.set(Some(cx.waker().clone()));
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_future_the_program_wrote_is_named_as_what_its_await_awaits() {
+    let line = Rc::new(Cell::new(0));
+    let at = line.clone();
+    let waiting = waiting_lines(Sim::new(1).run(async move {
+        at.set(line!() + 1);
+        Doorbell(Rc::default()).await;
+    }));
+    let body = &waiting[0];
+    let place = format!("tests/deadlock.rs:{}:", line.get());
+    // By its type where its `poll` has a symbol of its own, by where that `poll` is where it
+    // was inlined.
+    let named = body.contains("awaiting deadlock::Doorbell at ");
+    let placed =
+        body.contains("awaiting a future of the program's (its poll at tests/deadlock.rs:");
+    assert!((named || placed) && body.contains(&place), "{body}");
+}
+
+#[test]
+fn a_task_an_earlier_probe_woke_is_reported_as_such() {
+    let waiting = waiting_lines(Sim::new(1).run(async {
+        let flag = Rc::new(Cell::new(false));
+        let (wake, woken) = tokio::sync::oneshot::channel::<()>();
+        // Probed first: it goes on, and its send wakes the listener below.
+        task::Builder::new()
+            .name("forgetful")
+            .spawn_local(forgetful(flag.clone(), move || {
+                let _ = wake.send(());
+            }));
+        task::Builder::new()
+            .name("listener")
+            .spawn_local(async move {
+                let _ = woken.await;
+            });
+        task::Builder::new()
+            .name("setter")
+            .spawn_local(async move { flag.set(true) });
+        std::future::pending::<()>().await;
+    }));
+    assert!(
+        line_of(&waiting, "listener").contains("woken when the report polled a task above"),
+        "{waiting:#?}"
     );
 }

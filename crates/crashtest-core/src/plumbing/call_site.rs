@@ -34,11 +34,31 @@ impl Frame {
         !ours && !library_source && !self.is_runtimes()
     }
 
+    /// Whether the frame is code a library's macro expanded in another crate (a `select!` in
+    /// the program): its symbol names one crate and its source lies in another's.
+    ///
+    /// ```
+    /// use crashtest_core::plumbing::call_site::Frame;
+    /// let frame = |symbol: &str, at: &str| Frame { symbol: symbol.into(), at: Some(at.into()) };
+    /// let registry = "/h/.cargo/registry/src/index.crates.io-1";
+    /// let select = frame("app::main::{{closure}}", &format!("{registry}/tokio-1.54.1/src/macros/select.rs:9:1"));
+    /// assert!(select.is_expanded_from_a_library());
+    /// let own = frame("futures_util::stream::Next<St>::poll", &format!("{registry}/futures-util-0.3.31/src/lib.rs:1:1"));
+    /// assert!(!own.is_expanded_from_a_library());
+    /// ```
+    pub fn is_expanded_from_a_library(&self) -> bool {
+        match (self.crate_name(), self.at.as_deref().and_then(source_crate)) {
+            (Some(symbol), Some(source)) => symbol != source,
+            _ => false,
+        }
+    }
+
     /// Whether the frame is the runtime's: the standard library's by its location, or, with
     /// none, std's or libc's by its symbol.
     pub fn is_runtimes(&self) -> bool {
         match &self.at {
-            Some(at) => at.starts_with("/rustc/"),
+            // C (libc's `start_thread`, with glibc's debug symbols installed) is no program's.
+            Some(at) => at.starts_with("/rustc/") || !is_rust_source(at),
             None => {
                 self.crate_name()
                     .is_some_and(|name| STD_CRATES.contains(&name))
@@ -120,6 +140,47 @@ impl std::fmt::Display for Frame {
     }
 }
 
+/// Whether `at` (`file:line:column`) is in a Rust source file.
+fn is_rust_source(at: &str) -> bool {
+    let file = at.split(':').next().unwrap_or(at);
+    file.ends_with(".rs")
+}
+
+/// The crate source `at` belongs to, where its path says: a registry crate's directory
+/// (`futures-util-0.3.31` is `futures_util`), one of crashtest's crates, or the tokio
+/// stand-in's copies (`tokio`); `None` for any other path (the program's, a git checkout).
+fn source_crate(at: &str) -> Option<String> {
+    let crate_of_dir = |dir: &str| dir.replace('-', "_");
+    if let Some((_, inside)) = at.split_once("/registry/src/") {
+        // `INDEX/NAME-VERSION/...`: the name ends at the first `-` before a digit.
+        let dir = inside.split('/').nth(1)?;
+        let end = dir
+            .char_indices()
+            .find(|&(i, c)| c == '-' && dir[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+            .map_or(dir.len(), |(i, _)| i);
+        return Some(crate_of_dir(&dir[..end]));
+    }
+    let file = resolved(at);
+    if in_stand_in(&file) {
+        return Some("tokio".to_owned());
+    }
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let inside = file.strip_prefix(crates).ok()?;
+    let dir = inside.components().next()?.as_os_str().to_str()?;
+    Some(crate_of_dir(dir))
+}
+
+/// Source `at` as a path: std prints a source under the current directory relative to it.
+fn resolved(at: &str) -> PathBuf {
+    let file = at.split(':').next().unwrap_or(at);
+    match file.strip_prefix("./") {
+        Some(relative) => std::env::current_dir()
+            .map(|dir| dir.join(relative))
+            .unwrap_or_else(|_| PathBuf::from(file)),
+        None => PathBuf::from(file),
+    }
+}
+
 /// Whether source `at` is a library's rather than the program's: a dependency's (cargo's
 /// registry or git checkouts), the tokio stand-in's or the tokio it re-exports, or
 /// crashtest's own crates'. An inlined frame's symbol is its
@@ -129,13 +190,7 @@ fn is_library_source(at: &str) -> bool {
     if at.contains("/registry/src/") || at.contains("/git/checkouts/") {
         return true;
     }
-    // std prints a source under the current directory relative to it.
-    let file = match at.strip_prefix("./") {
-        Some(relative) => std::env::current_dir()
-            .map(|dir| dir.join(relative))
-            .unwrap_or_else(|_| PathBuf::from(at)),
-        None => PathBuf::from(at),
-    };
+    let file = resolved(at);
     // Every crate of crashtest's sits beside this one; its library is under `src/` (its
     // tests are code that uses crashtest, like the program's).
     let crashtest_crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent();
@@ -147,16 +202,20 @@ fn is_library_source(at: &str) -> bool {
                 .nth(1)
                 .is_some_and(|dir| dir.as_os_str() == "src")
         });
-    // `cargo crashtest tokio setup` writes the stand-in and the tokio it re-exports to
-    // `crashtest-tokio/tokio-VERSION/` and `crashtest-tokio/real-tokio-VERSION/`.
+    in_crashtest || in_stand_in(&file)
+}
+
+/// Whether `file` is in the tokio stand-in or the tokio it re-exports, which `cargo crashtest
+/// tokio setup` writes to `crashtest-tokio/tokio-VERSION/` and
+/// `crashtest-tokio/real-tokio-VERSION/`.
+fn in_stand_in(file: &Path) -> bool {
     let parts: Vec<&std::ffi::OsStr> = file.components().map(|part| part.as_os_str()).collect();
-    let in_stand_in = parts.windows(2).any(|pair| {
+    parts.windows(2).any(|pair| {
         pair[0] == "crashtest-tokio"
             && pair[1]
                 .to_str()
                 .is_some_and(|dir| dir.starts_with("tokio-") || dir.starts_with("real-tokio-"))
-    });
-    in_crashtest || in_stand_in
+    })
 }
 
 /// The frames of `trace`, innermost first, as std prints them: `N: symbol`, each followed by

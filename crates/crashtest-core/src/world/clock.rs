@@ -89,6 +89,10 @@ impl World {
 
     #[inline]
     pub(crate) fn arm_timer(&self, deadline_ns: u64, waker: Waker) -> TimerKey {
+        if self.probing.get() {
+            // A task a deadlock's probe polls goes on to a sleep: it was not stuck.
+            self.probe_went_on();
+        }
         assert!(
             deadline_ns >= self.now_ns.get(),
             "a timer armed in the past"
@@ -135,6 +139,9 @@ impl World {
 
     /// Arms a callback timer at `deadline_ns`, or now if that is past.
     fn arm_alarm(&self, deadline_ns: u64, alarm: Alarm) -> TimerKey {
+        if self.probing.get() {
+            self.probe_went_on();
+        }
         debug_assert!(
             !matches!(alarm, Alarm::Wake(_)),
             "a sleep armed as a callback"

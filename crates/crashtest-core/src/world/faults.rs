@@ -76,6 +76,7 @@ impl World {
         );
         // A probe's poll is a look at a stuck task, not part of the run.
         if self.probing.get() {
+            self.probe_went_on();
             return false;
         }
         let verdict = self.ledger.borrow_mut().come_up(cause);
@@ -127,7 +128,7 @@ impl World {
             "a numbered fault names its stream, an explicit one neither"
         );
         if self.probing.get() {
-            return;
+            return self.probe_went_on();
         }
         let (source, words) = FaultNote::Applied { id }.encode();
         self.note_with(node, source, words, |note| {

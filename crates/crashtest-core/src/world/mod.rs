@@ -212,6 +212,8 @@ pub(crate) struct World {
     /// A deadlock's probe is polling a task (see `probe`): what that code does is no part of
     /// the run, so it records no event or note, reaches no coverage site and applies no fault.
     probing: Cell<bool>,
+    /// Where the task a probe polls first did something of the run's (see `probe`).
+    probe_progress: RefCell<Option<std::backtrace::Backtrace>>,
     failure: RefCell<Option<Failed>>,
     polls: Cell<u64>,
     polls_since_clock_moved: Cell<u64>,
@@ -291,6 +293,7 @@ impl World {
             ended: Cell::new(false),
             destructors: Cell::new(0),
             probing: Cell::new(false),
+            probe_progress: RefCell::new(None),
             failure: RefCell::new(None),
             polls: Cell::new(0),
             polls_since_clock_moved: Cell::new(0),
@@ -406,7 +409,7 @@ impl World {
     #[inline(always)]
     pub(crate) fn record(&self, kind: EventKind) {
         if self.probing.get() {
-            return;
+            return self.probe_went_on();
         }
         // The event goes down as the current node's: between polls that is the supervisor
         // (re-checked on every event: debug builds only).
@@ -425,7 +428,7 @@ impl World {
     pub(crate) fn note(&self, node: NodeId, source: &'static str, words: [u64; 3], text: String) {
         self.assert_note_node(node);
         if self.probing.get() {
-            return;
+            return self.probe_went_on();
         }
         let mut trace = self.trace.borrow_mut();
         if text.is_empty() {
@@ -447,7 +450,7 @@ impl World {
     ) {
         self.assert_note_node(node);
         if self.probing.get() {
-            return;
+            return self.probe_went_on();
         }
         self.trace
             .borrow_mut()
@@ -468,9 +471,10 @@ impl World {
     /// Counts a coverage site reached (and whether it fired), unless a probe is polling.
     #[inline]
     pub(crate) fn count_coverage(&self, site: &'static Site, fired: bool) {
-        if !self.probing.get() {
-            self.coverage.borrow_mut().count(site, fired);
+        if self.probing.get() {
+            return self.probe_went_on();
         }
+        self.coverage.borrow_mut().count(site, fired);
     }
 
     /// Tells a streamed trace the name of a node about to act.

@@ -34,143 +34,222 @@ use crate::task::{Outcome, TaskId, TaskState};
 /// What polling a waiting task once more showed.
 pub(super) enum Probed {
     /// It waits again, having kept the waker where these backtraces were taken (one per
-    /// clone, up to [`KEPT_TRACES`]: each branch of a `select!` keeps its own).
-    Waits(Vec<Backtrace>),
+    /// clone, up to [`KEPT_TRACES`], each branch of a `select!` keeping its own), and this
+    /// many clones more.
+    Waits(Vec<Backtrace>, usize),
     /// It waits again and kept no waker.
     KeptNoWaker,
-    /// It completed, or woke itself: nothing had woken it.
-    WentOn,
-    /// It panicked, with this message.
-    Panicked(String),
+    /// It did something of the run's (an event, a timer, a note), completed or woke itself:
+    /// nothing had woken it. Where it first did something, if it did, and where it waits
+    /// now, if it does.
+    WentOn {
+        from: Option<Backtrace>,
+        waits: Vec<Backtrace>,
+    },
+    /// It panicked with this message, after going on (if `went_on`) or at once.
+    Panicked { message: String, went_on: bool },
+    /// An earlier probe's task woke it before its turn: it was waiting on that task.
+    WokenByAnEarlierProbe,
 }
 
-/// The clones of a probe's waker whose backtraces are kept: enough for the branches of a
-/// `select!`, few enough that a report costs milliseconds.
-const KEPT_TRACES: usize = 4;
+/// The clones of a probe's waker whose backtraces are kept: enough for the branches of most
+/// `select!`s, few enough that a report costs milliseconds.
+const KEPT_TRACES: usize = 8;
+
+/// What a lost wakeup is, said after every verdict of one.
+const LOST_WAKEUP: &str = "a lost wakeup: a future returned Pending without keeping its \
+                           waker where the event would wake it";
 
 impl Probed {
     /// The end of a deadlock report's line for the task.
     pub(super) fn describe(&self) -> String {
         match self {
-            Probed::Waits(traces) => {
-                // Each place the program awaits at, with what it awaits there, in the order
-                // the future kept its wakers, once each.
-                let mut places: Vec<(String, Vec<String>)> = Vec::new();
-                let mut inside: Vec<String> = Vec::new();
-                for trace in traces {
-                    let frames = call_site::frames(trace);
-                    let frames = call_site::below(&frames, "probe_clone");
-                    let (program, awaited) = awaited_at(frames);
-                    let awaited = awaited.map(|frame| short(frame).unwrap_or(&frame.symbol));
-                    match (program, awaited) {
-                        (Some(program), awaited) => {
-                            let place = at(program);
-                            let index = match places.iter().position(|(known, _)| *known == place) {
-                                Some(index) => index,
-                                None => {
-                                    places.push((place, Vec::new()));
-                                    places.len() - 1
-                                }
-                            };
-                            let what = &mut places[index].1;
-                            if let Some(awaited) = awaited
-                                && !what.iter().any(|known| known == awaited)
-                            {
-                                what.push(awaited.to_owned());
-                            }
-                        }
-                        (None, Some(awaited)) if !inside.iter().any(|known| known == awaited) => {
-                            inside.push(awaited.to_owned());
-                        }
-                        (None, _) => {}
-                    }
+            Probed::Waits(traces, more) => {
+                let mut said = describe_waits(traces);
+                if *more > 0 {
+                    said.push_str(&format!(" (and {more} more wakers kept)"));
                 }
-                let mut said: Vec<String> = places
-                    .into_iter()
-                    .map(|(place, what)| match what.is_empty() {
-                        true => format!("awaiting at {place}"),
-                        false => format!("awaiting {} at {place}", what.join(" or ")),
-                    })
-                    .collect();
-                if !inside.is_empty() {
-                    said.push(format!("waiting in {}", inside.join(" or ")));
-                }
-                match said.is_empty() {
-                    true => "waiting (a build with symbols names where)".to_owned(),
-                    false => said.join(", and "),
-                }
+                said
             }
             Probed::KeptNoWaker => "waiting with no waker kept: polled again, it kept no way \
                                     to be woken (like std::future::pending), so nothing can \
                                     ever wake it"
                 .to_owned(),
-            Probed::WentOn => "not stuck: polled again, it went on, so what it waited for had \
-                               come and nothing woke it (a lost wakeup: a future returned \
-                               Pending without keeping its waker where the event would \
-                               wake it)"
+            Probed::WentOn { from, waits } => {
+                let mut said = "not stuck: polled again, it went on".to_owned();
+                let from = from.as_ref().and_then(|trace| {
+                    let frames = task_frames(trace);
+                    awaited_at(&frames).0.map(at)
+                });
+                if let Some(place) = from {
+                    said.push_str(&format!(" (to {place}, just past what it waited for)"));
+                }
+                said.push_str(&format!(
+                    ", so what it waited for had come and nothing woke it ({LOST_WAKEUP})"
+                ));
+                if !waits.is_empty() {
+                    said.push_str(&format!("; it then waits {}", describe_waits(waits)));
+                }
+                said
+            }
+            Probed::Panicked {
+                message,
+                went_on: false,
+            } => format!("polled again, it panicked: {message}"),
+            Probed::Panicked {
+                message,
+                went_on: true,
+            } => format!(
+                "not stuck: polled again, it went on and panicked: {message} ({LOST_WAKEUP})"
+            ),
+            Probed::WokenByAnEarlierProbe => "woken when the report polled a task above (what \
+                                              that task did when it went on)"
                 .to_owned(),
-            Probed::Panicked(message) => format!("polled again, it panicked: {message}"),
         }
     }
 }
 
+/// Where a task waits, from the backtraces of the wakers it kept: each place the program
+/// awaits at, with what it awaits there, in the order the future kept its wakers, once each.
+fn describe_waits(traces: &[Backtrace]) -> String {
+    let mut places: Vec<(String, Vec<String>)> = Vec::new();
+    let mut inside: Vec<String> = Vec::new();
+    for trace in traces {
+        let frames = task_frames(trace);
+        let (program, awaited) = awaited_at(&frames);
+        let awaited = awaited.map(|frame| match short(frame) {
+            // A future the program wrote, inlined: known by where its `poll` is.
+            None if frame.is_programs() => {
+                format!("a future of the program's (its poll at {})", at(frame))
+            }
+            name => name.unwrap_or(&frame.symbol).to_owned(),
+        });
+        match (program, awaited) {
+            (Some(program), awaited) => {
+                let place = at(program);
+                let index = match places.iter().position(|(known, _)| *known == place) {
+                    Some(index) => index,
+                    None => {
+                        places.push((place, Vec::new()));
+                        places.len() - 1
+                    }
+                };
+                let what = &mut places[index].1;
+                if let Some(awaited) = awaited
+                    && !what.contains(&awaited)
+                {
+                    what.push(awaited);
+                }
+            }
+            (None, Some(awaited)) if !inside.contains(&awaited) => inside.push(awaited),
+            (None, _) => {}
+        }
+    }
+    let mut said: Vec<String> = places
+        .into_iter()
+        .map(|(place, what)| match what.is_empty() {
+            true => format!("awaiting at {place}"),
+            false => format!("awaiting {} at {place}", what.join(" or ")),
+        })
+        .collect();
+    if !inside.is_empty() {
+        said.push(format!("waiting in {}", inside.join(" or ")));
+    }
+    match said.is_empty() {
+        true => "waiting (a build with symbols names where)".to_owned(),
+        false => said.join(", and "),
+    }
+}
+
+/// The frames of a backtrace taken inside a probe's poll that are the task's: below the
+/// probe's own (its waker's clone, or the world noting what the task did), above the
+/// executor's poll of the task's cell.
+fn task_frames(trace: &Backtrace) -> Vec<Frame> {
+    let frames = call_site::frames(trace);
+    let start = frames
+        .iter()
+        .position(|frame| {
+            frame.symbol.ends_with("probe_clone") || frame.symbol.ends_with("probe_went_on")
+        })
+        .map_or(0, |probe| probe + 1);
+    let frames = &frames[start..];
+    let end = frames
+        .iter()
+        .position(|frame| frame.symbol.ends_with("TaskCell>::poll_task"))
+        .unwrap_or(frames.len());
+    frames[..end].to_vec()
+}
+
 /// Where a waiting future kept its waker: the program's innermost frame (its `.await`), and
-/// what it awaits there: the outermost frame of the library that kept the waker, from the
-/// clone out to the first frame of another crate (a `select!` expands in the program's crate
-/// from a library's source, so neither its symbol nor its source alone says whose it is).
-/// Without a program frame (a library's own task), the program part is `None`.
+/// what it awaits there: the outermost library frame between the clone and that `.await`,
+/// stopping at a `select!`'s code (which expands in the program's crate from a library's
+/// source). A future the program wrote itself (its own `poll` kept the waker) is what it
+/// awaits, at the program's next frame out. Without a program frame (a library's own task),
+/// the program part is `None` and the outermost library frame is what it waits in.
 fn awaited_at(frames: &[Frame]) -> (Option<&Frame>, Option<&Frame>) {
     // A dependency built without line tables (a common profile) is told from the program
     // only by its location: where the program's frames have one, a frame without is not it.
     let located = frames
         .iter()
         .any(|frame| frame.at.is_some() && frame.is_programs());
-    let program = frames
-        .iter()
-        .position(|frame| frame.is_programs() && (frame.at.is_some() || !located));
-    let end = program.unwrap_or(frames.len());
-    // Inside the clone: the waker's own and std's frames, then the library's.
-    let Some(inner) = frames[..end].iter().position(|frame| !frame.is_runtimes()) else {
-        return (program.map(|at| &frames[at]), None);
+    let is_program = |frame: &Frame| frame.is_programs() && (frame.at.is_some() || !located);
+    let program = frames.iter().position(is_program);
+    // An inlined `poll` has its bare name.
+    let polls = |frame: &Frame| {
+        frame.symbol.ends_with(FUTURE_POLL)
+            || frame.symbol == "poll"
+            || frame.symbol.starts_with("poll<")
     };
-    let library = frames[inner].crate_name();
-    let mut awaited = inner;
-    for (index, frame) in frames.iter().enumerate().take(end).skip(inner + 1) {
-        match frame.crate_name() {
-            // std's adapters (`Pin`, `PollFn`) pass the poll on from further out.
-            Some(name) if call_site::STD_CRATES.contains(&name) => {}
-            Some(name) if Some(name) == library => awaited = index,
-            Some(_) => break,
-            // An inlined frame's bare name: the library's if its source is.
-            None if frame.is_programs() => break,
-            None => {}
-        }
+    if let Some(own) = program
+        && polls(&frames[own])
+        && let Some(next) = frames[own + 1..].iter().position(is_program)
+    {
+        return (Some(&frames[own + 1 + next]), Some(&frames[own]));
     }
-    (program.map(|at| &frames[at]), Some(&frames[awaited]))
+    let end = program.unwrap_or(frames.len());
+    let library = frames[..end]
+        .iter()
+        .skip_while(|frame| frame.is_runtimes())
+        .take_while(|frame| !frame.is_expanded_from_a_library())
+        .filter(|frame| !frame.is_runtimes());
+    let outermost = library.clone().last();
+    let named = library.filter(|frame| frame.crate_name().is_some()).last();
+    (program.map(|at| &frames[at]), named.or(outermost))
 }
 
+/// How a future's `poll` reads in a symbol.
+const FUTURE_POLL: &str = " as core::future::future::Future>::poll";
+
 /// A frame's function as a reader names it: an async function's body (`run::{{closure}}`)
-/// as the function, a future's `poll` as the future; `None` for an inlined frame's bare
-/// name (`{async_fn#0}`), which says nothing its location does not.
+/// as the function, a future's `poll` as the future, a `#[crashtest::test]` body as its
+/// test; `None` for an inlined frame's bare name (`{async_fn#0}`, `poll`), which says
+/// nothing its location does not.
 fn short(frame: &Frame) -> Option<&str> {
     let symbol = frame.symbol.as_str();
-    if symbol.starts_with('{') {
+    if !symbol.contains("::") {
         return None;
     }
     let symbol = symbol.trim_end_matches("::{{closure}}");
-    Some(
-        match symbol.strip_suffix(" as core::future::future::Future>::poll") {
-            Some(future) => future.trim_start_matches('<'),
-            None => symbol,
-        },
-    )
+    let symbol = match symbol.rsplit_once("::") {
+        Some((test, body)) if body.starts_with("__crashtest_") => test,
+        _ => symbol,
+    };
+    Some(match symbol.strip_suffix(FUTURE_POLL) {
+        Some(future) => future.trim_start_matches('<'),
+        None => symbol,
+    })
 }
 
-/// A frame by its location and its short name, as far as each is known.
+/// A frame by its location (relative to the current directory, as std prints it, without
+/// the `./` a spawn's place does not have) and its short name, as far as each is known.
 fn at(frame: &Frame) -> String {
-    match (&frame.at, short(frame)) {
+    let location = frame
+        .at
+        .as_deref()
+        .map(|at| at.strip_prefix("./").unwrap_or(at));
+    match (location, short(frame)) {
         (Some(location), Some(name)) => format!("{location} in {name}"),
-        (Some(location), None) => location.clone(),
+        (Some(location), None) => location.to_owned(),
         (None, name) => name.unwrap_or(&frame.symbol).to_owned(),
     }
 }
@@ -187,6 +266,8 @@ thread_local! {
 struct ProbeSeen {
     token: usize,
     kept: Vec<Backtrace>,
+    /// Clones past the kept ones.
+    more: usize,
     woken: bool,
 }
 
@@ -200,9 +281,12 @@ fn probe_clone(data: *const ()) -> RawWaker {
         if let Ok(mut probing) = probing.try_borrow_mut()
             && let Some(seen) = probing.as_mut()
             && seen.token == data as usize
-            && seen.kept.len() < KEPT_TRACES
         {
-            seen.kept.push(Backtrace::force_capture());
+            if seen.kept.len() < KEPT_TRACES {
+                seen.kept.push(Backtrace::force_capture());
+            } else {
+                seen.more += 1;
+            }
         }
     });
     RawWaker::new(data, &PROBE_VTABLE)
@@ -228,8 +312,21 @@ fn probe_waker(token: usize) -> Waker {
 }
 
 impl World {
-    /// Polls waiting task `id` once more with the probe's waker; `None` if it is not idle on
-    /// a running node (a paused node's task waits for the resume, not on anything).
+    /// While a probe polls: the probed task did something of the run's (an event, a note, a
+    /// timer, a coverage site, a fault), so it was not stuck. The first time, where it did it
+    /// is kept for the report.
+    #[cold]
+    pub(super) fn probe_went_on(&self) {
+        debug_assert!(self.probing.get(), "progress noted outside a probe");
+        if let Ok(mut progress) = self.probe_progress.try_borrow_mut()
+            && progress.is_none()
+        {
+            *progress = Some(Backtrace::force_capture());
+        }
+    }
+
+    /// Polls waiting task `id` once more with the probe's waker; `None` if it is not on a
+    /// running node (a paused node's task waits for the resume, not on anything).
     pub(super) fn probe(&self, id: TaskId) -> Option<Probed> {
         assert!(
             self.current_task.get().is_none(),
@@ -238,9 +335,15 @@ impl World {
         let (mut future, node, place) = {
             let mut tasks = self.tasks.borrow_mut();
             let slot = tasks.get_mut(id)?;
-            if slot.state != TaskState::Idle
-                || self.nodes.borrow().status(slot.node()) != NodeStatus::Running
-            {
+            if self.nodes.borrow().status(slot.node()) != NodeStatus::Running {
+                return None;
+            }
+            // Nothing was queued when the run deadlocked: a queued task was woken since, by
+            // what a task probed before it did.
+            if slot.state == TaskState::Queued {
+                return Some(Probed::WokenByAnEarlierProbe);
+            }
+            if slot.state != TaskState::Idle {
                 return None;
             }
             slot.state = TaskState::Running;
@@ -258,17 +361,21 @@ impl World {
             *probing.borrow_mut() = Some(ProbeSeen {
                 token,
                 kept: Vec::new(),
+                more: 0,
                 woken: false,
             });
         });
         self.watch.enter_poll(node.0, id.serial, place);
         self.probing.set(true);
+        *self.probe_progress.borrow_mut() = None;
         let polled = panic_capture::catch(|| future.as_mut().poll_task(&mut cx));
         self.watch.leave_poll();
         let seen = PROBING
             .with(|probing| probing.borrow_mut().take())
             .expect("the probe's record outlives its poll");
-        let woken = seen.woken
+        let progress = self.probe_progress.borrow_mut().take();
+        let went_on = progress.is_some()
+            || seen.woken
             || self
                 .tasks
                 .borrow()
@@ -278,19 +385,28 @@ impl World {
             Ok(Poll::Ready(())) => {
                 let leftover = self.finish_task(id, Outcome::Output(future));
                 self.drop_outcome(leftover, node);
-                Probed::WentOn
+                Probed::WentOn {
+                    from: progress,
+                    waits: Vec::new(),
+                }
             }
             Ok(Poll::Pending) => {
                 self.after_pending(id, future);
                 match seen.kept {
-                    _ if woken => Probed::WentOn,
+                    waits if went_on => Probed::WentOn {
+                        from: progress,
+                        waits,
+                    },
                     kept if kept.is_empty() => Probed::KeptNoWaker,
-                    kept => Probed::Waits(kept),
+                    kept => Probed::Waits(kept, seen.more),
                 }
             }
             Err(panic) => {
                 self.drop_panicked_cell(future);
-                Probed::Panicked(panic.message)
+                Probed::Panicked {
+                    message: panic.message,
+                    went_on,
+                }
             }
         };
         self.probing.set(false);
