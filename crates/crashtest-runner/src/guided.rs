@@ -402,8 +402,9 @@ where
     let mut next_sub = 1;
     let (mut fresh_seeds, mut branch_points, mut branch_runs) = (0, 0, 0);
     let mut found: Option<(u64, Path, u64)> = None;
+    // Tells how far the search has come, once per count of runs.
     let mut told = 0;
-    while runs < guide.runs && found.is_none() {
+    let mut tell_once = |runs, fresh_seeds, branch_points, search: &Search| {
         if runs > told {
             told = runs;
             tell(Tally {
@@ -414,6 +415,9 @@ where
                 features: search.seen.len(),
             });
         }
+    };
+    while runs < guide.runs && found.is_none() {
+        tell_once(runs, fresh_seeds, branch_points, &search);
         if search.corpus.is_empty() || branch_runs >= branch_allowance(fresh_seeds) {
             let count = FRESH_BATCH.min(guide.runs - runs);
             let seeds: Vec<u64> = (next_seed..next_seed + count).collect();
@@ -469,15 +473,7 @@ where
         fresh_seeds <= runs && (branch_points > 0 || fresh_seeds == runs),
         "the summary counts only runs that were made: {fresh_seeds} fresh of {runs}"
     );
-    if runs > told {
-        tell(Tally {
-            runs,
-            fresh_seeds,
-            branch_points,
-            corpus: search.corpus.len(),
-            features: search.seen.len(),
-        });
-    }
+    tell_once(runs, fresh_seeds, branch_points, &search);
     let cpu = crate::usage::cpu_time_with_children()
         .zip(started)
         .map(|(end, start)| end - start);
