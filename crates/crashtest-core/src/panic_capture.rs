@@ -42,7 +42,10 @@ pub(crate) fn install() {
             if CANNOT_UNWIND.contains(&captured.message.as_str()) {
                 return tell_of_the_abort(&captured);
             }
-            RECENT.with(|recent| {
+            // A panic in the hook would abort the process: the thread's locals are read with
+            // `try_with`, since `std::process::exit` destroys them before its exit handlers,
+            // whose own panics come here.
+            let _ = RECENT.try_with(|recent| {
                 if let Ok(mut recent) = recent.try_borrow_mut() {
                     if recent.len() == KEPT_RECENT {
                         recent.remove(0);
@@ -50,7 +53,11 @@ pub(crate) fn install() {
                     recent.push(captured.to_string());
                 }
             });
-            CAPTURED.with(|c| *c.borrow_mut() = Some(captured));
+            let _ = CAPTURED.try_with(|c| {
+                if let Ok(mut slot) = c.try_borrow_mut() {
+                    *slot = Some(captured);
+                }
+            });
         }));
     });
     // Every later catch relies on the hook being in place once this returns.
@@ -73,10 +80,11 @@ const KEPT_RECENT: usize = 4;
 /// panics before it, so the failure report never comes.
 fn tell_of_the_abort(last: &Captured) {
     let mut panics = RECENT
-        .with(|recent| {
+        .try_with(|recent| {
             recent
                 .try_borrow_mut()
                 .map(|mut recent| std::mem::take(&mut *recent))
+                .unwrap_or_default()
         })
         .unwrap_or_default();
     panics.push(last.to_string());
@@ -121,7 +129,7 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     // A poll's panics, from its start: a catch nested in it (a task aborted by a destructor
     // while the poll unwinds) is part of the same story.
     if !was {
-        RECENT.with(|recent| recent.borrow_mut().clear());
+        let _ = RECENT.try_with(|recent| recent.borrow_mut().clear());
     }
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
@@ -132,7 +140,9 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
             "a panic was caught before the panic hook was installed"
         );
         CAPTURED
-            .with(|c| c.borrow_mut().take())
+            .try_with(|c| c.borrow_mut().take())
+            .ok()
+            .flatten()
             .unwrap_or_else(|| Captured {
                 message: payload_message(payload.as_ref()),
                 location: None,

@@ -72,17 +72,22 @@ thread_local! {
         const { crashtest_core::plumbing::checks::ExtensionCache::new() };
 }
 
-/// The running simulation's table; `None` outside one, or while the simulator's state is in
-/// use (no file of the disk can be opened then either).
+/// The running simulation's table; `None` outside one, while the simulator's state is in use
+/// (no file of the disk can be opened then either), or once the thread's locals are gone.
 fn table() -> Option<Rc<Table>> {
     panic::catch_unwind(|| {
-        TABLE.with(|cache| {
-            cache.get(|table| {
-                crashtest_core::plumbing::life::add_node_hook(Rc::new(ReleaseOnKill(
-                    Rc::downgrade(table),
-                )));
+        // Gone once the thread's locals are destroyed: `std::process::exit` inside a run
+        // destroys them before the exit handlers write (a trace file's last events).
+        TABLE
+            .try_with(|cache| {
+                cache.get(|table| {
+                    crashtest_core::plumbing::life::add_node_hook(Rc::new(ReleaseOnKill(
+                        Rc::downgrade(table),
+                    )));
+                })
             })
-        })
+            .ok()
+            .flatten()
     })
     .ok()
     .flatten()
