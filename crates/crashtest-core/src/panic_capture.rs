@@ -16,7 +16,11 @@ static INSTALL: Once = Once::new();
 thread_local! {
     static CAPTURING: Cell<bool> = const { Cell::new(false) };
     static CAPTURED: RefCell<Option<Captured>> = const { RefCell::new(None) };
-    static RECENT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The last panics of a poll, each with the poll it came in (see `POLLS`).
+    static RECENT: RefCell<Vec<(u64, String)>> = const { RefCell::new(Vec::new()) };
+    /// Outermost catches begun on this thread: a count, so that a poll starts afresh without
+    /// touching `RECENT` (every poll is a catch; only a panic writes there).
+    static POLLS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// A panic caught in a poll.
@@ -45,12 +49,14 @@ pub(crate) fn install() {
             // A panic in the hook would abort the process: the thread's locals are read with
             // `try_with`, since `std::process::exit` destroys them before its exit handlers,
             // whose own panics come here.
+            let poll = POLLS.with(Cell::get);
             let _ = RECENT.try_with(|recent| {
                 if let Ok(mut recent) = recent.try_borrow_mut() {
+                    recent.retain(|(of, _)| *of == poll);
                     if recent.len() == KEPT_RECENT {
                         recent.remove(0);
                     }
-                    recent.push(captured.to_string());
+                    recent.push((poll, captured.to_string()));
                 }
             });
             let _ = CAPTURED.try_with(|c| {
@@ -79,14 +85,19 @@ const KEPT_RECENT: usize = 4;
 /// Prints what std's abort would hide: it aborts the process at once, with no word of the
 /// panics before it, so the failure report never comes.
 fn tell_of_the_abort(last: &Captured) {
-    let mut panics = RECENT
+    let poll = POLLS.with(Cell::get);
+    let mut panics: Vec<String> = RECENT
         .try_with(|recent| {
             recent
                 .try_borrow_mut()
                 .map(|mut recent| std::mem::take(&mut *recent))
                 .unwrap_or_default()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(of, _)| *of == poll)
+        .map(|(_, panic)| panic)
+        .collect();
     panics.push(last.to_string());
     let seed = crate::world::with(|w| w.seed())
         .map(|seed| format!(" at seed {seed}"))
@@ -129,7 +140,7 @@ pub(crate) fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Captured> {
     // A poll's panics, from its start: a catch nested in it (a task aborted by a destructor
     // while the poll unwinds) is part of the same story.
     if !was {
-        let _ = RECENT.try_with(|recent| recent.borrow_mut().clear());
+        POLLS.with(|polls| polls.set(polls.get() + 1));
     }
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CAPTURING.with(|c| c.set(was));
