@@ -36,9 +36,10 @@ type Identity = (u64, u64);
 #[derive(Default)]
 struct Table {
     sockets: RefCell<BTreeMap<Identity, Record>>,
-    /// Placeholders a tokio stand-in took over while another descriptor of theirs stayed
-    /// open (a `try_clone` kept, as quinn-udp's users keep one): until that one closes, a
-    /// call on it is refused as a duplicate of a socket that is now the stand-in's.
+    /// Placeholders a tokio stand-in took over: a descriptor of one still open (a
+    /// `try_clone` kept, as quinn-udp's users keep one) is refused as a duplicate of a socket
+    /// that is now the stand-in's. Kept for the run: telling whether a duplicate is left
+    /// would read `/proc/self/fd` at every adoption (every connection of hyper's connector).
     adopted: RefCell<BTreeSet<Identity>>,
 }
 
@@ -103,7 +104,10 @@ pub(super) fn create(domain: c_int, ty: c_int, protocol: c_int) -> Result<c_int,
         hold: None,
         listening: None,
     };
-    table().sockets.borrow_mut().insert(id, record);
+    let table = table();
+    // A memfd's inode is reused once it is freed: an adopted placeholder's may be this one's.
+    table.adopted.borrow_mut().remove(&id);
+    table.sockets.borrow_mut().insert(id, record);
     Ok(fd)
 }
 
@@ -122,18 +126,15 @@ pub(super) fn with<R>(fd: c_int, f: impl FnOnce(&mut Record) -> R) -> Option<R> 
 /// A descriptor is closing: if it is the last one of a placeholder, forgets the socket and
 /// frees the port it holds, as Linux closes a socket with its last descriptor. A duplicate
 /// (`dup`, `try_clone`) keeps the socket and its port (but not past an adoption: the adopter
-/// takes the socket over whole, and a duplicate left is refused until it closes).
+/// takes the socket over whole, and a duplicate left is refused).
 pub(super) fn closing(fd: c_int) {
     let table = table();
-    if table.sockets.borrow().is_empty() && table.adopted.borrow().is_empty() {
+    if table.sockets.borrow().is_empty() {
         return;
     }
     let Some(id) = super::identity(fd) else {
         return;
     };
-    if table.adopted.borrow().contains(&id) && !open_elsewhere(fd, id) {
-        table.adopted.borrow_mut().remove(&id);
-    }
     if !table.sockets.borrow().contains_key(&id) || open_elsewhere(fd, id) {
         return;
     }
@@ -156,8 +157,7 @@ fn open_elsewhere(fd: c_int, id: Identity) -> bool {
 }
 
 /// Removes the record of the placeholder `fd` refers to, and returns it, for an adoption:
-/// the descriptors of it still open besides `fd` are refused from now on (see
-/// [`is_adopted`]).
+/// descriptors of it still open besides `fd` are refused from now on (see [`is_adopted`]).
 pub(super) fn take(fd: c_int) -> Option<Record> {
     let table = table();
     if table.sockets.borrow().is_empty() {
@@ -165,18 +165,19 @@ pub(super) fn take(fd: c_int) -> Option<Record> {
     }
     let id = super::identity(fd)?;
     let record = table.sockets.borrow_mut().remove(&id)?;
-    if open_elsewhere(fd, id) {
-        table.adopted.borrow_mut().insert(id);
-    }
+    table.adopted.borrow_mut().insert(id);
     Some(record)
 }
 
 /// Whether `fd` is a descriptor left of a placeholder a tokio stand-in took over. Call only
-/// inside a simulation.
+/// inside a simulation. The memfd's inode may have been reused since, by a new placeholder
+/// (whose `create` forgets the old adoption) or a simulated file (told apart here).
 pub(super) fn is_adopted(fd: c_int) -> bool {
     let table = table();
     let adopted = table.adopted.borrow();
-    !adopted.is_empty() && super::identity(fd).is_some_and(|id| adopted.contains(&id))
+    !adopted.is_empty()
+        && super::identity(fd).is_some_and(|id| adopted.contains(&id))
+        && !super::disk::is_simulated_file(fd)
 }
 
 /// The `value` of an integer option as set (the first four bytes, as the kernel reads them).

@@ -397,6 +397,11 @@ pub(super) fn unkept_at(path: &Path, change: &Unkept) -> c_int {
     answer
 }
 
+/// Whether `fd` is a simulated file's descriptor.
+pub(super) fn is_simulated_file(fd: c_int) -> bool {
+    descriptors::simulated(fd).is_some()
+}
+
 /// The C answer of `change` to the simulated file `fd`, or `None` if `fd` is not one.
 pub(super) fn unkept_by(fd: c_int, change: &Unkept) -> Option<c_int> {
     let open = descriptors::simulated(fd)?;
