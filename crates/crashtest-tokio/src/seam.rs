@@ -32,13 +32,7 @@ pub(crate) fn running() -> Option<crashtest_hooks::Running> {
 #[cold]
 #[track_caller]
 pub(crate) fn refuse(call: &str, instead: &str) -> ! {
-    let at = std::panic::Location::caller();
-    let message =
-        format!("{call} cannot run inside a crashtest simulation: {instead} (called at {at})");
-    if let Some(sim) = sim() {
-        sim.refuse(message.clone());
-    }
-    panic!("{message}");
+    panic!("{}", refused_error(call, instead));
 }
 
 /// Fails the running simulation because `call` cannot be simulated, as [`refuse`] does, and

@@ -164,10 +164,14 @@ fn source_crate(at: &str) -> Option<String> {
     if in_stand_in(&file) {
         return Some("tokio".to_owned());
     }
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
-    let inside = file.strip_prefix(crates).ok()?;
+    let inside = file.strip_prefix(crashtest_crates()?).ok()?;
     let dir = inside.components().next()?.as_os_str().to_str()?;
     Some(crate_of_dir(dir))
+}
+
+/// The directory of crashtest's crates: every one sits beside this one.
+fn crashtest_crates() -> Option<&'static Path> {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent()
 }
 
 /// Source `at` as a path: std prints a source under the current directory relative to it.
@@ -191,10 +195,9 @@ fn is_library_source(at: &str) -> bool {
         return true;
     }
     let file = resolved(at);
-    // Every crate of crashtest's sits beside this one; its library is under `src/` (its
-    // tests are code that uses crashtest, like the program's).
-    let crashtest_crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent();
-    let in_crashtest = crashtest_crates
+    // A crate of crashtest's keeps its library under `src/` (its tests are code that uses
+    // crashtest, like the program's).
+    let in_crashtest = crashtest_crates()
         .and_then(|crates| file.strip_prefix(crates).ok())
         .is_some_and(|inside| {
             inside
@@ -277,8 +280,7 @@ mod tests {
 
     #[test]
     fn an_inlined_frame_is_told_by_its_source() {
-        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let ours = |rest: &str| at(&crates.join(rest).display().to_string());
+        let ours = |rest: &str| at(&crashtest_crates().unwrap().join(rest).display().to_string());
         assert!(at("/home/me/app/src/queue.rs").is_programs());
         assert!(!at("/rustc/0123/library/core/src/future/mod.rs").is_programs());
         assert!(
@@ -299,8 +301,7 @@ mod tests {
 
     #[test]
     fn every_library_crate_of_crashtest_is_named_as_its_own() {
-        let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        for entry in std::fs::read_dir(crates).unwrap() {
+        for entry in std::fs::read_dir(crashtest_crates().unwrap()).unwrap() {
             let dir = entry.unwrap().path();
             if dir.join("src/lib.rs").exists() {
                 let name = dir.file_name().unwrap().to_str().unwrap().replace('-', "_");
