@@ -571,7 +571,8 @@ impl fmt::Display for Divergence {
                  agree with each other and not with the first. Most likely the first run left \
                  state behind for the ones after it (a `static`, `LazyLock` or `OnceLock` it \
                  filled, such as a client or a cache made once per process); else the cause \
-                 is intermittent. The two later runs, up to event #{}:",
+                 is intermittent (a generator seeded from a process-wide counter, as listed \
+                 above, can draw alike twice by chance). The two later runs, up to event #{}:",
                 self.index
             )?,
         }

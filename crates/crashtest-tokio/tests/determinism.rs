@@ -183,6 +183,52 @@ fn watch_receivers_wake_in_an_order_the_seed_decides() {
     );
 }
 
+/// The order in which six tasks released by one `Barrier` go on, and which of them led.
+async fn barrier_release_order() -> Vec<u32> {
+    let barrier = Arc::new(tokio::sync::Barrier::new(6));
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut set = tokio::task::JoinSet::new();
+    for task in 0..6u32 {
+        let (barrier, order) = (barrier.clone(), order.clone());
+        set.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(u64::from(task))).await;
+            let leader = barrier.wait().await.is_leader();
+            order.lock().unwrap().push(task * 10 + u32::from(leader));
+        });
+    }
+    while set.join_next().await.is_some() {}
+    order.lock().unwrap().clone()
+}
+
+#[test]
+fn barrier_waiters_go_on_in_an_order_the_seed_decides() {
+    for seed in 0..8 {
+        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
+            barrier_release_order().await;
+        });
+        assert!(run.expect("no divergence").is_ok());
+    }
+    let orders: std::collections::BTreeSet<Vec<u32>> = (0..8)
+        .map(|seed| {
+            let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+            let out = order.clone();
+            crashtest::Sim::new(seed)
+                .run(async move { *out.borrow_mut() = barrier_release_order().await })
+                .unwrap();
+            order.take()
+        })
+        .collect();
+    for order in &orders {
+        // The last to arrive (task 5, after the longest sleep) leads, and only it.
+        assert_eq!(order.iter().filter(|&&t| t % 10 == 1).count(), 1);
+        assert!(order.contains(&51), "task 5 did not lead: {order:?}");
+    }
+    assert!(
+        orders.len() > 1,
+        "every seed released the waiters in one order"
+    );
+}
+
 /// Which of twelve producers' `send_timeout`s got into a two-slot channel that a slow
 /// consumer drains, in the order it received them.
 async fn send_timeout_outcomes() -> Vec<u32> {

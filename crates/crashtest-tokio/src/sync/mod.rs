@@ -1,6 +1,7 @@
 //! `tokio::sync`: tokio's primitives, which need no runtime and wake their waiters in the
 //! order they came, so they behave the same inside a simulation. Switched are [`watch`],
-//! because tokio spreads its receivers over wait lists drawn at random; [`mpsc`]'s bounded
+//! because tokio spreads its receivers over wait lists drawn at random, and [`Barrier`],
+//! which releases its waiters through such a channel; [`mpsc`]'s bounded
 //! sender, whose `send_timeout` waits under tokio's timer; and the calls that park the
 //! thread until another task acts (`blocking_send` and `blocking_recv` of [`mpsc`],
 //! [`Mutex::blocking_lock`], [`RwLock`]'s `blocking_read` and `blocking_write`,
@@ -45,6 +46,7 @@ macro_rules! transparent_lock {
     };
 }
 
+mod barrier;
 pub mod broadcast;
 pub mod mpsc;
 mod mutex;
@@ -52,5 +54,6 @@ pub mod oneshot;
 mod rwlock;
 pub mod watch;
 
+pub use barrier::{Barrier, BarrierWaitResult};
 pub use mutex::Mutex;
 pub use rwlock::RwLock;
