@@ -19,6 +19,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 /// A boxed future that may move between threads, as the stand-in's futures must.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -92,6 +93,13 @@ pub trait TcpConn: Send + Sync {
 
     /// The other end's address.
     fn peer_addr(&self) -> SocketAddr;
+
+    /// Sets `SO_LINGER`: with a zero timeout, closing the end resets the connection (an RST,
+    /// not a FIN), as on Linux; any other timeout is kept with no effect.
+    fn set_linger(&self, linger: Option<Duration>);
+
+    /// The value last given to [`TcpConn::set_linger`].
+    fn linger(&self) -> Option<Duration>;
 }
 
 /// What a TCP end is ready for ([`TcpConn::poll_ready`]), in the terms of tokio's `Ready`.
@@ -170,6 +178,7 @@ pub trait UdpSock: Send + Sync {
 ///     ipv6: false,
 ///     bound: None,
 ///     nodelay: true,
+///     linger: None,
 ///     listening: false,
 /// };
 /// assert!(adopted.nodelay);
@@ -182,6 +191,8 @@ pub struct AdoptedSocket {
     pub bound: Option<SocketAddr>,
     /// `TCP_NODELAY` was set.
     pub nodelay: bool,
+    /// `SO_LINGER`, if it was set: with a zero timeout, closing a connection resets it.
+    pub linger: Option<Duration>,
     /// It listens already (std's `TcpListener::bind` made it).
     pub listening: bool,
 }

@@ -14,6 +14,7 @@ use std::ops::Deref;
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use crashtest_hooks::net::{
     BoxFuture, Network, TcpConn, TcpInterest, TcpListen, TcpReady, UdpSock,
@@ -154,6 +155,18 @@ impl TcpConn for Shared {
         self.deref()
             .peer_addr()
             .expect("a simulated end knows its peer")
+    }
+
+    fn set_linger(&self, linger: Option<Duration>) {
+        self.deref()
+            .set_linger(linger)
+            .expect("a simulated end keeps its linger");
+    }
+
+    fn linger(&self) -> Option<Duration> {
+        self.deref()
+            .linger()
+            .expect("a simulated end knows its linger")
     }
 }
 

@@ -281,7 +281,7 @@ fn bytes_sent_to_a_silently_killed_node_that_stays_down_time_out_after_the_tcp_t
 }
 
 #[test]
-fn writing_to_a_peer_that_closed_gets_reset() {
+fn writing_to_a_peer_that_closed_breaks_the_pipe_once_its_reset_arrives() {
     Sim::new(5)
         .run(async {
             let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
@@ -296,8 +296,69 @@ fn writing_to_a_peer_that_closed_gets_reset() {
             );
             client.write_all(b"anyone?").await.unwrap();
             time::sleep(Duration::from_millis(10)).await;
+            // The RST finds the server's FIN arrived and the client still writing (Linux's
+            // CLOSE_WAIT): a broken pipe, and reads go on seeing the end of the stream.
             let err = client.write_all(b"hello?").await.unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::BrokenPipe);
+            assert_eq!(client.read(&mut buf).await.unwrap(), 0);
+        })
+        .unwrap();
+}
+
+#[test]
+fn closing_with_received_bytes_unread_resets_the_connection() {
+    Sim::new(5)
+        .run(async {
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            client.write_all(b"request").await.unwrap();
+            server.write_all(b"reply").await.unwrap();
+            time::sleep(Duration::from_millis(10)).await;
+            // The server closes without reading the request: an RST, not a FIN, goes out
+            // behind its reply, as Linux's close sends one.
+            drop(server);
+            time::sleep(Duration::from_millis(10)).await;
+            let mut reply = [0; 5];
+            client.read_exact(&mut reply).await.unwrap();
+            assert_eq!(
+                &reply, b"reply",
+                "the bytes before the reset are read first"
+            );
+            let err = client.read(&mut [0; 8]).await.unwrap_err();
             assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+            let err = client.write_all(b"more").await.unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::BrokenPipe,
+                "the reset is reported once"
+            );
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_zero_linger_resets_on_close_and_another_linger_closes_with_a_fin() {
+    Sim::new(5)
+        .run(async {
+            let listener = TcpListener::bind("0.0.0.0:90").await.unwrap();
+            for (linger, reset) in [
+                (Some(Duration::ZERO), true),
+                (Some(Duration::from_secs(5)), false),
+                (None, false),
+            ] {
+                let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+                let (server, _) = listener.accept().await.unwrap();
+                server.set_linger(linger).unwrap();
+                assert_eq!(server.linger().unwrap(), linger);
+                drop(server);
+                let read = client.read(&mut [0; 8]).await;
+                if reset {
+                    assert_eq!(read.unwrap_err().kind(), ErrorKind::ConnectionReset);
+                } else {
+                    assert_eq!(read.unwrap(), 0, "a FIN: the end of the stream");
+                }
+            }
         })
         .unwrap();
 }

@@ -34,6 +34,7 @@ fn adopt_placeholder(
         ipv6: placeholder.domain == AF_INET6,
         bound: placeholder.bound,
         nodelay: placeholder.options.nodelay,
+        linger: placeholder.options.linger,
         listening: placeholder.listening,
     })
 }

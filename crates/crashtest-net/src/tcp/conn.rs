@@ -12,7 +12,9 @@
 //!
 //! The end's error state follows Linux after an RST or a timeout: the first read or write
 //! reports the error, later reads see end of stream and later writes `BrokenPipe`; bytes that
-//! arrived before the error are still read first.
+//! arrived before the error are still read first, and once the peer's FIN arrived reads see
+//! end of stream and leave the error to a write. An RST that finds the peer's FIN already
+//! arrived and this end still writing (Linux's `CLOSE_WAIT`) is `BrokenPipe`, not a reset.
 
 use std::collections::VecDeque;
 use std::io;
@@ -266,6 +268,9 @@ pub(crate) struct End {
     pub(crate) gone: bool,
     /// An RST left this end already.
     pub(crate) rst_sent: bool,
+    /// Closing resets the connection (an RST, not a FIN), as `SO_LINGER` with a zero timeout
+    /// makes a socket do.
+    pub(crate) reset_on_close: bool,
     /// The tasks waiting to read (or for read readiness): tokio lets several tasks wait on
     /// one stream (`readable()` from each, through an `Arc`), and every one is woken.
     pub(crate) read_waiters: WaitList,
@@ -283,6 +288,7 @@ impl End {
             write_shut: false,
             gone: false,
             rst_sent: false,
+            reset_on_close: false,
             read_waiters: WaitList::default(),
             write_waiters: WaitList::default(),
         }

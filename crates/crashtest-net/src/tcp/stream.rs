@@ -11,9 +11,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::ops::Deref;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use crashtest_io::{SimOrReal, forward_async_io};
 use delegate::delegate;
@@ -34,6 +35,7 @@ pub(crate) struct Socket {
     local: SocketAddr,
     peer: SocketAddr,
     nodelay: AtomicBool,
+    linger: Mutex<Option<Duration>>,
 }
 
 impl Socket {
@@ -71,6 +73,19 @@ impl Socket {
 
     pub(crate) fn nodelay(&self) -> io::Result<bool> {
         Ok(self.nodelay.load(Ordering::Relaxed))
+    }
+
+    /// Kept; a zero timeout makes closing the end reset the connection (an RST, not a FIN),
+    /// as Linux's `close` does. Nothing waits for a timeout that is not zero.
+    pub(crate) fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        *self.linger.lock().unwrap_or_else(PoisonError::into_inner) = linger;
+        self.net()
+            .tcp_set_reset_on_close(self.id, self.side, linger == Some(Duration::ZERO));
+        Ok(())
+    }
+
+    pub(crate) fn linger(&self) -> io::Result<Option<Duration>> {
+        Ok(*self.linger.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 
@@ -112,6 +127,7 @@ impl Shared {
             local,
             peer,
             nodelay: AtomicBool::new(false),
+            linger: Mutex::new(None),
         }))
     }
 
@@ -322,6 +338,52 @@ impl TcpStream {
             /// # }).unwrap();
             /// ```
             pub fn nodelay(&self) -> io::Result<bool>;
+        }
+    }
+
+    /// Sets `SO_LINGER`. In a simulation a zero timeout makes dropping the stream reset the
+    /// connection (the peer's reads fail with `ConnectionReset` after the bytes that
+    /// arrived), as on Linux, and any other timeout is kept with no effect: nothing waits.
+    /// A stream also resets, whatever its linger, when it is dropped with received bytes
+    /// unread.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
+    /// use tokio::io::AsyncReadExt;
+    /// # crashtest::Sim::new(1).run(async {
+    /// let listener = crashtest::net::TcpListener::bind("0.0.0.0:1").await.unwrap();
+    /// let client = crashtest::net::TcpStream::connect("127.0.0.1:1").await.unwrap();
+    /// let (mut server, _) = listener.accept().await.unwrap();
+    /// client.set_linger(Some(std::time::Duration::ZERO)).unwrap();
+    /// drop(client);
+    /// let err = server.read(&mut [0; 8]).await.unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset);
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// tokio's, outside a simulation.
+    pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
+        match &self.inner {
+            SimOrReal::Sim(socket) => socket.set_linger(linger),
+            #[allow(
+                deprecated,
+                reason = "tokio 1.50 deprecates SO_LINGER; older tokios lack its successor"
+            )]
+            SimOrReal::Real(stream) => stream.set_linger(linger),
+        }
+    }
+
+    /// The value last given to [`TcpStream::set_linger`].
+    ///
+    /// # Errors
+    ///
+    /// tokio's, outside a simulation.
+    pub fn linger(&self) -> io::Result<Option<Duration>> {
+        match &self.inner {
+            SimOrReal::Sim(socket) => socket.linger(),
+            SimOrReal::Real(stream) => stream.linger(),
         }
     }
 

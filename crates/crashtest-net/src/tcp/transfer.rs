@@ -258,10 +258,15 @@ impl Net {
                     return Poll::Ready(Ok(()));
                 }
                 let end = &mut conn.ends[side];
+                // Linux reads end of stream once the FIN arrived, before an error (which a
+                // write then reports).
+                if inbound.fin {
+                    return Poll::Ready(Ok(()));
+                }
                 if let Some(err) = end.take_read_error() {
                     return Poll::Ready(Err(err));
                 }
-                if end.is_failed() || inbound.fin {
+                if end.is_failed() {
                     return Poll::Ready(Ok(()));
                 }
                 if let Some(waker) = waker {
@@ -484,6 +489,13 @@ impl Net {
         wakers.wake();
     }
 
+    /// Sets whether closing end `side` of connection `id` resets it (`SO_LINGER` zero).
+    pub(crate) fn tcp_set_reset_on_close(&self, id: u64, side: usize, reset: bool) {
+        if let Some(conn) = self.state.borrow_mut().tcp.conns.get_mut(&id) {
+            conn.ends[side].reset_on_close = reset;
+        }
+    }
+
     /// A node was killed: every end it holds resets, or vanishes without a word to its peer
     /// (`NetConfig::kill_resets`).
     pub(crate) fn tcp_node_killed(self: &Rc<Net>, node: NodeId, wakers: &mut Wakers) {
@@ -587,15 +599,22 @@ impl State {
         }
     }
 
-    /// An RST reached end `side`: it fails with `ConnectionReset` and drops its send queue.
+    /// An RST reached end `side`: it fails with `ConnectionReset` (`BrokenPipe` if the
+    /// peer's FIN came first and this end still writes, as Linux's `CLOSE_WAIT` answers) and
+    /// drops its send queue.
     fn tcp_rst_arrived(&mut self, id: u64, side: usize, wakers: &mut Wakers) {
         let conn = self
             .tcp
             .conns
             .get_mut(&id)
             .expect("an RST arrives on a live connection");
+        let close_wait = conn.pipes[1 - side].fin && !conn.ends[side].write_shut;
         let end = &mut conn.ends[side];
-        end.fail(io::ErrorKind::ConnectionReset);
+        end.fail(if close_wait {
+            io::ErrorKind::BrokenPipe
+        } else {
+            io::ErrorKind::ConnectionReset
+        });
         end.gone = true;
         end.rst_sent = true;
         end.read_waiters.take_into(wakers);
@@ -692,8 +711,9 @@ impl State {
         true
     }
 
-    /// The handle of end `side` is gone: a FIN goes out (an RST, or nothing, if its node is
-    /// dead: `NetConfig::kill_resets`).
+    /// The handle of end `side` is gone: a FIN goes out, or an RST if bytes that arrived were
+    /// never read or the end was set to reset on close (as Linux's `close` does), and an RST,
+    /// or nothing, if its node is dead (`NetConfig::kill_resets`).
     pub(super) fn tcp_close_end(
         &mut self,
         net: &Rc<Net>,
@@ -714,11 +734,15 @@ impl State {
             return;
         }
         if !end.gone {
+            let unread = conn.pipes[1 - side].readable() > 0;
+            let reset = (unread || end.reset_on_close) && !end.is_failed();
             let needs_fin = !end.write_shut && !end.is_failed();
             end.gone = true;
             conn.pipes[1 - side].discard_delivered();
             conn.ends[1 - side].write_waiters.take_into(wakers);
-            if needs_fin {
+            if reset {
+                self.tcp_send_rst(net, id, side);
+            } else if needs_fin {
                 self.tcp_send_mark(net, id, side, Mark::Fin);
             }
         }

@@ -31,7 +31,14 @@ pub struct TcpListener {
 
 enum Inner {
     Real(real::net::TcpListener),
-    Sim(Box<dyn TcpListen>),
+    Sim(Box<dyn TcpListen>, Accepted),
+}
+
+/// The options a simulated listener's accepted streams inherit from its socket, as on Linux.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Accepted {
+    pub(super) nodelay: bool,
+    pub(super) linger: Option<std::time::Duration>,
 }
 
 impl TcpListener {
@@ -41,9 +48,9 @@ impl TcpListener {
         }
     }
 
-    pub(super) fn sim(listener: Box<dyn TcpListen>) -> TcpListener {
+    pub(super) fn sim(listener: Box<dyn TcpListen>, accepted: Accepted) -> TcpListener {
         TcpListener {
-            inner: Inner::Sim(listener),
+            inner: Inner::Sim(listener, accepted),
         }
     }
 
@@ -63,7 +70,7 @@ impl TcpListener {
                 let network = seam::network("tokio::net::TcpListener::bind");
                 first_that_works(addrs, |addr| std::future::ready(network.tcp_listen(addr)))
                     .await
-                    .map(TcpListener::sim)
+                    .map(|listener| TcpListener::sim(listener, Accepted::default()))
             }
         }
     }
@@ -81,7 +88,7 @@ impl TcpListener {
                 let (stream, peer) = listener.accept().await?;
                 Ok((TcpStream::from_real(stream), peer))
             }
-            Inner::Sim(_) => poll_fn(|cx| self.poll_accept(cx)).await,
+            Inner::Sim(..) => poll_fn(|cx| self.poll_accept(cx)).await,
         }
     }
 
@@ -95,9 +102,10 @@ impl TcpListener {
             Inner::Real(listener) => listener
                 .poll_accept(cx)
                 .map_ok(|(stream, peer)| (TcpStream::from_real(stream), peer)),
-            Inner::Sim(listener) => listener
-                .poll_accept(cx)
-                .map_ok(|(conn, peer)| (TcpStream::sim(conn, false), peer)),
+            Inner::Sim(listener, accepted) => listener.poll_accept(cx).map_ok(|(conn, peer)| {
+                let stream = TcpStream::sim(conn, accepted.nodelay, accepted.linger);
+                (stream, peer)
+            }),
         }
     }
 
@@ -156,7 +164,13 @@ impl TcpListener {
             };
             SocketAddr::new(ip, 0)
         });
-        seam::network(call).tcp_listen(addr).map(TcpListener::sim)
+        let accepted = Accepted {
+            nodelay: adopted.nodelay,
+            linger: adopted.linger,
+        };
+        seam::network(call)
+            .tcp_listen(addr)
+            .map(|listener| TcpListener::sim(listener, accepted))
     }
 
     /// The std listener; refused for a simulated one.
@@ -168,7 +182,7 @@ impl TcpListener {
     pub fn into_std(self) -> io::Result<std::net::TcpListener> {
         match self.inner {
             Inner::Real(listener) => listener.into_std(),
-            Inner::Sim(_) => seam::refuse(
+            Inner::Sim(..) => seam::refuse(
                 "tokio::net::TcpListener::into_std",
                 "a simulated listener has no OS socket",
             ),
@@ -183,7 +197,7 @@ impl TcpListener {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.inner {
             Inner::Real(listener) => listener.local_addr(),
-            Inner::Sim(listener) => Ok(listener.local_addr()),
+            Inner::Sim(listener, _) => Ok(listener.local_addr()),
         }
     }
 
@@ -195,7 +209,7 @@ impl TcpListener {
     pub fn ttl(&self) -> io::Result<u32> {
         match &self.inner {
             Inner::Real(listener) => listener.ttl(),
-            Inner::Sim(_) => Ok(64),
+            Inner::Sim(..) => Ok(64),
         }
     }
 
@@ -207,7 +221,7 @@ impl TcpListener {
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         match &self.inner {
             Inner::Real(listener) => listener.set_ttl(ttl),
-            Inner::Sim(_) => Ok(()),
+            Inner::Sim(..) => Ok(()),
         }
     }
 }
@@ -220,6 +234,7 @@ fn ask_the_listener(listener: std::net::TcpListener) -> io::Result<AdoptedSocket
         ipv6: local.is_ipv6(),
         bound: Some(local),
         nodelay: false,
+        linger: None,
         listening: true,
     })
 }
@@ -238,7 +253,7 @@ impl fmt::Debug for TcpListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
             Inner::Real(listener) => listener.fmt(f),
-            Inner::Sim(listener) => listener.fmt(f),
+            Inner::Sim(listener, _) => listener.fmt(f),
         }
     }
 }

@@ -21,6 +21,7 @@ use std::time::Duration;
 use crashtest_hooks::net::{AdoptedSocket, RawSocket};
 
 use super::fd::descriptors;
+use super::listener::Accepted;
 use super::{TcpListener, TcpStream};
 use crate::seam;
 
@@ -330,14 +331,14 @@ impl TcpSocket {
         match self.inner {
             Inner::Real(socket) => socket.connect(addr).await.map(TcpStream::from_real),
             Inner::Sim(sim) => {
-                let (nodelay, bound) = {
+                let (nodelay, linger, bound) = {
                     let sim = lock(&sim);
-                    (sim.nodelay, sim.bound)
+                    (sim.nodelay, sim.linger, sim.bound)
                 };
                 let network = seam::network("tokio::net::TcpSocket::connect");
                 // A bound socket connects from its address, as on Linux.
                 let conn = network.tcp_connect(addr, bound).await?;
-                Ok(TcpStream::sim(conn, nodelay))
+                Ok(TcpStream::sim(conn, nodelay, linger))
             }
         }
     }
@@ -353,8 +354,14 @@ impl TcpSocket {
             Inner::Sim(sim) => {
                 let sim = lock(&sim);
                 let addr = sim.bound.unwrap_or_else(|| sim.unspecified());
+                let accepted = Accepted {
+                    nodelay: sim.nodelay,
+                    linger: sim.linger,
+                };
                 let network = seam::network("tokio::net::TcpSocket::listen");
-                network.tcp_listen(addr).map(TcpListener::sim)
+                network
+                    .tcp_listen(addr)
+                    .map(|listener| TcpListener::sim(listener, accepted))
             }
         }
     }
@@ -377,11 +384,9 @@ impl TcpSocket {
                         ),
                     )
                 });
-                Inner::Sim(Mutex::new(SimSocket::new(
-                    adopted.ipv6,
-                    adopted.bound,
-                    adopted.nodelay,
-                )))
+                let mut socket = SimSocket::new(adopted.ipv6, adopted.bound, adopted.nodelay);
+                socket.linger = adopted.linger;
+                Inner::Sim(Mutex::new(socket))
             }
         };
         TcpSocket { inner }
@@ -410,6 +415,7 @@ fn ask_the_socket(stream: std::net::TcpStream) -> io::Result<AdoptedSocket> {
         ipv6: local.is_ipv6(),
         bound: (local.port() != 0).then_some(local),
         nodelay: stream.nodelay().unwrap_or(false),
+        linger: None,
         listening: false,
     })
 }

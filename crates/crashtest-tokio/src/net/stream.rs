@@ -64,7 +64,6 @@ pub(super) struct SimStream {
     nodelay: AtomicBool,
     quickack: AtomicBool,
     ttl: AtomicU32,
-    linger: std::sync::Mutex<Option<Duration>>,
 }
 
 impl SimStream {
@@ -74,7 +73,6 @@ impl SimStream {
             nodelay: AtomicBool::new(nodelay),
             quickack: AtomicBool::new(true),
             ttl: AtomicU32::new(64),
-            linger: std::sync::Mutex::new(None),
         }
     }
 }
@@ -258,7 +256,17 @@ pub(super) fn try_now<T>(
 }
 
 impl TcpStream {
-    pub(super) fn sim(conn: Arc<dyn TcpConn>, nodelay: bool) -> TcpStream {
+    /// A stream of a simulated end, with the options its socket was given (`linger`, when
+    /// given, is handed to the end, which keeps it: a stream reunited from its halves passes
+    /// `None` and keeps what the end has).
+    pub(super) fn sim(
+        conn: Arc<dyn TcpConn>,
+        nodelay: bool,
+        linger: Option<Duration>,
+    ) -> TcpStream {
+        if linger.is_some() {
+            conn.set_linger(linger);
+        }
         TcpStream {
             inner: Inner::Sim(SimStream::new(conn, nodelay)),
         }
@@ -285,7 +293,7 @@ impl TcpStream {
                 let network = seam::network("tokio::net::TcpStream::connect");
                 first_that_works(addrs, |addr| network.tcp_connect(addr, None))
                     .await
-                    .map(|conn| TcpStream::sim(conn, false))
+                    .map(|conn| TcpStream::sim(conn, false, None))
             }
         }
     }
@@ -385,8 +393,8 @@ impl TcpStream {
         }
     }
 
-    /// Sets `SO_LINGER` to zero, so that closing resets the connection (remembered by a
-    /// simulated stream).
+    /// Sets `SO_LINGER` to zero, so that closing resets the connection (an RST, not a FIN),
+    /// in a simulation as on Linux.
     ///
     /// # Errors
     ///
@@ -396,7 +404,7 @@ impl TcpStream {
         match &self.inner {
             Inner::Real(stream) => stream.set_zero_linger(),
             Inner::Sim(sim) => {
-                *sim.linger.lock().unwrap_or_else(|e| e.into_inner()) = Some(Duration::ZERO);
+                sim.conn.set_linger(Some(Duration::ZERO));
                 Ok(())
             }
         }
@@ -441,11 +449,12 @@ impl TcpStream {
     pub fn linger(&self) -> io::Result<Option<Duration>> {
         match &self.inner {
             Inner::Real(stream) => stream.linger(),
-            Inner::Sim(sim) => Ok(*sim.linger.lock().unwrap_or_else(|e| e.into_inner())),
+            Inner::Sim(sim) => Ok(sim.conn.linger()),
         }
     }
 
-    /// Sets `SO_LINGER` (remembered by a simulated stream).
+    /// Sets `SO_LINGER`: in a simulation a zero timeout makes closing reset the connection,
+    /// as on Linux, and any other is kept with no effect (nothing waits).
     ///
     /// # Errors
     ///
@@ -458,7 +467,7 @@ impl TcpStream {
         match &self.inner {
             Inner::Real(stream) => stream.set_linger(linger),
             Inner::Sim(sim) => {
-                *sim.linger.lock().unwrap_or_else(|e| e.into_inner()) = linger;
+                sim.conn.set_linger(linger);
                 Ok(())
             }
         }

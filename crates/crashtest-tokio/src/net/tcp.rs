@@ -523,7 +523,7 @@ fn reunite(read: OwnedReadHalf, write: OwnedWriteHalf) -> Result<TcpStream, Reun
             }),
         (OwnedRead::Sim(conn), OwnedWrite::Sim(mut write)) if Arc::ptr_eq(&conn, &write.conn) => {
             write.shutdown_on_drop = false;
-            Ok(TcpStream::sim(conn, false))
+            Ok(TcpStream::sim(conn, false, None))
         }
         (read, write) => Err(ReuniteError(
             OwnedReadHalf { inner: read },

@@ -192,6 +192,7 @@ impl UdpSocket {
                     ipv6: local.is_ipv6(),
                     bound: Some(local),
                     nodelay: false,
+                    linger: None,
                     listening: false,
                 })
         });

@@ -326,3 +326,58 @@ macro_rules! stream_readiness {
 fn stream_readiness_and_peeking_work_as_on_tokio() {
     conform!(stream_readiness);
 }
+
+macro_rules! resets_on_close {
+    ($tokio:ident) => {
+        async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            use $tokio as tokio;
+            let kind = |result: std::io::Result<usize>| result.map_err(|e| e.kind());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+
+            // Closed with a request unread: the client reads the reply, then the reset.
+            let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            client.write_all(b"request").await.unwrap();
+            server.readable().await.unwrap();
+            let mut server = server;
+            server.write_all(b"reply").await.unwrap();
+            drop(server);
+            let mut reply = [0; 5];
+            client.read_exact(&mut reply).await.unwrap();
+            let unread = (
+                reply,
+                kind(client.read(&mut [0; 8]).await),
+                kind(client.write(b"more").await),
+                kind(client.read(&mut [0; 8]).await),
+            );
+
+            // Closed with a zero linger: a reset though nothing was unread.
+            let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            server.set_zero_linger().unwrap();
+            drop(server);
+            let zero_linger = kind(client.read(&mut [0; 8]).await);
+
+            // Closed plainly: a FIN; the client's write draws a reset, which breaks its pipe.
+            let mut client = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let (server, _) = listener.accept().await.unwrap();
+            drop(server);
+            let fin = kind(client.read(&mut [0; 8]).await);
+            let broken = loop {
+                match client.write(b"anyone?").await {
+                    Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(1)).await,
+                    Err(err) => break err.kind(),
+                }
+            };
+            let after = kind(client.read(&mut [0; 8]).await);
+            (unread, zero_linger, fin, broken, after)
+        }
+    };
+}
+
+#[test]
+fn closing_with_bytes_unread_or_a_zero_linger_resets_and_a_reset_after_a_fin_breaks_the_pipe() {
+    conform!(resets_on_close);
+}
