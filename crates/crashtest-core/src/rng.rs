@@ -483,6 +483,10 @@ pub enum Stream {
     OsRandom,
     /// The tokio stand-in's choices (an unbiased `select!`'s branch order).
     Tokio,
+    /// The keys of std's `HashMap`s (`getrandom` with `GRND_INSECURE`, as std asks for
+    /// them), apart from [`Stream::OsRandom`]: whether a program makes a map (a log
+    /// subscriber does) never shifts the seed `rand`'s generators draw from the OS.
+    HashKeys,
     /// A node's own stream, for its user code (the test body's is the supervisor's).
     Node(NodeId),
 }
@@ -508,6 +512,7 @@ impl Stream {
         Stream::Nemesis,
         Stream::OsRandom,
         Stream::Tokio,
+        Stream::HashKeys,
     ];
 
     /// The label a world stream's seed is derived from; part of the replay contract.
@@ -526,6 +531,7 @@ impl Stream {
             Stream::Nemesis => "nemesis",
             Stream::OsRandom => "os-random",
             Stream::Tokio => "tokio",
+            Stream::HashKeys => "hash-keys",
             Stream::Node(_) => "node",
         }
     }
@@ -547,13 +553,14 @@ impl Stream {
             Stream::Nemesis => 10,
             Stream::OsRandom => 11,
             Stream::Tokio => 12,
+            Stream::HashKeys => 13,
             Stream::Node(_) => WORLD_STREAMS,
         }
     }
 }
 
 /// How many streams are not a node's.
-const WORLD_STREAMS: usize = 13;
+const WORLD_STREAMS: usize = 14;
 
 /// Whether two labels are the same string (`==` on `str` is not `const`).
 const fn same_label(a: &str, b: &str) -> bool {

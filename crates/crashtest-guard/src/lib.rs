@@ -13,7 +13,7 @@
 //!
 //! | Call | Inside a simulation |
 //! |---|---|
-//! | `getrandom`, `getentropy`, `syscall(SYS_getrandom, ..)` | bytes from the run's `"os-random"` stream |
+//! | `getrandom`, `getentropy`, `syscall(SYS_getrandom, ..)` | bytes from the run's `"os-random"` stream; std's `HashMap` keys (`getrandom` with `GRND_INSECURE`) from `"hash-keys"`, so that making a map never shifts `rand`'s seed |
 //! | `clock_gettime`: `CLOCK_MONOTONIC`, `_RAW`, `_COARSE`, `CLOCK_BOOTTIME` | virtual time, from a fixed base of 1,000,000 s |
 //! | `clock_gettime`: `CLOCK_REALTIME`, `_COARSE`, `CLOCK_TAI`; `gettimeofday`; `time` | the calling node's wall clock, as `crashtest::time::system_time()` (TAI 37 s ahead) |
 //! | `pthread_create` | fails the run with a message naming the fix and where the program started the thread; returns EAGAIN |

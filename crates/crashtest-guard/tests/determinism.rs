@@ -110,6 +110,29 @@ fn libc_getrandom_and_getentropy_follow_the_seed() {
     });
 }
 
+/// What `rand`'s `thread_rng` draws first and the order of a map, with the map made first.
+async fn map_then_rand() {
+    let order = hashmap_order();
+    record("thread_rng", rand::thread_rng().r#gen());
+    record("hashmap", order);
+}
+
+/// The same, with the generator seeded first.
+async fn rand_then_map() {
+    record("thread_rng", rand::thread_rng().r#gen());
+    record("hashmap", hashmap_order());
+}
+
+#[test]
+fn making_a_map_first_shifts_neither_rands_seed_nor_the_maps_order() {
+    for seed in 0..3 {
+        assert_eq!(
+            observe(seed, map_then_rand).1,
+            observe(seed, rand_then_map).1
+        );
+    }
+}
+
 #[test]
 fn getentropy_refuses_more_than_256_bytes_as_libc_does() {
     crashtest_guard::on_fresh_thread(|| {

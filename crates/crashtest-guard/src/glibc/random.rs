@@ -1,8 +1,11 @@
 //! OS randomness: `getrandom`, `getentropy`, and `syscall(SYS_getrandom, ...)`.
 //!
-//! Inside a simulation every byte comes from the run's `"os-random"` stream, so the seeds that
-//! libraries draw from the OS (std's `HashMap` keys, `rand`'s `thread_rng` and `OsRng`) are
-//! drawn from the run's seed. Each entry point reaches different callers:
+//! Inside a simulation every byte comes from the run's seed: std's `HashMap` keys (a
+//! `getrandom` with `GRND_INSECURE`, as std asks for them) from the `"hash-keys"` stream,
+//! everything else (`rand`'s `thread_rng` and `OsRng`, C code) from `"os-random"`. The two
+//! are apart so that a program that makes one map more or less (a log subscriber turned on
+//! to debug a seed makes some) still draws the same seeds for its generators, and so takes
+//! the same run. Each entry point reaches different callers:
 //! - `getrandom`: std's `HashMap` keys (std finds `getrandom` with `dlsym`, which sees the
 //!   executable's definition because the linker exports a symbol that a linked shared
 //!   library also defines), getrandom 0.3 and 0.4 (same lookup), and C code.
@@ -18,8 +21,7 @@ use std::ffi::{c_int, c_long, c_uint, c_void};
 
 use super::next::Next;
 
-/// The run's stream that OS randomness comes from.
-const STREAM: crashtest_core::rng::Stream = crashtest_core::rng::Stream::OsRandom;
+use crashtest_core::rng::Stream;
 
 /// The most bytes `getentropy` hands out in one call (POSIX).
 const GETENTROPY_MAX: usize = 256;
@@ -35,13 +37,13 @@ static REAL_GETENTROPY: Next<GetentropyFn> = unsafe { Next::new(c"getentropy") }
 // SAFETY: as above; `syscall` is variadic and is called with the six argument words.
 static REAL_SYSCALL: Next<SyscallFn> = unsafe { Next::new(c"syscall") };
 
-/// Fills `len` bytes at `buf` from the run's stream; false (with the run failed) if the
+/// Fills `len` bytes at `buf` from the run's `stream`; false (with the run failed) if the
 /// stream could not be reached.
 ///
 /// # Safety
 ///
 /// `buf` must be valid for `len` bytes of writes (it may be uninitialized).
-unsafe fn fill_from_seed(call: &str, buf: *mut u8, len: usize) -> bool {
+unsafe fn fill_from_seed(call: &str, stream: Stream, buf: *mut u8, len: usize) -> bool {
     // Drawn in chunks into initialized memory: `buf` may be uninitialized, and a `&mut [u8]`
     // over uninitialized bytes is not allowed. A chunk is a whole number of 64-bit draws, so
     // the stream advances exactly as it would for one big fill.
@@ -50,7 +52,7 @@ unsafe fn fill_from_seed(call: &str, buf: *mut u8, len: usize) -> bool {
     while written < len {
         let n = (len - written).min(chunk.len());
         let drawn = super::answer(call, || {
-            crashtest_core::plumbing::with_stream(STREAM, |rng| rng.fill_bytes(&mut chunk[..n]))
+            crashtest_core::plumbing::with_stream(stream, |rng| rng.fill_bytes(&mut chunk[..n]))
                 .expect("OS randomness is drawn from the seed only inside a simulation")
         });
         if drawn.is_none() {
@@ -64,7 +66,8 @@ unsafe fn fill_from_seed(call: &str, buf: *mut u8, len: usize) -> bool {
     true
 }
 
-/// `getrandom(2)`: inside a simulation, `len` bytes from the run's stream whatever the flags.
+/// `getrandom(2)`: inside a simulation, `len` bytes from the run's seed whatever the flags:
+/// std's map keys (`GRND_INSECURE`) from their own stream, the rest from `"os-random"`.
 ///
 /// # Safety
 ///
@@ -72,8 +75,13 @@ unsafe fn fill_from_seed(call: &str, buf: *mut u8, len: usize) -> bool {
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: c_uint) -> isize {
     if super::in_simulation() {
+        let stream = if flags & libc::GRND_INSECURE != 0 {
+            Stream::HashKeys
+        } else {
+            Stream::OsRandom
+        };
         // SAFETY: the caller passes a buffer valid for `len` bytes.
-        if unsafe { fill_from_seed("getrandom", buf.cast(), len) } {
+        if unsafe { fill_from_seed("getrandom", stream, buf.cast(), len) } {
             // A valid buffer holds at most `isize::MAX` bytes.
             return len as isize;
         }
@@ -93,8 +101,11 @@ pub(super) unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: c
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn getentropy(buf: *mut c_void, len: usize) -> c_int {
     if super::in_simulation() {
-        // SAFETY: the caller passes a buffer valid for `len` bytes.
-        if len <= GETENTROPY_MAX && unsafe { fill_from_seed("getentropy", buf.cast(), len) } {
+        let fill = || {
+            // SAFETY: the caller passes a buffer valid for `len` bytes.
+            unsafe { fill_from_seed("getentropy", Stream::OsRandom, buf.cast(), len) }
+        };
+        if len <= GETENTROPY_MAX && fill() {
             return 0;
         }
         // glibc reports an oversized request as EIO.
@@ -129,7 +140,7 @@ pub(super) unsafe extern "C" fn syscall(
     if number == libc::SYS_getrandom && super::in_simulation() {
         let (buf, len) = (a1 as *mut u8, a2 as usize);
         // SAFETY: getrandom's arguments are a buffer valid for `len` bytes and its length.
-        if unsafe { fill_from_seed("syscall(SYS_getrandom)", buf, len) } {
+        if unsafe { fill_from_seed("syscall(SYS_getrandom)", Stream::OsRandom, buf, len) } {
             return a2;
         }
         super::set_errno(libc::EIO);
