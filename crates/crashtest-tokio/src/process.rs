@@ -203,14 +203,14 @@ impl Command {
 
     /// Runs the child to its end; its status. Refused inside a simulation.
     #[track_caller]
-    pub fn status(&mut self) -> impl Future<Output = io::Result<ExitStatus>> + use<'_> {
+    pub fn status(&mut self) -> impl Future<Output = io::Result<ExitStatus>> + use<> {
         refuse_inside("tokio::process::Command::status");
         self.real.status()
     }
 
     /// Runs the child to its end; its output. Refused inside a simulation.
     #[track_caller]
-    pub fn output(&mut self) -> impl Future<Output = io::Result<Output>> + use<'_> {
+    pub fn output(&mut self) -> impl Future<Output = io::Result<Output>> + use<> {
         refuse_inside("tokio::process::Command::output");
         self.real.output()
     }

@@ -140,6 +140,24 @@ impl Handle {
         }
     }
 
+    /// The runtime's id; a simulation's handle gives the simulation's, the same for every
+    /// handle of a run.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let id = tokio::runtime::Handle::current().id();
+    ///     assert_eq!(tokio::spawn(async { tokio::runtime::Handle::current().id() }).await.unwrap(), id);
+    /// }).unwrap();
+    /// ```
+    #[cfg(real_tokio_1_49)]
+    pub fn id(&self) -> Id {
+        match &self.inner {
+            HandleInner::Real(handle) => Id::real(handle.id()),
+            HandleInner::Sim => Id::sim(Id::SIMULATION),
+        }
+    }
+
     /// The kind of runtime: a simulation is a current-thread one.
     pub fn runtime_flavor(&self) -> RuntimeFlavor {
         match &self.inner {
@@ -157,6 +175,70 @@ impl Handle {
                 "tokio::runtime::Handle::metrics",
                 "a simulation has no tokio runtime to measure; read crashtest's run summary",
             ),
+        }
+    }
+}
+
+/// The index of the worker the caller runs on, like `tokio::runtime::worker_index`: inside a
+/// simulation, a current-thread runtime's one worker, `Some(0)`.
+///
+/// ```
+/// use crashtest_tokio as tokio;
+/// crashtest::Sim::new(1).run(async {
+///     assert_eq!(tokio::spawn(async { tokio::runtime::worker_index() }).await.unwrap(), Some(0));
+/// }).unwrap();
+/// ```
+#[cfg(real_tokio_1_54)]
+pub fn worker_index() -> Option<usize> {
+    match seam::sim() {
+        Some(_) => Some(0),
+        None => real::runtime::worker_index(),
+    }
+}
+
+/// The id of a runtime or a `LocalSet`, like `tokio::runtime::Id`: tokio's, or one of a
+/// simulation (its runtime's, and each simulated `LocalSet`'s, drawn from the seed).
+#[cfg(real_tokio_1_49)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Id(IdRepr);
+
+#[cfg(real_tokio_1_49)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum IdRepr {
+    Real(real::runtime::Id),
+    Sim(std::num::NonZeroU64),
+}
+
+#[cfg(real_tokio_1_49)]
+impl Id {
+    /// The simulated runtime's id (a simulated `LocalSet`'s is never it).
+    pub(crate) const SIMULATION: std::num::NonZeroU64 = std::num::NonZeroU64::MIN;
+
+    pub(crate) fn real(id: real::runtime::Id) -> Id {
+        Id(IdRepr::Real(id))
+    }
+
+    pub(crate) fn sim(id: std::num::NonZeroU64) -> Id {
+        Id(IdRepr::Sim(id))
+    }
+}
+
+#[cfg(real_tokio_1_49)]
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IdRepr::Real(id) => id.fmt(f),
+            IdRepr::Sim(id) => id.fmt(f),
+        }
+    }
+}
+
+#[cfg(real_tokio_1_49)]
+impl fmt::Debug for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IdRepr::Real(id) => id.fmt(f),
+            IdRepr::Sim(id) => write!(f, "Id({id})"),
         }
     }
 }
@@ -381,6 +463,9 @@ impl Builder {
         /// Names the runtime (`#[tokio::main(name = ...)]`).
         #[cfg(real_tokio_1_51)]
         fn name(&mut self, val: impl Into<String>);
+        /// Sets the most I/O events handled per tick while the runtime is busy.
+        #[cfg(real_tokio_1_54)]
+        fn max_io_events_per_busy_tick(&mut self, capacity: usize);
     }
 
     /// Starts the runtime's clock paused (tokio's `test-util`).

@@ -338,6 +338,49 @@ impl From<std::fs::File> for File {
     }
 }
 
+/// A simulated file has no descriptor of the host's to lend: asking for one (to lock the
+/// file with `flock`, say) fails the run with what to use instead.
+#[cfg(unix)]
+impl std::os::fd::AsFd for File {
+    #[track_caller]
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        match &self.inner {
+            Inner::Real(file) => file.as_fd(),
+            Inner::Sim(_) => seam::refuse(
+                "tokio::fs::File::as_fd",
+                "a simulated file has no OS descriptor; use the file's own methods, or \
+                 std::fs on the node's disk (whose files the guards simulate, with \
+                 try_lock)",
+            ),
+        }
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for File {
+    #[track_caller]
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsFd::as_fd(self).as_raw_fd()
+    }
+}
+
+/// A descriptor is a host file: taken as [`File::from_std`] takes one (refused inside a
+/// simulation).
+#[cfg(unix)]
+impl std::os::fd::FromRawFd for File {
+    unsafe fn from_raw_fd(fd: std::os::fd::RawFd) -> File {
+        // SAFETY: the caller hands over an open descriptor it owns, as this trait requires.
+        File::from_std(unsafe { std::fs::File::from_raw_fd(fd) })
+    }
+}
+
+#[cfg(all(unix, real_tokio_1_53))]
+impl From<std::os::fd::OwnedFd> for File {
+    fn from(fd: std::os::fd::OwnedFd) -> File {
+        File::from_std(std::fs::File::from(fd))
+    }
+}
+
 impl fmt::Debug for File {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {

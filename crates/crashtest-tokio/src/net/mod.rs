@@ -38,6 +38,41 @@ fn refuse_bind_device(call: &str) -> ! {
 #[cfg(unix)]
 pub use unix_socket::{UnixDatagram, UnixListener, UnixStream};
 
+/// What tokio's sockets are, these are too: unwind-safe (a simulated one holds the
+/// simulated network's socket behind a trait object, which says nothing of it) and, since
+/// tokio 1.48, a stream is `AsRef` of itself.
+macro_rules! like_tokios {
+    ($($ty:ty),* $(,)?) => {$(
+        impl std::panic::UnwindSafe for $ty {}
+        impl std::panic::RefUnwindSafe for $ty {}
+    )*};
+}
+
+like_tokios!(
+    TcpStream,
+    TcpListener,
+    UdpSocket,
+    tcp::OwnedReadHalf,
+    tcp::OwnedWriteHalf,
+    tcp::ReadHalf<'_>,
+    tcp::WriteHalf<'_>,
+    tcp::ReuniteError,
+);
+
+#[cfg(real_tokio_1_48)]
+impl AsRef<TcpStream> for TcpStream {
+    fn as_ref(&self) -> &TcpStream {
+        self
+    }
+}
+
+#[cfg(all(unix, real_tokio_1_48))]
+impl AsRef<UnixStream> for UnixStream {
+    fn as_ref(&self) -> &UnixStream {
+        self
+    }
+}
+
 /// tokio's `net::unix`, with the owned halves of this crate's [`UnixStream`], which reunite
 /// into it.
 #[cfg(unix)]

@@ -45,6 +45,9 @@ enum Local {
 struct Members {
     tasks: Vec<AbortHandle>,
     waiter: Option<Waker>,
+    /// The set's id, drawn from the seed when first asked for.
+    #[cfg(real_tokio_1_49)]
+    id: Option<std::num::NonZeroU64>,
 }
 
 impl Members {
@@ -74,6 +77,37 @@ impl LocalSet {
             Some(_) => Local::Sim(Rc::default()),
         };
         LocalSet { inner }
+    }
+
+    /// The set's id, like tokio's `LocalSet::id`. A simulated set's is drawn from the run's
+    /// seed when first asked for (so a set whose id nobody reads draws nothing): distinct
+    /// from the simulated runtime's and, but for a 2^-63 chance, from every other set's.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let (a, b) = (tokio::task::LocalSet::new(), tokio::task::LocalSet::new());
+    ///     assert_eq!(a.id(), a.id());
+    ///     assert_ne!(a.id(), b.id());
+    ///     assert_ne!(a.id(), tokio::runtime::Handle::current().id());
+    /// }).unwrap();
+    /// ```
+    #[cfg(real_tokio_1_49)]
+    pub fn id(&self) -> crate::runtime::Id {
+        use crate::runtime::Id;
+        match &self.inner {
+            Local::Real(local) => Id::real(local.id()),
+            Local::Sim(members) => {
+                let mut members = members.borrow_mut();
+                let id = *members.id.get_or_insert_with(|| {
+                    let sim = seam::sim().expect("a simulated set is used inside its simulation");
+                    let drawn = sim.draw_below(u64::MAX - 1) + 2;
+                    std::num::NonZeroU64::new(drawn).expect("drawn from 2 up")
+                });
+                assert_ne!(id, Id::SIMULATION, "a set's id is not the runtime's");
+                Id::sim(id)
+            }
+        }
     }
 
     pub(crate) fn real(&self) -> Option<&real::task::LocalSet> {
