@@ -45,8 +45,21 @@ pub trait Network: Sync {
     /// Binds a listener on the calling node (port 0 picks one).
     fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>>;
 
+    /// Takes `addr`'s TCP port on the calling node (port 0 picks one) for a socket that is
+    /// bound but neither listens nor connects yet, as Linux's `bind` takes it: `AddrInUse`
+    /// if the port is taken, `AddrNotAvailable` if the address is another node's. The port
+    /// is free again when the hold is dropped, which the socket does just before it listens
+    /// or connects from that port.
+    fn tcp_hold(&self, addr: SocketAddr) -> io::Result<Box<dyn PortHeld>>;
+
     /// Binds a UDP socket on the calling node (port 0 picks one).
     fn udp_bind(&self, addr: SocketAddr) -> io::Result<Box<dyn UdpSock>>;
+}
+
+/// A port taken for a bound socket ([`Network::tcp_hold`]); freed when dropped.
+pub trait PortHeld: Send + Sync + fmt::Debug {
+    /// The port held (the one picked, for a bind to port 0).
+    fn port(&self) -> u16;
 }
 
 /// One end of a TCP connection. Shared by a stream and its halves; the end closes when the

@@ -11,7 +11,8 @@
 //! it, until the hold is dropped, which frees it. The adoption drops the hold just before the
 //! stand-in binds the port: a listener or UDP socket binds it at once, in the same poll, so
 //! nothing can take it in between; a `TcpSocket` adopted for a connect (hyper-util's
-//! connector) binds it when it connects, which such a library does next.
+//! connector) binds it when it connects, which such a library does next. The stand-in's own
+//! `TcpSocket` holds its port here from `bind` to its `listen` or `connect` too.
 //!
 //! One port serves one socket per node and protocol, so two binds Linux allows fail here
 //! with `AddrInUse`: `SO_REUSEPORT` sockets sharing a port, and an `IPV6_V6ONLY` socket on
@@ -24,11 +25,10 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
-use std::rc::Weak;
 
 use crashtest_core::node::NodeId;
 
-use crate::fabric::{self, Net, State};
+use crate::fabric::{self, State};
 use crate::ports::Proto;
 
 /// A port taken on the calling node for a socket the network does not own yet; freed when
@@ -48,7 +48,9 @@ use crate::ports::Proto;
 /// ```
 #[derive(Debug)]
 pub struct PortHold {
-    net: Weak<Net>,
+    /// The run whose network holds the port: a run number, not a pointer, so that a hold is
+    /// `Send` like the sockets that keep one (a bound `TcpSocket` of the tokio stand-in).
+    run: u32,
     port: u16,
     /// Its id of the network's socket counter, under which the port table lists it.
     owner: u64,
@@ -65,7 +67,7 @@ impl Drop for PortHold {
     fn drop(&mut self) {
         // A hold may outlive its run (a descriptor leaked past it): then nothing is left to
         // free.
-        let Some(net) = self.net.upgrade() else {
+        let Some(net) = fabric::try_net_of(self.run) else {
             return;
         };
         let Ok(mut st) = net.state.try_borrow_mut() else {
@@ -96,7 +98,7 @@ pub fn hold_port(addr: SocketAddr, datagram: bool) -> io::Result<PortHold> {
         "a new hold has an id of its own"
     );
     Ok(PortHold {
-        net: std::rc::Rc::downgrade(&net),
+        run: net.run,
         port,
         owner,
     })

@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crashtest_hooks::net::{
-    BoxFuture, Network, TcpConn, TcpInterest, TcpListen, TcpReady, UdpSock,
+    BoxFuture, Network, PortHeld, TcpConn, TcpInterest, TcpListen, TcpReady, UdpSock,
 };
 use tokio::io::ReadBuf;
 
@@ -94,6 +94,10 @@ impl Network for Seam {
         Ok(Box::new(listener))
     }
 
+    fn tcp_hold(&self, addr: SocketAddr) -> io::Result<Box<dyn PortHeld>> {
+        Ok(Box::new(crate::hold_port(addr, false)?))
+    }
+
     fn udp_bind(&self, addr: SocketAddr) -> io::Result<Box<dyn UdpSock>> {
         let socket = at_once(UdpSocket::bind(addr))?;
         Ok(Box::new(socket))
@@ -167,6 +171,12 @@ impl TcpConn for Shared {
         self.deref()
             .linger()
             .expect("a simulated end knows its linger")
+    }
+}
+
+impl PortHeld for crate::PortHold {
+    fn port(&self) -> u16 {
+        crate::PortHold::port(self)
     }
 }
 

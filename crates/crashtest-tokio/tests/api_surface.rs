@@ -25,7 +25,10 @@ fn sockets_and_their_halves_are_unwind_safe_and_a_stream_is_as_ref_of_itself() {
 /// would start the child).
 fn command_futures(
     command: &mut tokio::process::Command,
-) -> (impl std::future::Future + 'static, impl std::future::Future + 'static) {
+) -> (
+    impl std::future::Future + 'static,
+    impl std::future::Future + 'static,
+) {
     (command.output(), command.status())
 }
 
@@ -83,7 +86,10 @@ fn a_simulated_files_descriptor_is_refused_and_a_host_descriptor_is_a_host_file(
         })
         .expect_err("a simulated file has no descriptor")
         .to_string();
-    assert!(failure.contains("tokio::fs::File::as_fd cannot run inside"), "{failure}");
+    assert!(
+        failure.contains("tokio::fs::File::as_fd cannot run inside"),
+        "{failure}"
+    );
     assert!(failure.contains("no OS descriptor"), "{failure}");
 
     let host = tempfile_path();

@@ -18,7 +18,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crashtest_hooks::net::{AdoptedSocket, RawSocket};
+use crashtest_hooks::net::{AdoptedSocket, PortHeld, RawSocket};
 
 use super::fd::descriptors;
 use super::listener::Accepted;
@@ -52,10 +52,13 @@ enum Inner {
 }
 
 /// A simulated socket's family, bound address and options.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 struct SimSocket {
     ipv6: bool,
     bound: Option<SocketAddr>,
+    /// The port `bind` took, held until the socket listens or connects from it (an adopted
+    /// socket's port was held by its placeholder, and is taken again then).
+    hold: Option<Box<dyn PortHeld>>,
     nodelay: bool,
     keepalive: bool,
     reuseaddr: bool,
@@ -72,6 +75,7 @@ impl SimSocket {
         SimSocket {
             ipv6,
             bound,
+            hold: None,
             nodelay,
             keepalive: false,
             reuseaddr: false,
@@ -295,10 +299,24 @@ impl TcpSocket {
         }
     }
 
-    /// Binds the socket to `addr`: another node's address fails with `AddrNotAvailable` and a
-    /// second bind with `InvalidInput`, as on Linux, but a simulated socket takes the port
-    /// only when it listens or connects, so a taken port fails there, and `local_addr` says
-    /// port 0 until then for a bind to port 0.
+    /// Binds the socket to `addr`, taking its port at once, as on Linux: a taken port fails
+    /// with `AddrInUse`, another node's address with `AddrNotAvailable` and a second bind
+    /// with `InvalidInput`; a bind to port 0 picks a free port, which `local_addr` names.
+    ///
+    /// ```
+    /// use crashtest_tokio as tokio;
+    /// crashtest::Sim::new(1).run(async {
+    ///     let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    ///     socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    ///     let addr = socket.local_addr().unwrap();
+    ///     assert_ne!(addr.port(), 0);
+    ///     let other = tokio::net::TcpSocket::new_v4().unwrap();
+    ///     let taken = other.bind(addr).unwrap_err();
+    ///     assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    ///     let listener = socket.listen(16).unwrap();
+    ///     assert_eq!(listener.local_addr().unwrap(), addr);
+    /// }).unwrap();
+    /// ```
     ///
     /// # Errors
     ///
@@ -314,8 +332,9 @@ impl TcpSocket {
                         "invalid argument: the socket is bound already",
                     ));
                 }
-                seam::network("tokio::net::TcpSocket::bind").check_bind_address(addr)?;
-                sim.bound = Some(addr);
+                let hold = seam::network("tokio::net::TcpSocket::bind").tcp_hold(addr)?;
+                sim.bound = Some(SocketAddr::new(addr.ip(), hold.port()));
+                sim.hold = Some(hold);
                 Ok(())
             }
         }
@@ -332,7 +351,9 @@ impl TcpSocket {
             Inner::Real(socket) => socket.connect(addr).await.map(TcpStream::from_real),
             Inner::Sim(sim) => {
                 let (nodelay, linger, bound) = {
-                    let sim = lock(&sim);
+                    let mut sim = lock(&sim);
+                    // Freed for the connection to take, in this same poll.
+                    drop(sim.hold.take());
                     (sim.nodelay, sim.linger, sim.bound)
                 };
                 let network = seam::network("tokio::net::TcpSocket::connect");
@@ -352,7 +373,9 @@ impl TcpSocket {
         match self.inner {
             Inner::Real(socket) => socket.listen(backlog).map(TcpListener::from_real),
             Inner::Sim(sim) => {
-                let sim = lock(&sim);
+                let mut sim = lock(&sim);
+                // Freed for the listener to take at once.
+                drop(sim.hold.take());
                 let addr = sim.bound.unwrap_or_else(|| sim.unspecified());
                 let accepted = Accepted {
                     nodelay: sim.nodelay,

@@ -381,3 +381,30 @@ macro_rules! resets_on_close {
 fn closing_with_bytes_unread_or_a_zero_linger_resets_and_a_reset_after_a_fin_breaks_the_pipe() {
     conform!(resets_on_close);
 }
+
+macro_rules! socket_bind_takes_its_port {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let bound = socket.local_addr().unwrap();
+            let other = tokio::net::TcpSocket::new_v4().unwrap();
+            let taken = other.bind(bound).map_err(|e| e.kind());
+            let listener = socket.listen(8).unwrap();
+            let client = tokio::net::TcpStream::connect(bound).await.map(drop);
+            let (_, _) = listener.accept().await.unwrap();
+            let released = {
+                drop(listener);
+                let again = tokio::net::TcpSocket::new_v4().unwrap();
+                again.bind(bound).map_err(|e| e.kind())
+            };
+            (bound.port() != 0, taken, client.is_ok(), released)
+        }
+    };
+}
+
+#[test]
+fn a_sockets_bind_takes_its_port_at_once_and_listening_keeps_it() {
+    conform!(socket_bind_takes_its_port);
+}
