@@ -463,3 +463,24 @@ fn a_broadcast_blocking_recv_takes_what_waits_and_is_refused_where_it_would_wait
     });
     assert!(text.contains("tokio::sync::broadcast::Receiver::blocking_recv in async code"));
 }
+
+#[test]
+fn a_refused_file_call_names_the_callers_line() {
+    let text = failure_of(async {
+        let _ = tokio::fs::symlink("/a", "/b").await;
+    });
+    assert!(
+        text.contains("tokio::fs::symlink cannot run inside"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("called at {}:", file!())), "{text}");
+    let text = failure_of(async {
+        let file = tokio::fs::File::create("/data").await.unwrap();
+        let _ = file.into_std().await;
+    });
+    assert!(
+        text.contains("tokio::fs::File::into_std cannot run inside"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("called at {}:", file!())), "{text}");
+}

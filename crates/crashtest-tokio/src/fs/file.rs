@@ -174,10 +174,12 @@ impl File {
         }
     }
 
-    /// The std file; refused for a simulated file.
-    pub async fn into_std(self) -> std::fs::File {
+    /// The std file; refused for a simulated file, when called (not awaited), so that the
+    /// refusal names the caller's line.
+    #[track_caller]
+    pub fn into_std(self) -> impl Future<Output = std::fs::File> {
         match self.inner {
-            Inner::Real(file) => file.into_std().await,
+            Inner::Real(file) => file.into_std(),
             Inner::Sim(_) => seam::refuse(
                 "tokio::fs::File::into_std",
                 "a simulated file has no OS file",
@@ -222,9 +224,13 @@ impl File {
     ///
     /// As the file system's.
     #[cfg(real_tokio_1_54)]
-    pub async fn set_times(&self, times: real::fs::FileTimes) -> io::Result<()> {
+    #[track_caller]
+    pub fn set_times(
+        &self,
+        times: real::fs::FileTimes,
+    ) -> impl Future<Output = io::Result<()>> + '_ {
         match &self.inner {
-            Inner::Real(file) => file.set_times(times).await,
+            Inner::Real(file) => file.set_times(times),
             Inner::Sim(_) => seam::refuse(
                 "tokio::fs::File::set_times",
                 "std's FileTimes cannot be read back; set the modification time with \

@@ -374,7 +374,8 @@ pub async fn set_permissions(
     }
 }
 
-/// Forwards a call the simulated disk does not model to tokio; refused inside a simulation.
+/// Forwards a call the simulated disk does not model to tokio; refused inside a simulation
+/// when called (not awaited), so that the refusal names the caller's line.
 macro_rules! unmodelled {
     ($($(#[$attr:meta])* $name:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {$(
         $(#[$attr])*
@@ -383,11 +384,12 @@ macro_rules! unmodelled {
         /// # Errors
         ///
         /// As the file system's.
-        pub async fn $name($($arg: $ty),*) -> io::Result<$out> {
+        #[track_caller]
+        pub fn $name($($arg: $ty),*) -> impl std::future::Future<Output = io::Result<$out>> {
             if seam::sim().is_some() {
                 refuse_unmodelled(concat!("tokio::fs::", stringify!($name)));
             }
-            real::fs::$name($($arg),*).await
+            real::fs::$name($($arg),*)
         }
     )*};
 }
