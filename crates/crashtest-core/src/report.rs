@@ -157,6 +157,9 @@ pub enum FailureKind {
     },
     /// A check registered by a simulator component or the user failed.
     Check {
+        /// The name of the invariant that failed (`invariant::always`'s), if the check was
+        /// one: what tells this failure from another check's.
+        invariant: Option<String>,
         /// What the check found.
         message: String,
     },
@@ -206,7 +209,7 @@ impl fmt::Display for FailureKind {
                 "livelock: {polls} polls ran while virtual time stood still; a task is waking \
                  itself in a loop without awaiting a timer or another task"
             ),
-            FailureKind::Check { message } => write!(f, "check failed: {message}"),
+            FailureKind::Check { message, .. } => write!(f, "check failed: {message}"),
             FailureKind::Refused { message } => write!(f, "refused: {message}"),
         }
     }

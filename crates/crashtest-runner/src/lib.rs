@@ -175,7 +175,7 @@ impl FailureReport {
         match &self.cause {
             Cause::Run(failure) => match &failure.kind {
                 FailureKind::Panic { message, .. }
-                | FailureKind::Check { message }
+                | FailureKind::Check { message, .. }
                 | FailureKind::Refused { message } => message.clone(),
                 other => other.to_string(),
             },

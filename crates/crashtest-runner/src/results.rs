@@ -78,6 +78,7 @@ pub fn seed_result(test: &str, result: &Result<RunSummary, Box<RunFailure>>) -> 
                 fired: counts.fired,
             })
             .collect(),
+        seed_timeout_ns: None,
     }
 }
 
@@ -87,7 +88,10 @@ pub(crate) fn append_line(path: &Path, line: &str) -> io::Result<()> {
     file.write_all(format!("{line}\n").as_bytes())
 }
 
-/// What a failed run failed of, for comparing it with another run's failure.
+/// What a failed run failed of, for comparing it with another run's failure: its kind, node
+/// and place. A panic's place is where it was raised; a failed invariant's is its name, so
+/// that another invariant failing is another failure. A check failed through
+/// `plumbing::checks::fail` names no check, and its place is none.
 ///
 /// ```
 /// use crashtest::runner::protocol::results::FailureClass;
@@ -103,7 +107,10 @@ pub fn signature(failure: &RunFailure) -> Signature {
         FailureKind::Deadlock { .. } => (FailureClass::Deadlock, None),
         FailureKind::TimeLimit { .. } => (FailureClass::TimeLimit, None),
         FailureKind::Livelock { .. } => (FailureClass::Livelock, None),
-        FailureKind::Check { .. } => (FailureClass::Check, None),
+        FailureKind::Check { invariant, .. } => (
+            FailureClass::Check,
+            invariant.as_ref().map(|name| format!("invariant {name:?}")),
+        ),
         FailureKind::Refused { .. } => (FailureClass::Refused, None),
         _ => (FailureClass::Other, None),
     };
@@ -209,5 +216,45 @@ impl Sink {
         let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
         file.write_all(&line)
             .expect("crashtest: could not write to CRASHTEST_RESULTS");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crashtest_core::plumbing::checks;
+
+    /// The signature of a run in which the invariant `name` fails with `message`.
+    fn failed_invariant(name: &'static str, message: &'static str) -> Signature {
+        let failure = crashtest_core::Sim::new(1)
+            .run(async move {
+                checks::add_step_check(name, 1, move || Err(message.to_owned()));
+                crashtest_core::task::yield_now().await;
+            })
+            .unwrap_err();
+        signature(&failure)
+    }
+
+    #[test]
+    fn a_failed_invariants_place_is_its_name() {
+        let leaders = failed_invariant("one leader per term", "term 3 has two");
+        assert_eq!(leaders.class, FailureClass::Check);
+        assert_eq!(
+            leaders.location.as_deref(),
+            Some("invariant \"one leader per term\"")
+        );
+        let later = failed_invariant("one leader per term", "term 9 has two");
+        assert!(leaders.same_failure(&later), "the message may differ");
+        let other = failed_invariant("committed entries stay", "entry 4 changed");
+        assert!(!leaders.same_failure(&other), "another invariant failed");
+    }
+
+    #[test]
+    fn an_invariant_name_with_quotes_is_read_whole() {
+        let quoted = failed_invariant("the \"head\": ok", "no");
+        assert_eq!(
+            quoted.location.as_deref(),
+            Some(r#"invariant "the \"head\": ok""#)
+        );
     }
 }

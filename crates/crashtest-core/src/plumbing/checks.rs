@@ -91,7 +91,12 @@ pub fn add_wait_witness(witness: Rc<dyn WaitWitness>) {
 /// ```
 pub fn fail(message: String) {
     assert!(!message.is_empty(), "a failure says what broke");
-    world::with(|w| w.fail(FailureKind::Check { message }));
+    world::with(|w| {
+        w.fail(FailureKind::Check {
+            invariant: None,
+            message,
+        })
+    });
 }
 
 /// Fails the running simulation because the program made a call that a simulation cannot own;
