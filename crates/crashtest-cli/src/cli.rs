@@ -112,8 +112,8 @@ pub(crate) struct TestArgs {
     #[command(flatten)]
     pub(crate) select: Select,
     /// Wall-clock time a worker may go without finishing a seed before it is killed and the
-    /// seed reported as hung.
-    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
+    /// seed reported as hung (at least 1s).
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = seed_timeout)]
     pub(crate) seed_timeout: Duration,
 }
 
@@ -360,6 +360,25 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// The shortest `--seed-timeout`: a worker's clock starts with its process, which must start
+/// and run its first seed within it, so a shorter one would kill workers whose seeds pass
+/// and record those seeds as hung.
+const MIN_SEED_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn seed_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = duration(text)?;
+    if timeout < MIN_SEED_TIMEOUT {
+        return Err(format!(
+            "{} is too short: it is the wall time a worker may go without finishing a seed, its \
+             process's start included, and under 1s workers whose seeds pass would be killed and \
+             those seeds recorded as hung; give at least 1s (the default, 120s, suits most tests; \
+             more for slow seeds)",
+            crate::duration::short(crate::duration::nanos(timeout))
+        ));
+    }
+    Ok(timeout)
+}
+
 fn branch_path(text: &str) -> Result<BranchPath, String> {
     text.parse().map_err(|_| {
         format!(
@@ -367,4 +386,31 @@ fn branch_path(text: &str) -> Result<BranchPath, String> {
              comma-separated, as `crashtest hunt` prints them (such as 1500000000:7,2000000000:3)"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep_timeout(timeout: &str) -> Result<Duration, String> {
+        let args = ["crashtest", "sweep", "t", "--seed-timeout", timeout];
+        match Cli::try_parse_from(args) {
+            Ok(Cli {
+                command: Command::Sweep(sweep),
+            }) => Ok(sweep.target.seed_timeout),
+            Ok(other) => panic!("not a sweep: {other:?}"),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_seed_timeout_under_a_second_is_refused_saying_why() {
+        for short in ["0", "0s", "3ms", "999ms"] {
+            let error = sweep_timeout(short).unwrap_err();
+            assert!(error.contains("is too short"), "{short}: {error}");
+            assert!(error.contains("give at least 1s"), "{short}: {error}");
+        }
+        assert_eq!(sweep_timeout("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(sweep_timeout("2m"), Ok(Duration::from_secs(120)));
+    }
 }

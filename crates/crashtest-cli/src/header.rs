@@ -91,10 +91,41 @@ fn code(dir: &Path, exe: &Path) -> (String, Option<String>) {
 }
 
 /// The differences that forbid resuming a file with header `file` as a sweep with header
-/// `now`: everything that decides outcomes, and the seeds too when either is a shard (a
-/// shard's block moves with the range and the shard count).
+/// `now`: everything that decides outcomes, and the seeds (range and shard). A resume
+/// continues the sweep the header describes: a wider range would leave the header naming
+/// fewer seeds than the file holds, a narrower one a summary that leaves out seeds it holds.
+/// More seeds go in a file of their own, which `merge` reads with this one.
 pub(crate) fn resume_differences(file: &Header, now: &Header) -> Vec<Difference> {
-    file.differences(now, file.shard.is_some() || now.shard.is_some())
+    file.differences(now, true)
+}
+
+/// When a resume was refused for its seeds alone: how to run more seeds instead (the seeds
+/// after the file's when the new range extends it, else `RANGE`), as a sentence to end the
+/// refusal; empty otherwise.
+pub(crate) fn more_seeds_hint(file: &Header, now: &Header) -> String {
+    let only_seeds = file
+        .differences(now, true)
+        .iter()
+        .all(|d| d.what == "seeds" || d.what == "shard");
+    if !only_seeds || file.shard.is_some() || now.shard.is_some() {
+        return String::new();
+    }
+    let (Ok(was), Ok(wanted)) = (SeedRange::parse(&file.seeds), SeedRange::parse(&now.seeds))
+    else {
+        return String::new();
+    };
+    let seeds = if wanted.start == was.start && wanted.last > was.last {
+        SeedRange {
+            start: was.last + 1,
+            last: wanted.last,
+        }
+        .to_string()
+    } else {
+        "RANGE".to_owned()
+    };
+    format!(
+        " To run more seeds, sweep them into a file of their own (--seeds {seeds} --out OTHER) and read both files as one with `crashtest merge`."
+    )
 }
 
 /// The differences as indented lines, `was` named by `first` and `now` by `second`.
@@ -115,7 +146,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_shard_must_resume_as_the_same_shard_of_the_same_range() {
+    fn a_resume_must_run_the_same_seeds_and_is_told_how_to_run_more() {
         let file = Header {
             test: "t".into(),
             seeds: "0..100".into(),
@@ -125,7 +156,31 @@ mod tests {
             seeds: "0..200".into(),
             ..file.clone()
         };
-        assert!(resume_differences(&file, &wider).is_empty());
+        let differences = resume_differences(&file, &wider);
+        assert_eq!(differences.len(), 1, "{differences:?}");
+        assert_eq!(differences[0].to_string(), "seeds: 0..100 vs 0..200");
+        let hint = more_seeds_hint(&file, &wider);
+        assert!(hint.contains("--seeds 100..200 --out OTHER"), "{hint}");
+        let narrower = Header {
+            seeds: "0..50".into(),
+            ..file.clone()
+        };
+        assert_eq!(resume_differences(&file, &narrower)[0].what, "seeds");
+        assert!(more_seeds_hint(&file, &narrower).contains("(--seeds RANGE --out OTHER)"));
+        let other_commit = Header {
+            commit: "def".into(),
+            ..wider.clone()
+        };
+        assert_eq!(more_seeds_hint(&file, &other_commit), "");
+    }
+
+    #[test]
+    fn a_shard_must_resume_as_the_same_shard_of_the_same_range() {
+        let file = Header {
+            test: "t".into(),
+            seeds: "0..100".into(),
+            ..Header::default()
+        };
         let shard = |k: &str, seeds: &str| Header {
             shard: Some(k.into()),
             seeds: seeds.into(),

@@ -18,8 +18,31 @@ use anyhow::{Context, bail};
 #[derive(Debug)]
 pub(crate) struct Lock {
     /// Holds the lock while open.
-    _file: File,
+    file: File,
     note: PathBuf,
+}
+
+impl Lock {
+    /// Makes `replacement` the locked results file `results` (a rename), the lock held
+    /// throughout: the replacement is locked before it takes the name, and the file it
+    /// replaces stays locked until then, so no other sweep can take the file in between.
+    pub(crate) fn replace(&mut self, results: &Path, replacement: &Path) -> anyhow::Result<()> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(replacement)
+            .with_context(|| format!("cannot open {}", replacement.display()))?;
+        fs4::FileExt::try_lock(&file)
+            .with_context(|| format!("cannot lock {}", replacement.display()))?;
+        std::fs::rename(replacement, results).with_context(|| {
+            format!(
+                "cannot move {} to {}",
+                replacement.display(),
+                results.display()
+            )
+        })?;
+        self.file = file;
+        Ok(())
+    }
 }
 
 impl Drop for Lock {
@@ -77,7 +100,7 @@ pub(crate) fn acquire(results: &Path) -> anyhow::Result<Lock> {
     }
     std::fs::write(&note, format!("{}\n", holder()))
         .with_context(|| format!("cannot write {}", note.display()))?;
-    Ok(Lock { _file: file, note })
+    Ok(Lock { file, note })
 }
 
 /// This sweep, as a refusal names it: `process 4711 on build-3, started at Unix time

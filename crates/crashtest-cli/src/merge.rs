@@ -46,6 +46,7 @@ struct Disagreement {
 
 /// Merges the files and prints the summary; with `--out`, writes the merged file.
 pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
+    refuse_a_file_twice(&args.files)?;
     let headers = args
         .files
         .iter()
@@ -183,6 +184,31 @@ pub(crate) fn run(args: &MergeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// An error if one file is given twice (under one name or two): its every seed would count
+/// as a second run of itself, and the determinism check would compare the file with itself.
+fn refuse_a_file_twice(files: &[PathBuf]) -> anyhow::Result<()> {
+    let mut seen: BTreeMap<PathBuf, &Path> = BTreeMap::new();
+    for path in files {
+        let real = std::fs::canonicalize(path)
+            .with_context(|| format!("cannot read the results file {}", path.display()))?;
+        if let Some(first) = seen.insert(real, path) {
+            let names = if first == path.as_path() {
+                format!("{} is given twice", path.display())
+            } else {
+                format!(
+                    "{} and {} are the same file",
+                    first.display(),
+                    path.display()
+                )
+            };
+            bail!(
+                "{names}: its seeds would count as run twice and agree with themselves; give each file once"
+            );
+        }
+    }
+    Ok(())
+}
+
 fn or_none(fingerprint: &str) -> &str {
     if fingerprint.is_empty() {
         "(no fingerprint)"
@@ -314,6 +340,29 @@ mod tests {
             shard: Some(shard.into()),
             ..Header::default()
         })
+    }
+
+    #[test]
+    fn a_file_given_twice_is_refused_under_any_name() {
+        let dir = std::env::temp_dir().join(format!("crashtest-cli-twice-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let (one, two) = (dir.join("one.jsonl"), dir.join("two.jsonl"));
+        std::fs::write(&one, "").unwrap();
+        std::fs::write(&two, "").unwrap();
+        assert!(refuse_a_file_twice(&[one.clone(), two.clone()]).is_ok());
+        let twice = refuse_a_file_twice(&[one.clone(), two.clone(), one.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            twice.starts_with(&format!("{} is given twice", one.display())),
+            "{twice}"
+        );
+        let roundabout = dir.join("sub/../one.jsonl");
+        let aliased = refuse_a_file_twice(&[one.clone(), roundabout])
+            .unwrap_err()
+            .to_string();
+        assert!(aliased.contains("are the same file"), "{aliased}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! smaller fault set that breaks something else explains nothing about the original failure.
 //! `--any-failure` counts every failure.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ use crate::cli::MinimizeArgs;
 use crate::results::SeedResult;
 use crate::single::{Request, Scratch};
 use crate::target::Target;
-use crashtest_protocol::results::Signature;
+use crashtest_protocol::results::{FaultLine, Signature};
 use crashtest_protocol::{Status, env, reproduce};
 
 /// Minimizes and prints the 1-minimal failing fault set and its reproduce line.
@@ -70,9 +71,9 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let maskable = original.fault_ids();
     let drawn = maskable.len();
     println!(
-        "seed {} fails with {} faults applied ({} maskable): {}",
+        "seed {} fails with {} applied ({} maskable): {}",
         args.seed,
-        original.faults.len(),
+        crate::summary::counted(original.faults.len() as u64, "fault"),
         maskable.len(),
         original_headline
     );
@@ -83,6 +84,7 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
              faults lead the program to that call."
         );
     }
+    let original_faults = original.faults.clone();
     let original = Failing {
         applied: maskable,
         run: original,
@@ -90,17 +92,24 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     let Minimized { mask, last } = minimize(&mut search, original)?;
     let last = last.run;
     let kept = last.fault_ids();
+    let matches = originals(&last.faults, &original_faults);
+    let kept_set = Kept::of(&last.faults, &matches);
     println!(
         "{}",
-        outcome(kept.len(), drawn, search.runs, args.any_failure)
+        outcome(&kept_set, drawn, search.runs, args.any_failure)
     );
-    for fault in &last.faults {
+    for (fault, original) in last.faults.iter().zip(&matches) {
         match fault.id {
             Some(id) => println!(
-                "  #{id:<5} {:>10} {}: {}",
+                "  #{id:<5} {:>10} {}: {}{}",
                 crate::duration::short(fault.time_ns),
                 fault.node,
-                fault.text
+                fault.text,
+                match original {
+                    None => " (the original run never applied it)".to_owned(),
+                    Some(Some(was)) if *was != id => format!(" (#{was} in the original run)"),
+                    Some(_) => String::new(),
+                }
             ),
             None => println!(
                 "  {:<6} {:>10} {}: {} (not maskable: the test's own, or part of a numbered fault)",
@@ -144,11 +153,71 @@ pub(crate) fn run(args: &MinimizeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the search found, as its first line: a set of `kept` faults out of the `drawn`
-/// maskable ones, after `runs` replays, where a replay counted if it failed (`any_failure`)
-/// or failed the same way. A set of none says so in words: "without any one of them" means
-/// nothing for an empty set, and the failure then owes nothing to faults.
-fn outcome(kept: usize, drawn: usize, runs: u64, any_failure: bool) -> String {
+/// For each fault of a replay, the id its twin had in the original run (`Some(None)` for a
+/// twin without one), or `None` when the original applied no such fault. Ids cannot say it:
+/// masking a fault changes what comes after it, and the ledger numbers what is drawn then
+/// anew. A twin is the same fault at the same virtual time on the same node, each fault of
+/// the original standing twin to one fault of the replay at most.
+fn originals(replay: &[FaultLine], original: &[FaultLine]) -> Vec<Option<Option<u64>>> {
+    let mut unmatched: BTreeMap<(u64, &str, &str), Vec<Option<u64>>> = BTreeMap::new();
+    for fault in original.iter().rev() {
+        unmatched
+            .entry((fault.time_ns, &fault.node, &fault.text))
+            .or_default()
+            .push(fault.id);
+    }
+    replay
+        .iter()
+        .map(|fault| {
+            unmatched
+                .get_mut(&(fault.time_ns, fault.node.as_str(), fault.text.as_str()))
+                .and_then(Vec::pop)
+        })
+        .collect()
+}
+
+/// The maskable faults a search kept, beside the original run's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Kept {
+    /// How many there are.
+    count: usize,
+    /// How many of them the original run applied too.
+    in_original: usize,
+    /// Whether those have the ids they had there, and no other was kept: then the ids and the
+    /// set are the original's own, as the summary may say.
+    the_originals: bool,
+}
+
+impl Kept {
+    /// The kept set of the replay's `faults`, whose twins in the original are `matches`.
+    fn of(faults: &[FaultLine], matches: &[Option<Option<u64>>]) -> Kept {
+        let mut kept = Kept {
+            count: 0,
+            in_original: 0,
+            the_originals: true,
+        };
+        for (fault, original) in faults.iter().zip(matches) {
+            let Some(id) = fault.id else { continue };
+            kept.count += 1;
+            match original {
+                Some(was) => {
+                    kept.in_original += 1;
+                    kept.the_originals &= *was == Some(id);
+                }
+                None => kept.the_originals = false,
+            }
+        }
+        kept
+    }
+}
+
+/// What the search found, as its first line: the `kept` maskable faults, beside the `drawn`
+/// maskable ones of the original, after `runs` replays, where a replay counted if it failed
+/// (`any_failure`) or failed the same way. The set is the last failing replay's, which may
+/// hold faults the original never applied, and number them otherwise: it is called a part of
+/// the original's only when it is one. A set of none says so in words: "without any one of
+/// them" means nothing for an empty set, and the failure then owes nothing to faults.
+fn outcome(kept: &Kept, drawn: usize, runs: u64, any_failure: bool) -> String {
     let runs = match runs {
         1 => "1 run".to_owned(),
         n => format!("{n} runs"),
@@ -158,7 +227,7 @@ fn outcome(kept: usize, drawn: usize, runs: u64, any_failure: bool) -> String {
     } else {
         "fails the same way"
     };
-    match (kept, drawn) {
+    match (kept.count, drawn) {
         (0, 0) => "nothing to minimize: the seed drew no maskable fault, so its failure does \
                    not hinge on one (`crashtest replay` shows how it unfolds)"
             .to_owned(),
@@ -172,10 +241,32 @@ fn outcome(kept: usize, drawn: usize, runs: u64, any_failure: bool) -> String {
                  failure comes from the workload and the schedule alone"
             )
         }
-        _ => format!(
-            "a 1-minimal failing set ({runs}): {kept} of the maskable faults (the original \
-             applied {drawn}); without any one of them the seed no longer {fails}"
+        (count, _) if kept.the_originals => format!(
+            "a 1-minimal failing set ({runs}): {count} of the {drawn} maskable faults the \
+             original applied; without any one of them the seed no longer {fails}"
         ),
+        (count, _) => {
+            let (it, of_which) = if count == 1 {
+                ("it", "which")
+            } else {
+                ("them", "of which")
+            };
+            let applied = match kept.in_original {
+                0 if count == 1 => "never applied".to_owned(),
+                0 => "applied none".to_owned(),
+                1 if count == 1 => "applied too, under another id".to_owned(),
+                n if n == count => "applied all, under other ids".to_owned(),
+                n => format!("applied {n}"),
+            };
+            format!(
+                "a 1-minimal failing set ({runs}): {}, numbered as the last failing replay \
+                 applied {it} (masking changed what came after the masked faults), {of_which} \
+                 the original run ({}) {applied}; without any one of them the seed no longer \
+                 {fails}",
+                crate::summary::counted(count as u64, "maskable fault"),
+                crate::summary::counted(drawn as u64, "maskable fault"),
+            )
+        }
     }
 }
 
@@ -330,16 +421,25 @@ impl Replay for Search<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{mostly_kept, outcome};
+    use super::*;
+
+    /// A set of `count` kept faults, all the original's own.
+    fn originals_own(count: usize) -> Kept {
+        Kept {
+            count,
+            in_original: count,
+            the_originals: true,
+        }
+    }
 
     #[test]
     fn an_empty_set_is_reported_as_needing_no_fault() {
-        let none_drawn = outcome(0, 0, 0, false);
+        let none_drawn = outcome(&originals_own(0), 0, 0, false);
         assert!(
             none_drawn.starts_with("nothing to minimize"),
             "{none_drawn}"
         );
-        let none_needed = outcome(0, 5, 1, false);
+        let none_needed = outcome(&originals_own(0), 5, 1, false);
         assert!(
             none_needed.starts_with(
                 "no fault is needed (1 run): with all 5 maskable faults masked the seed still \
@@ -347,7 +447,7 @@ mod tests {
             ),
             "{none_needed}"
         );
-        let one_unneeded = outcome(0, 1, 2, true);
+        let one_unneeded = outcome(&originals_own(0), 1, 2, true);
         assert!(
             one_unneeded.starts_with(
                 "no fault is needed (2 runs): with its one maskable fault masked the seed \
@@ -355,14 +455,87 @@ mod tests {
             ),
             "{one_unneeded}"
         );
-        let some = outcome(2, 5, 9, false);
-        assert!(
-            some.starts_with("a 1-minimal failing set (9 runs): 2 of the maskable faults"),
-            "{some}"
+    }
+
+    #[test]
+    fn a_part_of_the_originals_faults_is_called_one() {
+        let some = outcome(&originals_own(2), 5, 9, false);
+        assert_eq!(
+            some,
+            "a 1-minimal failing set (9 runs): 2 of the 5 maskable faults the original \
+             applied; without any one of them the seed no longer fails the same way"
         );
-        assert!(some.ends_with("no longer fails the same way"), "{some}");
-        let any = outcome(2, 5, 9, true);
+        let any = outcome(&originals_own(2), 5, 9, true);
         assert!(any.ends_with("no longer fails"), "{any}");
+    }
+
+    #[test]
+    fn a_set_the_masking_changed_says_whose_ids_and_how_many_the_original_applied() {
+        let fault = |id, time_ns, text: &str| FaultLine {
+            id,
+            stream: None,
+            time_ns,
+            node: "n1".into(),
+            text: text.into(),
+        };
+        let original = [
+            fault(Some(0), 10, "kill n1"),
+            fault(Some(1), 20, "partition"),
+            fault(Some(2), 30, "kill n1"),
+        ];
+        // The kill at 10 masked: the partition is now #1 still, the kill at 30 is #2, and a
+        // fault the original never drew came at 40.
+        let replay = [
+            fault(Some(1), 20, "partition"),
+            fault(Some(3), 30, "kill n1"),
+            fault(None, 31, "restart n1"),
+            fault(Some(4), 40, "pause n1"),
+        ];
+        let matches = originals(&replay, &original);
+        assert_eq!(matches, [Some(Some(1)), Some(Some(2)), None, None]);
+        let kept = Kept::of(&replay, &matches);
+        assert_eq!(
+            kept,
+            Kept {
+                count: 3,
+                in_original: 2,
+                the_originals: false
+            }
+        );
+        let text = outcome(&kept, 3, 12, false);
+        assert_eq!(
+            text,
+            "a 1-minimal failing set (12 runs): 3 maskable faults, numbered as the last \
+             failing replay applied them (masking changed what came after the masked faults), \
+             of which the original run (3 maskable faults) applied 2; without any one of them \
+             the seed no longer fails the same way"
+        );
+        let renumbered = Kept::of(&replay[..2], &matches[..2]);
+        assert!(
+            outcome(&renumbered, 3, 12, false)
+                .contains("(3 maskable faults) applied all, under other ids;"),
+            "{renumbered:?}"
+        );
+        let new = Kept::of(&replay[3..], &matches[3..]);
+        assert!(
+            outcome(&new, 1, 2, false).contains(
+                ": 1 maskable fault, numbered as the last failing replay applied it (masking \
+                 changed what came after the masked faults), which the original run (1 maskable \
+                 fault) never applied;"
+            ),
+            "{new:?}"
+        );
+        // Two identical faults of the original stand twin to two of the replay, not three.
+        let twice = [fault(Some(0), 5, "drop"), fault(Some(1), 5, "drop")];
+        let thrice = [
+            fault(Some(0), 5, "drop"),
+            fault(Some(1), 5, "drop"),
+            fault(Some(2), 5, "drop"),
+        ];
+        assert_eq!(
+            originals(&thrice, &twice),
+            [Some(Some(0)), Some(Some(1)), None]
+        );
     }
 
     #[test]

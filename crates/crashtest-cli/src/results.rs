@@ -7,6 +7,9 @@
 //! leave a partial last line (one without its newline), which is reported and set aside (moved
 //! to `<file>.corrupt`, never deleted); a bad line anywhere else, a complete last line
 //! included, means the file is not what it claims to be, and is an error that names the line.
+//!
+//! A file holds one line per seed. A resumed sweep that runs seeds again (hung under a shorter
+//! `--seed-timeout`) first replaces the file with a copy without their lines ([`copy_without`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -154,6 +157,45 @@ pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<
     Ok(None)
 }
 
+/// A copy of the results file at `path` without the results `left_out` picks, every other
+/// line as it is, written beside it (`<file>.rewrite`) and synced, for
+/// [`crate::lock::Lock::replace`] to put in its place; returns the copy's path and how many
+/// results it left out. The file must be whole ([`repair`] first).
+pub(crate) fn copy_without(
+    path: &Path,
+    left_out: impl Fn(&SeedResult) -> bool,
+) -> anyhow::Result<(PathBuf, u64)> {
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".rewrite");
+    let copy = path.with_file_name(name);
+    let context = || format!("cannot write {}", copy.display());
+    let mut input = BufReader::new(
+        File::open(path)
+            .with_context(|| format!("cannot read the results file {}", path.display()))?,
+    );
+    let mut out = io::BufWriter::new(File::create(&copy).with_context(context)?);
+    let mut dropped = 0;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let result = serde_json::from_slice::<SeedResult>(&line);
+        if result.is_ok_and(|result| left_out(&result)) {
+            dropped += 1;
+        } else {
+            out.write_all(&line).with_context(context)?;
+        }
+    }
+    let file = out
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .with_context(context)?;
+    file.sync_all().with_context(context)?;
+    Ok((copy, dropped))
+}
+
 /// `<file>.corrupt`: where a torn last line of `file` goes (`results.jsonl.corrupt`).
 pub(crate) fn set_aside_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();
@@ -280,6 +322,27 @@ mod tests {
         let again = read(&path, |r| after.push(r)).unwrap();
         assert_eq!((again.results, after), (1, before));
         assert!(again.torn_tail.is_none() && !again.missing_newline);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_copy_without_some_results_keeps_every_other_line_as_it_was() {
+        let dir = std::env::temp_dir().join(format!("crashtest-cli-copy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("results.jsonl");
+        let header = serde_json::to_string(&Header::default()).unwrap();
+        let lines = [
+            header.clone(),
+            line(1, Status::Pass),
+            line(2, Status::Hung),
+            line(3, Status::Fail),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let (copy, dropped) = copy_without(&path, |r| r.status == Status::Hung).unwrap();
+        assert_eq!(copy, dir.join("results.jsonl.rewrite"));
+        assert_eq!(dropped, 1);
+        let want = format!("{header}\n{}\n{}\n", lines[1], lines[3]);
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), want);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -110,9 +110,11 @@ impl Summary {
 
     /// Coverage over the seeds: sites that never fired first, then the rest.
     ///
-    /// A test binary lists every site linked into it, its other tests' too. A site no seed of
-    /// this test reached, in a file where the test reached no site either, is taken for
-    /// another test's and only counted, so that the list is this test's coverage.
+    /// A test binary lists every site linked into it, its other tests' too. A site no seed
+    /// reached, in a file where no seed reached any site either, is only counted, so that the
+    /// list is what this run covered: such a site may be another test's, or this test's on a
+    /// path its settings never take (a workload or fault pattern its variables turn off), and
+    /// the note says both.
     pub(crate) fn coverage_text(&self) -> String {
         let mut out = String::new();
         let file = |location: &str| {
@@ -167,9 +169,11 @@ impl Summary {
             }
         }
         if others > 0 {
+            let were = if others == 1 { "was" } else { "were" };
             let _ = writeln!(
                 out,
-                "  ({others} more sites of this binary were never reached, in files this test reached no site of: other tests' sites, left out)"
+                "  ({} of this binary {were} never reached, in files this run reached none of (other tests' sites, or paths these settings never take), left out)",
+                counted(others as u64, "more site")
             );
         }
         out
@@ -216,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn coverage_leaves_out_sites_of_other_tests() {
+    fn coverage_counts_sites_in_files_the_run_never_reached_without_calling_them_other_tests() {
         let mut line = result(1, Status::Pass, 1);
         let site = |name: &str, location: &str, reached| CoverageLine {
             kind: "probe".into(),
@@ -234,7 +238,10 @@ mod tests {
         assert!(text.contains("same file, unreached"), "{text}");
         assert!(!text.contains("another test's"), "{text}");
         assert!(
-            text.contains("(1 more sites of this binary were never reached"),
+            text.contains(
+                "(1 more site of this binary was never reached, in files this run reached none \
+                 of (other tests' sites, or paths these settings never take), left out)"
+            ),
             "{text}"
         );
     }

@@ -9,7 +9,9 @@
 //! straight through.
 //!
 //! A worker that dies (crash, abort, exit, watchdog) or goes silent costs only the seed it was
-//! running, which is recorded as `crashed` or `hung` ([`crate::pool`]).
+//! running, which is recorded as `crashed` or `hung` ([`crate::pool`]). A hung seed's line
+//! records the `--seed-timeout` it was given; `--resume` with a longer one runs it again, since
+//! a seed that was only slow deserves the time it is now given.
 //!
 //! The file starts with a header ([`crate::header`]) and is locked while a sweep writes it
 //! ([`crate::lock`]): a second sweep on it is refused, and so is a resume by a sweep of other
@@ -26,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crashtest_protocol::Header;
+use crashtest_protocol::{Header, Status};
 
 use crate::cli::SweepArgs;
 use crate::determinism::Finished;
@@ -73,7 +75,14 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     } else {
         Existing::Refuse
     };
-    let mut sweep = Sweep::open(&target, range, &out, existing, &header)?;
+    let mut sweep = Sweep::open(
+        &target,
+        range,
+        &out,
+        existing,
+        &header,
+        args.target.seed_timeout,
+    )?;
     if args.save_failures {
         // Each worker's runner appends its failing seeds to the test's regression file.
         sweep
@@ -113,9 +122,9 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
     let elapsed = started.elapsed();
     let summary = &sweep.summary;
     println!(
-        "{} (this run: {} seeds in {:.2}s, {:.1} seeds/s, {jobs} workers)",
+        "{} (this run: {} in {:.2}s, {:.1} seeds/s, {jobs} workers)",
         summary.counts_line(),
-        sweep.ran,
+        crate::summary::counted(sweep.ran, "seed"),
         elapsed.as_secs_f64(),
         sweep.ran as f64 / elapsed.as_secs_f64().max(1e-9)
     );
@@ -130,6 +139,7 @@ pub(crate) fn run(args: &SweepArgs) -> anyhow::Result<ExitCode> {
         );
         println!("replay it:   {}", target.follow_up("replay", seed));
         println!("minimize it: {}", target.follow_up("minimize", seed));
+        println!("view it:     {}", target.follow_up("view", seed));
     }
     print!("{}", summary.coverage_text());
     let missing = range.len() - sweep.done.len() as u64;
@@ -211,15 +221,17 @@ enum Existing {
 
 impl Sweep {
     /// Locks and opens the results file at `path`, which a fresh sweep starts with `header`;
-    /// `existing` says what to do with results already there.
+    /// `existing` says what to do with results already there. Seeds that hung under a shorter
+    /// timeout than `seed_timeout` lose their lines and run again.
     fn open(
         target: &Target,
         range: SeedRange,
         path: &Path,
         existing: Existing,
         header: &Header,
+        seed_timeout: Duration,
     ) -> anyhow::Result<Sweep> {
-        let lock = crate::lock::acquire(path)?;
+        let mut lock = crate::lock::acquire(path)?;
         if existing == Existing::Replace && path.exists() {
             // Under the lock, so that no other sweep is writing it.
             std::fs::write(path, "")
@@ -267,9 +279,10 @@ impl Sweep {
             let differences = crate::header::resume_differences(written, header);
             if !differences.is_empty() {
                 bail!(
-                    "cannot resume {}: this sweep differs from the one that wrote it:\n{}Results of different code, environment or seeds must not be mixed. Run the sweep as it was (that commit, those variables, the same --seeds and --shard), or sweep into another file with --out.",
+                    "cannot resume {}: this sweep differs from the one that wrote it:\n{}Results of different code, environment or seeds must not be mixed. Run the sweep as it was (that commit, those variables, the same --seeds and --shard), or sweep into another file with --out.{}",
                     path.display(),
-                    crate::header::describe(&differences, "in the file", "now")
+                    crate::header::describe(&differences, "in the file", "now"),
+                    crate::header::more_seeds_hint(written, header)
                 );
             }
             if let Some(aside) = results::repair(path, &contents)? {
@@ -277,6 +290,23 @@ impl Sweep {
                     "crashtest: the last line of {} was cut short (the sweep was killed while writing it); it was moved to {} and its seed will run again",
                     path.display(),
                     aside.display()
+                );
+            }
+            let timeout = crate::duration::nanos(seed_timeout);
+            let again = |result: &SeedResult| {
+                result.test == target.test
+                    && range.contains(result.seed)
+                    && hung_sooner(result, timeout)
+            };
+            let rerun = earlier.iter().filter(|r| again(r)).count();
+            if rerun > 0 {
+                let (copy, _) = results::copy_without(path, again)?;
+                lock.replace(path, &copy)?;
+                earlier.retain(|result| !again(result));
+                eprintln!(
+                    "crashtest: running again {} that hung under a --seed-timeout shorter than this one ({})",
+                    crate::summary::counted(rerun as u64, "seed"),
+                    crate::duration::short(timeout)
                 );
             }
         }
@@ -472,6 +502,15 @@ impl Sweep {
         let _ = std::fs::remove_dir_all(&self.workers);
         Ok(why)
     }
+}
+
+/// Whether `result` is a seed that hung under a shorter timeout than `timeout_ns`, or under
+/// one its line does not record: the seed may only have been slow.
+fn hung_sooner(result: &SeedResult, timeout_ns: u64) -> bool {
+    result.status == Status::Hung
+        && result
+            .seed_timeout_ns
+            .is_none_or(|given| given < timeout_ns)
 }
 
 /// `<results>.workers`: where the workers of a sweep writing `results` keep their files.

@@ -140,7 +140,9 @@ impl Job {
     /// `status` (crashed or hung), with the end of the worker's output as the failure. A
     /// worker that exited cleanly without the line left through `std::process::exit` inside
     /// the test (the target answered as a `#[crashtest::test]`, which writes a line for
-    /// every seed it finishes): as much a crash as an abort.
+    /// every seed it finishes): as much a crash as an abort. A hung seed's failure says first
+    /// that no result came within the timeout, which the line records, so that a sweep
+    /// resumed with a longer one runs the seed again.
     pub(crate) fn lost_seed(
         &self,
         target: &Target,
@@ -158,7 +160,20 @@ impl Job {
                 );
             }
         }
-        SeedResult::lost(&target.test, seed, status, output)
+        if status != Status::Hung {
+            return SeedResult::lost(&target.test, seed, status, output);
+        }
+        let timeout = crate::duration::nanos(self.silence);
+        let mut said = crashtest_protocol::results::worker_hung(crate::duration::short(timeout));
+        let output = output.trim_start();
+        if !output.is_empty() {
+            said.push_str("; its output ended with:\n");
+            said.push_str(output);
+        }
+        SeedResult {
+            seed_timeout_ns: Some(timeout),
+            ..SeedResult::lost(&target.test, seed, status, said)
+        }
     }
 
     /// Removes the worker's files once everything in them has been taken.

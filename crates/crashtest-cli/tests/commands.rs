@@ -105,8 +105,9 @@ fn minimize_keeps_only_kills_and_its_reproduce_line_fails() {
         .filter(|l| l.trim_start().starts_with('#'))
         .collect();
     assert!(!kept.is_empty() && kept.len() < maskable, "{text}");
+    // Masking the other faults leaves the kills where they were: the set is the original's.
     let summary = format!(
-        "of the maskable faults (the original applied {maskable}); without any one of them the \
+        "of the {maskable} maskable faults the original applied; without any one of them the \
          seed no longer fails the same way"
     );
     assert!(text.contains(&summary), "{text}");
@@ -231,7 +232,11 @@ fn a_sweep_through_cargo_prints_a_cargo_reproduce_line() {
         .and_then(|rest| rest.split(' ').next())
         .unwrap();
     let selection = format!("-p crashtest-cli-fixture --lib --manifest-path {manifest}");
-    for (label, command) in [("replay it:   ", "replay"), ("minimize it: ", "minimize")] {
+    for (label, command) in [
+        ("replay it:   ", "replay"),
+        ("minimize it: ", "minimize"),
+        ("view it:     ", "view"),
+    ] {
         let want = format!("crashtest {command} {STORE} {seed} {selection}");
         common::assert_contains(&text, &format!("{label}{want}"));
     }
@@ -247,6 +252,7 @@ fn minimize_of_a_failure_without_faults_says_there_is_nothing_to_minimize() {
     assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
     let text = stdout(&run);
     assert_contains(&text, "fails with 0 faults applied (0 maskable)");
+    assert!(!text.contains("CRASHTEST_MASK"), "nothing to mask:\n{text}");
     assert_contains(
         &text,
         "nothing to minimize: the seed drew no maskable fault",
@@ -279,4 +285,30 @@ fn minimize_keeps_the_original_failure_unless_told_any_will_do() {
     assert_eq!(kept.len(), 1, "{text}");
     assert_contains(kept[0], "reorder the writes");
     assert_contains(&text, "reordered writes came back out of order");
+}
+
+#[test]
+fn minimize_says_when_it_keeps_a_fault_the_original_never_applied() {
+    let test = "masked::a_masked_fault_brings_another";
+    let run = crashtest(&["minimize", test, "0", "--exe", &exe()]);
+    assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
+    let text = stdout(&run);
+    assert_contains(&text, "seed 0 fails with 1 fault applied (1 maskable): ");
+    assert_contains(
+        &text,
+        ": 1 maskable fault, numbered as the last failing replay applied it (masking changed \
+         what came after the masked faults), which the original run (1 maskable fault) never \
+         applied; without any one of them the seed no longer fails the same way",
+    );
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect();
+    assert_eq!(kept.len(), 1, "{text}");
+    assert_contains(
+        kept[0],
+        "break the network (the original run never applied it)",
+    );
+    assert_contains(&text, "still fails the same way: ");
+    assert_contains(&text, "reproduce: CRASHTEST_SEED=0 CRASHTEST_MASK=0 ");
 }

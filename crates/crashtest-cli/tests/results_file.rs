@@ -55,8 +55,9 @@ fn a_second_sweep_on_a_file_in_use_is_refused_and_a_dead_sweeps_lock_is_taken_ov
     first.kill().unwrap();
     first.wait().unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    let mut args = sweep_args(STORE, &exe, "0..10", &out);
-    args.push("--resume");
+    // The same sweep, resumed for a moment: long enough to run its first seeds.
+    let mut args = sweep_args(STORE, &exe, "0..10000000", &out);
+    args.extend(["--resume", "--time-budget", "2s"]);
     let taken_over = crashtest(&args);
     assert_contains(&stderr(&taken_over), "taking over");
     assert_eq!(taken_over.status.code(), Some(1), "{}", stderr(&taken_over));
@@ -118,13 +119,23 @@ fn the_header_says_what_the_sweep_ran_and_a_resume_must_match_it() {
     let shard = resume(&bug, "0..8", &["--shard", "2/2"]);
     assert_eq!(shard.status.code(), Some(2));
     assert_contains(&stderr(&shard), "shard: none (in the file) vs 2/2 (now)");
-    let same = resume(&bug, "0..8", &[]);
+    // More seeds are another sweep's, in a file of their own: the header names the seeds.
+    let wider = resume(&bug, "0..8", &[]);
+    assert_eq!(wider.status.code(), Some(2));
+    assert_contains(&stderr(&wider), "seeds: 0..4 (in the file) vs 0..8 (now)");
+    assert_contains(
+        &stderr(&wider),
+        "sweep them into a file of their own (--seeds 4..8 --out OTHER) and read both files as one with `crashtest merge`",
+    );
+    let same = resume(&bug, "0..4", &[]);
     assert_eq!(same.status.code(), Some(1), "{}", stderr(&same));
+    assert_contains(&stdout(&same), "0 to run, 4 already done");
     let got: Vec<(u64, String)> = outcomes(&out).into_iter().map(|o| (o.0, o.1)).collect();
-    let want: Vec<(u64, String)> = (0..8)
+    let want: Vec<(u64, String)> = (0..4)
         .map(|s| (s, if s % 2 == 1 { "fail" } else { "pass" }.to_owned()))
         .collect();
     assert_eq!(got, want);
+    assert_eq!(header(&out)["seeds"], "0..4");
 }
 
 #[test]

@@ -118,25 +118,28 @@ fn a_torn_last_line_is_set_aside_and_its_seed_runs_again() {
         out.to_str().unwrap(),
     ]);
     assert!(first.status.code().is_some());
-    let mut text = std::fs::read_to_string(&out).unwrap();
-    text.push_str("{\"test\":\"store::acknowledged_wr");
-    std::fs::write(&out, text).unwrap();
+    // The sweep killed while writing its last line: half of it on disk.
+    let text = std::fs::read_to_string(&out).unwrap();
+    let last = text.trim_end().rfind('\n').unwrap() + 1;
+    let torn = &text[..last + (text.len() - last) / 2];
+    std::fs::write(&out, torn).unwrap();
     let run = crashtest(&[
         "sweep",
         STORE,
         "--exe",
         &exe(),
         "--seeds",
-        "0..10",
+        "0..5",
         "-o",
         out.to_str().unwrap(),
         "--resume",
     ]);
     assert_contains(&common::stderr(&run), "was cut short");
+    assert_contains(&stdout(&run), "1 to run, 4 already done");
     let aside = std::fs::read_to_string(dir.join("results.jsonl.corrupt")).unwrap();
-    assert_eq!(aside, "{\"test\":\"store::acknowledged_wr\n");
+    assert_eq!(aside, format!("{}\n", &torn[last..]));
     let seeds: Vec<u64> = outcomes(&out).iter().map(|o| o.0).collect();
-    assert_eq!(seeds, (0..10).collect::<Vec<_>>());
+    assert_eq!(seeds, (0..5).collect::<Vec<_>>());
 }
 
 #[test]
@@ -246,21 +249,27 @@ fn a_stuck_poll_is_aborted_by_the_watchdog_and_reported() {
 }
 
 #[test]
-fn a_silent_worker_is_killed_and_its_seed_reported_hung() {
+fn a_silent_worker_is_killed_and_its_seed_reported_hung_with_its_timeout() {
     let dir = tempdir("sweep-hang");
     let out = dir.join("results.jsonl");
-    let run = crashtest(&[
-        "sweep",
-        "spins_forever_on_some_seeds",
-        "--exe",
-        &exe(),
-        "--seeds",
-        "7..10",
-        "--seed-timeout",
-        "2s",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let exe = exe();
+    let sweep = |timeout: &str, extra: &[&str]| {
+        let mut args = vec![
+            "sweep",
+            "spins_forever_on_some_seeds",
+            "--exe",
+            &exe,
+            "--seeds",
+            "7..10",
+            "--seed-timeout",
+            timeout,
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        crashtest(&args)
+    };
+    let run = sweep("2s", &[]);
     assert_eq!(run.status.code(), Some(1));
     let got: Vec<(u64, String)> = outcomes(&out).into_iter().map(|o| (o.0, o.1)).collect();
     let want = [
@@ -269,7 +278,48 @@ fn a_silent_worker_is_killed_and_its_seed_reported_hung() {
         (9, "pass".to_owned()),
     ];
     assert_eq!(got, want);
-    assert_contains(&stdout(&run), "seed 8        hung");
+    let said = "no result within --seed-timeout 2s: the worker finished no seed in that wall time and was killed";
+    assert_contains(&stdout(&run), &format!("seed 8        hung      {said}"));
+    let hung = |out: &std::path::Path| {
+        results(out)
+            .into_iter()
+            .find(|r| r["status"] == "hung")
+            .unwrap()
+    };
+    let line = hung(&out);
+    assert_eq!(line["seed_timeout_ns"], 2_000_000_000u64);
+    let failure = line["failure"].as_str().unwrap();
+    assert!(failure.starts_with(said), "{failure}");
+    assert_contains(failure, "its output ended with:\nrunning 1 test\n");
+    assert!(failure.ends_with("fixture: spinning forever"), "{failure}");
+
+    // Resumed with more time, the hung seed runs again; with as much, it is done.
+    let longer = sweep("3s", &["--resume"]);
+    assert_eq!(longer.status.code(), Some(1));
+    assert_contains(
+        &stderr(&longer),
+        "running again 1 seed that hung under a --seed-timeout shorter than this one (3s)",
+    );
+    assert_contains(&stdout(&longer), "1 to run, 2 already done");
+    assert_eq!(outcomes(&out).len(), 3, "one line per seed");
+    assert_eq!(hung(&out)["seed_timeout_ns"], 3_000_000_000u64);
+    let same = sweep("3s", &["--resume"]);
+    assert_contains(&stdout(&same), "0 to run, 3 already done");
+    assert!(
+        !stderr(&same).contains("running again"),
+        "{}",
+        stderr(&same)
+    );
+}
+
+#[test]
+fn a_seed_timeout_too_short_for_a_worker_to_start_is_refused() {
+    for timeout in ["0s", "3ms"] {
+        let run = crashtest(&["sweep", STORE, "--exe", &exe(), "--seed-timeout", timeout]);
+        assert_eq!(run.status.code(), Some(2), "{timeout}");
+        assert_contains(&stderr(&run), "is too short");
+        assert_contains(&stderr(&run), "give at least 1s");
+    }
 }
 
 #[test]

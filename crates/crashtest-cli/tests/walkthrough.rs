@@ -1,5 +1,5 @@
 //! The failure walkthrough end to end, as a user follows it: sweep, then run the lines the
-//! sweep prints (replay, minimize), draw the seed (view), and pin it as a regression that
+//! sweep prints (replay, minimize, view), and pin it as a regression that
 //! the next `cargo test` runs first. Run in the fixture package's directory, where its planted
 //! bug (a store that acknowledges writes it has not synced) fails some seeds.
 
@@ -94,14 +94,10 @@ fn the_failure_walkthrough_runs_from_sweep_to_a_pinned_regression() {
     let masked = printed(&minimized, "reproduce: ");
     assert!(!run_printed(masked, &package).status.success(), "{masked}");
 
-    // 4. View: the replay line's arguments, drawn.
+    // 4. The printed view line, drawn into a page of the test's choosing.
     let page = work.join("seed.html");
     let view = run_printed(
-        &format!(
-            "{} -o {}",
-            replay.replacen("crashtest replay", "crashtest view", 1),
-            page.display()
-        ),
+        &format!("{} -o {}", printed(&text, "view it: "), page.display()),
         &package,
     );
     assert!(view.status.success(), "{}", stderr(&view));

@@ -274,8 +274,8 @@ pub enum FailureClass {
 }
 
 /// A failure as two runs are compared by: the same kind, on the same node, at the same place
-/// in the code, is the same failure (the message may differ: it often holds values drawn
-/// from the seed).
+/// (a panic's place in the code, a failed invariant's name), is the same failure (the message
+/// may differ: it often holds values drawn from the seed).
 ///
 /// ```
 /// use crashtest_protocol::results::{FailureClass, Signature};
@@ -295,7 +295,8 @@ pub struct Signature {
     /// The node it happened on, by name.
     #[serde(default)]
     pub node: Option<String>,
-    /// Where a panic was raised (`file:line:column`).
+    /// Where it happened: where a panic was raised (`file:line:column`), or which invariant
+    /// failed (`invariant "balance >= 0"`).
     #[serde(default)]
     pub location: Option<String>,
     /// The failure in one line.
@@ -303,7 +304,7 @@ pub struct Signature {
 }
 
 impl Signature {
-    /// Whether two failures are the same: kind, node and panic location agree.
+    /// Whether two failures are the same: kind, node and place agree.
     pub fn same_failure(&self, other: &Signature) -> bool {
         (self.class, &self.node, &self.location) == (other.class, &other.node, &other.location)
     }
@@ -350,6 +351,11 @@ pub struct SeedResult {
     /// Coverage counts of the run.
     #[serde(default)]
     pub coverage: Vec<CoverageLine>,
+    /// For a `hung` seed: the wall time its worker was given to finish a seed
+    /// (`--seed-timeout`), in nanoseconds, so that a resumed sweep given longer runs it again.
+    /// Absent from every other line (and from a hung seed's line of an older tool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_timeout_ns: Option<u64>,
 }
 
 /// A fault in a results line.
@@ -385,9 +391,10 @@ pub struct CoverageLine {
 }
 
 /// How the lines that say what failed begin, in a failure report or a worker's output: the
-/// runner's failure kinds, its nondeterminism report, the poll watchdog's message and the
-/// Rust runtime's abort.
-const HEADLINES: [&str; 9] = [
+/// tool's word on a hung seed, the runner's failure kinds, its nondeterminism report, the
+/// poll watchdog's message and the Rust runtime's abort.
+const HEADLINES: [&str; 10] = [
+    NO_RESULT,
     "panicked",
     "deadlock:",
     "time limit:",
@@ -413,6 +420,9 @@ const LIBTEST_LINES: [&str; 7] = [
 /// How the line that says how a lost seed's worker process ended begins.
 const WORKER_EXITED: &str = "(worker process exited: ";
 
+/// How the line that says a hung seed's worker went silent begins.
+const NO_RESULT: &str = "no result within --seed-timeout ";
+
 /// The line the tool adds to a lost seed's output to say how its worker process ended
 /// (`exit` as std's `ExitStatus` shows it), which [`SeedResult::headline`] prefers to the
 /// output's other lines.
@@ -425,6 +435,20 @@ const WORKER_EXITED: &str = "(worker process exited: ";
 /// ```
 pub fn worker_exited(exit: impl std::fmt::Display) -> String {
     format!("{WORKER_EXITED}{exit})")
+}
+
+/// The line that heads a hung seed's failure: its worker finished no seed within `timeout`
+/// (as the user wrote it, `30s`) and was killed. [`SeedResult::headline`] prefers it to the
+/// worker's output below it, which says what the seed was doing, not what happened to it.
+///
+/// ```
+/// assert_eq!(
+///     crashtest_protocol::results::worker_hung("30s"),
+///     "no result within --seed-timeout 30s: the worker finished no seed in that wall time and was killed"
+/// );
+/// ```
+pub fn worker_hung(timeout: impl std::fmt::Display) -> String {
+    format!("{NO_RESULT}{timeout}: the worker finished no seed in that wall time and was killed")
 }
 
 impl SeedResult {
@@ -598,6 +622,42 @@ mod tests {
         assert_eq!(unwound.headline(), "panicked at src/conn.rs:4:9: refused");
         let said = lost("running 1 test\nfixture: aborting the process\n");
         assert_eq!(said.headline(), "fixture: aborting the process");
+    }
+
+    #[test]
+    fn a_hung_seeds_line_records_its_timeout_and_other_lines_do_not() {
+        let mut hung = SeedResult::lost("t", 3, Status::Hung, "running 1 test".into());
+        hung.seed_timeout_ns = Some(30_000_000_000);
+        let text = serde_json::to_string(&hung).unwrap();
+        assert!(
+            text.ends_with(r#","seed_timeout_ns":30000000000}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<SeedResult>(&text).unwrap(), hung);
+        let passed = serde_json::to_string(&SeedResult::default()).unwrap();
+        assert!(!passed.contains("seed_timeout_ns"), "{passed}");
+        // A hung line of an older tool, without the field.
+        let old = r#"{"test":"t","seed":3,"status":"hung","failure":"running 1 test"}"#;
+        assert_eq!(
+            serde_json::from_str::<SeedResult>(old)
+                .unwrap()
+                .seed_timeout_ns,
+            None
+        );
+    }
+
+    #[test]
+    fn a_hung_seeds_headline_is_the_timeout_not_the_workers_output() {
+        let hung = SeedResult::lost(
+            "t",
+            3,
+            Status::Hung,
+            format!(
+                "{}\nrunning 1 test\nthread 't' panicked at src/lib.rs:9:5:\nearlier\n",
+                worker_hung("2s")
+            ),
+        );
+        assert_eq!(hung.headline(), worker_hung("2s"));
     }
 
     #[test]
