@@ -159,24 +159,33 @@ async fn watch_wake_order() -> Vec<u32> {
     order.lock().unwrap().clone()
 }
 
-#[test]
-fn watch_receivers_wake_in_an_order_the_seed_decides() {
+/// The orders `scenario` gives under seeds 0..8, each seed's checked to replay exactly.
+fn orders_by_seed<F>(scenario: fn() -> F) -> std::collections::BTreeSet<Vec<u32>>
+where
+    F: std::future::Future<Output = Vec<u32>> + 'static,
+{
     for seed in 0..8 {
-        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
-            watch_wake_order().await;
-        });
+        let run =
+            crashtest::check_determinism(seed, crashtest::Config::default(), move || async move {
+                scenario().await;
+            });
         assert!(run.expect("no divergence").is_ok());
     }
-    let orders: std::collections::BTreeSet<Vec<u32>> = (0..8)
+    (0..8)
         .map(|seed| {
             let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
             let out = order.clone();
             crashtest::Sim::new(seed)
-                .run(async move { *out.borrow_mut() = watch_wake_order().await })
+                .run(async move { *out.borrow_mut() = scenario().await })
                 .unwrap();
             order.take()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn watch_receivers_wake_in_an_order_the_seed_decides() {
+    let orders = orders_by_seed(watch_wake_order);
     assert!(
         orders.len() > 1,
         "every seed woke the receivers in one order"
@@ -202,22 +211,7 @@ async fn barrier_release_order() -> Vec<u32> {
 
 #[test]
 fn barrier_waiters_go_on_in_an_order_the_seed_decides() {
-    for seed in 0..8 {
-        let run = crashtest::check_determinism(seed, crashtest::Config::default(), || async {
-            barrier_release_order().await;
-        });
-        assert!(run.expect("no divergence").is_ok());
-    }
-    let orders: std::collections::BTreeSet<Vec<u32>> = (0..8)
-        .map(|seed| {
-            let order = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-            let out = order.clone();
-            crashtest::Sim::new(seed)
-                .run(async move { *out.borrow_mut() = barrier_release_order().await })
-                .unwrap();
-            order.take()
-        })
-        .collect();
+    let orders = orders_by_seed(barrier_release_order);
     for order in &orders {
         // The last to arrive (task 5, after the longest sleep) leads, and only it.
         assert_eq!(order.iter().filter(|&&t| t % 10 == 1).count(), 1);
