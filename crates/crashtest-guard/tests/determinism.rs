@@ -133,6 +133,46 @@ fn making_a_map_first_shifts_neither_rands_seed_nor_the_maps_order() {
     }
 }
 
+/// The first eight bytes seed 2 gives a `getrandom` with `flags`, through libc's function or,
+/// with `raw`, through `syscall(SYS_getrandom, ...)` (as std calls it when it finds no libc
+/// function).
+fn first_bytes(flags: libc::c_uint, raw: bool) -> u64 {
+    crashtest_guard::on_fresh_thread(move || {
+        let out = std::rc::Rc::new(std::cell::Cell::new(0));
+        let got = out.clone();
+        Sim::new(2)
+            .run(async move {
+                let mut bytes = [0u8; 8];
+                let filled = if raw {
+                    // SAFETY: the buffer is valid for its length.
+                    unsafe {
+                        libc::syscall(libc::SYS_getrandom, bytes.as_mut_ptr(), bytes.len(), flags)
+                            as isize
+                    }
+                } else {
+                    // SAFETY: as above.
+                    unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), flags) }
+                };
+                assert_eq!(filled, 8);
+                got.set(u64::from_le_bytes(bytes));
+            })
+            .unwrap();
+        out.get()
+    })
+}
+
+#[test]
+fn map_key_requests_draw_from_their_own_stream_through_either_entry() {
+    let insecure = first_bytes(libc::GRND_INSECURE, false);
+    assert_eq!(first_bytes(libc::GRND_INSECURE, true), insecure);
+    assert_eq!(first_bytes(0, true), first_bytes(0, false));
+    assert_ne!(
+        first_bytes(0, false),
+        insecure,
+        "the map keys' stream is not os-random"
+    );
+}
+
 #[test]
 fn getentropy_refuses_more_than_256_bytes_as_libc_does() {
     crashtest_guard::on_fresh_thread(|| {

@@ -66,6 +66,31 @@ unsafe fn fill_from_seed(call: &str, stream: Stream, buf: *mut u8, len: usize) -
     true
 }
 
+/// The stream a `getrandom` request with `flags` draws from inside a simulation.
+fn stream_of(flags: c_uint) -> Stream {
+    if flags & libc::GRND_INSECURE != 0 {
+        Stream::HashKeys
+    } else {
+        Stream::OsRandom
+    }
+}
+
+/// Whether a real `getrandom` that returned `got` with `flags` failed only because the kernel
+/// knows no `GRND_INSECURE` (Linux before 5.6). std would remember that for the process and
+/// ask for its map keys with `GRND_NONBLOCK` from then on, inside runs too, where they would
+/// then come from `"os-random"` and a seed's run would depend on the host's kernel; so such a
+/// request is answered as std's own fallback would answer it, and std never learns.
+fn insecure_unknown(got: i64, flags: c_uint) -> bool {
+    got == -1
+        && flags & libc::GRND_INSECURE != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+}
+
+/// The flags std falls back to when the kernel knows no `GRND_INSECURE`.
+fn without_insecure(flags: c_uint) -> c_uint {
+    (flags & !libc::GRND_INSECURE) | libc::GRND_NONBLOCK
+}
+
 /// `getrandom(2)`: inside a simulation, `len` bytes from the run's seed whatever the flags:
 /// std's map keys (`GRND_INSECURE`) from their own stream, the rest from `"os-random"`.
 ///
@@ -75,21 +100,22 @@ unsafe fn fill_from_seed(call: &str, stream: Stream, buf: *mut u8, len: usize) -
 #[unsafe(no_mangle)]
 pub(super) unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: c_uint) -> isize {
     if super::in_simulation() {
-        let stream = if flags & libc::GRND_INSECURE != 0 {
-            Stream::HashKeys
-        } else {
-            Stream::OsRandom
-        };
         // SAFETY: the caller passes a buffer valid for `len` bytes.
-        if unsafe { fill_from_seed("getrandom", stream, buf.cast(), len) } {
+        if unsafe { fill_from_seed("getrandom", stream_of(flags), buf.cast(), len) } {
             // A valid buffer holds at most `isize::MAX` bytes.
             return len as isize;
         }
         super::set_errno(libc::EIO);
         return -1;
     }
+    let real = REAL_GETRANDOM.get();
     // SAFETY: the caller's arguments, unchanged, to the function this one hides.
-    unsafe { REAL_GETRANDOM.get()(buf, len, flags) }
+    let got = unsafe { real(buf, len, flags) };
+    if insecure_unknown(got as i64, flags) {
+        // SAFETY: the caller's buffer, with the flags std would retry with.
+        return unsafe { real(buf, len, without_insecure(flags)) };
+    }
+    got
 }
 
 /// `getentropy(3)`: inside a simulation, `len` bytes from the run's stream (at most 256, as
@@ -137,17 +163,31 @@ pub(super) unsafe extern "C" fn syscall(
     a5: c_long,
     a6: c_long,
 ) -> c_long {
-    if number == libc::SYS_getrandom && super::in_simulation() {
+    if number != libc::SYS_getrandom {
+        // SAFETY: the caller's arguments, unchanged, to the function this one hides.
+        return unsafe { REAL_SYSCALL.get()(number, a1, a2, a3, a4, a5, a6) };
+    }
+    // getrandom's flags are an unsigned int in a long's register.
+    let flags = a3 as c_uint;
+    if super::in_simulation() {
         let (buf, len) = (a1 as *mut u8, a2 as usize);
+        let stream = stream_of(flags);
         // SAFETY: getrandom's arguments are a buffer valid for `len` bytes and its length.
-        if unsafe { fill_from_seed("syscall(SYS_getrandom)", Stream::OsRandom, buf, len) } {
+        if unsafe { fill_from_seed("syscall(SYS_getrandom)", stream, buf, len) } {
             return a2;
         }
         super::set_errno(libc::EIO);
         return -1;
     }
+    let real = REAL_SYSCALL.get();
     // SAFETY: the caller's arguments, unchanged, to the function this one hides.
-    unsafe { REAL_SYSCALL.get()(number, a1, a2, a3, a4, a5, a6) }
+    let got = unsafe { real(number, a1, a2, a3, a4, a5, a6) };
+    if insecure_unknown(got, flags) {
+        let retry = c_long::from(without_insecure(flags));
+        // SAFETY: the caller's buffer and length, with the flags std would retry with.
+        return unsafe { real(number, a1, a2, retry, a4, a5, a6) };
+    }
+    got
 }
 
 /// The guards, for [`super::link`].
