@@ -197,6 +197,10 @@ impl Simulator for Seam {
         draw
     }
 
+    fn next_serial(&self) -> u64 {
+        with_world(World::next_serial)
+    }
+
     fn refuse(&self, message: String) {
         with_world(|w| w.refuse(message));
     }

@@ -125,6 +125,11 @@ pub trait Simulator: Sync {
 
     /// Fails the run with `message` (the first failure of a run is the one reported).
     fn refuse(&self, message: String);
+
+    /// The next number of a count the run keeps for the stand-in's ids (a `LocalSet`'s),
+    /// from 1: unique in the run and drawn from nothing random, so that handing one out
+    /// shifts no draw of the run's.
+    fn next_serial(&self) -> u64;
 }
 
 impl fmt::Debug for dyn Simulator + '_ {
@@ -270,6 +275,7 @@ pub fn anchor() -> Option<Instant> {
 ///     fn cancel_timer(&self, _: TimerRef) {}
 ///     fn draw_below(&self, _: u64) -> u64 { 0 }
 ///     fn refuse(&self, _: String) {}
+///     fn next_serial(&self) -> u64 { 1 }
 /// }
 ///
 /// static STOPPED: Stopped = Stopped;

@@ -197,7 +197,8 @@ pub fn worker_index() -> Option<usize> {
 }
 
 /// The id of a runtime or a `LocalSet`, like `tokio::runtime::Id`: tokio's, or one of a
-/// simulation (its runtime's, and each simulated `LocalSet`'s, drawn from the seed).
+/// simulation (its runtime's, 1 in every run, and each simulated `LocalSet`'s, numbered in
+/// the run).
 #[cfg(real_tokio_1_49)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Id(IdRepr);

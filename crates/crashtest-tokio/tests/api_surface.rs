@@ -55,7 +55,7 @@ fn runtime_ids_and_the_busy_tick_setting_are_tokios_outside_a_simulation() {
 }
 
 #[test]
-fn a_simulated_sets_id_is_drawn_from_the_seed() {
+fn a_simulated_sets_id_is_numbered_in_the_run_and_reading_it_draws_nothing() {
     let ids = |seed| {
         let out = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let ids = out.clone();
@@ -70,11 +70,33 @@ fn a_simulated_sets_id_is_drawn_from_the_seed() {
             .unwrap();
         out.take()
     };
-    assert_eq!(ids(3), ids(3), "a seed draws the same ids");
-    assert_ne!(ids(3), ids(4), "seeds draw different ids");
-    let ids = ids(3);
-    assert_eq!(ids[0], "1", "the simulated runtime's id");
-    assert!(ids[1] != ids[2] && ids[1] != ids[0] && ids[2] != ids[0]);
+    assert_eq!(
+        ids(3),
+        ["1", "2", "3"],
+        "the runtime's, then each set's as first read"
+    );
+    assert_eq!(ids(4), ids(3), "no seed's draw decides them");
+    // Reading an id leaves the run's draws as they were: an unbiased select! picks alike.
+    let picks = |read_id: bool| {
+        let out = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let picks = out.clone();
+        crashtest::Sim::new(5)
+            .run(async move {
+                if read_id {
+                    let _ = tokio::task::LocalSet::new().id();
+                }
+                for _ in 0..16 {
+                    let pick = tokio::select! {
+                        _ = std::future::ready(()) => 0,
+                        _ = std::future::ready(()) => 1,
+                    };
+                    picks.borrow_mut().push(pick);
+                }
+            })
+            .unwrap();
+        out.take()
+    };
+    assert_eq!(picks(true), picks(false));
 }
 
 #[test]

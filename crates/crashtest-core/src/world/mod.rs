@@ -217,6 +217,8 @@ pub(crate) struct World {
     failure: RefCell<Option<Failed>>,
     polls: Cell<u64>,
     polls_since_clock_moved: Cell<u64>,
+    /// The last number handed out by the tokio stand-in's seam for its ids.
+    serials: Cell<u64>,
     body: Cell<Option<TaskId>>,
     body_done: Cell<bool>,
     extensions: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
@@ -236,6 +238,13 @@ pub(crate) struct World {
 }
 
 impl World {
+    /// The next of the run's serial numbers, from 1 (the tokio stand-in's ids).
+    pub(crate) fn next_serial(&self) -> u64 {
+        let next = self.serials.get() + 1;
+        self.serials.set(next);
+        next
+    }
+
     fn new(seed: u64, config: Config) -> World {
         // What the run loop and the clock assume of the configuration (its setters refuse the
         // rest, but the fields are the crate's to write).
@@ -297,6 +306,7 @@ impl World {
             failure: RefCell::new(None),
             polls: Cell::new(0),
             polls_since_clock_moved: Cell::new(0),
+            serials: Cell::new(0),
             body: Cell::new(None),
             body_done: Cell::new(false),
             extensions: RefCell::new(Vec::new()),

@@ -45,7 +45,7 @@ enum Local {
 struct Members {
     tasks: Vec<AbortHandle>,
     waiter: Option<Waker>,
-    /// The set's id, drawn from the seed when first asked for.
+    /// The set's id, numbered when first asked for.
     #[cfg(real_tokio_1_49)]
     id: Option<std::num::NonZeroU64>,
 }
@@ -79,9 +79,9 @@ impl LocalSet {
         LocalSet { inner }
     }
 
-    /// The set's id, like tokio's `LocalSet::id`. A simulated set's is drawn from the run's
-    /// seed when first asked for (so a set whose id nobody reads draws nothing): distinct
-    /// from the simulated runtime's and, but for a 2^-63 chance, from every other set's.
+    /// The set's id, like tokio's `LocalSet::id`. A simulated set's is numbered when first
+    /// asked for, from a count the run keeps (so reading one draws nothing random and
+    /// shifts no later draw): distinct from the simulated runtime's and every other set's.
     ///
     /// ```
     /// use crashtest_tokio as tokio;
@@ -101,8 +101,8 @@ impl LocalSet {
                 let mut members = members.borrow_mut();
                 let id = *members.id.get_or_insert_with(|| {
                     let sim = seam::sim().expect("a simulated set is used inside its simulation");
-                    let drawn = sim.draw_below(u64::MAX - 1) + 2;
-                    std::num::NonZeroU64::new(drawn).expect("drawn from 2 up")
+                    let serial = sim.next_serial().saturating_add(Id::SIMULATION.get());
+                    std::num::NonZeroU64::new(serial).expect("numbered from 2 up")
                 });
                 assert_ne!(id, Id::SIMULATION, "a set's id is not the runtime's");
                 Id::sim(id)
