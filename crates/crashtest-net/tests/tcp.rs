@@ -359,6 +359,22 @@ fn a_zero_linger_resets_on_close_and_another_linger_closes_with_a_fin() {
                     assert_eq!(read.unwrap(), 0, "a FIN: the end of the stream");
                 }
             }
+            // Once both FINs went, a zero linger closes without a reset, as Linux's does.
+            let mut client = TcpStream::connect("127.0.0.1:90").await.unwrap();
+            let (mut server, _) = listener.accept().await.unwrap();
+            client.shutdown().await.unwrap();
+            server.shutdown().await.unwrap();
+            assert_eq!(server.read(&mut [0; 8]).await.unwrap(), 0);
+            assert_eq!(client.read(&mut [0; 8]).await.unwrap(), 0);
+            server.set_linger(Some(Duration::ZERO)).unwrap();
+            drop(server);
+            time::sleep(Duration::from_millis(10)).await;
+            let err = client.write_all(b"late").await.unwrap_err();
+            assert_eq!(
+                err.kind(),
+                ErrorKind::BrokenPipe,
+                "no reset: writing was over"
+            );
         })
         .unwrap();
 }

@@ -79,8 +79,10 @@ impl Socket {
     /// as Linux's `close` does. Nothing waits for a timeout that is not zero.
     pub(crate) fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
         *self.linger.lock().unwrap_or_else(PoisonError::into_inner) = linger;
-        self.net()
-            .tcp_set_reset_on_close(self.id, self.side, linger == Some(Duration::ZERO));
+        // An end kept past its run keeps the value, as `set_nodelay` does, and tells no one.
+        if let Some(net) = fabric::try_net_of(self.run) {
+            net.tcp_set_reset_on_close(self.id, self.side, linger == Some(Duration::ZERO));
+        }
         Ok(())
     }
 

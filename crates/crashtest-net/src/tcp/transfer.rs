@@ -735,7 +735,11 @@ impl State {
         }
         if !end.gone {
             let unread = conn.pipes[1 - side].readable() > 0;
-            let reset = (unread || end.reset_on_close) && !end.is_failed();
+            // A zero linger resets a connection still open either way; once both FINs went,
+            // Linux closes it without one.
+            let both_fins = end.write_shut && conn.pipes[1 - side].fin;
+            let lingers_zero = end.reset_on_close && !both_fins;
+            let reset = (unread || lingers_zero) && !end.is_failed();
             let needs_fin = !end.write_shut && !end.is_failed();
             end.gone = true;
             conn.pipes[1 - side].discard_delivered();
