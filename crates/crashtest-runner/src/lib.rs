@@ -513,10 +513,22 @@ where
                 ..settings.clone()
             };
             if let Err(report) = run_seeds(spec, &one, body) {
-                eprintln!(
-                    "crashtest: seed {} of the regression file {path} fails again (it failed before: {})",
-                    regression.seed, regression.reason
-                );
+                let now = report.failed.first().map_or("", |f| f.message.as_str());
+                if regression.same_reason(now) {
+                    eprintln!(
+                        "crashtest: seed {} of the regression file {path} fails again (it failed before: {})",
+                        regression.seed, regression.reason
+                    );
+                } else {
+                    // The code or the seed's settings changed since: say so, rather than
+                    // call another failure the old one.
+                    eprintln!(
+                        "crashtest: seed {} of the regression file {path} fails, and not as it failed when saved (then: {}; now: {})",
+                        regression.seed,
+                        regression.reason,
+                        now.lines().next().unwrap_or("")
+                    );
+                }
                 return Err(report);
             }
             ran += 1;

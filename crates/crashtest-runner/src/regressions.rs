@@ -41,6 +41,22 @@ pub struct Regression {
 }
 
 impl Regression {
+    /// Whether a failure whose message is `message` is the one this line records: its first
+    /// line, shortened as a saved reason is, reads the same (a line saved with no reason
+    /// matches none).
+    ///
+    /// ```
+    /// use crashtest::runner::regressions::Regression;
+    /// let saved = Regression { seed: 4, env: vec![], reason: "panicked at a.rs:3:9: lost".into() };
+    /// assert!(saved.same_reason("panicked at a.rs:3:9: lost\nmore lines"));
+    /// assert!(!saved.same_reason("node 3 stopped: EOF"));
+    /// ```
+    pub fn same_reason(&self, message: &str) -> bool {
+        let first = |text: &str| short_reason(text.lines().next().unwrap_or(""));
+        let saved = first(&self.reason);
+        !saved.is_empty() && saved == first(message)
+    }
+
     /// The variables of its environment that differ from the current process's, as
     /// `NAME=value` (the value it needs; an empty value stands for an unset variable).
     pub fn unmet(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
