@@ -12,10 +12,13 @@
 //! Seeing every server, the observer also declares the cluster's state to a guided search
 //! (`crashtest::explore::state("raft cluster", ...)`): what no single server knows, whether
 //! the leader's first uncommitted entry is of an earlier term, how many servers hold it,
-//! whether another server holds a different entry of a newer term at that index, and whether
-//! that server could still win an election. Those are the steps of the Raft paper's Figure 8,
-//! where the commit rule decides whether an entry is lost; each is rare on its own, and a
-//! search that branches right after one reaches the next far sooner than fresh seeds do.
+//! whether another server holds a different entry of a newer term at that index, whether
+//! that server could still win an election, and, once the entry is applied, whether a server
+//! holding another entry at an applied index could still win one. Those are the steps of the
+//! Raft paper's Figure 8, where the commit rule decides whether an entry is lost: the last is
+//! the moment just before the loss, one election away, which a correct commit rule never
+//! reaches. Each is rare on its own, and a search that branches right after one reaches the
+//! next far sooner than fresh seeds do.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -43,9 +46,11 @@ struct State {
     views: BTreeMap<usize, LogView>,
 }
 
-/// How many entries past its commit index a server reports: the cluster's abstraction looks
-/// only at the first one of the leader's, and the others' at that index.
-const WINDOW: usize = 8;
+/// How many entries a server reports, from just past its commit index or, if it lags, from
+/// a little before the end of the applied log: the cluster's abstraction looks at the
+/// leader's first entry past the applied log, and the others' at that index and at the last
+/// applied ones.
+const WINDOW: u64 = 8;
 
 /// What a server last reported of its term and log.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,22 +63,28 @@ pub(crate) struct LogView {
     pub(crate) commit: u64,
     /// Its last entry's term and index.
     pub(crate) last: (u64, u64),
-    /// The terms of its entries just past its commit index, at most [`WINDOW`].
+    /// The index of the first entry in `window`, past its commit index.
+    pub(crate) from: u64,
+    /// The terms of its entries from `from` on, at most [`WINDOW`].
     pub(crate) window: Vec<u64>,
 }
 
 impl LogView {
-    /// The view of a log, given its commit index and the term of its entry at each index.
+    /// The view of a log, given its commit index, how many entries the cluster has applied
+    /// (a restarted server's commit index starts again from 0, long before the entries that
+    /// matter), and the term of its entry at each index.
     pub(crate) fn of(
         term: u64,
         leader: bool,
         commit: u64,
         last: (u64, u64),
+        cluster_applied: u64,
         term_at: impl Fn(u64) -> Option<u64>,
     ) -> LogView {
-        let window: Vec<u64> = (commit + 1..).map_while(&term_at).take(WINDOW).collect();
+        let from = commit.max(cluster_applied.saturating_sub(WINDOW / 2)) + 1;
+        let window: Vec<u64> = (from..).map_while(&term_at).take(WINDOW as usize).collect();
         assert!(
-            window.len() as u64 <= last.1.saturating_sub(commit),
+            window.len() as u64 <= (last.1 + 1).saturating_sub(from),
             "a window lies within the log"
         );
         LogView {
@@ -81,13 +92,14 @@ impl LogView {
             leader,
             commit,
             last,
+            from,
             window,
         }
     }
 
     /// The term of its entry at `index`, if it reported it (uncommitted and in its window).
     fn term_at(&self, index: u64) -> Option<u64> {
-        let offset = index.checked_sub(self.commit + 1)?;
+        let offset = index.checked_sub(self.from)?;
         self.window.get(usize::try_from(offset).ok()?).copied()
     }
 }
@@ -169,7 +181,12 @@ impl Observer {
     pub(crate) fn report(&self, id: usize, view: LogView) {
         let mut state = self.state.borrow_mut();
         state.views.insert(id, view);
-        crashtest::explore::state("raft cluster", cluster_state(&state.views));
+        let applied = &state.applied_log;
+        let cluster = (
+            leader_state(&state.views, applied.len() as u64),
+            applied_at_risk(&state.views, applied),
+        );
+        crashtest::explore::state("raft cluster", cluster);
     }
 
     fn violated(state: &mut State, violation: String) {
@@ -214,16 +231,20 @@ impl Observer {
     }
 }
 
-/// The cluster's state abstraction (see the module docs): for the leader of the highest
-/// term, whether its first uncommitted entry is of an earlier term, how many servers hold
-/// that entry, whether another holds a newer-term entry there, and whether such a rival's
-/// log is up to date enough to win another server's vote. `None` with no leader.
-fn cluster_state(views: &BTreeMap<usize, LogView>) -> Option<(bool, usize, bool, bool)> {
+/// The leader's part of the cluster's state abstraction (see the module docs): for the
+/// leader of the highest term, whether its first entry past the `applied` ones is of an
+/// earlier term, how many servers hold that entry, whether another holds a newer-term entry
+/// there, and whether such a rival's log is up to date enough to win another server's vote.
+/// `None` with no leader.
+fn leader_state(
+    views: &BTreeMap<usize, LogView>,
+    applied: u64,
+) -> Option<(bool, usize, bool, bool)> {
     let (&leader, view) = views
         .iter()
         .filter(|(_, view)| view.leader)
         .max_by_key(|(_, view)| view.term)?;
-    let index = view.commit + 1;
+    let index = view.commit.max(applied) + 1;
     let Some(entry_term) = view.term_at(index) else {
         return Some((false, 1, false, false));
     };
@@ -252,6 +273,25 @@ fn cluster_state(views: &BTreeMap<usize, LogView>) -> Option<(bool, usize, bool,
         "the leader holds its own entry"
     );
     Some((old, holders, !rivals.is_empty(), rival_could_win))
+}
+
+/// The last part of the cluster's state abstraction: whether a server holds, at an index some
+/// server applied, an entry of another term than the one applied there, with a log up to date
+/// enough to win another server's vote. Elected, it would overwrite an applied entry. Correct
+/// Raft never gets here (an applied entry is on a majority whose logs all beat the rival's);
+/// the views are what each server last reported, so a stale one can say so briefly, which
+/// costs a search a branch, not a verdict.
+fn applied_at_risk(views: &BTreeMap<usize, LogView>, applied: &[Entry]) -> bool {
+    views.iter().any(|(rival, view)| {
+        let overwrites = (view.from..=applied.len() as u64).any(|index| {
+            view.term_at(index)
+                .is_some_and(|term| term != applied[index as usize - 1].term)
+        });
+        overwrites
+            && views
+                .iter()
+                .any(|(voter, voter_view)| voter != rival && view.last >= voter_view.last)
+    })
 }
 
 #[cfg(test)]
@@ -294,30 +334,65 @@ mod tests {
     }
 
     fn view(term: u64, leader: bool, commit: u64, log: &[u64]) -> LogView {
+        view_after(term, leader, commit, log, 0)
+    }
+
+    fn view_after(term: u64, leader: bool, commit: u64, log: &[u64], applied: u64) -> LogView {
         let last = (*log.last().unwrap_or(&0), log.len() as u64);
-        LogView::of(term, leader, commit, last, |index| {
+        LogView::of(term, leader, commit, last, applied, |index| {
             log.get(index as usize - 1).copied()
         })
     }
 
     #[test]
-    fn the_cluster_state_follows_the_steps_of_figure_8() {
+    fn the_leader_state_follows_the_steps_of_figure_8() {
         let mut views = BTreeMap::new();
         // s0 leads term 4 holding an entry of term 2 at index 2 that s1 overwrote in term 3.
         views.insert(0, view(4, true, 1, &[1, 2]));
         views.insert(1, view(3, false, 1, &[1, 3]));
         views.insert(2, view(4, false, 1, &[1]));
-        assert_eq!(cluster_state(&views), Some((true, 1, true, true)));
+        assert_eq!(leader_state(&views, 1), Some((true, 1, true, true)));
         // s0 brings it to s2: a majority holds it, and s1 (log ending in term 3) can still
         // win s2's vote.
         views.insert(2, view(4, false, 1, &[1, 2]));
-        assert_eq!(cluster_state(&views), Some((true, 2, true, true)));
+        assert_eq!(leader_state(&views, 1), Some((true, 2, true, true)));
         // The leader's own entry of term 4 follows: its first uncommitted one is still old.
         views.insert(0, view(4, true, 1, &[1, 2, 4]));
         views.insert(2, view(4, false, 1, &[1, 2, 4]));
-        assert_eq!(cluster_state(&views), Some((true, 2, true, false)));
+        assert_eq!(leader_state(&views, 1), Some((true, 2, true, false)));
         views.insert(0, view(4, true, 3, &[1, 2, 4]));
-        assert_eq!(cluster_state(&views), Some((false, 1, false, false)));
+        assert_eq!(leader_state(&views, 1), Some((false, 1, false, false)));
+    }
+
+    #[test]
+    fn a_restarted_leader_is_judged_by_its_first_entry_past_the_applied_log() {
+        let mut views = BTreeMap::new();
+        // The cluster applied three entries of term 1; s0 restarted (its commit index is 0
+        // again) and leads term 4 with an entry of term 2 at index 4, where s1 holds one of
+        // term 3 and could win s2's vote.
+        views.insert(0, view_after(4, true, 0, &[1, 1, 1, 2], 3));
+        views.insert(1, view_after(3, false, 3, &[1, 1, 1, 3], 3));
+        views.insert(2, view_after(4, false, 3, &[1, 1, 1], 3));
+        assert_eq!(leader_state(&views, 3), Some((true, 1, true, true)));
+    }
+
+    #[test]
+    fn an_applied_entry_is_at_risk_while_a_rival_holding_another_could_win() {
+        let mut views = BTreeMap::new();
+        // Figure 8's bug: s0 (term 4) committed and applied index 2 (term 2) by counting its
+        // replica on s2, and s1, whose log ends in term 3 at index 2, can win s2's vote.
+        views.insert(0, view(4, true, 2, &[1, 2]));
+        views.insert(1, view(3, false, 1, &[1, 3]));
+        views.insert(2, view(4, false, 1, &[1, 2]));
+        let applied = [entry(1, 1), entry(2, 2)];
+        assert!(applied_at_risk(&views, &applied));
+        // Nothing applied at index 2 yet: nothing to lose.
+        assert!(!applied_at_risk(&views, &applied[..1]));
+        // Once s2 holds an entry of term 4, s1 can win no vote: the entry is safe, as the
+        // correct store's no-op makes it.
+        views.insert(2, view(4, false, 2, &[1, 2, 4]));
+        views.insert(0, view(4, true, 2, &[1, 2, 4]));
+        assert!(!applied_at_risk(&views, &applied));
     }
 
     #[test]

@@ -198,9 +198,15 @@ impl Core {
             .count();
         crashtest::explore::state("raft", (role, term_gap, divergence));
         let last = (self.log.last_term(), self.log.last_index());
-        let view = LogView::of(self.term, self.is_leader(), self.commit, last, |index| {
-            self.log.term_at(index)
-        });
+        let applied = self.observer.applied_entries();
+        let view = LogView::of(
+            self.term,
+            self.is_leader(),
+            self.commit,
+            last,
+            applied,
+            |index| self.log.term_at(index),
+        );
         self.observer.report(self.id, view);
     }
 
