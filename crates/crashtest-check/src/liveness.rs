@@ -63,10 +63,13 @@ pub async fn converge(within: Duration, mut pending: impl FnMut() -> Vec<String>
             return;
         }
         if time::Instant::now() >= deadline {
-            plumbing::checks::fail(format!(
-                "no convergence within {within:?} after healing every fault; still pending: {}",
-                still.join("; ")
-            ));
+            plumbing::checks::fail(
+                "liveness",
+                format!(
+                    "no convergence within {within:?} after healing every fault; still pending: {}",
+                    still.join("; ")
+                ),
+            );
             // The run stops at the next scheduling point; nothing after this may run.
             std::future::pending::<()>().await;
         }

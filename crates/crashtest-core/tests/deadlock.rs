@@ -211,7 +211,7 @@ fn deadlock_going_on_with(then: impl FnOnce() + 'static) -> Box<RunFailure> {
 #[test]
 fn what_a_probed_task_fails_does_not_replace_the_deadlock() {
     let failure = deadlock_going_on_with(|| {
-        crashtest_core::plumbing::checks::fail("broken after the event".into());
+        crashtest_core::plumbing::checks::fail("after the event", "broken after the event".into());
     });
     let FailureKind::Deadlock { waiting } = &failure.kind else {
         panic!("the run deadlocked, but reports {:?}", failure.kind);

@@ -90,8 +90,8 @@ pub(crate) fn append_line(path: &Path, line: &str) -> io::Result<()> {
 
 /// What a failed run failed of, for comparing it with another run's failure: its kind, node
 /// and place. A panic's place is where it was raised; a failed invariant's is its name, so
-/// that another invariant failing is another failure. A check failed through
-/// `plumbing::checks::fail` names no check, and its place is none.
+/// that another invariant failing is another failure (the liveness phase's check is named
+/// `liveness`).
 ///
 /// ```
 /// use crashtest::runner::protocol::results::FailureClass;

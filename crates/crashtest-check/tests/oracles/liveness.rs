@@ -87,9 +87,10 @@ async fn scenario(retries: bool) {
 fn a_client_that_never_retries_fails_the_liveness_phase() {
     for seed in 0..20 {
         let failure = Sim::new(seed).run(scenario(false)).unwrap_err();
-        let FailureKind::Check { message, .. } = &failure.kind else {
+        let FailureKind::Check { invariant, message } = &failure.kind else {
             panic!("{failure}")
         };
+        assert_eq!(invariant.as_deref(), Some("liveness"), "{failure}");
         assert!(
             message.starts_with("no convergence within 30s"),
             "{message}"

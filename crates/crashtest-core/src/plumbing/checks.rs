@@ -79,21 +79,28 @@ pub fn add_wait_witness(witness: Rc<dyn WaitWitness>) {
         .expect("plumbing::checks::add_wait_witness is only available inside a simulation");
 }
 
-/// Fails the running simulation with `message` (a broken invariant found by a component).
-/// The run stops at the next scheduling point.
+/// Fails the running simulation with `message` (a broken invariant found by a component),
+/// as the check named `check`: the name is what tells this failure from another check's when
+/// a failure is compared with the one a seed was saved for, or one `minimize` keeps. The run
+/// stops at the next scheduling point.
 ///
 /// ```
+/// use crashtest_core::report::FailureKind;
 /// let failed = crashtest_core::Sim::new(1).run(async {
-///     crashtest_core::plumbing::checks::fail("replicas diverged".into());
+///     crashtest_core::plumbing::checks::fail("replication", "replicas diverged".into());
 ///     std::future::pending::<()>().await;
 /// });
-/// assert!(failed.unwrap_err().to_string().contains("replicas diverged"));
+/// let failure = failed.unwrap_err();
+/// assert!(failure.to_string().contains("replicas diverged"));
+/// let FailureKind::Check { invariant, .. } = &failure.kind else { panic!("{failure}") };
+/// assert_eq!(invariant.as_deref(), Some("replication"));
 /// ```
-pub fn fail(message: String) {
+pub fn fail(check: &str, message: String) {
+    assert!(!check.is_empty(), "a failed check has a name");
     assert!(!message.is_empty(), "a failure says what broke");
     world::with(|w| {
         w.fail(FailureKind::Check {
-            invariant: None,
+            invariant: Some(check.to_owned()),
             message,
         })
     });
