@@ -218,10 +218,7 @@ impl Kept {
 /// the original's only when it is one. A set of none says so in words: "without any one of
 /// them" means nothing for an empty set, and the failure then owes nothing to faults.
 fn outcome(kept: &Kept, drawn: usize, runs: u64, any_failure: bool) -> String {
-    let runs = match runs {
-        1 => "1 run".to_owned(),
-        n => format!("{n} runs"),
-    };
+    let runs = crate::summary::counted(runs, "run");
     let fails = if any_failure {
         "fails"
     } else {

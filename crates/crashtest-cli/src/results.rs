@@ -159,12 +159,12 @@ pub(crate) fn repair(path: &Path, contents: &Contents) -> anyhow::Result<Option<
 
 /// A copy of the results file at `path` without the results `left_out` picks, every other
 /// line as it is, written beside it (`<file>.rewrite`) and synced, for
-/// [`crate::lock::Lock::replace`] to put in its place; returns the copy's path and how many
-/// results it left out. The file must be whole ([`repair`] first).
+/// [`crate::lock::Lock::replace`] to put in its place; returns the copy's path. The file must
+/// be whole ([`repair`] first).
 pub(crate) fn copy_without(
     path: &Path,
     left_out: impl Fn(&SeedResult) -> bool,
-) -> anyhow::Result<(PathBuf, u64)> {
+) -> anyhow::Result<PathBuf> {
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(".rewrite");
     let copy = path.with_file_name(name);
@@ -174,7 +174,6 @@ pub(crate) fn copy_without(
             .with_context(|| format!("cannot read the results file {}", path.display()))?,
     );
     let mut out = io::BufWriter::new(File::create(&copy).with_context(context)?);
-    let mut dropped = 0;
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -182,9 +181,7 @@ pub(crate) fn copy_without(
             break;
         }
         let result = serde_json::from_slice::<SeedResult>(&line);
-        if result.is_ok_and(|result| left_out(&result)) {
-            dropped += 1;
-        } else {
+        if !result.is_ok_and(|result| left_out(&result)) {
             out.write_all(&line).with_context(context)?;
         }
     }
@@ -193,7 +190,7 @@ pub(crate) fn copy_without(
         .map_err(|e| e.into_error())
         .with_context(context)?;
     file.sync_all().with_context(context)?;
-    Ok((copy, dropped))
+    Ok(copy)
 }
 
 /// `<file>.corrupt`: where a torn last line of `file` goes (`results.jsonl.corrupt`).
@@ -338,9 +335,8 @@ mod tests {
             line(3, Status::Fail),
         ];
         std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        let (copy, dropped) = copy_without(&path, |r| r.status == Status::Hung).unwrap();
+        let copy = copy_without(&path, |r| r.status == Status::Hung).unwrap();
         assert_eq!(copy, dir.join("results.jsonl.rewrite"));
-        assert_eq!(dropped, 1);
         let want = format!("{header}\n{}\n{}\n", lines[1], lines[3]);
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), want);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -300,7 +300,7 @@ impl Sweep {
             };
             let rerun = earlier.iter().filter(|r| again(r)).count();
             if rerun > 0 {
-                let (copy, _) = results::copy_without(path, again)?;
+                let copy = results::copy_without(path, again)?;
                 lock.replace(path, &copy)?;
                 earlier.retain(|result| !again(result));
                 eprintln!(
