@@ -497,7 +497,7 @@ where
         // each, however many seeds a sweep saved under them.
         let mut skipped: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for regression in &saved {
-            let unmet = regression.unmet(lookup);
+            let unmet = regression.unmet(spec.env, lookup);
             if !unmet.is_empty() {
                 skipped
                     .entry(unmet.join(" "))

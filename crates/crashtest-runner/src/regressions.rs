@@ -13,7 +13,9 @@
 //! The words after the seed are the environment the seed failed under (`NAME=value`, a value
 //! quoted as a POSIX shell reads it, like the reproduce lines'): a line
 //! runs only where the environment agrees, since the same seed under other settings tests
-//! something else (it is skipped with a note saying what it needs). After `#` comes the
+//! something else (it is skipped with a note saying what it needs). A variable the test
+//! declares that a line does not name was declared after the line was saved: the line needs
+//! it unset. After `#` comes the
 //! reason, for the reader. Blank lines and lines starting with `#` are comments. A line that
 //! is neither is an error naming the file and line, not a silently skipped seed.
 
@@ -58,12 +60,19 @@ impl Regression {
     }
 
     /// The variables of its environment that differ from the current process's, as
-    /// `NAME=value` (the value it needs; an empty value stands for an unset variable).
-    pub fn unmet(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
-        self.env
+    /// `NAME=value` (the value it needs; an empty value stands for an unset variable). A
+    /// variable of `declared` (the test's) that the line does not name was declared after the
+    /// line was saved, so the seed failed with it unset: it must be unset now too.
+    pub fn unmet(&self, declared: &[&str], lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+        let unnamed = declared
             .iter()
+            .filter(|name| self.env.iter().all(|(named, _)| named != *name))
+            .map(|name| ((*name).to_owned(), String::new()));
+        let needed: Vec<(String, String)> = self.env.iter().cloned().chain(unnamed).collect();
+        needed
+            .into_iter()
             .filter(|(name, value)| lookup(name).unwrap_or_default() != *value)
-            .map(|(name, value)| format!("{name}={}", reproduce::quote(value)))
+            .map(|(name, value)| format!("{name}={}", reproduce::quote(&value)))
             .collect()
     }
 }
@@ -333,6 +342,19 @@ mod tests {
     fn an_environment_that_differs_is_named() {
         let seed = parse("seed 1 BUG=x MODE=weak").unwrap();
         let here = |name: &str| (name == "BUG").then(|| "x".to_owned());
-        assert_eq!(seed.unmet(&here), ["MODE=weak"]);
+        assert_eq!(seed.unmet(&["BUG", "MODE"], &here), ["MODE=weak"]);
+    }
+
+    #[test]
+    fn a_variable_declared_after_a_line_was_saved_must_be_unset_for_it() {
+        let seed = parse("seed 1 BUG=x").unwrap();
+        let with_kills = |name: &str| match name {
+            "BUG" => Some("x".to_owned()),
+            "KILLS" => Some("silent".to_owned()),
+            _ => None,
+        };
+        assert_eq!(seed.unmet(&["BUG", "KILLS"], &with_kills), ["KILLS=''"]);
+        let unset = |name: &str| (name == "BUG").then(|| "x".to_owned());
+        assert!(seed.unmet(&["BUG", "KILLS"], &unset).is_empty());
     }
 }
