@@ -11,7 +11,8 @@
 //!
 //! Seeing every server, the observer also declares the cluster's state to a guided search
 //! (`crashtest::explore::state("raft cluster", ...)`): what no single server knows, whether
-//! the leader's first uncommitted entry is of an earlier term, how many servers hold it,
+//! the leader's first entry past the cluster's applied log is of an earlier term, how many
+//! servers hold it,
 //! whether another server holds a different entry of a newer term at that index, whether
 //! that server could still win an election, and, once the entry is applied, whether a server
 //! holding another entry at an applied index could still win one. Those are the steps of the
@@ -244,7 +245,12 @@ fn leader_state(
         .iter()
         .filter(|(_, view)| view.leader)
         .max_by_key(|(_, view)| view.term)?;
-    let index = view.commit.max(applied) + 1;
+    // A server applies what it commits at once, so no commit index passes the applied log.
+    assert!(
+        view.commit <= applied,
+        "the leader's commit index is applied"
+    );
+    let index = applied + 1;
     let Some(entry_term) = view.term_at(index) else {
         return Some((false, 1, false, false));
     };
@@ -263,11 +269,9 @@ fn leader_state(
         })
         .map(|(id, other)| (*id, other))
         .collect();
-    let rival_could_win = rivals.iter().any(|(rival, rival_view)| {
-        views
-            .iter()
-            .any(|(voter, voter_view)| voter != rival && rival_view.last >= voter_view.last)
-    });
+    let rival_could_win = rivals
+        .iter()
+        .any(|(rival, rival_view)| could_win(*rival, rival_view, views));
     assert!(
         (1..=views.len()).contains(&holders),
         "the leader holds its own entry"
@@ -283,15 +287,25 @@ fn leader_state(
 /// costs a search a branch, not a verdict.
 fn applied_at_risk(views: &BTreeMap<usize, LogView>, applied: &[Entry]) -> bool {
     views.iter().any(|(rival, view)| {
-        let overwrites = (view.from..=applied.len() as u64).any(|index| {
-            view.term_at(index)
-                .is_some_and(|term| term != applied[index as usize - 1].term)
-        });
-        overwrites
-            && views
-                .iter()
-                .any(|(voter, voter_view)| voter != rival && view.last >= voter_view.last)
+        let reported = view.from..view.from + view.window.len() as u64;
+        let overwrites = reported
+            .take_while(|index| *index <= applied.len() as u64)
+            .any(|index| {
+                view.term_at(index)
+                    .is_some_and(|term| term != applied[index as usize - 1].term)
+            });
+        overwrites && could_win(*rival, view, views)
     })
+}
+
+/// Whether server `rival`, its log as `view` says, could win an election: the logs of
+/// enough others to make a majority with it are no more up to date than its own.
+fn could_win(rival: usize, view: &LogView, views: &BTreeMap<usize, LogView>) -> bool {
+    let voters = views
+        .iter()
+        .filter(|(voter, voter_view)| **voter != rival && view.last >= voter_view.last)
+        .count();
+    voters + 1 > views.len() / 2
 }
 
 #[cfg(test)]
@@ -360,8 +374,9 @@ mod tests {
         views.insert(0, view(4, true, 1, &[1, 2, 4]));
         views.insert(2, view(4, false, 1, &[1, 2, 4]));
         assert_eq!(leader_state(&views, 1), Some((true, 2, true, false)));
+        // It commits and applies index 3, and index 2 with it: nothing left past the log.
         views.insert(0, view(4, true, 3, &[1, 2, 4]));
-        assert_eq!(leader_state(&views, 1), Some((false, 1, false, false)));
+        assert_eq!(leader_state(&views, 3), Some((false, 1, false, false)));
     }
 
     #[test]
@@ -374,6 +389,21 @@ mod tests {
         views.insert(1, view_after(3, false, 3, &[1, 1, 1, 3], 3));
         views.insert(2, view_after(4, false, 3, &[1, 1, 1], 3));
         assert_eq!(leader_state(&views, 3), Some((true, 1, true, true)));
+    }
+
+    #[test]
+    fn a_lagging_server_reports_from_near_the_end_of_the_applied_log() {
+        // Ten entries applied; a restarted server (commit index 0) reports from index 7.
+        let log = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2];
+        let lagging = view_after(3, false, 0, &log, 10);
+        assert_eq!(lagging.from, 7);
+        assert_eq!(lagging.window, [1, 1, 1, 1, 2]);
+        assert_eq!((lagging.term_at(6), lagging.term_at(11)), (None, Some(2)));
+        // A leader's entry past the applied log is judged even if it lags that far.
+        let mut views = BTreeMap::new();
+        views.insert(0, view_after(3, true, 0, &log, 10));
+        views.insert(1, view_after(3, false, 10, &log[..10], 10));
+        assert_eq!(leader_state(&views, 10), Some((true, 1, false, false)));
     }
 
     #[test]
