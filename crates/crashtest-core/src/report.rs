@@ -157,9 +157,10 @@ pub enum FailureKind {
     },
     /// A check registered by a simulator component or the user failed.
     Check {
-        /// The name of the invariant that failed (`invariant::always`'s), if the check was
-        /// one: what tells this failure from another check's.
-        invariant: Option<String>,
+        /// The name of the check that failed (an `invariant::always`'s, or a component's
+        /// such as the liveness phase's `liveness`): what tells this failure from another
+        /// check's.
+        invariant: String,
         /// What the check found.
         message: String,
     },

@@ -42,7 +42,7 @@ fn a_step_check_runs_every_n_polls_and_catches_the_first_violation() {
     assert_eq!(
         failure.kind,
         FailureKind::Check {
-            invariant: Some("value < 3".into()),
+            invariant: "value < 3".into(),
             message: "invariant \"value < 3\": value is 3".into()
         }
     );

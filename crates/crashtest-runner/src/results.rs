@@ -109,7 +109,7 @@ pub fn signature(failure: &RunFailure) -> Signature {
         FailureKind::Livelock { .. } => (FailureClass::Livelock, None),
         FailureKind::Check { invariant, .. } => (
             FailureClass::Check,
-            invariant.as_ref().map(|name| format!("invariant {name:?}")),
+            Some(format!("invariant {invariant:?}")),
         ),
         FailureKind::Refused { .. } => (FailureClass::Refused, None),
         _ => (FailureClass::Other, None),

@@ -93,14 +93,14 @@ pub fn add_wait_witness(witness: Rc<dyn WaitWitness>) {
 /// let failure = failed.unwrap_err();
 /// assert!(failure.to_string().contains("replicas diverged"));
 /// let FailureKind::Check { invariant, .. } = &failure.kind else { panic!("{failure}") };
-/// assert_eq!(invariant.as_deref(), Some("replication"));
+/// assert_eq!(invariant, "replication");
 /// ```
 pub fn fail(check: &str, message: String) {
     assert!(!check.is_empty(), "a failed check has a name");
     assert!(!message.is_empty(), "a failure says what broke");
     world::with(|w| {
         w.fail(FailureKind::Check {
-            invariant: Some(check.to_owned()),
+            invariant: check.to_owned(),
             message,
         })
     });

@@ -43,7 +43,7 @@ impl World {
             match panic_capture::catch(|| check()) {
                 Ok(Ok(())) => {}
                 Ok(Err(message)) => self.fail(FailureKind::Check {
-                    invariant: Some(name.to_string()),
+                    invariant: name.to_string(),
                     message: format!("invariant {name:?}: {message}"),
                 }),
                 Err(panic) => self.fail(FailureKind::Panic {
