@@ -14,8 +14,9 @@
 //! quoted as a POSIX shell reads it, like the reproduce lines'): a line
 //! runs only where the environment agrees, since the same seed under other settings tests
 //! something else (it is skipped with a note saying what it needs). A variable the test
-//! declares that a line does not name was declared after the line was saved: the line needs
-//! it unset. After `#` comes the
+//! declares that a line does not name must be unset for the line to run: a saved line names
+//! every variable declared when it was saved, so an unnamed one was declared later, and the
+//! seed failed without it. After `#` comes the
 //! reason, for the reader. Blank lines and lines starting with `#` are comments. A line that
 //! is neither is an error naming the file and line, not a silently skipped seed.
 
@@ -61,8 +62,8 @@ impl Regression {
 
     /// The variables of its environment that differ from the current process's, as
     /// `NAME=value` (the value it needs; an empty value stands for an unset variable). A
-    /// variable of `declared` (the test's) that the line does not name was declared after the
-    /// line was saved, so the seed failed with it unset: it must be unset now too.
+    /// variable of `declared` (the test's) that the line does not name must be unset: a saved
+    /// line names every variable declared when it was saved, so the seed failed without it.
     pub fn unmet(&self, declared: &[&str], lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         let unnamed = declared
             .iter()
@@ -220,7 +221,8 @@ impl Regressions {
 const HEADER: &str = "\
 # Seeds that failed this test, run first by every `cargo test` (crashtest's regression file).
 # Check it in. Delete a line when its seed no longer tests anything; CRASHTEST_REGRESSIONS=0
-# skips them all for one run. Format: seed N [NAME=value ...] [# why it failed]
+# skips them all for one run. Format: seed N [NAME=value ...] [# why it failed]; a line runs
+# only where the test's declared variables are as it names them, the unnamed ones unset.
 ";
 
 /// `seed N [NAME=value ...] [# reason]`, the words split as a POSIX shell splits them.
