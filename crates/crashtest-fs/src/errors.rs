@@ -1,42 +1,10 @@
-//! The errors the simulated file system returns, built as the real calls build them.
-//!
-//! On Unix each error is made from the raw OS error number the real system call would set
-//! (`ENOENT`, `EEXIST`, `EIO`...), so that `ErrorKind`, `raw_os_error()` and the message are
-//! those of the real call: code that matches on any of them behaves the same in simulation
-//! and in production. Elsewhere the error carries the same `ErrorKind` and a plain message.
+//! The errors the simulated file system returns, built as the real calls build them: from
+//! the errno the real call would set (`crashtest_io::os_error`), so that `ErrorKind`,
+//! `raw_os_error()` and the message are the real call's.
 
 use std::io::{self, ErrorKind};
 
-/// The error the real call gives for `code`; it must have the kind the simulation promises
-/// (asserted, so that a platform whose kinds differ is caught rather than lied to).
-#[cfg(unix)]
-fn os_error(code: i32, kind: ErrorKind, _message: &str) -> io::Error {
-    assert!(code > 0, "an errno is positive");
-    let error = io::Error::from_raw_os_error(code);
-    assert_eq!(
-        error.raw_os_error(),
-        Some(code),
-        "the error carries the errno the real call sets"
-    );
-    assert!(
-        kind == ErrorKind::Other || error.kind() == kind,
-        "errno {code} has kind {:?} here, not {kind:?}",
-        error.kind()
-    );
-    // `write_all`, `read_exact` and most retry loops retry these: an injected fault that
-    // looked like one would be retried forever instead of reaching the program.
-    assert!(
-        !matches!(error.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock),
-        "errno {code} would read as a transient condition, not a failure"
-    );
-    error
-}
-
-#[cfg(not(unix))]
-fn os_error(code: i32, kind: ErrorKind, message: &str) -> io::Error {
-    assert!(code > 0, "an errno is positive");
-    io::Error::new(kind, message)
-}
+use crashtest_io::os_error::os_error;
 
 #[cfg(unix)]
 mod errno {

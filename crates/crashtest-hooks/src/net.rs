@@ -157,6 +157,9 @@ pub trait UdpSock: Send + Sync {
     /// Sends one datagram (the simulated network never makes a sender wait).
     fn send_to(&self, data: &[u8], target: SocketAddr) -> io::Result<usize>;
 
+    /// Sends one datagram to the default peer; Linux's `EDESTADDRREQ` if there is none.
+    fn send(&self, data: &[u8]) -> io::Result<usize>;
+
     /// Receives one datagram into `buf` (truncated to fit): its length and sender.
     fn poll_recv_from(
         &self,
@@ -276,6 +279,7 @@ pub mod raw_datagrams {
     /// # struct Quiet;
     /// # impl crashtest_hooks::net::UdpSock for Quiet {
     /// #     fn send_to(&self, data: &[u8], _: std::net::SocketAddr) -> std::io::Result<usize> { Ok(data.len()) }
+    /// #     fn send(&self, data: &[u8]) -> std::io::Result<usize> { Ok(data.len()) }
     /// #     fn poll_recv_from(&self, _: &mut std::task::Context<'_>, _: &mut [std::mem::MaybeUninit<u8>]) -> std::task::Poll<std::io::Result<(usize, std::net::SocketAddr)>> { std::task::Poll::Pending }
     /// #     fn poll_peek_from(&self, _: &mut std::task::Context<'_>, _: &mut [std::mem::MaybeUninit<u8>]) -> std::task::Poll<std::io::Result<(usize, std::net::SocketAddr)>> { std::task::Poll::Pending }
     /// #     fn connect(&self, _: std::net::SocketAddr) -> std::io::Result<()> { Ok(()) }

@@ -29,8 +29,13 @@
 //!   nothing (`Left`, `Right`) where ours say which world an object lives in, in code and in
 //!   `Debug` output, and this crate would hold the forwarding macro anyway.
 //!
+//! The simulated sides' errors are built as the real calls build them, from the errno the
+//! real call would set ([`os_error`]).
+//!
 //! Invariant: both sides are `Unpin` (every simulated object holds plain ids or boxed
 //! timers; tokio's sockets and files are `Unpin`), so no pin projection is needed.
+
+pub mod os_error;
 
 use std::io::{self, IoSlice, SeekFrom};
 use std::pin::Pin;

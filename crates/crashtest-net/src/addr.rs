@@ -16,6 +16,7 @@ use crashtest_core::node::{self, NodeId};
 use crashtest_core::plumbing;
 use crashtest_io::SimOrReal;
 
+use crate::errors;
 use crate::fabric;
 
 /// The first address of the simulated network (the supervisor's).
@@ -121,10 +122,7 @@ pub(crate) fn check_bind_ip(index: u32, ip: IpAddr) -> io::Result<()> {
     if ip.is_unspecified() || ip.is_loopback() || place_of(ip) == Place::Node(index) {
         Ok(())
     } else {
-        Err(io::Error::new(
-            io::ErrorKind::AddrNotAvailable,
-            "cannot assign requested address",
-        ))
+        Err(errors::address_not_available())
     }
 }
 

@@ -94,6 +94,7 @@
 mod addr;
 mod config;
 mod control;
+mod errors;
 mod fabric;
 mod hold;
 mod id_map;

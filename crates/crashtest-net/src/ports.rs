@@ -14,6 +14,8 @@ use std::io;
 
 use crashtest_core::rng::Rng;
 
+use crate::errors;
+
 /// The transport a port belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Proto {
@@ -44,13 +46,10 @@ impl Ports {
         if port == 0 {
             return self
                 .ephemeral(node, proto, owner, rng)
-                .map_err(|_| io::Error::new(io::ErrorKind::AddrInUse, "no free port to bind"));
+                .map_err(|_| errors::address_in_use());
         }
         match self.owners.entry((node, proto, port)) {
-            Entry::Occupied(_) => Err(io::Error::new(
-                io::ErrorKind::AddrInUse,
-                "address already in use",
-            )),
+            Entry::Occupied(_) => Err(errors::address_in_use()),
             Entry::Vacant(slot) => {
                 slot.insert(owner);
                 Ok(port)
@@ -79,10 +78,7 @@ impl Ports {
                 return Ok(port);
             }
         }
-        Err(io::Error::new(
-            io::ErrorKind::AddrNotAvailable,
-            "no ephemeral port is free",
-        ))
+        Err(errors::address_not_available())
     }
 
     /// The owner of `port` of `node`.

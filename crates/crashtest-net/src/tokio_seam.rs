@@ -198,6 +198,10 @@ impl UdpSock for UdpSocket {
         at_once(UdpSocket::send_to(self, data, target))
     }
 
+    fn send(&self, data: &[u8]) -> io::Result<usize> {
+        at_once(UdpSocket::send(self, data))
+    }
+
     fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,

@@ -29,6 +29,7 @@ use crate::addr::{
     self, Place, ToSocketAddrs, between, place_of, resolve_all, resolve_in_sim, v4_of,
 };
 use crate::config::nanos;
+use crate::errors;
 use crate::fabric::{
     self, Net, State, WaitList, Wakers, applies, current_node, drawn, latency_ns, now, pack, trace,
 };
@@ -249,8 +250,9 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// `InvalidInput` for a datagram over 65,507 bytes, `NetworkUnreachable` for an address
-    /// outside the simulated network, `ConnectionAborted` once the node was killed.
+    /// Linux's `EMSGSIZE` ("Message too long", a number std gives no kind of its own) for a
+    /// datagram over 65,507 bytes, `NetworkUnreachable` for an address outside the simulated
+    /// network, `ConnectionAborted` once the node was killed.
     ///
     /// # Cancel safety
     ///
@@ -343,7 +345,8 @@ impl UdpSocket {
             ///
             /// # Errors
             ///
-            /// `NotConnected` without a prior [`UdpSocket::connect`]; otherwise as
+            /// Linux's `EDESTADDRREQ` ("Destination address required", a number std gives
+            /// no kind of its own) without a prior [`UdpSocket::connect`]; otherwise as
             /// [`UdpSocket::send_to`].
             ///
             /// # Cancel safety
@@ -355,7 +358,8 @@ impl UdpSocket {
             /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_net as net; }
             /// # crashtest::Sim::new(1).run(async {
             /// let socket = crashtest::net::UdpSocket::bind("0.0.0.0:0").await.unwrap();
-            /// assert!(socket.send(b"x").await.is_err());
+            /// let unconnected = socket.send(b"x").await.unwrap_err();
+            /// assert_eq!(unconnected.to_string(), "Destination address required (os error 89)");
             /// # }).unwrap();
             /// ```
             pub async fn send(&self, buf: &[u8]) -> io::Result<usize>;
@@ -451,7 +455,9 @@ impl SimUdp {
     }
 
     async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        let peer = self.peer_addr()?;
+        let peer = self
+            .with_state(|socket| socket.peer)
+            .ok_or_else(errors::destination_required)?;
         self.send_to(buf, peer)
     }
 
@@ -508,12 +514,8 @@ impl SimUdp {
     }
 
     fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.with_state(|socket| socket.peer).ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotConnected,
-                "transport endpoint is not connected",
-            )
-        })
+        self.with_state(|socket| socket.peer)
+            .ok_or_else(errors::not_connected)
     }
 }
 
@@ -571,10 +573,7 @@ impl Net {
     /// Sends `payload` from socket `id` to `to`.
     fn udp_send(self: &Rc<Net>, id: u64, payload: &[u8], to: SocketAddr) -> io::Result<usize> {
         if payload.len() > MAX_DATAGRAM {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "message too long",
-            ));
+            return Err(errors::message_too_long());
         }
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
@@ -586,10 +585,7 @@ impl Net {
         let from_node = node.index() as u32;
         let (to_node, from_ip) = match place_of(to.ip()) {
             Place::Nowhere => {
-                return Err(io::Error::new(
-                    io::ErrorKind::NetworkUnreachable,
-                    "network is unreachable",
-                ));
+                return Err(errors::network_unreachable());
             }
             Place::Loopback => {
                 let ip = match to.ip() {

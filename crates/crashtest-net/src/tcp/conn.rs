@@ -25,6 +25,7 @@ use crashtest_core::plumbing::timers::TimerKey;
 use tokio::io::ReadBuf;
 
 use super::byte_queue::ByteQueue;
+use crate::errors;
 use crate::fabric::WaitList;
 
 /// What a segment carries besides bytes.
@@ -312,7 +313,7 @@ impl End {
         match self.fault {
             Fault::Pending(kind) => {
                 self.fault = Fault::Reported;
-                Some(error(kind))
+                Some(errors::connection(kind))
             }
             Fault::None | Fault::Reported => None,
         }
@@ -323,26 +324,13 @@ impl End {
         match self.fault {
             Fault::Pending(kind) => {
                 self.fault = Fault::Reported;
-                Some(error(kind))
+                Some(errors::connection(kind))
             }
-            Fault::Reported => Some(error(io::ErrorKind::BrokenPipe)),
-            Fault::None if self.write_shut => Some(error(io::ErrorKind::BrokenPipe)),
+            Fault::Reported => Some(errors::connection(io::ErrorKind::BrokenPipe)),
+            Fault::None if self.write_shut => Some(errors::connection(io::ErrorKind::BrokenPipe)),
             Fault::None => None,
         }
     }
-}
-
-/// The error of `kind` with the message the OS gives it.
-pub(crate) fn error(kind: io::ErrorKind) -> io::Error {
-    let message = match kind {
-        io::ErrorKind::ConnectionReset => "connection reset by peer",
-        io::ErrorKind::ConnectionRefused => "connection refused",
-        io::ErrorKind::ConnectionAborted => "software caused connection abort",
-        io::ErrorKind::TimedOut => "connection timed out",
-        io::ErrorKind::BrokenPipe => "broken pipe",
-        _ => return kind.into(),
-    };
-    io::Error::new(kind, message)
 }
 
 /// A connection: `pipes[i]` carries bytes from `ends[i]` to `ends[1 - i]`. End 0 is the

@@ -25,10 +25,11 @@ use std::time::Duration;
 use crashtest_core::node::NodeId;
 use crashtest_core::plumbing::{self, timers::TimerKey};
 
-use super::conn::{Conn, End, Handle, Pipe, error};
+use super::conn::{Conn, End, Handle, Pipe};
 use super::stream::Shared;
 use crate::addr::{Place, check_bind_ip, place_of, v4_of};
 use crate::config::nanos;
+use crate::errors;
 use crashtest_protocol::NetNote;
 
 use crate::fabric::{self, Net, Wakers, current_node, now, pack, register, trace};
@@ -86,10 +87,7 @@ impl Connect {
         let from = node.index() as u32;
         let (to, mut local_ip) = match place_of(remote.ip()) {
             Place::Nowhere => {
-                return Err(io::Error::new(
-                    io::ErrorKind::NetworkUnreachable,
-                    "network is unreachable",
-                ));
+                return Err(errors::network_unreachable());
             }
             Place::Loopback => {
                 let ip = match remote.ip() {
@@ -221,7 +219,7 @@ impl Future for Connect {
             Err(kind) => {
                 let port = connecting.local.port();
                 st.ports.release(connecting.from, Proto::Tcp, port, this.id);
-                Poll::Ready(Err(error(kind)))
+                Poll::Ready(Err(errors::connection(kind)))
             }
         }
     }

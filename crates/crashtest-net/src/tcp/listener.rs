@@ -19,9 +19,10 @@ use crashtest_io::SimOrReal;
 use crashtest_protocol::NetNote;
 use delegate::delegate;
 
-use super::conn::{Handle, error};
+use super::conn::Handle;
 use super::stream::{Shared, TcpStream};
 use crate::addr::{self, ToSocketAddrs};
+use crate::errors;
 use crate::fabric::{self, Net, State, WaitList, Wakers, current_node, pack, trace};
 use crate::ports::Proto;
 
@@ -230,7 +231,7 @@ impl SimListener {
             .get_mut(&self.id)
             .expect("a listener keeps its state while it lives");
         if listener.killed {
-            return Poll::Ready(Err(error(io::ErrorKind::ConnectionAborted)));
+            return Poll::Ready(Err(errors::connection(io::ErrorKind::ConnectionAborted)));
         }
         let Some(id) = listener.queue.pop_front() else {
             listener.waiters.register(cx.waker());

@@ -27,8 +27,9 @@ use crashtest_core::plumbing::{self, timers::TimerKey};
 use crashtest_hooks::net::{TcpInterest, TcpReady};
 use tokio::io::ReadBuf;
 
-use super::conn::{Conn, Handle, Hold, Mark, error};
+use super::conn::{Conn, Handle, Hold, Mark};
 use crate::config::nanos;
+use crate::errors;
 use crashtest_protocol::NetNote;
 
 use crate::addr::between;
@@ -109,7 +110,7 @@ impl Net {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
         let Some(conn) = st.tcp.conns.get_mut(&id) else {
-            return Poll::Ready(Err(error(io::ErrorKind::BrokenPipe)));
+            return Poll::Ready(Err(errors::connection(io::ErrorKind::BrokenPipe)));
         };
         if let Some(err) = conn.ends[side].take_write_error() {
             return Poll::Ready(Err(err));

@@ -313,7 +313,8 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// `NotConnected` without one, and as [`UdpSocket::send_to`].
+    /// Linux's `EDESTADDRREQ` without one (a number std gives no kind of its own), and as
+    /// [`UdpSocket::send_to`].
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         match &self.inner {
             Inner::Real(socket) => socket.send(buf).await,
@@ -329,11 +330,7 @@ impl UdpSocket {
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match &self.inner {
             Inner::Real(socket) => socket.poll_send(cx, buf),
-            Inner::Sim { socket, .. } => Poll::Ready(
-                socket
-                    .peer_addr()
-                    .and_then(|peer| socket.send_to(buf, peer)),
-            ),
+            Inner::Sim { socket, .. } => Poll::Ready(socket.send(buf)),
         }
     }
 

@@ -82,7 +82,8 @@ macro_rules! refused {
             let err = tokio::net::TcpStream::connect(addr).await.unwrap_err();
             let taken = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let again = tokio::net::TcpListener::bind(taken.local_addr().unwrap()).await;
-            (err.kind(), again.unwrap_err().kind())
+            let os = |e: std::io::Error| (e.kind(), e.raw_os_error());
+            (os(err), os(again.unwrap_err()))
         }
     };
 }
@@ -140,12 +141,12 @@ macro_rules! datagrams {
             let (n, from) = b.recv_from(&mut buf).await.unwrap();
             let truncated = (n, buf, from == a.local_addr().unwrap());
             b.connect(c.local_addr().unwrap()).await.unwrap();
-            let unconnected = a.send(b"x").await.map_err(|e| e.kind());
+            let unconnected = a.send(b"x").await.map_err(|e| e.raw_os_error());
             a.send_to(b"ignored", b_addr).await.unwrap();
             c.send_to(b"from c", b_addr).await.unwrap();
             let mut buf = [0; 16];
             let n = b.recv(&mut buf).await.unwrap();
-            (truncated, unconnected.is_err(), buf[..n].to_vec())
+            (truncated, unconnected, buf[..n].to_vec())
         }
     };
 }
@@ -332,7 +333,8 @@ macro_rules! resets_on_close {
         async move {
             use tokio::io::{AsyncReadExt, AsyncWriteExt};
             use $tokio as tokio;
-            let kind = |result: std::io::Result<usize>| result.map_err(|e| e.kind());
+            let kind =
+                |result: std::io::Result<usize>| result.map_err(|e| (e.kind(), e.raw_os_error()));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
 
@@ -368,7 +370,7 @@ macro_rules! resets_on_close {
             let broken = loop {
                 match client.write(b"anyone?").await {
                     Ok(_) => tokio::time::sleep(std::time::Duration::from_millis(1)).await,
-                    Err(err) => break err.kind(),
+                    Err(err) => break (err.kind(), err.raw_os_error()),
                 }
             };
             let after = kind(client.read(&mut [0; 8]).await);
@@ -390,7 +392,7 @@ macro_rules! socket_bind_takes_its_port {
             socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
             let bound = socket.local_addr().unwrap();
             let other = tokio::net::TcpSocket::new_v4().unwrap();
-            let taken = other.bind(bound).map_err(|e| e.kind());
+            let taken = other.bind(bound).map_err(|e| (e.kind(), e.raw_os_error()));
             let listener = socket.listen(8).unwrap();
             let client = tokio::net::TcpStream::connect(bound).await.map(drop);
             let (_, _) = listener.accept().await.unwrap();
