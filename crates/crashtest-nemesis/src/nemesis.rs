@@ -1,8 +1,17 @@
 //! The nemesis: a schedule of process, network and clock faults drawn from the seed.
 //!
 //! At random gaps the nemesis picks an action by weight (kill, pause, partition, clog,
-//! swizzle, clock jump or skew), a victim among the nodes the action may touch, and how long
-//! the fault lasts; then it undoes the fault (restart, resume, heal). Alongside, it may run
+//! swizzle, clock jump or skew, and when asked for, a power failure of every node or a kill
+//! inside the victim's next sync), a victim among the nodes the action may touch, and how long
+//! the fault lasts; then it undoes the fault (restart, resume, heal).
+//!
+//! A kill lands where the victim's code awaits, so it never splits a synchronous call: a
+//! storage engine written against `std::fs` (redb, a file-backed queue) writes and syncs a
+//! whole commit inside one call, and an ordinary kill finds every write synced. A kill inside
+//! a sync ([`Nemesis::kills_in_syncs`]) cuts the power in the middle of the victim's next
+//! `fsync`, whatever call it is in: what it wrote since its last sync is left to the disk's
+//! crash model (torn, lost, reordered), and that call and every later one of the dead process
+//! fails with `EIO`, as a process without power never sees its call complete. Alongside, it may run
 //! random partitions and random clogging ([`crate::random`]), the network's faults that come
 //! and go by themselves. It never kills, pauses or moves the clock of a protected node
 //! (network faults still reach it: a node that must stay up can still be cut off), and it
@@ -15,7 +24,7 @@
 //! (`crashtest_core::fault::heal_all`) the nemesis stops. Partitions, the action's and the
 //! random ones alike, are [`crate::split::Split`]s: one partitioning engine.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::fmt;
 use std::rc::Rc;
@@ -72,7 +81,7 @@ impl Default for Nemesis {
             down: (Duration::from_secs(1), Duration::from_secs(10)),
             max_down: 1,
             protected: BTreeSet::new(),
-            weights: [1, 1, 1, 1, 1, 1, 0],
+            weights: [1, 1, 1, 1, 1, 1, 0, 0],
             max_clock_jump: Duration::from_secs(2),
             random_partitions: None,
             random_clogging: None,
@@ -91,11 +100,12 @@ enum Action {
     Swizzle,
     ClockJump,
     PowerFailure,
+    KillInSync,
 }
 
 impl Action {
     /// Every action, in weight order.
-    const ALL: [Action; 7] = [
+    const ALL: [Action; 8] = [
         Action::Kill,
         Action::Pause,
         Action::Partition,
@@ -103,6 +113,7 @@ impl Action {
         Action::Swizzle,
         Action::ClockJump,
         Action::PowerFailure,
+        Action::KillInSync,
     ];
 }
 
@@ -224,7 +235,8 @@ impl Nemesis {
     ///
     /// # Panics
     ///
-    /// Panics if every weight is zero.
+    /// Panics if every weight is zero, those set by [`Nemesis::power_failures`] and
+    /// [`Nemesis::kills_in_syncs`] included.
     ///
     /// ```
     /// // Only kills and partitions.
@@ -239,14 +251,11 @@ impl Nemesis {
         swizzle: u32,
         clock_jump: u32,
     ) -> Nemesis {
-        let total = [kill, pause, partition, clog, swizzle, clock_jump]
-            .iter()
-            .sum::<u32>();
+        self.weights[..6].copy_from_slice(&[kill, pause, partition, clog, swizzle, clock_jump]);
         assert!(
-            total > 0,
+            self.weights.iter().sum::<u32>() > 0,
             "a nemesis needs at least one action with a weight above zero"
         );
-        self.weights[..6].copy_from_slice(&[kill, pause, partition, clog, swizzle, clock_jump]);
         self
     }
 
@@ -261,6 +270,20 @@ impl Nemesis {
     /// ```
     pub fn power_failures(mut self, weight: u32) -> Nemesis {
         self.weights[Action::PowerFailure as usize] = weight;
+        self
+    }
+
+    /// Also kills, with relative weight `weight`, inside the victim's next sync (see the
+    /// module docs): the crash point an ordinary kill cannot reach in code that writes and
+    /// syncs inside one synchronous call. The victim counts as down from the draw, and if it
+    /// does not sync before the fault's time is up, the kill is called off.
+    ///
+    /// ```
+    /// let nemesis = crashtest::nemesis::Nemesis::default().kills_in_syncs(2);
+    /// assert!(nemesis.to_string().contains("KillInSyncx2"));
+    /// ```
+    pub fn kills_in_syncs(mut self, weight: u32) -> Nemesis {
+        self.weights[Action::KillInSync as usize] = weight;
         self
     }
 
@@ -497,7 +520,7 @@ fn apply(
     down: &Rc<RefCell<BTreeSet<NodeId>>>,
 ) {
     let id = victim.id();
-    let takes_down = matches!(action, Action::Kill | Action::Pause);
+    let takes_down = matches!(action, Action::Kill | Action::Pause | Action::KillInSync);
     if takes_down
         && (victim.status() != NodeStatus::Running || down.borrow().len() >= nemesis.max_down)
     {
@@ -522,6 +545,28 @@ fn apply(
                     NodeStatus::Dead => plumbing::life::restart(id),
                     NodeStatus::Paused => plumbing::life::resume(id),
                     NodeStatus::Running => {}
+                }
+                down.borrow_mut().remove(&id);
+            });
+        }
+        Action::KillInSync => {
+            // Counted down from now, so that the bound holds whenever the sync comes; a sync
+            // after the fault's time is up finds the trap called off.
+            down.borrow_mut().insert(id);
+            let armed = Rc::new(Cell::new(true));
+            let trap = armed.clone();
+            crashtest_fs::on_next_sync(id, move || {
+                if trap.get() && fault::enabled() && victim.status() == NodeStatus::Running {
+                    crashtest_core::probe!("nemesis: kill inside a sync");
+                    plumbing::life::kill(id);
+                }
+            });
+            let down = down.clone();
+            spawn_own("nemesis undo", async move {
+                time::sleep(lasting).await;
+                armed.set(false);
+                if victim.status() == NodeStatus::Dead {
+                    plumbing::life::restart(id);
                 }
                 down.borrow_mut().remove(&id);
             });
