@@ -3,14 +3,16 @@
 //! checksum, spares a store that never overwrites its last synced header, keeps the bound on
 //! nodes down, and replays.
 
+mod common;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 use crashtest::fs::sync::File;
 use crashtest::nemesis::Nemesis;
-use crashtest::node::{self, Node, NodeStatus};
-use crashtest::{RunFailure, RunSummary, Sim, plumbing, time};
+use crashtest::node::{self, Node};
+use crashtest::{RunFailure, RunSummary, Sim, time};
 
 /// A store's main, as a node runs it.
 type Store = fn() -> Pin<Box<dyn Future<Output = ()>>>;
@@ -89,17 +91,7 @@ async fn cluster(store: Store, nemesis: Nemesis) {
     let nodes: Vec<Node> = (0..3)
         .map(|i| node::create(format!("n{i}"), store))
         .collect();
-    let watched = nodes.clone();
-    plumbing::checks::add_step_check("at most 1 down", 1, move || {
-        let down = watched
-            .iter()
-            .filter(|n| n.status() != NodeStatus::Running)
-            .count();
-        if down > 1 {
-            return Err(format!("{down} nodes down"));
-        }
-        Ok(())
-    });
+    common::check_at_most_down(&nodes, 1);
     nemesis
         .every(Duration::from_millis(100), Duration::from_millis(500))
         .lasting(Duration::from_millis(50), Duration::from_millis(500))

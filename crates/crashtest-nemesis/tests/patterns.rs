@@ -1,12 +1,14 @@
 //! The fault patterns random draws rarely combine: each happens when drawn on purpose, is
 //! probed, keeps the nemesis's bounds, and replays.
 
+mod common;
+
 use std::time::Duration;
 
 use crashtest::nemesis::{Hint, Nemesis, Patterns, hint};
 use crashtest::node::{self, Node, NodeStatus};
 use crashtest::rand::Ratio;
-use crashtest::{RunSummary, Sim, plumbing, time};
+use crashtest::{RunSummary, Sim, time};
 
 /// A node that hints recovery at boot, then syncs a log and hints an election and a lease
 /// now and then.
@@ -36,17 +38,7 @@ async fn run_with(patterns: Patterns, weights: [u32; 6]) {
     let nodes: Vec<Node> = (0..3)
         .map(|i| node::create(format!("n{i}"), replica))
         .collect();
-    let watched = nodes.clone();
-    plumbing::checks::add_step_check("at most 1 down", 1, move || {
-        let down = watched
-            .iter()
-            .filter(|n| n.status() != NodeStatus::Running)
-            .count();
-        if down > 1 {
-            return Err(format!("{down} nodes down"));
-        }
-        Ok(())
-    });
+    common::check_at_most_down(&nodes, 1);
     let [kill, pause, partition, clog, swizzle, jump] = weights;
     Nemesis::default()
         .every(Duration::from_millis(200), Duration::from_secs(1))
