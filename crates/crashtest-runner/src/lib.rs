@@ -519,6 +519,11 @@ where
                         "crashtest: seed {} of the regression file {path} fails again (it failed before: {})",
                         regression.seed, regression.reason
                     );
+                } else if let Some((then, moved)) = regression.moved_panic(now) {
+                    eprintln!(
+                        "crashtest: seed {} of the regression file {path} fails again, with the same panic raised at {moved} where it was raised at {then} when saved (the code above it changed)",
+                        regression.seed
+                    );
                 } else {
                     // The code or the seed's settings changed since: say so, rather than
                     // call another failure the old one.

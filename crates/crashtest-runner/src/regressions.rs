@@ -60,6 +60,32 @@ impl Regression {
         !saved.is_empty() && saved == first(message)
     }
 
+    /// Where a panic moved, as `(then, now)` places (`file:line:column`), if a failure whose
+    /// message is `message` is this line's panic with the same message raised in the same
+    /// file at another line: what an edit above the panic does to an unchanged failure.
+    ///
+    /// ```
+    /// use crashtest::runner::regressions::Regression;
+    /// let saved = Regression { seed: 4, env: vec![], reason: "panicked at t.rs:131:5: lost".into() };
+    /// assert_eq!(
+    ///     saved.moved_panic("panicked at t.rs:153:5: lost"),
+    ///     Some(("t.rs:131:5".to_owned(), "t.rs:153:5".to_owned()))
+    /// );
+    /// assert_eq!(saved.moved_panic("panicked at t.rs:153:5: found"), None);
+    /// assert_eq!(saved.moved_panic("panicked at u.rs:153:5: lost"), None);
+    /// ```
+    pub fn moved_panic(&self, message: &str) -> Option<(String, String)> {
+        let panic = |text: &str| -> Option<(String, String, String)> {
+            let line = short_reason(text.lines().next().unwrap_or(""));
+            let (place, said) = line.strip_prefix("panicked at ")?.split_once(": ")?;
+            let file = place.rsplitn(3, ':').nth(2)?.to_owned();
+            Some((place.to_owned(), file, said.to_owned()))
+        };
+        let (then, then_file, then_said) = panic(&self.reason)?;
+        let (now, now_file, now_said) = panic(message)?;
+        (then != now && then_file == now_file && then_said == now_said).then_some((then, now))
+    }
+
     /// The variables of its environment that differ from the current process's, as
     /// `NAME=value` (the value it needs; an empty value stands for an unset variable). A
     /// variable of `declared` (the test's) that the line does not name must be unset: a saved
