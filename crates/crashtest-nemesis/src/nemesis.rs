@@ -10,8 +10,11 @@
 //! whole commit inside one call, and an ordinary kill finds every write synced. A kill inside
 //! a sync ([`Nemesis::kills_in_syncs`]) cuts the power in the middle of the victim's next
 //! `fsync`, whatever call it is in: what it wrote since its last sync is left to the disk's
-//! crash model (torn, lost, reordered), and that call and every later one of the dead process
-//! fails with `EIO`, as a process without power never sees its call complete. Alongside, it may run
+//! crash model (each unsynced write kept, dropped or torn), and that call and every later one
+//! of the dead process fails with `EIO`, as a process without power never sees its call
+//! complete. Where the kill lands, the failure report lists `killed inside a sync` after the
+//! nemesis's fault (and it is probed as `nemesis: kill inside a sync`); a kill called off
+//! leaves the fault listed alone. Alongside, it may run
 //! random partitions and random clogging ([`crate::random`]), the network's faults that come
 //! and go by themselves. It never kills, pauses or moves the clock of a protected node
 //! (network faults still reach it: a node that must stay up can still be cut off), and it
@@ -74,7 +77,7 @@ pub struct Nemesis {
 
 impl Default for Nemesis {
     /// An action every 1 to 5 s, each lasting 1 to 10 s, one node down at most, every action
-    /// on with weight 1, clock jumps up to 2 s.
+    /// but power failures and kills inside syncs on with weight 1, clock jumps up to 2 s.
     fn default() -> Nemesis {
         Nemesis {
             gap: (Duration::from_secs(1), Duration::from_secs(5)),
@@ -236,7 +239,8 @@ impl Nemesis {
     /// # Panics
     ///
     /// Panics if every weight is zero, those set by [`Nemesis::power_failures`] and
-    /// [`Nemesis::kills_in_syncs`] included.
+    /// [`Nemesis::kills_in_syncs`] included: to run only those, set them first and then
+    /// these six to zero.
     ///
     /// ```
     /// // Only kills and partitions.
@@ -303,13 +307,17 @@ impl Nemesis {
     }
 
     /// Only kills (and the restarts that undo them): the classic crash-recovery nemesis.
+    /// Every other weight, power failures' and kills inside syncs' included, is set to zero.
     ///
     /// ```
-    /// let nemesis = crashtest::nemesis::Nemesis::default().kills_only();
+    /// let nemesis = crashtest::nemesis::Nemesis::default().kills_in_syncs(1).kills_only();
     /// assert!(nemesis.to_string().starts_with("Killx1 every"));
+    /// assert!(!nemesis.to_string().contains("KillInSync"));
     /// ```
-    pub fn kills_only(self) -> Nemesis {
-        self.weights(1, 0, 0, 0, 0, 0)
+    pub fn kills_only(mut self) -> Nemesis {
+        self.weights = [0; Action::ALL.len()];
+        self.weights[Action::Kill as usize] = 1;
+        self
     }
 
     /// Clock actions either jump a node's wall clock by up to `max` either way or make it
@@ -558,6 +566,7 @@ fn apply(
             crashtest_fs::on_next_sync(id, move || {
                 if trap.get() && fault::enabled() && victim.status() == NodeStatus::Running {
                     crashtest_core::probe!("nemesis: kill inside a sync");
+                    fault::note(id, "killed inside a sync".into());
                     plumbing::life::kill(id);
                 }
             });

@@ -134,6 +134,8 @@ fn a_kill_inside_a_sync_tears_a_header_overwritten_in_place() {
             assert!(failure.to_string().contains("torn header"), "{failure}");
             let in_sync = |fault: &crashtest::InjectedFault| fault.text.contains("KillInSync");
             assert!(failure.faults.iter().any(in_sync), "{failure}");
+            let landed = |fault: &crashtest::InjectedFault| fault.text == "killed inside a sync";
+            assert!(failure.faults.iter().any(landed), "{failure}");
         })
         .count();
     assert!(torn > 0, "no seed of 40 tore the header");
