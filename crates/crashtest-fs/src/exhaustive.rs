@@ -29,7 +29,7 @@ use std::rc::Rc;
 
 use crashtest_core::node::NodeId;
 use crashtest_core::rng::Rng;
-use crashtest_core::{Config, RunFailure, Sim, plumbing};
+use crashtest_core::{Config, RunFailure, RunSummary, Sim, plumbing};
 
 use crate::crash::{Choices, PageFate, SectorFate, Tear};
 use crate::page::SECTOR_SIZE;
@@ -47,11 +47,30 @@ struct Enumerator {
     overflowed: bool,
 }
 
+/// The bound of a replayed choice until the case asks it.
+const UNLEARNED: u64 = u64::MAX;
+
 impl Enumerator {
     fn new(max_choices: usize) -> Enumerator {
         Enumerator {
             max_choices,
             ..Enumerator::default()
+        }
+    }
+
+    /// One case only: the choices `values`, in order (their bounds learned as the case asks
+    /// them), then the first value of any later choice, as the enumeration takes it.
+    fn replaying(values: &[u64], max_choices: usize) -> Enumerator {
+        assert!(
+            values.len() <= max_choices,
+            "a replayed case holds at most max_choices choices"
+        );
+        Enumerator {
+            made: values.iter().map(|&value| (value, UNLEARNED)).collect(),
+            cursor: 0,
+            started: true,
+            max_choices,
+            overflowed: false,
         }
     }
 
@@ -73,15 +92,15 @@ impl Enumerator {
         // A replayed choice follows the same prefix of values as when it was recorded, so a
         // deterministic scenario asks it with the same bound.
         assert!(
-            fresh || slot.1 == bound,
+            fresh || slot.1 == bound || slot.1 == UNLEARNED,
             "the scenario is not deterministic: choice {} replayed with bound {bound}, not {}",
             self.cursor,
             slot.1
         );
         assert!(
             slot.0 <= bound,
-            "the scenario is not deterministic: choice {} replayed with bound {bound} below the \
-             value {} it had",
+            "the scenario is not deterministic, or the choices are another scenario's: choice \
+             {} replayed with bound {bound} below the value {} it had",
             self.cursor,
             slot.0
         );
@@ -156,9 +175,9 @@ pub(crate) struct Explore {
 }
 
 impl Explore {
-    fn new(tears: bool, max_choices: usize) -> Explore {
+    fn new(tears: bool, choices: Enumerator) -> Explore {
         Explore {
-            choices: RefCell::new(Enumerator::new(max_choices)),
+            choices: RefCell::new(choices),
             tears,
             crashed: Cell::new(false),
             scopes: RefCell::new(BTreeMap::new()),
@@ -532,7 +551,7 @@ impl Explorer {
         F: Fn() -> Fut,
         Fut: Future<Output = ()> + 'static,
     {
-        let explore = Rc::new(Explore::new(self.tears, self.max_choices));
+        let explore = Rc::new(Explore::new(self.tears, Enumerator::new(self.max_choices)));
         let mut cases = 0;
         loop {
             if explore.next_case() {
@@ -550,14 +569,7 @@ impl Explorer {
                     failure: None,
                 };
             }
-            let body = scenario();
-            let shared = explore.clone();
-            let result = Sim::with_config(self.seed, self.config.clone()).run(async move {
-                if let Some(state) = state::state() {
-                    state.set_explore(shared);
-                }
-                body.await;
-            });
+            let result = self.run_case(&explore, scenario());
             let choices = explore.choices.borrow();
             assert!(
                 !explore.crashed.get() || !choices.made.is_empty(),
@@ -587,6 +599,76 @@ impl Explorer {
             }
         }
     }
+
+    /// Runs one case again, alone: the one whose choices a [`FailedCase`] lists, with the
+    /// settings (seed, tears, configuration) of the explorer that found it and the same
+    /// scenario. The same case fails the same way, with the same fingerprint.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the choices do not fit the scenario (another scenario's, or other settings':
+    /// a choice beyond the bound the case gives it).
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// use crashtest::node;
+    /// use crashtest::fs::exhaustive::{crash_scope, Explorer};
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    ///
+    /// // A write never synced, read back after a restart: lost in the cases that drop it.
+    /// let scenario = || async {
+    ///     let restarted = Rc::new(Cell::new(false));
+    ///     let flag = restarted.clone();
+    ///     let db = node::create("db", move || {
+    ///         let restarted = flag.get();
+    ///         async move {
+    ///             if restarted {
+    ///                 assert!(crashtest::fs::read("/a").await.is_ok(), "the write was lost");
+    ///                 return;
+    ///             }
+    ///             let _scope = crash_scope();
+    ///             crashtest::fs::write("/a", b"x").await.unwrap();
+    ///         }
+    ///     });
+    ///     crashtest::time::sleep(Duration::from_secs(1)).await;
+    ///     restarted.set(true);
+    ///     db.restart();
+    ///     crashtest::time::sleep(Duration::from_secs(1)).await;
+    /// };
+    /// let explorer = Explorer::new().tears(false);
+    /// let found = explorer.run(scenario).failure.expect("a case loses the write");
+    /// let again = explorer.replay(&found.choices, scenario).unwrap_err();
+    /// assert_eq!(again.summary.fingerprint, found.failure.summary.fingerprint);
+    /// ```
+    pub fn replay<F, Fut>(
+        &self,
+        choices: &[u64],
+        scenario: F,
+    ) -> Result<RunSummary, Box<RunFailure>>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let explore = Rc::new(Explore::new(
+            self.tears,
+            Enumerator::replaying(choices, self.max_choices),
+        ));
+        self.run_case(&explore, scenario())
+    }
+
+    /// Runs one case of `explore` with `body` as the simulation's body.
+    fn run_case<Fut>(&self, explore: &Rc<Explore>, body: Fut) -> Result<RunSummary, Box<RunFailure>>
+    where
+        Fut: Future<Output = ()> + 'static,
+    {
+        let shared = explore.clone();
+        Sim::with_config(self.seed, self.config.clone()).run(async move {
+            if let Some(state) = state::state() {
+                state.set_explore(shared);
+            }
+            body.await;
+        })
+    }
 }
 
 /// What an exploration found.
@@ -615,7 +697,8 @@ impl fmt::Display for FailedCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "exhaustive case {} failed, choices {:?}",
+            "exhaustive case {} failed, choices {:?} (Explorer::replay with these choices and \
+             the same settings runs it alone)",
             self.case, self.choices
         )?;
         write!(f, "{}", self.failure)
