@@ -121,6 +121,10 @@ struct SocketState {
     waiters: WaitList,
     /// Its node was killed: the port is free and every call fails.
     killed: bool,
+    /// A datagram it sent to its connected peer found no socket there (the port
+    /// unreachable that Linux's ICMP brings back): its next send or receive fails with
+    /// `ECONNREFUSED`, once, as Linux reports a socket's pending error.
+    refused: bool,
 }
 
 /// A datagram in flight.
@@ -283,7 +287,9 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// `ConnectionAborted` once the node was killed.
+    /// `ConnectionAborted` once the node was killed; `ConnectionRefused` once, on a socket
+    /// connected to an address where one of its datagrams found no socket (Linux's ICMP port
+    /// unreachable), and so the next send too if no receive took the error first.
     ///
     /// # Cancel safety
     ///
@@ -490,6 +496,12 @@ impl SimUdp {
             if socket.killed {
                 return Poll::Ready(Err(killed_error()));
             }
+            if socket.refused {
+                // An empty peek is a readiness probe (the stand-in's): the error makes the
+                // socket ready and stays for the call that reports it.
+                socket.refused = !receive && buf.remaining() == 0;
+                return Poll::Ready(Err(errors::connection(io::ErrorKind::ConnectionRefused)));
+            }
             let Some((from, payload)) = socket.queue.front() else {
                 socket.waiters.register(cx.waker());
                 return Poll::Pending;
@@ -536,6 +548,7 @@ fn bind_one(addr: SocketAddr) -> io::Result<SimUdp> {
             queued_bytes: 0,
             waiters: WaitList::default(),
             killed: false,
+            refused: false,
         },
     );
     trace(
@@ -577,9 +590,16 @@ impl Net {
         }
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
-        let socket = st.udp.sockets.get(&id).expect("a socket keeps its state");
+        let socket = st
+            .udp
+            .sockets
+            .get_mut(&id)
+            .expect("a socket keeps its state");
         if socket.killed {
             return Err(killed_error());
+        }
+        if std::mem::take(&mut socket.refused) {
+            return Err(errors::connection(io::ErrorKind::ConnectionRefused));
         }
         let node = socket.node;
         let from_node = node.index() as u32;
@@ -774,6 +794,22 @@ impl State {
             .expect("a datagram's sender is a known node")
     }
 
+    /// A datagram found no socket at its port on a live node: as Linux's ICMP port
+    /// unreachable does, it leaves its sender, if that is connected to this very address, an
+    /// error for its next call, and wakes its receivers to take it. The message comes back at
+    /// once, with the datagram's arrival; an unconnected sender never learns of it.
+    fn udp_port_unreachable(&mut self, datagram: &Datagram, wakers: &mut Wakers) {
+        let sender = self
+            .ports
+            .owner(datagram.from_node, Proto::Udp, datagram.from.port())
+            .and_then(|id| self.udp.sockets.get_mut(&id))
+            .filter(|s| !s.killed && s.peer == Some(datagram.to));
+        if let Some(sender) = sender {
+            sender.refused = true;
+            sender.waiters.take_into(wakers);
+        }
+    }
+
     /// Puts an arrived datagram in its socket's queue; adds the receivers to wake.
     fn udp_deliver(&mut self, datagram: Datagram, wakers: &mut Wakers) {
         if self.is_dead(datagram.to_node) {
@@ -793,6 +829,7 @@ impl State {
                     && s.peer.is_none_or(|peer| peer == datagram.from)
             });
         let Some(socket) = socket else {
+            self.udp_port_unreachable(&datagram, wakers);
             self.udp_drop(&datagram, UdpDrop::Unbound);
             return;
         };

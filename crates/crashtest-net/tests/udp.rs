@@ -191,3 +191,44 @@ fn a_short_buffer_truncates_a_datagram() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_closed_port_on_another_node_refuses_a_connected_sender_but_a_dead_node_stays_silent() {
+    Sim::new(1)
+        .run(async {
+            node::create("idle", std::future::pending);
+            let down = node::create("down", std::future::pending);
+            down.kill();
+            let wait = || time::sleep(Duration::from_millis(50));
+            let timeout = Duration::from_millis(500);
+            let mut buf = [0; 4];
+
+            // "idle" is up with nothing bound at the port: its ICMP comes back.
+            let connected = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            connected.connect("idle:9000").await.unwrap();
+            connected.send(b"ping").await.unwrap();
+            wait().await;
+            let refused = connected.recv(&mut buf).await.unwrap_err();
+            assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+            assert_eq!(refused.raw_os_error(), Some(111), "Linux's ECONNREFUSED");
+            connected.send(b"ping").await.unwrap();
+
+            // A sender that is not connected never learns of it.
+            let unconnected = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            unconnected.send_to(b"ping", "idle:9000").await.unwrap();
+            wait().await;
+            let heard = time::timeout(timeout, unconnected.recv_from(&mut buf)).await;
+            assert!(
+                heard.is_err(),
+                "no error for an unconnected socket: {heard:?}"
+            );
+
+            // A machine that is down answers nothing.
+            let silent = UdpSocket::bind("0.0.0.0:0").await.unwrap();
+            silent.connect("down:9000").await.unwrap();
+            silent.send(b"ping").await.unwrap();
+            wait().await;
+            assert!(time::timeout(timeout, silent.recv(&mut buf)).await.is_err());
+        })
+        .unwrap();
+}

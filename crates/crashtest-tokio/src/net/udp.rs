@@ -438,7 +438,8 @@ impl UdpSocket {
         }
     }
 
-    /// Polls until a datagram can be received (one is queued).
+    /// Polls until a datagram can be received (one is queued), or a receive would fail (a
+    /// pending `ECONNREFUSED`, which the receive reports, as on Linux).
     ///
     /// # Errors
     ///
@@ -446,7 +447,7 @@ impl UdpSocket {
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match &self.inner {
             Inner::Real(socket) => socket.poll_recv_ready(cx),
-            Inner::Sim { socket, .. } => socket.poll_peek_from(cx, &mut []).map_ok(|_| ()),
+            Inner::Sim { socket, .. } => socket.poll_peek_from(cx, &mut []).map(|_| Ok(())),
         }
     }
 

@@ -156,6 +156,46 @@ fn datagrams_carry_their_sender_truncate_and_a_connected_socket_filters() {
     conform!(datagrams);
 }
 
+macro_rules! port_unreachable {
+    ($tokio:ident) => {
+        async move {
+            use $tokio as tokio;
+            let os = |e: std::io::Error| e.raw_os_error();
+            let wait = || tokio::time::sleep(std::time::Duration::from_millis(1));
+            let closed = {
+                let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                socket.local_addr().unwrap()
+            };
+            let a = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            a.connect(closed).await.unwrap();
+            let mut buf = [0; 8];
+            let first = a.send(b"x").await.map_err(os);
+            wait().await;
+            let recv =
+                tokio::time::timeout(std::time::Duration::from_millis(100), a.recv(&mut buf))
+                    .await
+                    .map(|r| r.map_err(os));
+            let again = a.send(b"y").await.map_err(os);
+            wait().await;
+            let send_after = a.send(b"z").await.map_err(os);
+            let send_next = a.send(b"w").await.map_err(os);
+            let b = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            b.send_to(b"x", closed).await.unwrap();
+            wait().await;
+            let unconnected =
+                tokio::time::timeout(std::time::Duration::from_millis(100), b.recv_from(&mut buf))
+                    .await
+                    .is_err();
+            (first, recv.ok(), again, send_after, send_next, unconnected)
+        }
+    };
+}
+
+#[test]
+fn a_connected_socket_learns_a_closed_port_from_the_next_call_and_an_unconnected_one_never() {
+    conform!(port_unreachable);
+}
+
 macro_rules! datagram_readiness {
     ($tokio:ident) => {
         async move {
