@@ -529,8 +529,12 @@ fn apply(
 ) {
     let id = victim.id();
     let takes_down = matches!(action, Action::Kill | Action::Pause | Action::KillInSync);
+    // A node counted down may still run: a kill inside a sync holds its place until the
+    // sync comes. Nothing else takes it down meanwhile, or the bound would miscount.
     if takes_down
-        && (victim.status() != NodeStatus::Running || down.borrow().len() >= nemesis.max_down)
+        && (victim.status() != NodeStatus::Running
+            || down.borrow().contains(&id)
+            || down.borrow().len() >= nemesis.max_down)
     {
         return;
     }
@@ -559,22 +563,31 @@ fn apply(
         }
         Action::KillInSync => {
             // Counted down from now, so that the bound holds whenever the sync comes; a sync
-            // after the fault's time is up finds the trap called off.
+            // after the fault's time is up finds the trap called off, and so does one after
+            // another fault took the place (a power failure's restart releases it).
             down.borrow_mut().insert(id);
             let armed = Rc::new(Cell::new(true));
-            let trap = armed.clone();
+            let fired = Rc::new(Cell::new(false));
+            let (trap, struck, held) = (armed.clone(), fired.clone(), down.clone());
             crashtest_fs::on_next_sync(id, move || {
-                if trap.get() && fault::enabled() && victim.status() == NodeStatus::Running {
+                if trap.get()
+                    && fault::enabled()
+                    && held.borrow().contains(&id)
+                    && victim.status() == NodeStatus::Running
+                {
                     crashtest_core::probe!("nemesis: kill inside a sync");
                     fault::note(id, "killed inside a sync".into());
                     plumbing::life::kill(id);
+                    struck.set(true);
                 }
             });
             let down = down.clone();
             spawn_own("nemesis undo", async move {
                 time::sleep(lasting).await;
                 armed.set(false);
-                if victim.status() == NodeStatus::Dead {
+                // Only this fault's own kill is undone: a node that died otherwise (the
+                // program's own kill, a power failure) comes back as that fault says.
+                if fired.get() && victim.status() == NodeStatus::Dead {
                     plumbing::life::restart(id);
                 }
                 down.borrow_mut().remove(&id);

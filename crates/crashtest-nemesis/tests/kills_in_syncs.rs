@@ -69,7 +69,7 @@ async fn overwriting_store() {
 
 /// Counts commits in two slots taken in turn, so the one written last and synced is never
 /// the one being overwritten; it opens from the newest slot whose halves agree.
-async fn alternating_store() {
+async fn alternating_store(every: Duration) {
     let Ok(file) = open() else { return };
     let slots = [read_slot(&file, 0), read_slot(&file, 1)];
     let mut count = slots
@@ -82,7 +82,7 @@ async fn alternating_store() {
         if write_slot(&file, count % 2, count).is_err() {
             return;
         }
-        time::sleep(Duration::from_millis(10)).await;
+        time::sleep(every).await;
     }
 }
 
@@ -104,7 +104,13 @@ fn overwriting() -> Pin<Box<dyn Future<Output = ()>>> {
 }
 
 fn alternating() -> Pin<Box<dyn Future<Output = ()>>> {
-    Box::pin(alternating_store())
+    Box::pin(alternating_store(Duration::from_millis(10)))
+}
+
+/// The alternating store committing only every 300 ms: a kill inside a sync waits long for
+/// its sync, and is often called off first.
+fn alternating_slowly() -> Pin<Box<dyn Future<Output = ()>>> {
+    Box::pin(alternating_store(Duration::from_millis(300)))
 }
 
 fn in_syncs() -> Nemesis {
@@ -155,4 +161,26 @@ fn kills_inside_syncs_replay_by_seed_and_differ_across_seeds() {
     let fingerprint = |seed| run(seed, alternating, in_syncs()).unwrap().fingerprint;
     assert_eq!(fingerprint(5), fingerprint(5));
     assert_ne!(fingerprint(5), fingerprint(6));
+}
+
+#[test]
+fn kills_inside_syncs_mixed_with_kills_and_pauses_keep_the_bound_of_two_down() {
+    for seed in 0..20 {
+        Sim::new(seed)
+            .run(async {
+                let nodes: Vec<Node> = (0..4)
+                    .map(|i| node::create(format!("n{i}"), alternating_slowly))
+                    .collect();
+                common::check_at_most_down(&nodes, 2);
+                Nemesis::default()
+                    .kills_in_syncs(3)
+                    .weights(1, 1, 0, 0, 0, 0)
+                    .max_down(2)
+                    .every(Duration::from_millis(10), Duration::from_millis(50))
+                    .lasting(Duration::from_millis(50), Duration::from_millis(400))
+                    .start(&nodes);
+                time::sleep(Duration::from_secs(20)).await;
+            })
+            .unwrap_or_else(|failure| panic!("seed {seed}: {failure}"));
+    }
 }
