@@ -797,8 +797,16 @@ impl State {
     /// A datagram found no socket at its port on a live node: as Linux's ICMP port
     /// unreachable does, it leaves its sender, if that is connected to this very address, an
     /// error for its next call, and wakes its receivers to take it. The message comes back at
-    /// once, with the datagram's arrival; an unconnected sender never learns of it.
+    /// once, with the datagram's arrival, if the way back is open (a cut or clogged way back
+    /// loses it); an unconnected sender never learns of it.
     fn udp_port_unreachable(&mut self, datagram: &Datagram, wakers: &mut Wakers) {
+        if self
+            .links
+            .verdict(datagram.to_node, datagram.from_node, now())
+            != Verdict::Open
+        {
+            return;
+        }
         let sender = self
             .ports
             .owner(datagram.from_node, Proto::Udp, datagram.from.port())

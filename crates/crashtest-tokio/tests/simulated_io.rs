@@ -705,3 +705,27 @@ fn std_metadata_of_a_simulated_entry_is_the_disks_and_the_same_on_every_host() {
         })
         .unwrap();
 }
+
+#[test]
+fn a_refused_datagram_makes_the_socket_ready_for_the_raw_call_that_reports_it() {
+    crashtest::Sim::new(5)
+        .run(async {
+            let closed = {
+                let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                socket.local_addr().unwrap()
+            };
+            let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            socket.connect(closed).await.unwrap();
+            socket.send(b"ping").await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            // quinn's loop: wait for readiness, then the raw call; an erring socket is ready.
+            std::future::poll_fn(|cx| socket.poll_recv_ready(cx))
+                .await
+                .unwrap();
+            let raw = socket.try_io(tokio::io::Interest::READABLE, || Ok("called"));
+            assert_eq!(raw.unwrap(), "called");
+            let refused = socket.try_recv(&mut [0; 8]).unwrap_err();
+            assert_eq!(refused.raw_os_error(), Some(111));
+        })
+        .unwrap();
+}

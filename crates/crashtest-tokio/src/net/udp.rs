@@ -724,8 +724,10 @@ impl UdpSocket {
         match &self.inner {
             Inner::Real(socket) => socket.try_io(interest, f),
             Inner::Sim { socket, .. } => {
-                let ready = interest.is_writable()
-                    || try_now(|cx| socket.poll_peek_from(cx, &mut [])).is_ok();
+                // Ready with a datagram queued or a receive that would fail (a pending
+                // error the call reports, as Linux's readiness says of an erring socket).
+                let probe = socket.poll_peek_from(&mut Context::from_waker(Waker::noop()), &mut []);
+                let ready = interest.is_writable() || probe.is_ready();
                 if !ready {
                     return Err(io::ErrorKind::WouldBlock.into());
                 }
