@@ -604,10 +604,16 @@ impl Explorer {
     /// settings (seed, tears, configuration) of the explorer that found it and the same
     /// scenario. The same case fails the same way, with the same fingerprint.
     ///
+    /// # Errors
+    ///
+    /// The case's failure. Choices that do not fit the scenario (another scenario's, or
+    /// other settings': a choice beyond the bound the case gives it) fail the run too, with
+    /// a message that says so.
+    ///
     /// # Panics
     ///
-    /// Panics if the choices do not fit the scenario (another scenario's, or other settings':
-    /// a choice beyond the bound the case gives it).
+    /// Panics if the case made fewer choices than given, or more than `max_choices`: the
+    /// choices are another case's.
     ///
     /// ```
     /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
@@ -653,7 +659,20 @@ impl Explorer {
             self.tears,
             Enumerator::replaying(choices, self.max_choices),
         ));
-        self.run_case(&explore, scenario())
+        let result = self.run_case(&explore, scenario());
+        let made = explore.choices.borrow();
+        assert!(
+            !made.overflowed,
+            "the replayed case made more than {} choices: these choices are another case's",
+            self.max_choices
+        );
+        assert!(
+            made.cursor >= choices.len() || result.is_err(),
+            "the replayed case made {} choices of the {} given: they are another case's",
+            made.cursor,
+            choices.len()
+        );
+        result
     }
 
     /// Runs one case of `explore` with `body` as the simulation's body.
