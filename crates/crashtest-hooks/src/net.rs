@@ -38,10 +38,6 @@ pub trait Network: Sync {
         local: Option<SocketAddr>,
     ) -> BoxFuture<'static, io::Result<Arc<dyn TcpConn>>>;
 
-    /// Checks that a socket of the calling node may bind `addr`'s IP (its own, loopback, or
-    /// the unspecified address): `AddrNotAvailable` otherwise, as Linux's `bind` says.
-    fn check_bind_address(&self, addr: SocketAddr) -> io::Result<()>;
-
     /// Binds a listener on the calling node (port 0 picks one).
     fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>>;
 

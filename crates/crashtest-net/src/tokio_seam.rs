@@ -22,7 +22,7 @@ use crashtest_hooks::net::{
 use tokio::io::ReadBuf;
 
 use crate::tcp::Shared;
-use crate::{TcpListener, TcpStream, UdpSocket, fabric, resolve_host};
+use crate::{TcpListener, TcpStream, UdpSocket, resolve_host};
 
 /// Registers this network with the tokio stand-in (the `crashtest` facade does, before its
 /// first run).
@@ -83,10 +83,6 @@ impl Network for Seam {
             let socket = crate::tcp::Connect::start(addr, local)?.await?;
             Ok(end_of(TcpStream::from_socket(socket)))
         })
-    }
-
-    fn check_bind_address(&self, addr: SocketAddr) -> io::Result<()> {
-        crate::addr::check_bind_ip(fabric::current_node().index() as u32, addr.ip())
     }
 
     fn tcp_listen(&self, addr: SocketAddr) -> io::Result<Box<dyn TcpListen>> {
