@@ -53,9 +53,7 @@ impl Drop for Lock {
 
 /// `<results>.lock`: the note naming the sweep that holds `results`.
 pub(crate) fn note_path(results: &Path) -> PathBuf {
-    let mut name = results.file_name().unwrap_or_default().to_owned();
-    name.push(".lock");
-    results.with_file_name(name)
+    crate::results::beside(results, ".lock")
 }
 
 /// Locks `results` (creating it empty if absent) for this sweep, or explains who holds it.

@@ -165,9 +165,7 @@ pub(crate) fn copy_without(
     path: &Path,
     left_out: impl Fn(&SeedResult) -> bool,
 ) -> anyhow::Result<PathBuf> {
-    let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".rewrite");
-    let copy = path.with_file_name(name);
+    let copy = beside(path, ".rewrite");
     let context = || format!("cannot write {}", copy.display());
     let mut input = BufReader::new(
         File::open(path)
@@ -195,8 +193,14 @@ pub(crate) fn copy_without(
 
 /// `<file>.corrupt`: where a torn last line of `file` goes (`results.jsonl.corrupt`).
 pub(crate) fn set_aside_path(path: &Path) -> PathBuf {
+    beside(path, ".corrupt")
+}
+
+/// The path beside a results file named by its name and `suffix` (`results.jsonl.lock`),
+/// where the sweep keeps what belongs to that file.
+pub(crate) fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_owned();
-    name.push(".corrupt");
+    name.push(suffix);
     path.with_file_name(name)
 }
 

@@ -515,7 +515,5 @@ fn hung_sooner(result: &SeedResult, timeout_ns: u64) -> bool {
 
 /// `<results>.workers`: where the workers of a sweep writing `results` keep their files.
 fn worker_dir(results: &Path) -> PathBuf {
-    let mut name = results.file_name().unwrap_or_default().to_owned();
-    name.push(".workers");
-    results.with_file_name(name)
+    results::beside(results, ".workers")
 }
