@@ -105,15 +105,18 @@ impl Regression {
     /// variable of `declared` (the test's) that the line does not name must be unset: a saved
     /// line names every variable declared when it was saved, so the seed failed without it.
     pub fn unmet(&self, declared: &[&str], lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+        let named = self
+            .env
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()));
         let unnamed = declared
             .iter()
             .filter(|name| self.env.iter().all(|(named, _)| named != *name))
-            .map(|name| ((*name).to_owned(), String::new()));
-        let needed: Vec<(String, String)> = self.env.iter().cloned().chain(unnamed).collect();
-        needed
-            .into_iter()
+            .map(|name| (*name, ""));
+        named
+            .chain(unnamed)
             .filter(|(name, value)| lookup(name).unwrap_or_default() != *value)
-            .map(|(name, value)| format!("{name}={}", reproduce::quote(&value)))
+            .map(|(name, value)| format!("{name}={}", reproduce::quote(value)))
             .collect()
     }
 }
