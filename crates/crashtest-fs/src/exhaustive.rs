@@ -612,8 +612,8 @@ impl Explorer {
     ///
     /// # Panics
     ///
-    /// Panics if the case made fewer choices than given, or more than `max_choices`: the
-    /// choices are another case's.
+    /// Panics if the case passed having made fewer choices than given, or made more than
+    /// `max_choices`: the choices are another case's.
     ///
     /// ```
     /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }

@@ -10,9 +10,9 @@
 //! whole commit inside one call, and an ordinary kill finds every write synced. A kill inside
 //! a sync ([`Nemesis::kills_in_syncs`]) cuts the power in the middle of the victim's next
 //! `fsync`, whatever call it is in: what it wrote since its last sync is left to the disk's
-//! crash model (each unsynced write kept, dropped or torn), and that call and every later one
-//! of the dead process fails with `EIO`, as a process without power never sees its call
-//! complete. Where the kill lands, the failure report lists `killed inside a sync` after the
+//! crash model (each unsynced write kept, dropped or torn), and that call and every later file
+//! call of the dead process fails with `EIO` (its sockets' calls with `ConnectionAborted`), as
+//! a process without power never sees its call complete. Where the kill lands, the failure report lists `killed inside a sync` after the
 //! nemesis's fault (and it is probed as `nemesis: kill inside a sync`); a kill called off
 //! leaves the fault listed alone. Alongside, it may run
 //! random partitions and random clogging ([`crate::random`]), the network's faults that come
