@@ -20,6 +20,12 @@
 //!
 //! Running faults (I/O errors, corruption) are off while exploring; garbage bytes come from
 //! the seed.
+//!
+//! Each case runs on a thread of its own, as each seed of a test does: std's `HashMap` keys
+//! and `rand`'s thread generator are drawn once per thread, so a case that followed others
+//! on one thread would take them from those cases, and its replay, alone, would run
+//! something else. So the scenario is `Sync`: what a scenario shares with the test outside
+//! the simulation goes through `Arc` and a lock, not `Rc`.
 
 use std::cell::{Cell, RefCell, RefMut};
 use std::collections::BTreeMap;
@@ -182,19 +188,6 @@ impl Explore {
             crashed: Cell::new(false),
             scopes: RefCell::new(BTreeMap::new()),
         }
-    }
-
-    /// Moves to the next case; true when every case has run.
-    fn next_case(&self) -> bool {
-        self.crashed.set(false);
-        self.scopes.borrow_mut().clear();
-        let done = self.choices.borrow_mut().done();
-        assert_eq!(
-            self.choices.borrow().cursor,
-            0,
-            "a case starts at its first choice"
-        );
-        done
     }
 
     /// Whether to crash `node` (at disk boot `boot`) before its next mutation.
@@ -533,6 +526,18 @@ impl Explorer {
         self
     }
 
+    /// The configuration of each case's simulation, as [`Explorer::sim_config`] set it.
+    ///
+    /// ```
+    /// # mod crashtest { pub use crashtest_core::*; pub mod rand { pub use crashtest_core::rng::{*, node_rng as rng}; } pub use crashtest_fs as fs; }
+    /// let explorer = crashtest::fs::exhaustive::Explorer::new();
+    /// let traced = explorer.config().clone().record_trace(true);
+    /// let _ = explorer.sim_config(traced);
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Runs `scenario` once per case until every case has run, a case fails, or the case
     /// limit is reached.
     ///
@@ -548,13 +553,13 @@ impl Explorer {
     /// ```
     pub fn run<F, Fut>(&self, scenario: F) -> Exploration
     where
-        F: Fn() -> Fut,
+        F: Fn() -> Fut + Sync,
         Fut: Future<Output = ()> + 'static,
     {
-        let explore = Rc::new(Explore::new(self.tears, Enumerator::new(self.max_choices)));
+        let mut choices = Enumerator::new(self.max_choices);
         let mut cases = 0;
         loop {
-            if explore.next_case() {
+            if choices.done() {
                 assert!(cases > 0, "an exhausted exploration ran its first case");
                 return Exploration {
                     cases,
@@ -569,10 +574,10 @@ impl Explorer {
                     failure: None,
                 };
             }
-            let result = self.run_case(&explore, scenario());
-            let choices = explore.choices.borrow();
+            let case = self.run_case(choices, &scenario);
+            choices = case.choices;
             assert!(
-                !explore.crashed.get() || !choices.made.is_empty(),
+                !case.crashed || !choices.made.is_empty(),
                 "an injected crash is one of the case's choices"
             );
             assert!(
@@ -586,7 +591,7 @@ impl Explorer {
                 cases <= self.max_cases,
                 "an exploration runs at most max_cases cases"
             );
-            if let Err(failure) = result {
+            if let Err(failure) = case.result {
                 return Exploration {
                     cases,
                     exhausted: false,
@@ -652,42 +657,61 @@ impl Explorer {
         scenario: F,
     ) -> Result<RunSummary, Box<RunFailure>>
     where
-        F: Fn() -> Fut,
+        F: Fn() -> Fut + Sync,
         Fut: Future<Output = ()> + 'static,
     {
-        let explore = Rc::new(Explore::new(
-            self.tears,
-            Enumerator::replaying(choices, self.max_choices),
-        ));
-        let result = self.run_case(&explore, scenario());
-        let made = explore.choices.borrow();
+        let case = self.run_case(Enumerator::replaying(choices, self.max_choices), &scenario);
         assert!(
-            !made.overflowed,
+            !case.choices.overflowed,
             "the replayed case made more than {} choices: these choices are another case's",
             self.max_choices
         );
         assert!(
-            made.cursor >= choices.len() || result.is_err(),
+            case.choices.cursor >= choices.len() || case.result.is_err(),
             "the replayed case made {} choices of the {} given: they are another case's",
-            made.cursor,
+            case.choices.cursor,
             choices.len()
         );
-        result
+        case.result
     }
 
-    /// Runs one case of `explore` with `body` as the simulation's body.
-    fn run_case<Fut>(&self, explore: &Rc<Explore>, body: Fut) -> Result<RunSummary, Box<RunFailure>>
+    /// Runs one case, its choices made by `choices`, on a thread of its own: std's `HashMap`
+    /// keys and `rand`'s thread generator are drawn once per thread (from the run's seed,
+    /// with the determinism guards linked), so a case run after others on one thread would
+    /// take them from an earlier case, and its replay, alone, would run something else.
+    fn run_case<F, Fut>(&self, choices: Enumerator, scenario: &F) -> Case
     where
+        F: Fn() -> Fut + Sync,
         Fut: Future<Output = ()> + 'static,
     {
-        let shared = explore.clone();
-        Sim::with_config(self.seed, self.config.clone()).run(async move {
-            if let Some(state) = state::state() {
-                state.set_explore(shared);
-            }
-            body.await;
+        std::thread::scope(|scope| {
+            let case = scope.spawn(move || {
+                let explore = Rc::new(Explore::new(self.tears, choices));
+                let shared = explore.clone();
+                let body = scenario();
+                let result = Sim::with_config(self.seed, self.config.clone()).run(async move {
+                    if let Some(state) = state::state() {
+                        state.set_explore(shared);
+                    }
+                    body.await;
+                });
+                Case {
+                    choices: explore.choices.take(),
+                    crashed: explore.crashed.get(),
+                    result,
+                }
+            });
+            case.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     }
+}
+
+/// One case run: the enumerator after it, whether it injected its crash, and its result.
+struct Case {
+    choices: Enumerator,
+    crashed: bool,
+    result: Result<RunSummary, Box<RunFailure>>,
 }
 
 /// What an exploration found.

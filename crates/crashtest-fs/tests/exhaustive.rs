@@ -1,8 +1,10 @@
 //! Exhaustive mode: every crash point and crash outcome of a small scope, enumerated.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crashtest_core::{node, time};
@@ -15,12 +17,12 @@ const SECTOR: u64 = 512;
 
 /// What recovery saw in one case: how many writes the first boot completed before its
 /// crash (4 when it also synced), and which of the three sectors hold their new bytes.
-type Seen = Rc<RefCell<BTreeSet<(u32, [bool; 3])>>>;
+type Seen = Arc<Mutex<BTreeSet<(u32, [bool; 3])>>>;
 
 /// Boot 1 prepares a file of three zeroed sectors (synced, outside the scope), then, inside
 /// the scope, writes each sector and syncs once. Boot 2 records what survived.
 fn three_writes(tears: bool) -> (Exploration, Seen) {
-    let seen: Seen = Rc::default();
+    let seen: Seen = Arc::default();
     let out = seen.clone();
     let exploration = Explorer::new().tears(tears).run(move || {
         let seen = out.clone();
@@ -38,7 +40,7 @@ fn three_writes(tears: bool) -> (Exploration, Seen) {
                             let sector = &data[i * SECTOR as usize..][..SECTOR as usize];
                             *new = sector.iter().all(|&b| b == i as u8 + 1);
                         }
-                        seen.borrow_mut().insert((progress.get(), sectors));
+                        seen.lock().unwrap().insert((progress.get(), sectors));
                         return;
                     }
                     let mut file = File::create_new("/data").await.unwrap();
@@ -70,7 +72,7 @@ fn every_crash_point_of_a_three_write_sequence_is_enumerated() {
     // Crash before write 1, 2, 3 or the sync (0, 1, 2 or 3 writes pending, each kept or
     // dropped), or no crash (all synced): 1 + 2 + 4 + 8 + 1 cases.
     assert_eq!(exploration.cases, 16);
-    let seen = seen.borrow();
+    let seen = seen.lock().unwrap();
     let points: BTreeSet<u32> = seen.iter().map(|&(progress, _)| progress).collect();
     assert_eq!(points, BTreeSet::from([0, 1, 2, 3, 4]));
     let states: BTreeSet<[bool; 3]> = seen.iter().map(|&(_, sectors)| sectors).collect();
@@ -95,7 +97,7 @@ fn with_tears_every_sector_outcome_is_enumerated_too() {
     assert!(exploration.exhausted, "{:?}", exploration.failure);
     // Seven outcomes per pending sector: 1 + 7 + 49 + 343 + 1 cases.
     assert_eq!(exploration.cases, 401);
-    assert_eq!(seen.borrow().len(), 1 + 2 + 4 + 8 + 1);
+    assert_eq!(seen.lock().unwrap().len(), 1 + 2 + 4 + 8 + 1);
 }
 
 /// A commit marker in sector 0 says the data in sector 1 is complete. `correct` syncs the
@@ -178,7 +180,7 @@ fn the_correct_ordering_passes_every_case() {
 /// with `EIO`, as does every later call of the dead node, until the task's next `.await`.
 #[test]
 fn a_crash_point_in_synchronous_code_fails_the_call_with_eio() {
-    let errors = Rc::new(Cell::new(0u32));
+    let errors = Arc::new(AtomicU32::new(0));
     let out = errors.clone();
     let exploration = Explorer::new().tears(false).run(move || {
         let errors = out.clone();
@@ -189,11 +191,11 @@ fn a_crash_point_in_synchronous_code_fails_the_call_with_eio() {
                     let _scope = crash_scope();
                     let file = crashtest_fs::sync::File::create_new("/db");
                     let Ok(file) = file else {
-                        errors.set(errors.get() + 1);
+                        errors.fetch_add(1, Ordering::Relaxed);
                         return;
                     };
                     if file.write_all_at(b"x", 0).is_err() {
-                        errors.set(errors.get() + 1);
+                        errors.fetch_add(1, Ordering::Relaxed);
                         assert!(file.sync_data().is_err(), "a dead node's calls fail");
                     }
                 }
@@ -206,6 +208,6 @@ fn a_crash_point_in_synchronous_code_fails_the_call_with_eio() {
     // Crash before the create (1 case); before the write, with the new entry kept or
     // dropped (2 cases); or not at all, the kill then keeping or dropping the entry and the
     // written sector (4 cases). Calls fail in the first 3.
-    assert_eq!(errors.get(), 3);
+    assert_eq!(errors.load(Ordering::Relaxed), 3);
     assert_eq!(exploration.cases, 1 + 2 + 4);
 }
