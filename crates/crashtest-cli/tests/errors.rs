@@ -26,6 +26,23 @@ fn an_ambiguous_name_lists_every_match() {
 }
 
 #[test]
+fn an_exhaustive_test_is_refused_with_the_command_that_runs_it() {
+    let exe = exe();
+    for command in ["sweep", "replay"] {
+        let mut args = vec![command, "exhaustive::explores_every_crash_case"];
+        if command == "replay" {
+            args.push("0");
+        }
+        args.extend(["--exe", &exe]);
+        let run = crashtest(&args);
+        assert_eq!(run.status.code(), Some(2));
+        let text = stderr(&run);
+        assert_contains(&text, "is an exhaustive test");
+        assert_contains(&text, "exhaustive::explores_every_crash_case --exact`");
+    }
+}
+
+#[test]
 fn a_bad_seed_range_or_shard_is_explained() {
     for (flag, value, want) in [
         ("--seeds", "9..3", "bad seed range"),

@@ -22,7 +22,12 @@ use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
 /// - `env = ["NAME", ...]`: the environment variables that select the test's behaviour (a
 ///   planted bug, a workload); their values are printed in every reproduce line, so that a
 ///   line pasted into a fresh shell runs what failed, and the `crashtest` tool records them
-///   in a sweep's results file and refuses to resume it under other values.
+///   in a sweep's results file and refuses to resume it under other values;
+/// - `exhaustive`, or `exhaustive = path` to a `fn() -> crashtest::fs::exhaustive::Explorer`
+///   giving its settings: instead of sampling seeds, run every crash point and crash outcome
+///   of the body's crash scopes under one seed (`seed = N`, else the explorer's), and on a
+///   failing case print the line that runs that case alone (`CRASHTEST_CASE`); see
+///   `crashtest::runner::run_exhaustive`. Not with `seeds`.
 ///
 /// A seed that fails is saved to the test's regression file and run first from then on
 /// (see `crashtest::runner::regressions`), except in a `#[should_panic]` test.
@@ -60,20 +65,34 @@ fn expand(
     let mut seed = quote!(::core::option::Option::None);
     let mut config = quote!(::crashtest::Config::default);
     let mut env = quote!(&[]);
+    let mut explorer: Option<proc_macro2::TokenStream> = None;
+    let mut config_given = false;
+    let mut seeds_given = None;
     for arg in args {
+        if let Meta::Path(path) = &arg
+            && path.is_ident("exhaustive")
+        {
+            explorer = Some(quote!(::crashtest::fs::exhaustive::Explorer::new));
+            continue;
+        }
         let Meta::NameValue(pair) = &arg else {
             return Err(syn::Error::new_spanned(
                 arg,
-                "expected `seeds = N`, `seed = N`, `config = path` or `env = [\"NAME\", ...]`",
+                "expected `seeds = N`, `seed = N`, `config = path`, `env = [\"NAME\", ...]` \
+                 or `exhaustive`",
             ));
         };
         let value: &Expr = &pair.value;
         if pair.path.is_ident("seeds") {
+            seeds_given = Some(pair.path.clone());
             seeds = quote!(::core::option::Option::Some(#value));
         } else if pair.path.is_ident("seed") {
             seed = quote!(::core::option::Option::Some(#value));
         } else if pair.path.is_ident("config") {
+            config_given = true;
             config = quote!(#value);
+        } else if pair.path.is_ident("exhaustive") {
+            explorer = Some(quote!(#value));
         } else if pair.path.is_ident("env") {
             let Expr::Array(names) = value else {
                 return Err(syn::Error::new_spanned(
@@ -85,9 +104,16 @@ fn expand(
         } else {
             return Err(syn::Error::new_spanned(
                 &pair.path,
-                "unknown argument: expected `seeds`, `seed`, `config` or `env`",
+                "unknown argument: expected `seeds`, `seed`, `config`, `env` or `exhaustive`",
             ));
         }
+    }
+    if let (Some(_), Some(seeds)) = (&explorer, &seeds_given) {
+        return Err(syn::Error::new_spanned(
+            seeds,
+            "an exhaustive test runs every crash case of one seed: drop `seeds` (`seed = N` \
+             picks the seed)",
+        ));
     }
     let attrs = &input.attrs;
     let vis = &input.vis;
@@ -105,6 +131,16 @@ fn expand(
     } else {
         quote!(run_test)
     };
+    // An exhaustive test keeps no regression file either way: its first failing case is the
+    // same on every run.
+    let (runner, explorer) = match explorer {
+        None => (runner, quote!()),
+        Some(explorer) if config_given => (
+            quote!(run_exhaustive),
+            quote!(|| (#explorer)().sim_config((#config)()),),
+        ),
+        Some(explorer) => (quote!(run_exhaustive), quote!(#explorer,)),
+    };
     Ok(quote! {
         #[::core::prelude::v1::test]
         #(#attrs)*
@@ -121,6 +157,7 @@ fn expand(
                     config: #config,
                     env: #env,
                 },
+                #explorer
                 #inner,
             );
         }

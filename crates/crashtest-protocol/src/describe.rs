@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// use crashtest_protocol::describe::TestInfo;
-/// let info = TestInfo { test: "t".into(), env: vec!["WORKFLOW_BUG".into()], release: true, version: "0.1.0".into() };
+/// let info = TestInfo { test: "t".into(), env: vec!["WORKFLOW_BUG".into()], release: true, version: "0.1.0".into(), exhaustive: false };
 /// let text = serde_json::to_string(&info).unwrap();
 /// assert_eq!(text, r#"{"test":"t","env":["WORKFLOW_BUG"],"release":true,"version":"0.1.0"}"#);
 /// assert_eq!(serde_json::from_str::<TestInfo>(&text).unwrap(), info);
@@ -31,4 +31,9 @@ pub struct TestInfo {
     /// The crashtest version it was built with.
     #[serde(default)]
     pub version: String,
+    /// Whether it is an exhaustive test (`#[crashtest::test(exhaustive)]`): it explores every
+    /// crash case of one seed in one process, which no seed range, mask or branch drives.
+    /// Left out of the JSON when false, as older binaries write it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exhaustive: bool,
 }

@@ -50,6 +50,9 @@ pub const KEEP: &str = "CRASHTEST_KEEP";
 pub const EXPLORE: &str = "CRASHTEST_EXPLORE";
 /// Run a guided search of this many runs.
 pub const HUNT: &str = "CRASHTEST_HUNT";
+/// An exhaustive test runs only the case with these choices (comma-separated, as its
+/// failure prints them) instead of exploring every case.
+pub const CASE: &str = "CRASHTEST_CASE";
 /// The commit a failure report names.
 pub const COMMIT: &str = "CRASHTEST_COMMIT";
 /// Write what the test is to this file, and run no seed.
@@ -70,7 +73,7 @@ pub const STUCK: &str = "CRASHTEST_STUCK";
 /// ```
 /// assert!(crashtest_protocol::env::WORKER.contains(&crashtest_protocol::env::MASK));
 /// ```
-pub const WORKER: [&str; 16] = [
+pub const WORKER: [&str; 17] = [
     SEED,
     SEEDS,
     SEED_START,
@@ -86,6 +89,7 @@ pub const WORKER: [&str; 16] = [
     SAVE_FAILURES,
     REGRESSIONS,
     HUNT,
+    CASE,
     STUCK,
 ];
 

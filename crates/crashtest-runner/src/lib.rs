@@ -11,6 +11,7 @@
 //! shows the lowest failing seed: the one a rerun with the same settings finds first.
 
 pub mod branch;
+mod exhaustive;
 pub mod guided;
 pub mod hunt;
 pub mod minimize;
@@ -35,9 +36,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crashtest_core::coverage::CoverageReport;
 use crashtest_core::{Divergence, FailureKind, InjectedFault, RunFailure, RunSummary};
+use crashtest_protocol::describe::TestInfo;
 use crashtest_protocol::results::Signature;
 use results::Sink;
 
+pub use exhaustive::run_exhaustive;
 pub use reproduce::TestSpec;
 pub use settings::{BadSetting, DEFAULT_SEEDS, Settings};
 pub use sim::{Sim, check_determinism};
@@ -277,7 +280,7 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
-    if describe_if_asked(&spec) {
+    if describe_if_asked(&spec.info()) {
         return;
     }
     let lookup = |name: &str| std::env::var(name).ok();
@@ -315,7 +318,7 @@ where
     F: Fn() -> Fut + Sync,
     Fut: Future<Output = ()> + 'static,
 {
-    if describe_if_asked(&spec) {
+    if describe_if_asked(&spec.info()) {
         return;
     }
     if let Some((_, stuck)) = stuck_before(&spec) {
@@ -333,11 +336,11 @@ where
 
 /// Writes what the test is to the file `CRASHTEST_DESCRIBE` names, if it names one: the tool
 /// asks so before a sweep, and then no seed runs.
-fn describe_if_asked(spec: &TestSpec) -> bool {
+pub(crate) fn describe_if_asked(info: &TestInfo) -> bool {
     let Some(path) = std::env::var_os(crashtest_protocol::env::DESCRIBE) else {
         return false;
     };
-    let info = serde_json::to_vec(&spec.info()).expect("a test's description serializes");
+    let info = serde_json::to_vec(info).expect("a test's description serializes");
     std::fs::write(&path, info).unwrap_or_else(|e| {
         panic!("crashtest: cannot write the test's description to {path:?}: {e}")
     });
@@ -347,7 +350,7 @@ fn describe_if_asked(spec: &TestSpec) -> bool {
 /// Why `spec` must fail at once, if a poll of it got stuck in an earlier run of this test
 /// binary and the watchdog ran the binary again without it (see `crashtest_core`'s watchdog).
 /// Returns the stuck seed and the message the test fails with.
-fn stuck_before(spec: &TestSpec) -> Option<(u64, String)> {
+pub(crate) fn stuck_before(spec: &TestSpec) -> Option<(u64, String)> {
     let test = spec.test_path();
     crashtest_core::plumbing::stuck_before(&test).map(|stuck| {
         let message = format!(

@@ -156,6 +156,7 @@ impl TestSpec {
             env: self.env.iter().map(|name| (*name).to_owned()).collect(),
             release: !cfg!(debug_assertions),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            exhaustive: false,
         }
     }
 }
