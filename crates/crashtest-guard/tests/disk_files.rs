@@ -484,6 +484,51 @@ fn a_call_relative_to_a_moved_directory_fails_the_run() {
     );
 }
 
+/// A killed node's destructors run as the dead node: a call relative to a directory handle
+/// it held (an atomic-write crate's drop removes its temporary file so) fails with `EIO`, as
+/// every call of a dead process does, and is no sign of a moved directory.
+#[test]
+fn a_dead_nodes_call_relative_to_its_directory_handle_fails_with_eio() {
+    struct RemovesOnDrop(std::fs::File, Rc<RefCell<Vec<i32>>>);
+    impl Drop for RemovesOnDrop {
+        fn drop(&mut self) {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&self.0);
+            let name = std::ffi::CString::new("tmp").unwrap();
+            let other = std::ffi::CString::new("other").unwrap();
+            // SAFETY: a directory descriptor and NUL-terminated names.
+            let results = unsafe {
+                [
+                    libc::unlinkat(fd, name.as_ptr(), 0),
+                    libc::renameat(fd, name.as_ptr(), fd, other.as_ptr()),
+                    libc::openat(fd, name.as_ptr(), libc::O_RDONLY),
+                ]
+            };
+            let mut errors = self.1.borrow_mut();
+            for result in results {
+                assert_eq!(result, -1, "a dead node's call fails");
+                errors.push(std::io::Error::last_os_error().raw_os_error().unwrap());
+            }
+        }
+    }
+    let errors = Rc::new(RefCell::new(Vec::new()));
+    let seen = errors.clone();
+    run(1, async move {
+        let app = node::create("app", move || {
+            let errors = seen.clone();
+            async move {
+                std::fs::create_dir("/app").unwrap();
+                std::fs::write("/app/tmp", b"x").unwrap();
+                let _held = RemovesOnDrop(std::fs::File::open("/app").unwrap(), errors);
+                std::future::pending::<()>().await
+            }
+        });
+        time::sleep(Duration::from_millis(10)).await;
+        app.kill();
+        time::sleep(Duration::from_millis(10)).await;
+    });
+    assert_eq!(*errors.borrow(), [libc::EIO; 3]);
+}
+
 #[test]
 fn c_stdio_on_a_file_of_the_disk_fails_the_run() {
     crashtest_guard::install();

@@ -151,12 +151,19 @@ fn insert(table: &Table, fd: c_int, open: Rc<Open>) {
 /// The path of the simulated directory `fd` refers to, if it is one. The disk's handles
 /// know their directory by the path it was opened at, so a call relative to a directory
 /// renamed or removed since then would reach another directory, or none: that fails the
-/// run, as what is not simulated does.
+/// run, as what is not simulated does. A path the disk cannot look at (an I/O error, or a
+/// dead process's call: a destructor that runs as a killed node) says nothing of a move: the
+/// call goes on, and fails as every call there does.
 pub(super) fn directory_path(fd: c_int) -> Option<PathBuf> {
     let open = simulated(fd).filter(|open| open.dir)?;
     let path = &open.path;
     let now = panic::catch_unwind(|| disk::metadata(path).map(|meta| meta.ino()));
-    if !matches!(now, Ok(Ok(ino)) if ino == open.inode.1) {
+    let moved = match &now {
+        Ok(Ok(ino)) => *ino != open.inode.1,
+        Ok(Err(error)) => matches!(error.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)),
+        Err(_) => true,
+    };
+    if moved {
         super::super::fail(format!(
             "a call relative to the descriptor of the directory {:?}, which was renamed or \
              removed since it was opened: a simulated directory descriptor is known by its \
