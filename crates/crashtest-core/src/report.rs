@@ -301,7 +301,18 @@ impl fmt::Display for RunFailure {
         if !self.faults.is_empty() {
             let count = self.faults.len();
             let noun = if count == 1 { "fault" } else { "faults" };
-            writeln!(f, "  {count} {noun} injected:")?;
+            // Only drawn faults have a number (a minimizer can mask those); the others are
+            // parts of them (a clog's links, a kill's restart) or the test's own.
+            let numbered = self.faults.iter().filter(|fault| fault.id.is_some()).count();
+            if numbered == count {
+                writeln!(f, "  {count} {noun} injected:")?;
+            } else {
+                writeln!(
+                    f,
+                    "  {count} {noun} injected ({numbered} numbered, which can be masked; the \
+                     others are parts of them or the test's own):"
+                )?;
+            }
             // A lossy network makes thousands of faults; the first and the last are the
             // ones a reader starts from (all of them are in `faults` and the results file).
             let (head, tail) = (10, 30);
