@@ -1,5 +1,5 @@
 //! `crashtest minimize`: a 1-minimal set of injected faults with which a seed still fails
-//! (without any one of them it no longer fails the same way).
+//! (without any one of them it no longer fails the same way with fewer faults).
 //!
 //! The search is `crashtest_minimize`'s (delta debugging over the ids of the applied faults,
 //! replaying the seed with the others masked by `CRASHTEST_MASK`); this module replays in
@@ -240,7 +240,8 @@ fn outcome(kept: &Kept, drawn: usize, runs: u64, any_failure: bool) -> String {
         }
         (count, _) if kept.the_originals => format!(
             "a 1-minimal failing set ({runs}): {count} of the {drawn} maskable faults the \
-             original applied; without any one of them the seed no longer {fails}"
+             original applied; without any one of them the seed no longer {fails} with fewer \
+             faults"
         ),
         (count, _) => {
             let (it, of_which) = if count == 1 {
@@ -259,7 +260,7 @@ fn outcome(kept: &Kept, drawn: usize, runs: u64, any_failure: bool) -> String {
                 "a 1-minimal failing set ({runs}): {}, numbered as the last failing replay \
                  applied {it} (masking changed what came after the masked faults), {of_which} \
                  the original run ({}) {applied}; without any one of them the seed no longer \
-                 {fails}",
+                 {fails} with fewer faults",
                 crate::summary::counted(count as u64, "maskable fault"),
                 crate::summary::counted(drawn as u64, "maskable fault"),
             )
@@ -267,9 +268,9 @@ fn outcome(kept: &Kept, drawn: usize, runs: u64, any_failure: bool) -> String {
     }
 }
 
-/// Whether a minimized set kept most of the original's faults (it may even hold more: masking
-/// can bring faults the original never drew): then no small cause was isolated, which the
-/// output says rather than let a long list pass for one.
+/// Whether a minimized set kept most of the original's faults (never more: a replay counts
+/// only with fewer faults than the set before it): then no small cause was isolated, which
+/// the output says rather than let a long list pass for one.
 fn mostly_kept(kept: usize, drawn: usize) -> bool {
     kept > 8 && kept * 2 > drawn
 }
@@ -374,8 +375,12 @@ impl Replay for Search<'_> {
     type Error = anyhow::Error;
 
     /// Runs the seed under each mask, `jobs` at a time, and returns the first, in order, that
-    /// fails the way that counts.
-    fn first_failing(&mut self, masks: &[Mask]) -> anyhow::Result<Found<SeedResult>> {
+    /// fails the way that counts with at most `at_most` maskable faults.
+    fn first_failing(
+        &mut self,
+        masks: &[Mask],
+        at_most: usize,
+    ) -> anyhow::Result<Found<SeedResult>> {
         let mut done = 0;
         for wave in masks.chunks(self.jobs as usize) {
             let requests: Vec<Request> = wave
@@ -402,7 +407,7 @@ impl Replay for Search<'_> {
             let failing = results
                 .into_iter()
                 .enumerate()
-                .find(|(_, result)| self.counts(result));
+                .find(|(_, result)| self.counts(result) && result.fault_ids().len() <= at_most);
             if let Some((position, result)) = failing {
                 let failing = Failing {
                     applied: result.fault_ids(),
@@ -460,10 +465,11 @@ mod tests {
         assert_eq!(
             some,
             "a 1-minimal failing set (9 runs): 2 of the 5 maskable faults the original \
-             applied; without any one of them the seed no longer fails the same way"
+             applied; without any one of them the seed no longer fails the same way with fewer \
+             faults"
         );
         let any = outcome(&originals_own(2), 5, 9, true);
-        assert!(any.ends_with("no longer fails"), "{any}");
+        assert!(any.ends_with("no longer fails with fewer faults"), "{any}");
     }
 
     #[test]
@@ -505,7 +511,7 @@ mod tests {
             "a 1-minimal failing set (12 runs): 3 maskable faults, numbered as the last \
              failing replay applied them (masking changed what came after the masked faults), \
              of which the original run (3 maskable faults) applied 2; without any one of them \
-             the seed no longer fails the same way"
+             the seed no longer fails the same way with fewer faults"
         );
         let renumbered = Kept::of(&replay[..2], &matches[..2]);
         assert!(

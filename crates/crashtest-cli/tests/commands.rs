@@ -288,7 +288,7 @@ fn minimize_keeps_the_original_failure_unless_told_any_will_do() {
 }
 
 #[test]
-fn minimize_says_when_it_keeps_a_fault_the_original_never_applied() {
+fn minimize_never_trades_a_fault_for_as_many_a_replay_draws_anew() {
     let test = "masked::a_masked_fault_brings_another";
     let run = crashtest(&["minimize", test, "0", "--exe", &exe()]);
     assert_eq!(run.status.code(), Some(0), "{}", common::stderr(&run));
@@ -296,19 +296,23 @@ fn minimize_says_when_it_keeps_a_fault_the_original_never_applied() {
     assert_contains(&text, "seed 0 fails with 1 fault applied (1 maskable): ");
     assert_contains(
         &text,
-        ": 1 maskable fault, numbered as the last failing replay applied it (masking changed \
-         what came after the masked faults), which the original run (1 maskable fault) never \
-         applied; without any one of them the seed no longer fails the same way",
+        "a 1-minimal failing set (1 run): 1 of the 1 maskable faults the original applied; \
+         without any one of them the seed no longer fails the same way with fewer faults",
     );
     let kept: Vec<&str> = text
         .lines()
         .filter(|l| l.trim_start().starts_with('#'))
         .collect();
     assert_eq!(kept.len(), 1, "{text}");
-    assert_contains(
-        kept[0],
-        "break the network (the original run never applied it)",
-    );
+    assert_contains(kept[0], "break the disk");
+    assert!(!text.contains("never applied"), "{text}");
     assert_contains(&text, "still fails the same way: ");
-    assert_contains(&text, "reproduce: CRASHTEST_SEED=0 CRASHTEST_MASK=0 ");
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("reproduce: "))
+        .unwrap();
+    assert!(
+        line.starts_with("CRASHTEST_SEED=0 ") && !line.contains("CRASHTEST_MASK"),
+        "the seed alone replays the original's set: {line}"
+    );
 }

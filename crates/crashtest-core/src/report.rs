@@ -303,7 +303,11 @@ impl fmt::Display for RunFailure {
             let noun = if count == 1 { "fault" } else { "faults" };
             // Only drawn faults have a number (a minimizer can mask those); the others are
             // parts of them (a clog's links, a kill's restart) or the test's own.
-            let numbered = self.faults.iter().filter(|fault| fault.id.is_some()).count();
+            let numbered = self
+                .faults
+                .iter()
+                .filter(|fault| fault.id.is_some())
+                .count();
             if numbered == count {
                 writeln!(f, "  {count} {noun} injected:")?;
             } else {

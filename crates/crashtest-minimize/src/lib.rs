@@ -9,22 +9,28 @@
 //! keep whatever still fails.
 //!
 //! Masking changes what comes later, so a replay may apply faults the original never drew.
-//! Each failing replay's own list of applied faults is therefore the new current set: faults
-//! masked once stay masked, faults that appeared stay in play and are minimized in turn, and
-//! the result is exactly what the last failing replay applied. The search goes on until that
-//! set is 1-minimal: the seed replayed without any one of its faults no longer fails the same
-//! way.
+//! A failing replay is taken only if it applies fewer faults than the current set (a
+//! shrinker's rule: smaller, or not at all): masking the faults a failure needs often lets the
+//! run go on, draw others and fail at the same place later through more of them, and a
+//! search that took such a replay ended with a set larger and later than the original's.
+//! Each replay taken is the new current set: faults masked once stay masked, faults that
+//! appeared stay in play and are minimized in turn, and the result is exactly what the last
+//! replay taken applied. The search goes on until no smaller failing set is found by masking
+//! one more part: the seed replayed without any one of its faults no longer fails the same
+//! way with fewer faults.
 //!
 //! One search serves every caller: the `crashtest` tool replays in worker processes, a bug
 //! hunt in the test's own process. A caller supplies a [`Replay`]: it runs the seed under a
 //! list of masks (in parallel if it likes) and says which is the first, in the order given,
-//! that fails *the same way* as the original. What "the same way" means is the caller's: the
-//! tool and the runner compare failure signatures (kind, node, panic location).
+//! that fails *the same way* as the original with at most a given number of faults. What
+//! "the same way" means is the caller's: the tool and the runner compare failure signatures
+//! (kind, node, panic location).
 //!
-//! Invariants: the mask only grows (each accepted replay masks at least one more id, and a
-//! replay never applies a masked one), so the search ends; every replay the search accepts
-//! failed the same way; the result is 1-minimal; and the search is deterministic: the same
-//! replays give the same result, whatever order they finish in.
+//! Invariants: each replay taken applies fewer faults than the set before it, and never one
+//! its mask names, so the search ends; the result is never larger than the original's set;
+//! every replay the search accepts failed the same way; the result is 1-minimal in the sense
+//! above; and the search is deterministic: the same replays give the same result, whatever
+//! order they finish in.
 
 use std::collections::BTreeSet;
 
@@ -52,13 +58,18 @@ pub trait Replay {
     type Error;
 
     /// Replays the seed once per mask and returns the first, in the order given, that fails
-    /// the same way as the original, with its position; `None` if none does. The replays may
-    /// run in parallel, but the answer must not depend on which finishes first.
+    /// the same way as the original applying at most `at_most` maskable faults, with its
+    /// position; `None` if none does. The replays may run in parallel, but the answer must
+    /// not depend on which finishes first.
     ///
     /// # Errors
     ///
     /// Whatever stops the replays; the search stops with it.
-    fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<Self::Run>, Self::Error>;
+    fn first_failing(
+        &mut self,
+        masks: &[Mask],
+        at_most: usize,
+    ) -> Result<Found<Self::Run>, Self::Error>;
 }
 
 /// What a search found.
@@ -87,10 +98,11 @@ pub struct Minimized<R> {
 /// impl Replay for Needs37 {
 ///     type Run = ();
 ///     type Error = std::convert::Infallible;
-///     fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+///     fn first_failing(&mut self, masks: &[Mask], at_most: usize) -> Result<Found<()>, Self::Error> {
 ///         Ok(masks.iter().enumerate().find_map(|(i, mask)| {
 ///             let applied: Vec<u64> = (0..10).filter(|id| !mask.contains(id)).collect();
-///             (applied.contains(&3) && applied.contains(&7)).then(|| (i, Failing { applied, run: () }))
+///             let fails = applied.contains(&3) && applied.contains(&7);
+///             (fails && applied.len() <= at_most).then(|| (i, Failing { applied, run: () }))
 ///         }))
 ///     }
 /// }
@@ -110,11 +122,14 @@ pub fn minimize<P: Replay>(
     let mut try_none = true;
     while !last.applied.is_empty() {
         let current = last.applied.clone();
+        let at_most = current.len() - 1;
         if try_none || current.len() == 1 {
             try_none = false;
             let none = masked(&mask, current.iter());
-            if let Some((_, failing)) = replay.first_failing(std::slice::from_ref(&none))? {
-                last = accepted(&none, failing);
+            if let Some((_, failing)) =
+                replay.first_failing(std::slice::from_ref(&none), at_most)?
+            {
+                last = accepted(&none, at_most, failing);
                 (mask, parts) = (none, 2);
                 continue;
             }
@@ -131,10 +146,10 @@ pub fn minimize<P: Replay>(
         if parts > 2 {
             candidates.extend(chunks.iter().map(|chunk| masked(&mask, chunk.iter())));
         }
-        match replay.first_failing(&candidates)? {
+        match replay.first_failing(&candidates, at_most)? {
             Some((position, failing)) => {
                 mask = candidates.swap_remove(position);
-                last = accepted(&mask, failing);
+                last = accepted(&mask, at_most, failing);
                 parts = if position < chunks.len() {
                     2
                 } else {
@@ -149,12 +164,19 @@ pub fn minimize<P: Replay>(
     Ok(Minimized { mask, last })
 }
 
-/// A replay the search takes, checked against the mask it ran with: the mask grows with each
-/// one taken (so the search ends) only if a replay never applies a masked fault.
-fn accepted<R>(mask: &Mask, failing: Failing<R>) -> Failing<R> {
+/// A replay the search takes, checked against the mask it ran with and the bound it was
+/// asked for: the current set shrinks with each one taken (so the search ends, with a set no
+/// larger than the original's) only if a replay applies at most `at_most` faults, none of
+/// them masked.
+fn accepted<R>(mask: &Mask, at_most: usize, failing: Failing<R>) -> Failing<R> {
     assert!(
         failing.applied.iter().all(|id| !mask.contains(id)),
         "a replay applied a fault its mask names: {:?} under {mask:?}",
+        failing.applied
+    );
+    assert!(
+        failing.applied.len() <= at_most,
+        "a replay taken applies at most {at_most} faults, fewer than the set before it: {:?}",
         failing.applied
     );
     failing
@@ -201,11 +223,15 @@ mod tests {
         type Run = ();
         type Error = std::convert::Infallible;
 
-        fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+        fn first_failing(
+            &mut self,
+            masks: &[Mask],
+            at_most: usize,
+        ) -> Result<Found<()>, Self::Error> {
             for (position, mask) in masks.iter().enumerate() {
                 self.runs += 1;
                 let applied = self.applied(mask);
-                if self.needed.iter().all(|id| applied.contains(id)) {
+                if self.needed.iter().all(|id| applied.contains(id)) && applied.len() <= at_most {
                     return Ok(Some((position, Failing { applied, run: () })));
                 }
             }
@@ -249,15 +275,15 @@ mod tests {
     }
 
     /// A seed that applies faults `0..10`; once any of them is masked the program takes
-    /// another path and also draws faults `20..30`. It fails while fault 5 or fault 25 is
-    /// applied: masking everything the original applied still fails, through fault 25.
+    /// another path and also draws faults 20 and 21. It fails while fault 5 or fault 20 is
+    /// applied: masking everything the original applied still fails, through fault 20.
     struct Diverging;
 
     impl Diverging {
         fn applied(mask: &Mask) -> Vec<u64> {
             let mut applied: Vec<u64> = (0..10).filter(|id| !mask.contains(id)).collect();
             if (0..10).any(|id| mask.contains(&id)) {
-                applied.extend((20..30).filter(|id| !mask.contains(id)));
+                applied.extend([20, 21].into_iter().filter(|id| !mask.contains(id)));
             }
             applied
         }
@@ -267,24 +293,75 @@ mod tests {
         type Run = ();
         type Error = std::convert::Infallible;
 
-        fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<()>, Self::Error> {
+        fn first_failing(
+            &mut self,
+            masks: &[Mask],
+            at_most: usize,
+        ) -> Result<Found<()>, Self::Error> {
             Ok(masks.iter().enumerate().find_map(|(position, mask)| {
                 let applied = Diverging::applied(mask);
-                let fails = applied.contains(&5) || applied.contains(&25);
-                fails.then_some((position, Failing { applied, run: () }))
+                let fails = applied.contains(&5) || applied.contains(&20);
+                (fails && applied.len() <= at_most)
+                    .then_some((position, Failing { applied, run: () }))
             }))
         }
     }
 
     #[test]
-    fn faults_a_replay_draws_anew_are_minimized_too() {
+    fn faults_a_replay_draws_anew_are_taken_when_they_make_the_set_smaller() {
         let original = Failing {
             applied: (0..10).collect(),
             run: (),
         };
         let found = minimize(&mut Diverging, original).unwrap();
-        assert_eq!(found.last.applied.len(), 1, "{:?}", found.last.applied);
+        assert_eq!(found.last.applied, [20], "{:?}", found.last.applied);
         assert_eq!(Diverging::applied(&found.mask), found.last.applied);
+    }
+
+    /// A failure that needs faults 0 and 1 together, at its first moment; with either
+    /// masked the run goes on and fails at the same place later, through faults 4, 42 and
+    /// 59 that the original never drew.
+    struct NeedsBoth;
+
+    impl Replay for NeedsBoth {
+        type Run = ();
+        type Error = std::convert::Infallible;
+
+        fn first_failing(
+            &mut self,
+            masks: &[Mask],
+            at_most: usize,
+        ) -> Result<Found<()>, Self::Error> {
+            Ok(masks.iter().enumerate().find_map(|(position, mask)| {
+                let both = !mask.contains(&0) && !mask.contains(&1);
+                let applied: Vec<u64> = if both {
+                    vec![0, 1]
+                } else {
+                    [0, 1, 4, 42, 59]
+                        .into_iter()
+                        .filter(|id| !mask.contains(id))
+                        .collect()
+                };
+                let fails = both || [4, 42, 59].iter().all(|id| applied.contains(id));
+                (fails && applied.len() <= at_most)
+                    .then_some((position, Failing { applied, run: () }))
+            }))
+        }
+    }
+
+    #[test]
+    fn a_result_is_never_larger_than_the_set_it_started_from() {
+        let original = Failing {
+            applied: vec![0, 1],
+            run: (),
+        };
+        let found = minimize(&mut NeedsBoth, original).unwrap();
+        assert_eq!(found.last.applied, [0, 1]);
+        assert!(
+            found.mask.is_empty(),
+            "no replay was taken: {:?}",
+            found.mask
+        );
     }
 
     #[test]

@@ -146,14 +146,18 @@ where
     type Run = Option<Box<FailureReport>>;
     type Error = std::convert::Infallible;
 
-    fn first_failing(&mut self, masks: &[Mask]) -> Result<Found<Self::Run>, Self::Error> {
+    fn first_failing(
+        &mut self,
+        masks: &[Mask],
+        at_most: usize,
+    ) -> Result<Found<Self::Run>, Self::Error> {
         Ok(masks.iter().enumerate().find_map(|(position, mask)| {
             let report = self.run(mask)?;
             let failing = Failing {
                 applied: applied(&report),
                 run: Some(report),
             };
-            Some((position, failing))
+            (failing.applied.len() <= at_most).then_some((position, failing))
         }))
     }
 }
