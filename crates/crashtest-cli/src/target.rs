@@ -128,33 +128,29 @@ pub(crate) fn resolve(select: &Select, name: &str) -> anyhow::Result<Target> {
     match matches.as_slice() {
         [(exe, test)] => {
             let info = describe(exe, test)?;
-            if info.exhaustive {
-                let run = match &exe.cargo_args {
-                    Some(args) => reproduce::cargo_test("", args, test)
-                        .trim_start()
-                        .to_owned(),
-                    None => format!("{} {test} --exact", exe.path.display()),
-                };
-                bail!(
-                    "{test} is an exhaustive test (#[crashtest::test(exhaustive)]): it runs every \
-                     crash case of one seed in one process, which this tool's seed ranges, \
-                     masks and branches do not drive. Run it with `{run}`: a failing case \
-                     prints the line that runs it alone (CRASHTEST_CASE), and CRASHTEST_SEED \
-                     picks the seed"
-                );
-            }
             let declared = info
                 .env
                 .iter()
                 .map(|name| (name.clone(), std::env::var(name).ok()))
                 .collect();
-            Ok(Target {
+            let target = Target {
                 exe: exe.path.clone(),
                 test: test.clone(),
                 dir: exe.dir.clone(),
                 cargo_args: exe.cargo_args.clone(),
                 declared,
-            })
+            };
+            if info.exhaustive {
+                bail!(
+                    "{test} is an exhaustive test (#[crashtest::test(exhaustive)]): it runs every \
+                     crash case of one seed in one process, which this tool's seed ranges, \
+                     masks and branches do not drive. Run it with `{}`: a failing case \
+                     prints the line that runs it alone (CRASHTEST_CASE), and CRASHTEST_SEED \
+                     picks the seed",
+                    target.reproduce("").trim_start()
+                );
+            }
+            Ok(target)
         }
         [] => {
             let near: Vec<String> = all

@@ -66,6 +66,29 @@ fn a_stuck_test_fails_and_the_binarys_other_tests_still_run_and_report() {
 }
 
 #[test]
+fn a_stuck_exhaustive_case_fails_its_test_and_the_binarys_other_tests_still_run() {
+    let run = cargo_test(
+        "stuck-exhaustive",
+        &["always_passes", "never_yields", "--test-threads=2"],
+    );
+    let out = String::from_utf8_lossy(&run.stdout);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(101), "{out}\n{err}");
+    assert_contains(
+        &err,
+        "Reproduce with: cargo test -p crashtest-cli-fixture --lib -- \
+         exhaustive::a_case_that_never_yields --exact",
+    );
+    assert_contains(&out, "test busy::always_passes ... ok");
+    assert_contains(&out, "test exhaustive::a_case_that_never_yields ... FAILED");
+    assert_contains(
+        &out,
+        "`exhaustive::a_case_that_never_yields` is not run again: it got stuck",
+    );
+    assert_contains(&out, "test result: FAILED. 2 passed; 1 failed;");
+}
+
+#[test]
 fn the_run_again_keeps_the_users_exact_filters() {
     let run = cargo_test(
         "stuck-exact",

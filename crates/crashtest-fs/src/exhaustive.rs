@@ -69,7 +69,9 @@ impl Enumerator {
     fn replaying(values: &[u64], max_choices: usize) -> Enumerator {
         assert!(
             values.len() <= max_choices,
-            "a replayed case holds at most max_choices choices"
+            "{} choices given, more than the explorer's max_choices ({max_choices}) lets a case \
+             make: they are another case's, or another explorer's",
+            values.len()
         );
         Enumerator {
             made: values.iter().map(|&value| (value, UNLEARNED)).collect(),
@@ -685,23 +687,26 @@ impl Explorer {
         Fut: Future<Output = ()> + 'static,
     {
         std::thread::scope(|scope| {
-            let case = scope.spawn(move || {
-                let explore = Rc::new(Explore::new(self.tears, choices));
-                let shared = explore.clone();
-                let body = scenario();
-                let result = Sim::with_config(self.seed, self.config.clone()).run(async move {
-                    if let Some(state) = state::state() {
-                        state.set_explore(shared);
+            let case = std::thread::Builder::new()
+                .name("crashtest exhaustive case".to_owned())
+                .spawn_scoped(scope, move || {
+                    let explore = Rc::new(Explore::new(self.tears, choices));
+                    let shared = explore.clone();
+                    let body = scenario();
+                    let result = Sim::with_config(self.seed, self.config.clone()).run(async move {
+                        if let Some(state) = state::state() {
+                            state.set_explore(shared);
+                        }
+                        body.await;
+                    });
+                    Case {
+                        choices: explore.choices.take(),
+                        crashed: explore.crashed.get(),
+                        result,
                     }
-                    body.await;
                 });
-                Case {
-                    choices: explore.choices.take(),
-                    crashed: explore.crashed.get(),
-                    result,
-                }
-            });
-            case.join()
+            case.expect("the OS starts a thread for the case")
+                .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
     }

@@ -1,5 +1,5 @@
 //! The `#[crashtest::test]` attribute: an `async fn` becomes a `cargo test` test that runs the
-//! body under many seeds.
+//! body under many seeds, or under every crash case of one seed (`exhaustive`).
 //!
 //! The macro only rewrites syntax; everything it generates calls the `crashtest` runner, so
 //! the behaviour (seeds, threads, reports) lives in ordinary, tested library code. It captures
@@ -27,7 +27,8 @@ use syn::{Expr, ItemFn, Meta, Token, parse_macro_input};
 ///   giving its settings: instead of sampling seeds, run every crash point and crash outcome
 ///   of the body's crash scopes under one seed (`seed = N`, else the explorer's), and on a
 ///   failing case print the line that runs that case alone (`CRASHTEST_CASE`); see
-///   `crashtest::runner::run_exhaustive`. Not with `seeds`.
+///   `crashtest::runner::run_exhaustive`. Not with `seeds`; `config` only with the bare
+///   `exhaustive` (an explorer function sets its own).
 ///
 /// A seed that fails is saved to the test's regression file and run first from then on
 /// (see `crashtest::runner::regressions`), except in a `#[should_panic]` test.
@@ -68,6 +69,7 @@ fn expand(
     let mut explorer: Option<proc_macro2::TokenStream> = None;
     let mut config_given = false;
     let mut seeds_given = None;
+    let mut explorer_path = None;
     for arg in args {
         if let Meta::Path(path) = &arg
             && path.is_ident("exhaustive")
@@ -92,6 +94,7 @@ fn expand(
             config_given = true;
             config = quote!(#value);
         } else if pair.path.is_ident("exhaustive") {
+            explorer_path = Some(value.clone());
             explorer = Some(quote!(#value));
         } else if pair.path.is_ident("env") {
             let Expr::Array(names) = value else {
@@ -107,6 +110,13 @@ fn expand(
                 "unknown argument: expected `seeds`, `seed`, `config`, `env` or `exhaustive`",
             ));
         }
+    }
+    if let (Some(path), true) = (&explorer_path, config_given) {
+        return Err(syn::Error::new_spanned(
+            path,
+            "`config` with `exhaustive = path` would replace the configuration the explorer \
+             sets: give it there instead (`Explorer::sim_config`)",
+        ));
     }
     if let (Some(_), Some(seeds)) = (&explorer, &seeds_given) {
         return Err(syn::Error::new_spanned(

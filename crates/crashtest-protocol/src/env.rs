@@ -14,6 +14,7 @@
 //! | `CRASHTEST_KEEP` | fault ids to keep, comma-separated: every other fault is masked |
 //! | `CRASHTEST_EXPLORE` | `TIME_NS:SUB_SEED[,TIME_NS:SUB_SEED...]`: a branch path, re-draw the future from each virtual time |
 //! | `CRASHTEST_HUNT` | `RUNS`: a guided search of that many runs instead of a seed range |
+//! | `CRASHTEST_CASE` | `CHOICE[,CHOICE...]`: an exhaustive test runs only the case with these choices |
 //! | `CRASHTEST_COMMIT` | the commit a failure report names (default: asked of git) |
 //! | `CRASHTEST_DESCRIBE` | write what the test is ([`crate::describe::TestInfo`]) to this file and run nothing |
 //! | `CRASHTEST_STUCK` | tests whose poll got stuck in an earlier run of this test binary: they fail at once (set by the watchdog when it runs the binary again) |

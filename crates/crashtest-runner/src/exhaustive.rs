@@ -6,10 +6,17 @@
 //! the environment chose it). The enumeration's order is fixed, so a rerun finds the same
 //! first failing case: an exhaustive test keeps no regression file.
 //!
-//! The variables that shape a sampled run (a seed count, threads, a mask, a branch path, a
-//! hunt, a results file) mean nothing to an exploration. They are refused rather than
-//! ignored, so that a run never does something other than what was asked without saying so;
-//! the `crashtest` tool's sweeps set some of them, and their workers fail with that message.
+//! The variables that select one sampled run (a mask, kept faults, a branch path, a hunt, a
+//! results file) mean nothing to an exploration, and are refused rather than ignored, so that
+//! a run never does something other than what was asked without saying so. Those that shape
+//! a whole `cargo test` run (a seed count, the first seed, threads, stopping at a failure)
+//! are for the binary's seeded tests and leave an exhaustive one as it is.
+//!
+//! A failing case is run again alone before its line is printed (as a seeded test runs its
+//! first seed twice; `CRASHTEST_CHECK_DETERMINISM=0` skips it): a case that does something
+//! else alone is reported as not deterministic, since no line would reproduce it. Each case
+//! tells the watchdog, on its own thread, how to run the test again, so that a poll stuck in
+//! a case is reported and the binary's other tests still run, as for a seeded test.
 
 use std::fmt;
 use std::future::Future;
@@ -24,17 +31,8 @@ use crate::{
     TestSpec, describe_if_asked, register_tokio_seam, reproduce, stuck_before, trace_file,
 };
 
-/// The variables of a sampled run, each refused by an exhaustive test.
-const SAMPLED_ONLY: [&str; 8] = [
-    env::SEEDS,
-    env::SEED_START,
-    env::THREADS,
-    env::MASK,
-    env::KEEP,
-    env::EXPLORE,
-    env::HUNT,
-    env::RESULTS,
-];
+/// The variables that select one sampled run, each refused by an exhaustive test.
+const SAMPLED_ONLY: [&str; 5] = [env::MASK, env::KEEP, env::EXPLORE, env::HUNT, env::RESULTS];
 
 /// What the environment asks of an exhaustive test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +46,8 @@ struct Plan {
     case: Option<Vec<u64>>,
     /// Where to write the trace of that case.
     trace: Option<PathBuf>,
+    /// Whether a failing case runs again alone before its line is printed.
+    check_determinism: bool,
 }
 
 /// A variable an exhaustive test cannot take, or a value it cannot read.
@@ -66,9 +66,9 @@ impl Plan {
         if let Some(variable) = SAMPLED_ONLY.iter().find(|name| lookup(name).is_some()) {
             return Err(Refusal(format!(
                 "`{test}` is an exhaustive test: it runs every crash case of one seed, so \
-                 {variable} means nothing to it; unset it (CRASHTEST_SEED picks the seed, \
-                 CRASHTEST_CASE runs one case; the `crashtest` tool's sweeps, hunts and \
-                 minimizing are for seeded tests: run this one with `cargo test`)"
+                 {variable}, which selects one sampled run, means nothing to it; unset it \
+                 (CRASHTEST_SEED picks the seed, CRASHTEST_CASE runs one case; the `crashtest` \
+                 tool's sweeps, hunts and minimizing are for seeded tests)"
             )));
         }
         let env_seed = match lookup(env::SEED) {
@@ -101,12 +101,31 @@ impl Plan {
                 env::CASE
             )));
         }
+        let check_determinism = match lookup(env::CHECK_DETERMINISM).as_deref().map(str::trim) {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(value) => {
+                return Err(Refusal(format!(
+                    "{}={value:?} is not valid: it takes 0 or 1; unset it or fix its value",
+                    env::CHECK_DETERMINISM
+                )));
+            }
+        };
         Ok(Plan {
             seed: env_seed.or(spec.seed),
             seed_from_env: env_seed.is_some(),
             case,
             trace,
+            check_determinism,
         })
+    }
+
+    /// The variable of the seed, when the environment chose it (else none).
+    fn seed_env(&self) -> String {
+        match (self.seed_from_env, self.seed) {
+            (true, Some(seed)) => crashtest_protocol::reproduce::seed(seed),
+            _ => String::new(),
+        }
     }
 
     /// The variables that run the case with `choices` as this plan runs cases.
@@ -180,6 +199,17 @@ where
         explorer = explorer.seed(seed);
     }
     let test = spec.test_path();
+    let line = match &plan.case {
+        Some(choices) => spec.reproduce_line(&plan.case_env(choices)),
+        None => spec.reproduce_line(&plan.seed_env()),
+    };
+    let line = line.trim_start().to_owned();
+    // The watchdog takes the caller from the thread of the next simulation, and each case
+    // runs on a thread of its own: the scenario, called there first, tells it.
+    let scenario = || {
+        crashtest_core::plumbing::reproduce_with(&test, line.clone());
+        body()
+    };
     match &plan.case {
         Some(choices) => {
             let trace = plan.trace.as_deref().map(|path| {
@@ -195,7 +225,7 @@ where
                 }
                 None => explorer.clone(),
             };
-            let result = replayer.replay(choices, &body);
+            let result = replayer.replay(choices, scenario);
             if let Some((file, path)) = trace {
                 file.finish().unwrap_or_else(|e| {
                     panic!("crashtest: cannot write the trace to {path:?}: {e}")
@@ -212,9 +242,39 @@ where
             }
         }
         None => {
-            let exploration = explorer.run(&body);
+            let exploration = explorer.run(scenario);
             if let Some(found) = exploration.failure {
                 let which = format!("exhaustive case {}", found.case);
+                if plan.check_determinism {
+                    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        explorer.replay(&found.choices, scenario)
+                    }));
+                    let alone = match &again {
+                        Ok(Err(failure)) => Some(failure.summary.fingerprint),
+                        _ => None,
+                    };
+                    if alone != Some(found.failure.summary.fingerprint) {
+                        let what = match alone {
+                            Some(fingerprint) => {
+                                format!("failed with fingerprint {fingerprint:016x}")
+                            }
+                            None if matches!(again, Ok(Ok(_))) => "passed".to_owned(),
+                            None => "took another path".to_owned(),
+                        };
+                        eprintln!(
+                            "crashtest: test {test} FAILED\n{which} failed\n{}",
+                            found.failure
+                        );
+                        panic!(
+                            "crashtest: {which} failed (fingerprint {:016x}), but run again \
+                             alone it {what}: the test does not do the same thing twice (a \
+                             clock, randomness or state kept between runs that the simulation \
+                             does not own), so no line would reproduce the case; \
+                             CRASHTEST_CHECK_DETERMINISM=0 prints it anyway",
+                            found.failure.summary.fingerprint
+                        );
+                    }
+                }
                 fail(&spec, &plan, &which, &found.choices, &found.failure);
             }
             let verdict = if exploration.exhausted {
@@ -292,12 +352,32 @@ mod tests {
 
     #[test]
     fn a_sampled_runs_variable_is_refused_with_what_to_do() {
-        let refusal = Plan::resolve(&spec(), &lookup(&[("CRASHTEST_SEEDS", "100")])).unwrap_err();
+        let refusal = Plan::resolve(&spec(), &lookup(&[("CRASHTEST_MASK", "1")])).unwrap_err();
         assert!(
-            refusal.0.contains("CRASHTEST_SEEDS means nothing"),
+            refusal
+                .0
+                .contains("CRASHTEST_MASK, which selects one sampled run, means nothing"),
             "{refusal}"
         );
-        assert!(refusal.0.contains("cargo test"), "{refusal}");
+        assert!(
+            refusal.0.contains("CRASHTEST_CASE runs one case"),
+            "{refusal}"
+        );
+    }
+
+    #[test]
+    fn a_whole_runs_settings_leave_an_exhaustive_test_as_it_is() {
+        let whole = lookup(&[
+            ("CRASHTEST_SEEDS", "1000"),
+            ("CRASHTEST_THREADS", "2"),
+            ("CRASHTEST_STOP_ON_FAILURE", "0"),
+        ]);
+        assert_eq!(
+            Plan::resolve(&spec(), &whole).unwrap(),
+            Plan::resolve(&spec(), &lookup(&[])).unwrap()
+        );
+        let unchecked = Plan::resolve(&spec(), &lookup(&[("CRASHTEST_CHECK_DETERMINISM", "0")]));
+        assert!(!unchecked.unwrap().check_determinism);
     }
 
     #[test]

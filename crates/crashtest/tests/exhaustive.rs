@@ -166,19 +166,27 @@ fn another_seed_from_the_environment_runs_the_cases_under_it_and_says_so() {
 
 #[test]
 fn a_sampled_runs_variable_fails_an_exhaustive_test_with_what_to_do() {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command
-        .args([
-            "a_store_that_syncs_its_directory_passes_every_case",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env("CRASHTEST_SEEDS", "100");
-    let output = command.output().unwrap();
-    assert!(!output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let test = "a_store_that_syncs_its_directory_passes_every_case";
+    let masked = run_alone(test, &[("CRASHTEST_MASK", "1")]);
     assert!(
-        stdout.contains("CRASHTEST_SEEDS means nothing to it; unset it"),
-        "{stdout}"
+        masked.contains("CRASHTEST_MASK, which selects one sampled run, means nothing to it"),
+        "{masked}"
     );
+    // A whole run's seed count is for the binary's seeded tests.
+    let counted = run_alone(test, &[("CRASHTEST_SEEDS", "100")]);
+    assert!(counted.contains("every case passed"), "{counted}");
+}
+
+/// Cases run by this test so far, in this process: state kept between runs, which the
+/// simulation does not own.
+static CASES_RUN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[crashtest::test(exhaustive = without_tears)]
+#[should_panic(
+    expected = "but run again alone it passed: the test does not do the same thing twice"
+)]
+async fn a_case_that_fails_only_in_the_exploration_is_reported_as_not_deterministic() {
+    let run = CASES_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    write_files(1, true).await;
+    assert_ne!(run, 1, "the second case run fails, whichever case it is");
 }
