@@ -151,7 +151,7 @@ pub(crate) struct SweepArgs {
     #[arg(long)]
     pub(crate) stop_on_failure: bool,
     /// Append every failing seed to the test's regression file
-    /// (crashtest-regressions/<test>.txt in its package), which `cargo test` runs first.
+    /// (crashtest-regressions/<crate>.<test>.txt in its package), which `cargo test` runs first.
     #[arg(long)]
     pub(crate) save_failures: bool,
     /// Stop starting seeds after this much wall time (the sweep can be resumed).

@@ -3,7 +3,7 @@
 //!
 //! A seed that failed once is the cheapest test there is of the bug it found: it fails again
 //! at once if the bug comes back. So a failure found by `#[crashtest::test]` (or by a sweep
-//! given `--save-failures`) is appended to `crashtest-regressions/<test>.txt` under the
+//! given `--save-failures`) is appended to `crashtest-regressions/<crate>.<test>.txt` under the
 //! package's root, a file meant to be checked in, one line per seed:
 //!
 //! ```text
