@@ -23,10 +23,11 @@ use std::future::Future;
 use std::path::PathBuf;
 
 use crashtest_core::RunFailure;
-use crashtest_fs::exhaustive::Explorer;
+use crashtest_fs::exhaustive::{Explorer, FailedCase};
 use crashtest_protocol::describe::TestInfo;
 use crashtest_protocol::env;
 
+use crate::settings::{BadSetting, ids, parse};
 use crate::{
     TestSpec, describe_if_asked, register_tokio_seam, reproduce, stuck_before, trace_file,
 };
@@ -60,6 +61,12 @@ impl fmt::Display for Refusal {
     }
 }
 
+impl From<BadSetting> for Refusal {
+    fn from(bad: BadSetting) -> Refusal {
+        Refusal(bad.to_string())
+    }
+}
+
 impl Plan {
     fn resolve(spec: &TestSpec, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Plan, Refusal> {
         let test = spec.test_path();
@@ -71,27 +78,18 @@ impl Plan {
                  tool's sweeps, hunts and minimizing are for seeded tests)"
             )));
         }
-        let env_seed = match lookup(env::SEED) {
-            None => None,
-            Some(value) => Some(value.trim().parse::<u64>().map_err(|_| {
-                Refusal(format!(
-                    "{}={value:?} is not valid: it takes the seed the cases run with (a u64); \
-                     unset it or fix its value",
-                    env::SEED
-                ))
-            })?),
-        };
-        let case = match lookup(env::CASE) {
-            None => None,
-            Some(value) => Some(env::decode_ids(&value).map_err(|_| {
-                Refusal(format!(
-                    "{}={value:?} is not valid: it takes a case's choices, numbers separated \
-                     by commas (such as 1,0,3), as a failing exhaustive test prints them; \
-                     unset it or fix its value",
-                    env::CASE
-                ))
-            })?),
-        };
+        let env_seed = parse::<u64>(
+            lookup,
+            env::SEED,
+            "the seed the cases run with (a u64)",
+            |_| true,
+        )?;
+        let case = ids(
+            lookup,
+            env::CASE,
+            "a case's choices, numbers separated by commas (such as 1,0,3), as a failing \
+             exhaustive test prints them",
+        )?;
         let trace = lookup(env::TRACE).map(PathBuf::from);
         if trace.is_some() && case.is_none() {
             return Err(Refusal(format!(
@@ -101,22 +99,13 @@ impl Plan {
                 env::CASE
             )));
         }
-        let check_determinism = match lookup(env::CHECK_DETERMINISM).as_deref().map(str::trim) {
-            None | Some("1") => true,
-            Some("0") => false,
-            Some(value) => {
-                return Err(Refusal(format!(
-                    "{}={value:?} is not valid: it takes 0 or 1; unset it or fix its value",
-                    env::CHECK_DETERMINISM
-                )));
-            }
-        };
+        let check = parse::<u8>(lookup, env::CHECK_DETERMINISM, "0 or 1", |n| *n <= 1)?;
         Ok(Plan {
             seed: env_seed.or(spec.seed),
             seed_from_env: env_seed.is_some(),
             case,
             trace,
-            check_determinism,
+            check_determinism: check != Some(0),
         })
     }
 
@@ -130,12 +119,11 @@ impl Plan {
 
     /// The variables that run the case with `choices` as this plan runs cases.
     fn case_env(&self, choices: &[u64]) -> String {
-        let mut pairs = Vec::new();
-        if let (true, Some(seed)) = (self.seed_from_env, self.seed) {
-            pairs.push((env::SEED, seed.to_string()));
-        }
-        pairs.push((env::CASE, env::encode_ids(choices.iter().copied())));
-        crashtest_protocol::reproduce::assignments(pairs)
+        let case = crashtest_protocol::reproduce::assignments([(
+            env::CASE,
+            env::encode_ids(choices.iter().copied()),
+        )]);
+        crashtest_protocol::reproduce::join(&self.seed_env(), &case)
     }
 }
 
@@ -212,12 +200,10 @@ where
     };
     match &plan.case {
         Some(choices) => {
-            let trace = plan.trace.as_deref().map(|path| {
-                let file = trace_file::TraceFile::create(path).unwrap_or_else(|e| {
-                    panic!("crashtest: cannot write the trace to {path:?}: {e}")
-                });
-                (file, path)
-            });
+            let trace = plan
+                .trace
+                .as_deref()
+                .map(|path| (trace_file::TraceFile::create_or_fail(path), path));
             let replayer = match &trace {
                 Some((file, _)) => {
                     let config = explorer.config().clone().stream_trace(file.clone());
@@ -227,9 +213,7 @@ where
             };
             let result = replayer.replay(choices, scenario);
             if let Some((file, path)) = trace {
-                file.finish().unwrap_or_else(|e| {
-                    panic!("crashtest: cannot write the trace to {path:?}: {e}")
-                });
+                file.finish_or_fail(path);
             }
             match result {
                 Ok(summary) => println!(
@@ -246,34 +230,7 @@ where
             if let Some(found) = exploration.failure {
                 let which = format!("exhaustive case {}", found.case);
                 if plan.check_determinism {
-                    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        explorer.replay(&found.choices, scenario)
-                    }));
-                    let alone = match &again {
-                        Ok(Err(failure)) => Some(failure.summary.fingerprint),
-                        _ => None,
-                    };
-                    if alone != Some(found.failure.summary.fingerprint) {
-                        let what = match alone {
-                            Some(fingerprint) => {
-                                format!("failed with fingerprint {fingerprint:016x}")
-                            }
-                            None if matches!(again, Ok(Ok(_))) => "passed".to_owned(),
-                            None => "took another path".to_owned(),
-                        };
-                        eprintln!(
-                            "crashtest: test {test} FAILED\n{which} failed\n{}",
-                            found.failure
-                        );
-                        panic!(
-                            "crashtest: {which} failed (fingerprint {:016x}), but run again \
-                             alone it {what}: the test does not do the same thing twice (a \
-                             clock, randomness or state kept between runs that the simulation \
-                             does not own), so no line would reproduce the case; \
-                             CRASHTEST_CHECK_DETERMINISM=0 prints it anyway",
-                            found.failure.summary.fingerprint
-                        );
-                    }
+                    fail_unless_it_replays(&test, &which, &explorer, &found, scenario);
                 }
                 fail(&spec, &plan, &which, &found.choices, &found.failure);
             }
@@ -285,6 +242,43 @@ where
             println!("crashtest: {test}: {} cases, {verdict}", exploration.cases);
         }
     }
+}
+
+/// Fails the test as not deterministic unless the failing case `found` (named `which`), run
+/// again alone by `explorer`, fails with the same fingerprint: no line would reproduce it.
+fn fail_unless_it_replays<F, Fut>(
+    test: &str,
+    which: &str,
+    explorer: &Explorer,
+    found: &FailedCase,
+    scenario: F,
+) where
+    F: Fn() -> Fut + Sync,
+    Fut: Future<Output = ()> + 'static,
+{
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        explorer.replay(&found.choices, scenario)
+    }));
+    let expected = found.failure.summary.fingerprint;
+    let what = match &again {
+        Ok(Err(failure)) if failure.summary.fingerprint == expected => return,
+        Ok(Err(failure)) => format!(
+            "failed with fingerprint {:016x}",
+            failure.summary.fingerprint
+        ),
+        Ok(Ok(_)) => "passed".to_owned(),
+        Err(_) => "took another path".to_owned(),
+    };
+    eprintln!(
+        "crashtest: test {test} FAILED\n{which} failed\n{}",
+        found.failure
+    );
+    panic!(
+        "crashtest: {which} failed (fingerprint {expected:016x}), but run again alone it \
+         {what}: the test does not do the same thing twice (a clock, randomness or state kept \
+         between runs that the simulation does not own), so no line would reproduce the case; \
+         CRASHTEST_CHECK_DETERMINISM=0 prints it anyway"
+    );
 }
 
 /// Fails the test with the failing case `which` (its choices `choices`): the report on

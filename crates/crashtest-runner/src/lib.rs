@@ -707,10 +707,10 @@ where
     }
     // The first seed's trace goes to its file as the run goes, so a run that takes the
     // process down still leaves its events up to that point.
-    let trace_file = settings.trace.as_deref().map(|path| {
-        trace_file::TraceFile::create(path)
-            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"))
-    });
+    let trace_file = settings
+        .trace
+        .as_deref()
+        .map(trace_file::TraceFile::create_or_fail);
     let test = spec.test_path();
     let sink = Sink::open(settings.results.as_deref()).unwrap_or_else(|e| {
         panic!(
@@ -756,8 +756,7 @@ where
         })
     };
     if let (Some(file), Some(path)) = (trace_file, &settings.trace) {
-        file.finish()
-            .unwrap_or_else(|e| panic!("crashtest: cannot write the trace to {path:?}: {e}"));
+        file.finish_or_fail(path);
     }
     let coverage = Mutex::new(CoverageReport::new());
     let failures: Mutex<Vec<Box<RunFailure>>> = Mutex::new(Vec::new());

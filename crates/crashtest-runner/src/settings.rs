@@ -99,7 +99,9 @@ impl fmt::Display for BadSetting {
 
 impl std::error::Error for BadSetting {}
 
-fn parse<T: std::str::FromStr>(
+/// The value of `variable`, if it is set: one `valid` value of `T`, or an error saying what it
+/// takes (`expected`).
+pub(crate) fn parse<T: std::str::FromStr>(
     lookup: &dyn Fn(&str) -> Option<String>,
     variable: &'static str,
     expected: &'static str,
@@ -118,10 +120,11 @@ fn parse<T: std::str::FromStr>(
     }
 }
 
-/// A list of fault ids such as `3,7`, if the variable is set.
-fn ids(
+/// A list of numbers such as `3,7` (what `expected` says they are), if the variable is set.
+pub(crate) fn ids(
     lookup: &dyn Fn(&str) -> Option<String>,
     variable: &'static str,
+    expected: &'static str,
 ) -> Result<Option<Vec<u64>>, BadSetting> {
     let Some(value) = lookup(variable) else {
         return Ok(None);
@@ -129,9 +132,12 @@ fn ids(
     env::decode_ids(&value).map(Some).map_err(|_| BadSetting {
         variable,
         value,
-        expected: "fault ids separated by commas, such as 3,7",
+        expected,
     })
 }
+
+/// What a list of fault ids takes.
+const FAULT_IDS: &str = "fault ids separated by commas, such as 3,7";
 
 impl Settings {
     /// The variables that select `seed`'s run as these settings run it: the seed, and the
@@ -227,8 +233,8 @@ impl Settings {
             })?;
         let env_check = parse::<u8>(lookup, env::CHECK_DETERMINISM, "0 or 1", |n| *n <= 1)?;
         let env_stop = parse::<u8>(lookup, env::STOP_ON_FAILURE, "0 or 1", |n| *n <= 1)?;
-        let mask = ids(lookup, env::MASK)?.unwrap_or_default();
-        let keep = ids(lookup, env::KEEP)?;
+        let mask = ids(lookup, env::MASK, FAULT_IDS)?.unwrap_or_default();
+        let keep = ids(lookup, env::KEEP, FAULT_IDS)?;
         let explore = match lookup(env::EXPLORE) {
             None => Vec::new(),
             Some(value) => match value.parse::<BranchPath>() {

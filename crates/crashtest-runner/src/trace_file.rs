@@ -55,6 +55,11 @@ impl State {
     }
 }
 
+/// Fails the test: its trace cannot be written to `path`.
+fn cannot_write(path: &Path, e: io::Error) -> ! {
+    panic!("crashtest: cannot write the trace to {path:?}: {e}")
+}
+
 /// Every trace file being written in this process, for the handlers of a dying process.
 static OPEN: Mutex<Vec<Weak<TraceFile>>> = Mutex::new(Vec::new());
 
@@ -75,6 +80,18 @@ impl TraceFile {
         open.retain(|weak| weak.strong_count() > 0);
         open.push(Arc::downgrade(&trace));
         Ok(trace)
+    }
+
+    /// [`TraceFile::create`] for a test's `CRASHTEST_TRACE`: a file that cannot be made fails
+    /// the test, naming it.
+    pub(crate) fn create_or_fail(path: &Path) -> Arc<TraceFile> {
+        TraceFile::create(path).unwrap_or_else(|e| cannot_write(path, e))
+    }
+
+    /// [`TraceFile::finish`] for a test's `CRASHTEST_TRACE` at `path`: an error fails the
+    /// test, naming the file.
+    pub(crate) fn finish_or_fail(&self, path: &Path) {
+        self.finish().unwrap_or_else(|e| cannot_write(path, e));
     }
 
     /// Writes out what is buffered; returns the first error the file gave, if any.
