@@ -66,15 +66,15 @@ fn expand(
     let mut seed = quote!(::core::option::Option::None);
     let mut config = quote!(::crashtest::Config::default);
     let mut env = quote!(&[]);
-    let mut explorer: Option<proc_macro2::TokenStream> = None;
+    // `Some(None)`: the bare `exhaustive`; `Some(Some(path))`: `exhaustive = path`.
+    let mut exhaustive: Option<Option<Expr>> = None;
     let mut config_given = false;
     let mut seeds_given = None;
-    let mut explorer_path = None;
     for arg in args {
         if let Meta::Path(path) = &arg
             && path.is_ident("exhaustive")
         {
-            explorer = Some(quote!(::crashtest::fs::exhaustive::Explorer::new));
+            exhaustive = Some(None);
             continue;
         }
         let Meta::NameValue(pair) = &arg else {
@@ -94,8 +94,7 @@ fn expand(
             config_given = true;
             config = quote!(#value);
         } else if pair.path.is_ident("exhaustive") {
-            explorer_path = Some(value.clone());
-            explorer = Some(quote!(#value));
+            exhaustive = Some(Some(value.clone()));
         } else if pair.path.is_ident("env") {
             let Expr::Array(names) = value else {
                 return Err(syn::Error::new_spanned(
@@ -111,14 +110,14 @@ fn expand(
             ));
         }
     }
-    if let (Some(path), true) = (&explorer_path, config_given) {
+    if let (Some(Some(path)), true) = (&exhaustive, config_given) {
         return Err(syn::Error::new_spanned(
             path,
             "`config` with `exhaustive = path` would replace the configuration the explorer \
              sets: give it there instead (`Explorer::sim_config`)",
         ));
     }
-    if let (Some(_), Some(seeds)) = (&explorer, &seeds_given) {
+    if let (Some(_), Some(seeds)) = (&exhaustive, &seeds_given) {
         return Err(syn::Error::new_spanned(
             seeds,
             "an exhaustive test runs every crash case of one seed: drop `seeds` (`seed = N` \
@@ -143,13 +142,17 @@ fn expand(
     };
     // An exhaustive test keeps no regression file either way: its first failing case is the
     // same on every run.
-    let (runner, explorer) = match explorer {
+    let (runner, explorer) = match exhaustive {
         None => (runner, quote!()),
-        Some(explorer) if config_given => (
+        Some(None) if config_given => (
             quote!(run_exhaustive),
-            quote!(|| (#explorer)().sim_config((#config)()),),
+            quote!(|| ::crashtest::fs::exhaustive::Explorer::new().sim_config((#config)()),),
         ),
-        Some(explorer) => (quote!(run_exhaustive), quote!(#explorer,)),
+        Some(None) => (
+            quote!(run_exhaustive),
+            quote!(::crashtest::fs::exhaustive::Explorer::new,),
+        ),
+        Some(Some(path)) => (quote!(run_exhaustive), quote!(#path,)),
     };
     Ok(quote! {
         #[::core::prelude::v1::test]

@@ -190,3 +190,13 @@ async fn a_case_that_fails_only_in_the_exploration_is_reported_as_not_determinis
     write_files(1, true).await;
     assert_ne!(run, 1, "the second case run fails, whichever case it is");
 }
+
+fn one_second_runs() -> crashtest::Config {
+    crashtest::Config::default().time_limit(Duration::from_secs(1))
+}
+
+#[crashtest::test(exhaustive, config = one_second_runs)]
+#[should_panic(expected = "exhaustive case 0 failed: time limit: virtual time reached 1s")]
+async fn the_bare_attribute_runs_its_cases_under_the_config_given() {
+    write_files(1, true).await;
+}
